@@ -1,0 +1,11 @@
+/** Jest on the TypeScript sources, as native ESM (see package.json "test"). */
+export default {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, diagnostics: false }],
+  },
+  testTimeout: 60000,
+};

@@ -1,0 +1,130 @@
+/**
+ * The data that flows between stages. Every stage's input and output is plain JSON-able
+ * data built from these types, so that it can be hashed, cached and sent over a queue.
+ */
+
+/** A value as SQLite returns it. BLOBs are carried as `x'<hex>'` strings. */
+export type SqlValue = number | string | null;
+
+export interface ColumnInfo {
+  name: string;
+  /** Declared type, as in the schema (`integer`, `text`, `REAL`, ...). */
+  type: string;
+  /** From the dataset's column descriptions; falls back to the column name. */
+  description: string;
+  /** BIRD's `value_description`, empty when absent. */
+  valueDescription: string;
+}
+
+export interface ForeignKey {
+  column: string;
+  refTable: string;
+  refColumn: string;
+}
+
+export interface TableInfo {
+  name: string;
+  columns: ColumnInfo[];
+  primaryKey: string[];
+  foreignKeys: ForeignKey[];
+}
+
+export interface DatabaseInfo {
+  dbId: string;
+  /** Absolute path of the SQLite file. */
+  path: string;
+  /** Content hash of the SQLite file: part of every cache key that reads the database. */
+  fingerprint: string;
+  tables: TableInfo[];
+}
+
+/** One NL2SQL question as ingested. */
+export interface Instance {
+  /** Stable id, unique in the source (BIRD: the question_id as a string). */
+  id: string;
+  /** Position in the source file: the order of every emitted file. */
+  index: number;
+  dbId: string;
+  question: string;
+  evidence: string;
+  sql: string;
+  difficulty: string | null;
+}
+
+export interface ResultSet {
+  columns: string[];
+  rows: SqlValue[][];
+}
+
+export interface GoldResult extends ResultSet {
+  /** The SQL actually executed (double-quoted string literals rewritten). */
+  executedSql: string;
+  /** The top-level query has ORDER BY: row order is part of the answer. */
+  ordered: boolean;
+  /** The top-level query is SELECT DISTINCT. */
+  distinct: boolean;
+}
+
+export interface ToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  label: string;
+}
+
+/** What a tool call returns (docs/TOOLS.md, "Output kinds"). */
+export type ToolOutput =
+  | { kind: 'scalar'; value: SqlValue }
+  | { kind: 'list'; values: SqlValue[] }
+  | { kind: 'table'; columns: string[]; rows: SqlValue[][] };
+
+export interface SlotSequence {
+  /** initialize_active_data calls (`starting_table_var`, `starting_table_var_2`, ...). */
+  initialization: ToolCall[];
+  calls: ToolCall[];
+  /** Labels whose outputs, zipped column-wise in this order, form the answer. */
+  answerLabels: string[];
+}
+
+/** OpenAI function-calling format. */
+export interface ToolSpec {
+  type: 'function';
+  function: {
+    name: string;
+    description: string;
+    parameters: Record<string, unknown>;
+  };
+}
+
+/** How a SEL tool maps back onto a SLOT tool: the SLOT tool and the arguments it binds. */
+export interface SelBinding {
+  slotTool: string;
+  boundArguments: Record<string, unknown>;
+}
+
+export interface SelSequence extends SlotSequence {
+  /** The instance's tool universe. */
+  tools: ToolSpec[];
+  bindings: Record<string, SelBinding>;
+}
+
+export type Formulation = 'slot' | 'sel' | 'rest';
+export const FORMULATIONS: readonly Formulation[] = ['slot', 'sel', 'rest'];
+
+export type ToolPool = 'paper' | 'extended';
+
+/** A categorized verdict of one check (BFCL style). */
+export interface Verdict {
+  ok: boolean;
+  /** `format:<why>`, `execution:<why>`, `semantic:<why>` on failure; the deciding rule on success. */
+  category: string;
+  message: string;
+}
+
+export interface Rejection {
+  id: string;
+  db: string;
+  formulation: Formulation | 'all';
+  stage: string;
+  category: string;
+  message: string;
+}
