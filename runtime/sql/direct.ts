@@ -1,0 +1,23 @@
+import type { ResultSet } from '../../pipeline/model.js';
+import { SqlExecutionError, type SqlExecutor, type SqlRequest } from './executor.js';
+import { ConnectionCache, executeReadOnly } from './readonly.js';
+
+/**
+ * In-process executor: same read-only rules and result shape as the pool, but a runaway
+ * statement blocks the event loop (better-sqlite3 cannot interrupt a query), so
+ * `timeoutMs` is not enforced. For baselines and tests only.
+ */
+export function createDirectExecutor(): SqlExecutor {
+  const connections = new ConnectionCache();
+  let closed = false;
+  return {
+    async run(request: SqlRequest): Promise<ResultSet> {
+      if (closed) throw new SqlExecutionError('executor closed');
+      return executeReadOnly(connections.get(request.dbPath), request.sql, request.params);
+    },
+    async close(): Promise<void> {
+      closed = true;
+      connections.closeAll();
+    },
+  };
+}

@@ -1,0 +1,220 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ResultSet } from '../../pipeline/model.js';
+import { SqlExecutionError, SqlTimeoutError, type SqlExecutor, type SqlRequest } from './executor.js';
+import type { WorkerJob, WorkerMessage } from './protocol.js';
+
+/**
+ * The pipeline's SQL executor: a pool of child processes (worker.ts), each running one
+ * statement at a time. better-sqlite3 cannot interrupt a query, so a timeout SIGKILLs
+ * the worker running it (and a fresh one is started on demand): the statement really stops.
+ * Workers start lazily, when a request finds no idle worker and the pool is not full.
+ */
+
+export interface SqlPoolOptions {
+  /** Maximum number of worker processes. */
+  size: number;
+}
+
+export interface SqlPool extends SqlExecutor {
+  /** Process ids of the live workers (diagnostics and tests). */
+  workerPids(): number[];
+}
+
+interface Job {
+  id: number;
+  request: SqlRequest;
+  resolve(result: ResultSet): void;
+  reject(error: Error): void;
+}
+
+interface Worker {
+  child: ChildProcess;
+  ready: boolean;
+  job: Job | null;
+  timer: NodeJS.Timeout | null;
+  /** Tail of the worker's stderr: the reason when it fails to start. */
+  stderr: string;
+}
+
+/** setTimeout fires at once for delays past 2^31-1 ms: treat those as "no timeout". */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const STDERR_TAIL = 2000;
+
+export function createSqlPool(options: SqlPoolOptions): SqlPool {
+  if (!Number.isInteger(options.size) || options.size < 1) {
+    throw new Error(`SQL pool size must be a positive integer, got ${options.size}`);
+  }
+  const size = options.size;
+  const workers: Worker[] = [];
+  const queue: Job[] = [];
+  let nextId = 1;
+  let closed = false;
+
+  function spawn(): void {
+    const { path: workerPath, execArgv } = workerEntry();
+    const child = fork(workerPath, [], {
+      serialization: 'advanced',
+      execArgv,
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    });
+    const worker: Worker = { child, ready: false, job: null, timer: null, stderr: '' };
+    workers.push(worker);
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => {
+      worker.stderr = (worker.stderr + chunk).slice(-STDERR_TAIL);
+    });
+    child.on('message', (message: WorkerMessage) => onMessage(worker, message));
+    child.on('exit', (code, signal) => onExit(worker, `exit code ${code}, signal ${signal}`));
+    child.on('error', (error) => {
+      onExit(worker, error.message);
+      child.kill('SIGKILL');
+    });
+  }
+
+  function onMessage(worker: Worker, message: WorkerMessage): void {
+    if (message.type === 'ready') {
+      worker.ready = true;
+      idle(worker);
+      dispatch();
+      return;
+    }
+    const job = worker.job;
+    if (!job || job.id !== message.id) return;
+    finish(worker);
+    if (message.type === 'result') job.resolve(message.result);
+    else job.reject(new SqlExecutionError(message.message));
+    dispatch();
+  }
+
+  /** The worker is gone: a crash (its job fails, the others don't notice) or a failed start. */
+  function onExit(worker: Worker, how: string): void {
+    if (!remove(worker)) return; // already retired (timeout or close)
+    const job = worker.job;
+    if (job) {
+      finish(worker);
+      job.reject(new SqlExecutionError(`worker crashed (${how})`));
+    } else if (!worker.ready && workers.length === 0) {
+      // No worker can start (e.g. a broken install): fail the waiting requests rather
+      // than respawning forever.
+      const reason = `SQL worker failed to start (${how})${worker.stderr ? `: ${worker.stderr.trim()}` : ''}`;
+      for (const waiting of queue.splice(0)) waiting.reject(new SqlExecutionError(reason));
+    }
+    dispatch();
+  }
+
+  function assign(worker: Worker, job: Job): void {
+    worker.job = job;
+    busy(worker);
+    const { timeoutMs } = job.request;
+    if (Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS) {
+      worker.timer = setTimeout(() => onTimeout(worker, job), Math.max(0, timeoutMs));
+    }
+    const message: WorkerJob = { id: job.id, dbPath: job.request.dbPath, sql: job.request.sql, params: job.request.params };
+    worker.child.send(message);
+  }
+
+  function onTimeout(worker: Worker, job: Job): void {
+    if (worker.job !== job) return;
+    remove(worker);
+    finish(worker);
+    worker.child.kill('SIGKILL');
+    job.reject(new SqlTimeoutError(`statement exceeded its timeout of ${job.request.timeoutMs} ms and was stopped`));
+    dispatch();
+  }
+
+  function finish(worker: Worker): void {
+    if (worker.timer) clearTimeout(worker.timer);
+    worker.timer = null;
+    worker.job = null;
+    idle(worker);
+  }
+
+  function remove(worker: Worker): boolean {
+    const at = workers.indexOf(worker);
+    if (at < 0) return false;
+    workers.splice(at, 1);
+    return true;
+  }
+
+  function dispatch(): void {
+    while (queue.length > 0 && !closed) {
+      const free = workers.find((worker) => worker.ready && !worker.job);
+      if (free) {
+        assign(free, queue.shift()!);
+        continue;
+      }
+      const starting = workers.filter((worker) => !worker.ready).length;
+      if (workers.length < size && starting < queue.length) {
+        spawn();
+        continue;
+      }
+      return;
+    }
+  }
+
+  return {
+    run(request: SqlRequest): Promise<ResultSet> {
+      if (closed) return Promise.reject(new SqlExecutionError('executor closed'));
+      return new Promise<ResultSet>((resolve, reject) => {
+        queue.push({ id: nextId++, request, resolve, reject });
+        dispatch();
+      });
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      const stopped = new SqlExecutionError('executor closed');
+      for (const job of queue.splice(0)) job.reject(stopped);
+      const exits = workers.splice(0).map((worker) => {
+        const job = worker.job;
+        finish(worker);
+        job?.reject(stopped);
+        return stop(worker.child);
+      });
+      await Promise.all(exits);
+    },
+
+    workerPids(): number[] {
+      return workers.flatMap((worker) => (worker.child.pid === undefined ? [] : [worker.child.pid]));
+    },
+  };
+}
+
+/**
+ * An idle worker must not keep the parent process alive (a forgotten close() must not
+ * hang it); a busy one must, until its answer arrives.
+ */
+function idle(worker: Worker): void {
+  worker.child.unref();
+  worker.child.channel?.unref();
+}
+
+function busy(worker: Worker): void {
+  worker.child.ref();
+  worker.child.channel?.ref();
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+/**
+ * The worker is the sibling module with this module's extension: `.js` once built,
+ * `.ts` under jest/tsx, where the child needs tsx's loader (resolved from here, so that
+ * it does not depend on the working directory).
+ */
+function workerEntry(): { path: string; execArgv: string[] } {
+  const here = fileURLToPath(import.meta.url);
+  const extension = path.extname(here);
+  const workerPath = path.join(path.dirname(here), `worker${extension}`);
+  if (extension !== '.ts') return { path: workerPath, execArgv: [] };
+  const tsx = createRequire(import.meta.url).resolve('tsx');
+  return { path: workerPath, execArgv: ['--import', pathToFileURL(tsx).href] };
+}
