@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { z } from 'zod';
+import type { SlotSequence, ToolCall, ToolSpec, Verdict } from '../pipeline/model.js';
+
+/**
+ * Format check of a tool-call sequence (docs/TOOLS.md, "Calls, labels, references"):
+ * `format:schema` (not a sequence of labelled calls), `format:duplicate_label`,
+ * `format:unknown_tool`, `format:arguments` (ajv's message), `format:reference`,
+ * `format:answer`. Success: category `format_ok`.
+ */
+
+export const LABEL_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** `$LABEL$` (whole output) or `$LABEL.key$` (a column; keys may hold spaces and punctuation). */
+const REFERENCE_PATTERN = /^\$([A-Za-z_][A-Za-z0-9_]*)(?:\.([^$]+))?\$$/;
+const INIT_TOOL = 'initialize_active_data';
+
+const callSchema = z.object({
+  name: z.string().min(1),
+  arguments: z.record(z.string(), z.unknown()),
+  label: z.string().regex(LABEL_PATTERN, 'a label must match ^[A-Za-z_][A-Za-z0-9_]*$'),
+});
+
+const sequenceSchema = z.object({
+  initialization: z.array(callSchema),
+  calls: z.array(callSchema),
+  answerLabels: z.array(z.string()),
+});
+
+/** initialize_active_data is not a model-visible tool: its arguments are checked here. */
+const initArgumentsSchema = z
+  .object({
+    database: z.string().min(1),
+    tables: z.array(z.object({ alias: z.string().min(1), table: z.string().min(1) }).strict()).min(1),
+    joins: z.array(
+      z
+        .object({
+          type: z.enum(['inner', 'left']),
+          alias: z.string().min(1),
+          on: z.array(z.object({ left: z.string().min(1), right: z.string().min(1) }).strict()).min(1),
+        })
+        .strict(),
+    ),
+  })
+  .strict()
+  .refine((args) => args.joins.length === args.tables.length - 1, {
+    message: 'joins[i] joins tables[i+1]: there must be one join per table after the first',
+  })
+  .refine((args) => args.joins.every((join, i) => join.alias === args.tables[i + 1].alias), {
+    message: 'joins[i].alias must name tables[i+1]',
+  });
+
+function fail(category: string, message: string): Verdict {
+  return { ok: false, category, message };
+}
+
+function zodMessage(error: z.ZodError): string {
+  const issue = error.issues[0];
+  const where = issue.path.length ? issue.path.join('.') : '(root)';
+  return `${where}: ${issue.message}`;
+}
+
+// ---------------------------------------------------------------- argument validators
+
+/**
+ * Compiled argument validators, cached by the content hash of (tool name, parameters): a
+ * tool is compiled once however many tool lists carry it (SEL universes differ per instance
+ * but share most tools). The cache is generational so that memory stays bounded: when a
+ * generation is full, a fresh Ajv (whose own schema cache goes with it) starts the next.
+ */
+const GENERATION_SIZE = 2000;
+
+function newGeneration() {
+  // strict: false — tool schemas may carry annotation keywords ajv does not know.
+  return { ajv: new Ajv({ allErrors: true, strict: false }), validators: new Map<string, ValidateFunction>() };
+}
+
+let generation = newGeneration();
+/** Fast paths for tool lists and specs passed again as the same objects (treated as immutable). */
+const byList = new WeakMap<ToolSpec[], Map<string, ToolSpec>>();
+const bySpec = new WeakMap<ToolSpec, ValidateFunction>();
+
+function toolsByName(tools: ToolSpec[]): Map<string, ToolSpec> {
+  let specs = byList.get(tools);
+  if (!specs) {
+    specs = new Map(tools.map((t) => [t.function.name, t]));
+    byList.set(tools, specs);
+  }
+  return specs;
+}
+
+function validatorFor(spec: ToolSpec): ValidateFunction {
+  let validate = bySpec.get(spec);
+  if (validate) return validate;
+  const key = createHash('sha256')
+    .update(spec.function.name)
+    .update('\0')
+    .update(JSON.stringify(spec.function.parameters))
+    .digest('base64');
+  validate = generation.validators.get(key);
+  if (!validate) {
+    if (generation.validators.size >= GENERATION_SIZE) generation = newGeneration();
+    validate = generation.ajv.compile(spec.function.parameters);
+    generation.validators.set(key, validate);
+  }
+  bySpec.set(spec, validate);
+  return validate;
+}
+
+function isReference(value: unknown): value is string {
+  return typeof value === 'string' && REFERENCE_PATTERN.test(value);
+}
+
+/** The value at an ajv instancePath (`/a/0/b`, JSON-pointer escaped). */
+function valueAt(root: unknown, pointer: string): unknown {
+  let value = root;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * A `$LABEL$` stands for an output of any kind, whose type the schema cannot know: type-like
+ * errors reported exactly at a reference are not format errors (execution checks them).
+ */
+const TYPE_LIKE = new Set(['type', 'anyOf', 'oneOf', 'format', 'pattern', 'minLength', 'maxLength']);
+
+function realErrors(errors: ErrorObject[], args: unknown): ErrorObject[] {
+  return errors.filter((e) => !(TYPE_LIKE.has(e.keyword) && isReference(valueAt(args, e.instancePath))));
+}
+
+function ajvMessage(error: ErrorObject, args: unknown): string {
+  const where = error.instancePath || '(arguments)';
+  const detail =
+    error.keyword === 'additionalProperties'
+      ? `: ${(error.params as { additionalProperty: string }).additionalProperty}`
+      : error.keyword === 'enum'
+        ? `, got ${JSON.stringify(valueAt(args, error.instancePath))}`
+        : '';
+  return `${where} ${error.message ?? error.keyword}${detail}`;
+}
+
+// ---------------------------------------------------------------- references
+
+/** Every `$LABEL$` / `$LABEL.key$` string anywhere in a value, with its path. */
+function references(value: unknown, path: string, out: { path: string; label: string }[] = []) {
+  if (typeof value === 'string') {
+    const m = REFERENCE_PATTERN.exec(value);
+    if (m) out.push({ path, label: m[1] });
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => references(v, `${path}[${i}]`, out));
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) references(v, `${path}.${k}`, out);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- the check
+
+function checkInitialization(call: ToolCall): Verdict | undefined {
+  if (call.name !== INIT_TOOL) {
+    return fail('format:unknown_tool', `initialization call ${call.label} is ${call.name}, not ${INIT_TOOL}`);
+  }
+  const parsed = initArgumentsSchema.safeParse(call.arguments);
+  if (!parsed.success) return fail('format:arguments', `${call.label} (${INIT_TOOL}): ${zodMessage(parsed.error)}`);
+  return undefined;
+}
+
+function checkCall(call: ToolCall, specs: Map<string, ToolSpec>, earlier: Set<string>): Verdict | undefined {
+  const spec = specs.get(call.name);
+  if (!spec) return fail('format:unknown_tool', `${call.label}: no tool named ${call.name}`);
+  const validate = validatorFor(spec);
+  if (!validate(call.arguments)) {
+    const errors = realErrors(validate.errors ?? [], call.arguments);
+    if (errors.length) return fail('format:arguments', `${call.label} (${call.name}): ${ajvMessage(errors[0], call.arguments)}`);
+  }
+  for (const ref of references(call.arguments, 'arguments')) {
+    if (!earlier.has(ref.label)) {
+      return fail('format:reference', `${call.label}: ${ref.path} refers to ${ref.label}, which is not an earlier call`);
+    }
+  }
+  return undefined;
+}
+
+export function checkFormat(seq: SlotSequence, tools: ToolSpec[]): Verdict {
+  const parsed = sequenceSchema.safeParse(seq);
+  if (!parsed.success) return fail('format:schema', zodMessage(parsed.error));
+  const { initialization, calls, answerLabels } = parsed.data;
+
+  const seen = new Set<string>();
+  for (const call of [...initialization, ...calls]) {
+    if (seen.has(call.label)) return fail('format:duplicate_label', `label ${call.label} is used twice`);
+    seen.add(call.label);
+  }
+
+  const earlier = new Set<string>();
+  for (const call of initialization) {
+    const bad = checkInitialization(call);
+    if (bad) return bad;
+    earlier.add(call.label);
+  }
+  const specs = toolsByName(tools);
+  for (const call of calls) {
+    const bad = checkCall(call, specs, earlier);
+    if (bad) return bad;
+    earlier.add(call.label);
+  }
+
+  if (answerLabels.length === 0) return fail('format:answer', 'no answer labels');
+  const missing = answerLabels.find((label) => !earlier.has(label));
+  if (missing !== undefined) return fail('format:answer', `answer label ${missing} is not a call label`);
+  return { ok: true, category: 'format_ok', message: `${initialization.length} initialization, ${calls.length} calls` };
+}
