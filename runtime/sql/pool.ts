@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ResultSet } from '../../pipeline/model.js';
@@ -52,6 +53,8 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   const queue: Job[] = [];
   let nextId = 1;
   let closed = false;
+  /** Workers that died before becoming ready since the last one that did. */
+  let failedStarts = 0;
 
   function spawn(): void {
     const { path: workerPath, execArgv } = workerEntry();
@@ -62,12 +65,15 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     });
     const worker: Worker = { child, ready: false, job: null, timer: null, stderr: '' };
     workers.push(worker);
+    // Only the process handle (ref'd while starting or busy) may keep the parent alive.
+    (child.stderr as Socket | null)?.unref();
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
       worker.stderr = (worker.stderr + chunk).slice(-STDERR_TAIL);
     });
     child.on('message', (message: WorkerMessage) => onMessage(worker, message));
-    child.on('exit', (code, signal) => onExit(worker, `exit code ${code}, signal ${signal}`));
+    // 'close' (not 'exit'): stderr is complete by then, for the failed-start message.
+    child.on('close', (code, signal) => onExit(worker, `exit code ${code}, signal ${signal}`));
     child.on('error', (error) => {
       onExit(worker, error.message);
       child.kill('SIGKILL');
@@ -77,6 +83,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   function onMessage(worker: Worker, message: WorkerMessage): void {
     if (message.type === 'ready') {
       worker.ready = true;
+      failedStarts = 0;
       idle(worker);
       dispatch();
       return;
@@ -96,9 +103,10 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     if (job) {
       finish(worker);
       job.reject(new SqlExecutionError(`worker crashed (${how})`));
-    } else if (!worker.ready && workers.length === 0) {
-      // No worker can start (e.g. a broken install): fail the waiting requests rather
-      // than respawning forever.
+    } else if (!worker.ready && ++failedStarts >= size && !workers.some((other) => other.ready)) {
+      // Workers cannot start (a broken install, bad NODE_OPTIONS, ...): fail the waiting
+      // requests rather than respawning forever; a later request tries again.
+      failedStarts = 0;
       const reason = `SQL worker failed to start (${how})${worker.stderr ? `: ${worker.stderr.trim()}` : ''}`;
       for (const waiting of queue.splice(0)) waiting.reject(new SqlExecutionError(reason));
     }
@@ -200,6 +208,7 @@ function busy(worker: Worker): void {
 function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
+    child.ref(); // an idle worker is unref'd: keep the loop alive until it is gone
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });

@@ -53,7 +53,7 @@ export function executeReadOnly(db: Database.Database, sql: string, params: read
     throw new SqlExecutionError(messageOf(error));
   }
   if (!statement.reader || !statement.readonly) {
-    throw new SqlExecutionError(`not a read-only query: ${abbreviate(sql)}`);
+    throw new SqlExecutionError(`not a read-only query: ${abbreviateSql(sql)}`);
   }
   try {
     statement.raw(true);
@@ -72,7 +72,8 @@ export function toSqlValue(value: unknown): SqlValue {
   throw new SqlExecutionError(`unexpected SQLite value of type ${typeof value}`);
 }
 
-function abbreviate(sql: string): string {
+/** One line, at most 120 characters: SQL quoted in messages. */
+export function abbreviateSql(sql: string): string {
   const flat = sql.replace(/\s+/g, ' ').trim();
   return flat.length > 120 ? `${flat.slice(0, 117)}...` : flat;
 }

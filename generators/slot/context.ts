@@ -1,0 +1,13 @@
+import type { Query } from '../sql/ast.js';
+import type { SequenceBuilder, TableRef } from './builder.js';
+import type { ExpressionCompiler, Subqueries } from './expressions.js';
+
+/** What every clause pass works with. */
+export interface PassContext {
+  b: SequenceBuilder;
+  exprs: ExpressionCompiler;
+  queries: Subqueries & {
+    /** A derived table: its rows, with its output columns keyed as `<name>.<column>` columns. */
+    table(query: Query, name: string): TableRef;
+  };
+}

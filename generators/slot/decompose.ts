@@ -1,0 +1,22 @@
+import type { DatabaseInfo, SlotSequence, ToolPool } from '../../pipeline/model.js';
+import { accept, rejectionFrom, type Outcome } from '../../pipeline/outcome.js';
+import type { NormalizedQuery } from '../sql/ast.js';
+import { SequenceBuilder } from './builder.js';
+import { QueryCompiler } from './query.js';
+
+/**
+ * slot.decompose: a normalized query as SLOT calls (docs/TOOLS.md). Rejects with
+ * `unsupported:<construct>` what the pool's tools cannot express. Deterministic: labels are
+ * numbered per prefix in emission order.
+ */
+export function decompose(query: NormalizedQuery, db: DatabaseInfo, pool: ToolPool): Outcome<SlotSequence> {
+  const builder = new SequenceBuilder(db, pool);
+  try {
+    const answerLabels = new QueryCompiler(builder).answer(query.query);
+    return accept({ initialization: builder.initialization, calls: builder.calls, answerLabels });
+  } catch (error) {
+    const rejection = rejectionFrom<SlotSequence>(error);
+    if (rejection) return rejection;
+    throw error;
+  }
+}

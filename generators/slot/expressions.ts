@@ -1,0 +1,396 @@
+import type { AggregateExpr, BinaryOp, Expr, LiteralExpr, Query } from '../sql/ast.js';
+import { SequenceBuilder, unsupported, ref, type Operand, type TableRef } from './builder.js';
+
+/**
+ * Expressions as SLOT calls. Row level (and per group, on a grouped table whose aggregates
+ * are already columns): `transform_data` chains adding a key that holds the value. Over
+ * ungrouped aggregates: `calculate` chains over scalar labels. Every computed key is
+ * remembered on the table by the expression's signature, so it is computed once.
+ */
+
+/** Nested SELECTs, compiled by the query passes (they own the recursion). */
+export interface Subqueries {
+  /** A label whose output is the subquery's value (a scalar, or a list whose first value counts). */
+  value(query: Query): string;
+  /** A label whose output is the list of the subquery's (single) column. */
+  list(query: Query): string;
+}
+
+export function signature(expr: Expr): string {
+  return JSON.stringify(expr);
+}
+
+export const ARITHMETIC: Partial<Record<BinaryOp, string>> = {
+  '+': 'add', '-': 'subtract', '*': 'multiply', '/': 'divide', '%': 'modulo', '||': 'concat',
+};
+
+export const COMPARISON: Partial<Record<BinaryOp, string>> = {
+  '=': 'equal_to', '!=': 'not_equal_to', '<': 'less_than', '<=': 'less_than_equal_to',
+  '>': 'greater_than', '>=': 'greater_than_equal_to',
+};
+
+/** `a op b` is `b flipped(op) a`. */
+export const FLIPPED: Partial<Record<BinaryOp, BinaryOp>> = {
+  '=': '=', '!=': '!=', '<': '>', '>': '<', '<=': '>=', '>=': '<=', '+': '+', '*': '*', AND: 'AND', OR: 'OR',
+};
+
+const AGGREGATION: Record<string, string> = { COUNT: 'count', SUM: 'sum', AVG: 'mean', MIN: 'min', MAX: 'max' };
+
+const UNARY_FUNCTIONS: Record<string, string> = {
+  ABS: 'abs', LENGTH: 'length', UPPER: 'upper', LOWER: 'lower', TRIM: 'trim', JULIANDAY: 'julianday',
+};
+
+/** date/time functions that are strftime with a fixed pattern. */
+const DATE_PATTERNS: Record<string, string> = {
+  DATE: '%Y-%m-%d', DATETIME: '%Y-%m-%d %H:%M:%S', TIME: '%H:%M:%S',
+};
+
+/** A literal whose SQLite REAL-ness JSON cannot carry (`1.0`). */
+export function isIntegralReal(expr: Expr): boolean {
+  return expr.kind === 'literal' && expr.type === 'real' && Number.isInteger(expr.value);
+}
+
+/** A constant: a literal, or an uncorrelated scalar subquery. */
+function isConstant(expr: Expr): boolean {
+  return expr.kind === 'literal' || expr.kind === 'subquery';
+}
+
+export function aggregationType(agg: AggregateExpr): string {
+  const type = AGGREGATION[agg.name];
+  if (!type) unsupported(`aggregate_${agg.name.toLowerCase()}`, `${agg.name} has no aggregate_data counterpart`);
+  return type;
+}
+
+/** Aggregates used by `expr`, outermost first, not looking into nested SELECTs. */
+export function collectAggregates(expr: Expr | null, into: AggregateExpr[] = []): AggregateExpr[] {
+  if (!expr) return into;
+  if (expr.kind === 'aggregate') {
+    into.push(expr);
+    return into;
+  }
+  for (const child of children(expr)) collectAggregates(child, into);
+  return into;
+}
+
+/** Column references of `expr` outside aggregates and nested SELECTs. */
+export function bareColumns(expr: Expr | null, into: Expr[] = []): Expr[] {
+  if (!expr || expr.kind === 'aggregate') return into;
+  if (expr.kind === 'column') into.push(expr);
+  for (const child of children(expr)) bareColumns(child, into);
+  return into;
+}
+
+export function children(expr: Expr): Expr[] {
+  switch (expr.kind) {
+    case 'binary':
+      return [expr.left, expr.right];
+    case 'unary':
+      return [expr.operand];
+    case 'function':
+      return expr.args;
+    case 'aggregate':
+      return expr.arg ? [expr.arg] : [];
+    case 'case':
+      return [...expr.whens.flatMap((w) => [w.when, w.then]), ...(expr.else ? [expr.else] : [])];
+    case 'cast':
+      return [expr.expr];
+    case 'in':
+      return [expr.expr, ...(expr.list ?? [])];
+    case 'between':
+      return [expr.expr, expr.low, expr.high];
+    case 'like':
+      return [expr.expr, expr.pattern];
+    case 'isNull':
+      return [expr.expr];
+    default:
+      return [];
+  }
+}
+
+export interface ScalarContext {
+  table: TableRef;
+  memo: Map<string, unknown>;
+}
+
+export class ExpressionCompiler {
+  constructor(
+    private readonly b: SequenceBuilder,
+    private readonly subqueries: Subqueries,
+  ) {}
+
+  // ---- per row (or per group) ---------------------------------------------------------------
+
+  /** A key of the returned table (a descendant of `t`) holding `expr` on every row. */
+  key(t: TableRef, expr: Expr): [TableRef, string] {
+    const sig = signature(expr);
+    const known = t.exprs.get(sig);
+    if (known !== undefined) return [t, known];
+    switch (expr.kind) {
+      case 'column':
+        if (expr.depth > 0) unsupported('correlated_subquery', `${expr.column} refers to an enclosing query`);
+        if (t.memberKeys) unsupported('bare_column', `${expr.source}.${expr.column} is neither grouped nor aggregated`);
+        unsupported('unknown_column', `${expr.source}.${expr.column} is not in the table`);
+      // falls through (unsupported throws)
+      case 'literal':
+      case 'subquery':
+        return this.constant(t, expr);
+      case 'binary':
+        return this.binary(t, expr.op, expr.left, expr.right, sig);
+      case 'unary': {
+        if (expr.op === '+') return this.key(t, expr.operand);
+        const [t1, k] = this.key(t, expr.operand);
+        return this.transform(t1, k, expr.op === '-' ? 'negate' : 'not', {}, sig);
+      }
+      case 'function':
+        return this.func(t, expr.name, expr.args, sig);
+      case 'aggregate':
+        unsupported('aggregate_context', `${expr.name} is used where rows are not grouped`);
+      // falls through
+      case 'window':
+        unsupported('window_function', `${expr.name} OVER (...)`);
+      // falls through
+      case 'case':
+        return this.caseExpr(t, expr.whens, expr.else, sig);
+      case 'cast': {
+        if (expr.to === 'blob') unsupported('cast', `CAST AS ${expr.typeName}`);
+        const [t1, k] = this.key(t, expr.expr);
+        return this.transform(t1, k, 'cast', { to: expr.to }, sig);
+      }
+      case 'in': {
+        const [t1, k] = this.key(t, expr.expr);
+        const op = expr.not ? 'not_in' : 'in';
+        if (expr.subquery) return this.transform(t1, k, op, { values: ref(this.subqueries.list(expr.subquery)) }, sig);
+        return this.transform(t1, k, op, { values: (expr.list ?? []).map((v) => this.constantValue(v)) }, sig);
+      }
+      case 'between': {
+        const low: Expr = { kind: 'binary', op: '>=', left: expr.expr, right: expr.low };
+        const high: Expr = { kind: 'binary', op: '<=', left: expr.expr, right: expr.high };
+        const both: Expr = { kind: 'binary', op: 'AND', left: low, right: high };
+        if (!expr.not) return this.key(t, both);
+        const [t1, k] = this.key(t, both);
+        return this.transform(t1, k, 'not', {}, sig);
+      }
+      case 'like': {
+        if (expr.op === 'GLOB') unsupported('glob', 'GLOB');
+        const [t1, k] = this.key(t, expr.expr);
+        const [t2, pattern] = this.operand(t1, expr.pattern);
+        return this.transform(t2, k, expr.not ? 'not_like' : 'like', { operand: pattern }, sig);
+      }
+      case 'isNull': {
+        const [t1, k] = this.key(t, expr.expr);
+        return this.transform(t1, k, expr.not ? 'is_not_null' : 'is_null', {}, sig);
+      }
+      case 'exists':
+        unsupported(expr.query.correlated ? 'correlated_subquery' : 'exists', 'EXISTS');
+    }
+  }
+
+  /** `{value}` for constants, `{key_name}` for anything computed per row. */
+  operand(t: TableRef, expr: Expr): [TableRef, Operand] {
+    if (isConstant(expr) && !isIntegralReal(expr)) return [t, { value: this.constantValue(expr) }];
+    const [t1, k] = this.key(t, expr);
+    return [t1, { key_name: k }];
+  }
+
+  /** The JSON value of a constant (a `$LABEL$` for a scalar subquery). */
+  constantValue(expr: Expr): unknown {
+    if (expr.kind === 'literal') return expr.value;
+    if (expr.kind === 'subquery') {
+      this.b.requireExtended('subquery', 'a nested SELECT');
+      return ref(this.subqueries.value(expr.query));
+    }
+    if (expr.kind === 'unary' && expr.op === '-' && expr.operand.kind === 'subquery') {
+      unsupported('constant_expression', 'negated subquery');
+    }
+    unsupported('constant_expression', `${expr.kind} where a constant is expected`);
+  }
+
+  private transform(t: TableRef, key: string, op: string, args: Record<string, unknown>, sig: string): [TableRef, string] {
+    const t1 = this.b.transform(t, key, op, args, sig);
+    return [t1, t1.keys[t1.keys.length - 1]];
+  }
+
+  /** A column holding a constant (`if_then_else` with the same value either way), REAL kept. */
+  private constant(t: TableRef, expr: Expr): [TableRef, string] {
+    const value = { value: this.constantValue(expr) };
+    if (!isIntegralReal(expr)) return this.transform(t, t.keys[0], 'if_then_else', { then: value, else: value }, signature(expr));
+    const integral: Expr = { ...(expr as LiteralExpr), type: 'integer', raw: String((expr as LiteralExpr).value) };
+    const [t1, k] = this.key(t, integral);
+    return this.transform(t1, k, 'cast', { to: 'real' }, signature(expr));
+  }
+
+  private binary(t: TableRef, op: BinaryOp, left: Expr, right: Expr, sig: string): [TableRef, string] {
+    if (op === 'IS' || op === 'IS NOT') unsupported('is_operator', `${op} with a non-NULL operand`);
+    const name = ARITHMETIC[op] ?? COMPARISON[op] ?? op.toLowerCase();
+    if (isConstant(left) && !isConstant(right)) {
+      const flipped = FLIPPED[op];
+      if (flipped) return this.binary(t, flipped, right, left, sig);
+      if (op === '-' && !isIntegralReal(left)) {
+        // c - x = (-x) + c
+        const negated: Expr = { kind: 'unary', op: '-', operand: right };
+        const [t1, k] = this.key(t, negated);
+        return this.transform(t1, k, 'add', { operand: { value: this.constantValue(left) } }, sig);
+      }
+    }
+    let [t1, k] = this.key(t, left);
+    // x op 1.0 is REAL arithmetic: cast x first, then operate with the integral value.
+    if (ARITHMETIC[op] && op !== '||' && isIntegralReal(right)) {
+      [t1, k] = this.key(t1, { kind: 'cast', expr: left, to: 'real', typeName: 'REAL' });
+      return this.transform(t1, k, name, { operand: { value: (right as LiteralExpr).value } }, sig);
+    }
+    const [t2, operand] = this.operand(t1, right);
+    return this.transform(t2, k, name, { operand }, sig);
+  }
+
+  private func(t: TableRef, name: string, args: Expr[], sig: string): [TableRef, string] {
+    const unary = UNARY_FUNCTIONS[name];
+    if (unary && args.length === 1) {
+      const [t1, k] = this.key(t, args[0]);
+      return this.transform(t1, k, unary, {}, sig);
+    }
+    if ((name === 'SUBSTR' || name === 'SUBSTRING') && (args.length === 2 || args.length === 3)) {
+      const bounds = substringBounds(args[1], args[2]);
+      const [t1, k] = this.key(t, args[0]);
+      return this.transform(t1, k, 'substring', bounds, sig);
+    }
+    if (name === 'STRFTIME' && args.length === 2 && args[0].kind === 'literal' && typeof args[0].value === 'string') {
+      if (args[1].kind === 'literal') unsupported('current_time', `strftime of a constant (${args[1].raw})`);
+      const [t1, k] = this.key(t, args[1]);
+      return this.transform(t1, k, 'datetime', { pattern: args[0].value }, sig);
+    }
+    const pattern = DATE_PATTERNS[name];
+    if (pattern && args.length === 1 && args[0].kind !== 'literal') {
+      const [t1, k] = this.key(t, args[0]);
+      return this.transform(t1, k, 'datetime', { pattern }, sig);
+    }
+    if (name === 'ROUND' && (args.length === 1 || (args.length === 2 && args[1].kind === 'literal' && args[1].type === 'integer'))) {
+      const [t1, k] = this.key(t, args[0]);
+      return this.transform(t1, k, 'round', args.length === 2 ? { digits: args[1].kind === 'literal' ? args[1].value : 0 } : {}, sig);
+    }
+    if ((name === 'IFNULL' || name === 'COALESCE') && args.length === 2) {
+      const [t1, k] = this.key(t, args[0]);
+      const [t2, operand] = this.operand(t1, args[1]);
+      return this.transform(t2, k, 'coalesce', { operand }, sig);
+    }
+    if (name === 'CURRENT_TIMESTAMP' || name === 'CURRENT_DATE' || name === 'NOW') unsupported('current_time', name);
+    return unsupported(`function_${name.toLowerCase()}`, `${name}() with ${args.length} argument(s)`);
+  }
+
+  /** Multi-branch CASE nests if_then_else, innermost (last WHEN) first. */
+  private caseExpr(t: TableRef, whens: { when: Expr; then: Expr }[], otherwise: Expr | null, sig: string): [TableRef, string] {
+    this.b.requireExtended('case', 'CASE/IIF');
+    let table = t;
+    let acc: Operand | null = null;
+    if (otherwise && !(otherwise.kind === 'literal' && otherwise.type === 'null')) [table, acc] = this.operand(table, otherwise);
+    let key = '';
+    for (let i = whens.length - 1; i >= 0; i--) {
+      const [t1, cond] = this.key(table, whens[i].when);
+      const [t2, then] = this.operand(t1, whens[i].then);
+      const args: Record<string, unknown> = acc ? { then, else: acc } : { then };
+      const partial = i === 0 ? sig : signature({ kind: 'case', whens: whens.slice(i), else: otherwise });
+      [table, key] = this.transform(t2, cond, 'if_then_else', args, partial);
+      acc = { key_name: key };
+    }
+    return [table, key];
+  }
+
+  // ---- over ungrouped aggregates: scalars ---------------------------------------------------
+
+  /**
+   * A JSON value or `$LABEL$` of a scalar holding `expr` over the whole table `ctx.table`
+   * (which grows the keys aggregate arguments need).
+   */
+  scalar(ctx: ScalarContext, expr: Expr): unknown {
+    const sig = signature(expr);
+    if (ctx.memo.has(sig)) return ctx.memo.get(sig);
+    const value = this.scalarUncached(ctx, expr);
+    ctx.memo.set(sig, value);
+    return value;
+  }
+
+  private scalarUncached(ctx: ScalarContext, expr: Expr): unknown {
+    const t = ctx.table;
+    const memo = ctx;
+    const calc = (subject: unknown, op: string, args: Record<string, unknown> = {}): string => ref(this.b.calculate(subject, op, args));
+    switch (expr.kind) {
+      case 'literal':
+        return isIntegralReal(expr) ? calc(expr.value, 'cast', { to: 'real' }) : expr.value;
+      case 'subquery':
+        return this.constantValue(expr);
+      case 'aggregate': {
+        const type = aggregationType(expr);
+        if (expr.star || !expr.arg) return ref(this.b.aggregateScalar(t, '*', 'count', false));
+        const [t1, k] = this.key(t, expr.arg);
+        ctx.table = t1;
+        return ref(this.b.aggregateScalar(t1, k, type, expr.distinct));
+      }
+      case 'binary': {
+        if (expr.op === 'IS' || expr.op === 'IS NOT') unsupported('is_operator', `${expr.op} with a non-NULL operand`);
+        const op = ARITHMETIC[expr.op] ?? COMPARISON[expr.op] ?? expr.op.toLowerCase();
+        let left = this.scalar(memo, expr.left);
+        let right: unknown;
+        if (ARITHMETIC[expr.op] && expr.op !== '||' && isIntegralReal(expr.right)) {
+          left = calc(left, 'cast', { to: 'real' });
+          right = (expr.right as LiteralExpr).value;
+        } else {
+          right = this.scalar(memo, expr.right);
+        }
+        return calc(left, op, { operand: { value: right } });
+      }
+      case 'unary':
+        if (expr.op === '+') return this.scalar(memo, expr.operand);
+        return calc(this.scalar(memo, expr.operand), expr.op === '-' ? 'negate' : 'not');
+      case 'cast':
+        if (expr.to === 'blob') unsupported('cast', `CAST AS ${expr.typeName}`);
+        return calc(this.scalar(memo, expr.expr), 'cast', { to: expr.to });
+      case 'function': {
+        const unary = UNARY_FUNCTIONS[expr.name];
+        if (unary && expr.args.length === 1) return calc(this.scalar(memo, expr.args[0]), unary);
+        if (expr.name === 'ROUND' && expr.args.length <= 2) {
+          const digits = expr.args[1];
+          if (digits && !(digits.kind === 'literal' && digits.type === 'integer')) unsupported('function_round', 'ROUND digits');
+          return calc(this.scalar(memo, expr.args[0]), 'round', digits?.kind === 'literal' ? { digits: digits.value } : {});
+        }
+        if ((expr.name === 'IFNULL' || expr.name === 'COALESCE') && expr.args.length === 2) {
+          return calc(this.scalar(memo, expr.args[0]), 'coalesce', { operand: { value: this.scalar(memo, expr.args[1]) } });
+        }
+        return unsupported(`function_${expr.name.toLowerCase()}`, `${expr.name}() over aggregates`);
+      }
+      case 'case': {
+        this.b.requireExtended('case', 'CASE/IIF');
+        let acc: unknown = expr.else ? this.scalar(memo, expr.else) : undefined;
+        for (let i = expr.whens.length - 1; i >= 0; i--) {
+          const cond = this.scalar(memo, expr.whens[i].when);
+          const args: Record<string, unknown> = { then: { value: this.scalar(memo, expr.whens[i].then) } };
+          if (acc !== undefined) args.else = { value: acc };
+          acc = calc(cond, 'if_then_else', args);
+        }
+        return acc;
+      }
+      case 'isNull':
+        return calc(this.scalar(memo, expr.expr), expr.not ? 'is_not_null' : 'is_null');
+      case 'column':
+        return unsupported(expr.depth > 0 ? 'correlated_subquery' : 'bare_column', `${expr.column} next to an aggregate without GROUP BY`);
+      default:
+        return unsupported(`scalar_${expr.kind}`, `${expr.kind} over aggregates`);
+    }
+  }
+}
+
+/** SQLite substr(x, start, length) (1-based) as the tool's 0-based, end-exclusive slice. */
+function substringBounds(startExpr: Expr, lengthExpr: Expr | undefined): Record<string, number> {
+  const integer = (e: Expr | undefined): number | undefined =>
+    e && e.kind === 'literal' && e.type === 'integer' ? (e.value as number) : undefined;
+  const start = integer(startExpr);
+  const length = lengthExpr === undefined ? undefined : integer(lengthExpr);
+  if (start === undefined || (lengthExpr !== undefined && (length === undefined || length < 0))) {
+    unsupported('function_substr', 'SUBSTR with non-constant or negative bounds');
+  }
+  // substr(x, 0, n) yields n - 1 characters: position 0 is before the first one.
+  const from = start > 0 ? start - 1 : start;
+  const firstIndex = start === 0 ? 0 : from;
+  if (length === undefined) return { start_index: firstIndex };
+  const end = start === 0 ? Math.max(length - 1, 0) : from + length;
+  if (from < 0 && end >= 0) return { start_index: from };
+  return { start_index: firstIndex, end_index: end };
+}

@@ -1,0 +1,19 @@
+import type { OrderItem } from '../sql/ast.js';
+import type { TableRef } from './builder.js';
+import type { PassContext } from './context.js';
+
+/**
+ * ORDER BY: one stable sort_data per key, last key first, so that the first key decides
+ * and later keys break its ties. Every key is computed before the first sort.
+ */
+export function sortPass(ctx: PassContext, table: TableRef, orderBy: OrderItem[]): TableRef {
+  let t = table;
+  const keys: string[] = [];
+  for (const item of orderBy) {
+    const [t1, key] = ctx.exprs.key(t, item.expr);
+    t = t1;
+    keys.push(key);
+  }
+  for (let i = orderBy.length - 1; i >= 0; i--) t = ctx.b.sort(t, keys[i], orderBy[i].direction === 'asc');
+  return t;
+}

@@ -1,0 +1,132 @@
+import type { BinaryOp, Expr } from '../sql/ast.js';
+import { unsupported, type TableRef } from './builder.js';
+import type { PassContext } from './context.js';
+import { COMPARISON, FLIPPED } from './expressions.js';
+
+/**
+ * WHERE (and HAVING on a grouped table): a predicate as filter_data calls. AND chains
+ * filters; OR filters each branch from the same table and unions them; NOT is pushed down
+ * to the atoms (De Morgan, inverted comparisons), which is exact in SQL's three-valued
+ * logic because a filter keeps only rows where the predicate is true.
+ */
+
+const INVERSE: Partial<Record<BinaryOp, BinaryOp>> = {
+  '=': '!=', '!=': '=', '<': '>=', '>=': '<', '>': '<=', '<=': '>',
+};
+
+interface Atom {
+  key: string;
+  condition: string;
+  value?: unknown;
+}
+
+export function filterPass(ctx: PassContext, table: TableRef, predicate: Expr | null): TableRef {
+  return predicate ? filter(ctx, table, pushNot(predicate, false)) : table;
+}
+
+function filter(ctx: PassContext, t: TableRef, e: Expr): TableRef {
+  if (e.kind === 'binary' && e.op === 'AND') return filter(ctx, filter(ctx, t, e.left), e.right);
+  if (e.kind === 'binary' && e.op === 'OR') {
+    ctx.b.requireExtended('or', 'OR');
+    // Compute every per-row value the branches need first: union_data needs both
+    // branches to carry the same keys.
+    const prepared = leaves(e).reduce((acc, leaf) => atom(ctx, acc, leaf)[0], t);
+    return ctx.b.union(filter(ctx, prepared, e.left), filter(ctx, prepared, e.right));
+  }
+  const [t1, a] = atom(ctx, t, e);
+  return ctx.b.filter(t1, a.key, a.condition, a.value);
+}
+
+/** The non-AND/OR parts of a predicate. */
+function leaves(e: Expr): Expr[] {
+  return e.kind === 'binary' && (e.op === 'AND' || e.op === 'OR') ? [...leaves(e.left), ...leaves(e.right)] : [e];
+}
+
+/** Filter values: literals (JSON cannot tell 1.0 from 1, which compare equal anyway) and scalar subqueries. */
+function isConstant(e: Expr): boolean {
+  return e.kind === 'literal' || e.kind === 'subquery';
+}
+
+/** One filter_data call for an atom (after the transforms it needs). */
+function atom(ctx: PassContext, t: TableRef, e: Expr): [TableRef, Atom] {
+  const { exprs, b } = ctx;
+  switch (e.kind) {
+    case 'binary': {
+      const condition = COMPARISON[e.op];
+      if (!condition) break;
+      if (isConstant(e.left) && !isConstant(e.right)) {
+        return atom(ctx, t, { ...e, op: FLIPPED[e.op]!, left: e.right, right: e.left });
+      }
+      if (isConstant(e.right) && !isConstant(e.left)) {
+        const [t1, key] = exprs.key(t, e.left);
+        return [t1, { key, condition, value: exprs.constantValue(e.right) }];
+      }
+      b.requireExtended('column_comparison', 'a comparison between two computed values');
+      break;
+    }
+    case 'like':
+      if (e.op === 'LIKE' && e.pattern.kind === 'literal') {
+        const [t1, key] = exprs.key(t, e.expr);
+        return [t1, { key, condition: e.not ? 'not_like' : 'like', value: e.pattern.value }];
+      }
+      break;
+    case 'in': {
+      const [t1, key] = exprs.key(t, e.expr);
+      if (e.subquery) {
+        b.requireExtended('subquery', 'IN (SELECT ...)');
+        return [t1, { key, condition: e.not ? 'not_in' : 'in', value: `$${ctx.queries.list(e.subquery)}$` }];
+      }
+      const list = e.list ?? [];
+      if (list.length === 1 && !e.not) return [t1, { key, condition: 'equal_to', value: exprs.constantValue(list[0]) }];
+      b.requireExtended('in', 'IN (...)');
+      return [t1, { key, condition: e.not ? 'not_in' : 'in', value: list.map((v) => exprs.constantValue(v)) }];
+    }
+    case 'between':
+      return unsupported('between', 'BETWEEN reached an atom'); // expanded by pushNot
+    case 'isNull': {
+      const [t1, key] = exprs.key(t, e.expr);
+      b.requireExtended('null_check', 'IS NULL');
+      return [t1, { key, condition: e.not ? 'is_not_null' : 'is_null' }];
+    }
+    case 'exists':
+      return unsupported(e.query.correlated ? 'correlated_subquery' : 'exists', 'EXISTS');
+  }
+  // Anything else: compute its truth value per row, keep the true rows.
+  const [t1, key] = exprs.key(t, e);
+  return [t1, isBoolean(e) ? { key, condition: 'equal_to', value: 1 } : { key, condition: 'not_equal_to', value: 0 }];
+}
+
+function isBoolean(e: Expr): boolean {
+  if (e.kind === 'binary') return COMPARISON[e.op] !== undefined || e.op === 'AND' || e.op === 'OR';
+  if (e.kind === 'unary') return e.op === 'NOT';
+  return e.kind === 'like' || e.kind === 'in' || e.kind === 'between' || e.kind === 'isNull';
+}
+
+/** NOT pushed to the atoms; BETWEEN expanded to two comparisons. */
+export function pushNot(e: Expr, negate: boolean): Expr {
+  switch (e.kind) {
+    case 'unary':
+      if (e.op === 'NOT') return pushNot(e.operand, !negate);
+      break;
+    case 'binary': {
+      if (e.op === 'AND' || e.op === 'OR') {
+        const op = negate ? (e.op === 'AND' ? 'OR' : 'AND') : e.op;
+        return { kind: 'binary', op, left: pushNot(e.left, negate), right: pushNot(e.right, negate) };
+      }
+      const inverse = INVERSE[e.op];
+      if (negate && inverse) return { ...e, op: inverse };
+      break;
+    }
+    case 'between': {
+      const low: Expr = { kind: 'binary', op: '>=', left: e.expr, right: e.low };
+      const high: Expr = { kind: 'binary', op: '<=', left: e.expr, right: e.high };
+      return pushNot({ kind: 'binary', op: 'AND', left: low, right: high }, negate !== e.not);
+    }
+    case 'like':
+    case 'in':
+    case 'isNull':
+    case 'exists':
+      return negate ? { ...e, not: !e.not } : e;
+  }
+  return negate ? { kind: 'unary', op: 'NOT', operand: e } : e;
+}

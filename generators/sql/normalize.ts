@@ -1,0 +1,541 @@
+import nodeSqlParser from 'node-sql-parser';
+import type { DatabaseInfo } from '../../pipeline/model.js';
+import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
+import type {
+  AggregateName,
+  BinaryOp,
+  CastExpr,
+  Expr,
+  FromClause,
+  FromItem,
+  Join,
+  JoinType,
+  LiteralExpr,
+  NormalizedQuery,
+  OrderItem,
+  Query,
+  SelectItem,
+  SelectQuery,
+  SetOperator,
+} from './ast.js';
+import { NameError, Scope, same, schemaTable } from './scope.js';
+
+const { Parser } = nodeSqlParser;
+
+/**
+ * SQL text -> normalized AST (ast.ts). node-sql-parser's sqlite grammar first; its mysql
+ * grammar as a fallback for the few statements the sqlite grammar refuses (`Count` as a
+ * column name, `SUM(DISTINCT x)`), which mysql parses into the same node shapes. Every
+ * name is resolved here, so a statement SQLite would refuse is a parse_error too.
+ */
+
+const DIALECTS = ['sqlite', 'mysql', 'postgresql'] as const;
+
+/**
+ * The sqlite grammar accepts DISTINCT only inside COUNT. A last attempt renames
+ * `SUM(DISTINCT x)` to the marker function `SUM__DISTINCT(x)` (outside string literals),
+ * which the normalizer turns back into a DISTINCT aggregate: same meaning, parseable.
+ */
+const DISTINCT_MARK = '__DISTINCT';
+
+function markDistinctAggregates(sql: string): string {
+  return sql.replace(/('(?:[^']|'')*')|\b(SUM|AVG|MIN|MAX|TOTAL|GROUP_CONCAT)\s*\(\s*DISTINCT\s+/gi, (match, literal, name) =>
+    literal ? match : `${name}${DISTINCT_MARK}(`,
+  );
+}
+
+/* node-sql-parser's AST is loosely typed; we read it structurally. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Raw = any;
+
+export function parseQuery(sql: string, db: DatabaseInfo): Outcome<NormalizedQuery> {
+  const parser = new Parser();
+  let firstError: string | null = null;
+  const marked = markDistinctAggregates(sql);
+  const attempts = DIALECTS.map((dialect) => ({ dialect, text: sql }));
+  if (marked !== sql) attempts.push({ dialect: 'sqlite', text: marked });
+  for (const { dialect, text } of attempts) {
+    let raw: Raw;
+    try {
+      raw = parser.astify(text, { database: dialect });
+    } catch (error) {
+      firstError ??= messageOf(error);
+      continue;
+    }
+    if (Array.isArray(raw)) {
+      if (raw.length !== 1) return reject('parse_error', `expected one statement, got ${raw.length}`);
+      raw = raw[0];
+    }
+    if (raw?.type !== 'select') return reject('parse_error', `not a SELECT statement (${raw?.type})`);
+    try {
+      const query = new Normalizer(db, parser, dialect).query(raw, null);
+      return accept({ sql, dialect, query });
+    } catch (error) {
+      if (error instanceof NameError || error instanceof SyntaxShapeError) {
+        return reject('parse_error', error.message);
+      }
+      throw error;
+    }
+  }
+  return reject('parse_error', firstError ?? 'unparseable');
+}
+
+/** A node shape we do not understand. */
+class SyntaxShapeError extends Error {
+  override name = 'SyntaxShapeError';
+}
+
+type Clause = 'select' | 'where' | 'group' | 'having' | 'order' | 'on' | 'limit';
+
+const AGGREGATES: ReadonlySet<string> = new Set(['COUNT', 'SUM', 'AVG', 'MIN', 'MAX', 'TOTAL', 'GROUP_CONCAT']);
+
+const COMPARISONS: Record<string, BinaryOp> = {
+  '=': '=', '==': '=', '!=': '!=', '<>': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=',
+  '+': '+', '-': '-', '*': '*', '/': '/', '%': '%', '||': '||',
+  AND: 'AND', '&&': 'AND', OR: 'OR', IS: 'IS', 'IS NOT': 'IS NOT',
+};
+
+class Normalizer {
+  constructor(
+    private readonly db: DatabaseInfo,
+    private readonly parser: InstanceType<typeof Parser>,
+    private readonly dialect: string,
+  ) {}
+
+  /** A query whose names may refer to `parent`'s (the enclosing query's scope). */
+  query(raw: Raw, parent: Scope | null): Query {
+    return raw._next ? this.setQuery(raw, parent) : this.select(raw, parent);
+  }
+
+  /** `a UNION b EXCEPT c` chains through `_next`; ORDER BY/LIMIT of the compound sit on the last. */
+  private setQuery(raw: Raw, parent: Scope | null): Query {
+    const members: Raw[] = [];
+    const ops: SetOperator[] = [];
+    for (let node: Raw = raw; node; node = node._next) {
+      members.push(node);
+      if (node._next) ops.push(setOperator(node.set_op));
+    }
+    const last = members[members.length - 1];
+    const tail = { orderby: last.orderby, limit: last.limit };
+    const plain = members.map((m, i) =>
+      this.select(i === members.length - 1 ? { ...m, orderby: null, limit: null, _next: null } : { ...m, _next: null }, parent),
+    );
+    let query: Query = plain[0];
+    for (let i = 1; i < plain.length; i++) {
+      query = {
+        kind: 'set', op: ops[i - 1], left: query, right: plain[i],
+        orderBy: [], limit: null, offset: null,
+        correlated: query.correlated || plain[i].correlated,
+      };
+    }
+    if (query.kind === 'set') {
+      const first = plain[0];
+      const orderScope = new Scope(parent);
+      orderScope.selectItems = first.columns;
+      query.orderBy = this.orderBy(tail.orderby, orderScope, first.columns);
+      const { limit, offset } = this.limit(tail.limit, orderScope);
+      query.limit = limit;
+      query.offset = offset;
+    }
+    return query;
+  }
+
+  private select(raw: Raw, parent: Scope | null): SelectQuery {
+    if (raw.with) throw new SyntaxShapeError('WITH clauses are not supported');
+    const scope = new Scope(parent);
+    const from = raw.from ? this.from(raw.from, scope) : null;
+    const columns = this.selectItems(raw.columns, scope);
+    scope.selectItems = columns;
+    const where = raw.where ? this.expr(raw.where, scope, 'where') : null;
+    const groupBy = this.groupBy(raw.groupby, scope, columns);
+    const having = raw.having ? this.expr(raw.having, scope, 'having') : null;
+    const orderBy = this.orderBy(raw.orderby, scope, columns);
+    const { limit, offset } = this.limit(raw.limit, scope);
+    return {
+      kind: 'select',
+      distinct: typeof raw.distinct === 'string' ? raw.distinct.toUpperCase() === 'DISTINCT' : Boolean(raw.distinct?.type ?? raw.distinct),
+      columns, from, where, groupBy, having, orderBy, limit, offset,
+      correlated: scope.correlated,
+    };
+  }
+
+  // ---- FROM ---------------------------------------------------------------------------
+
+  private from(raw: Raw[], scope: Scope): FromClause {
+    const items: FromItem[] = [];
+    const joins: Join[] = [];
+    raw.forEach((node, index) => {
+      const item = this.fromItem(node, scope);
+      items.push(item);
+      if (index === 0) return;
+      const type = joinType(node.join);
+      let on: Expr | null = null;
+      if (node.on) on = this.expr(node.on, scope, 'on');
+      else if (node.using) on = this.using(node.using, items, scope);
+      joins.push({ type: on === null && type === 'inner' ? 'cross' : type, item, on });
+    });
+    return { base: items[0], joins };
+  }
+
+  private fromItem(node: Raw, scope: Scope): FromItem {
+    if (node.expr?.ast) {
+      // A derived table sees the enclosing query's names, not its siblings' (no LATERAL).
+      const query = this.query(node.expr.ast, scope.parent);
+      if (query.correlated) scope.correlated = true;
+      const name = node.as ?? `subquery_${scope.items.length + 1}`;
+      scope.add({ name, table: null, columns: outputNames(query) });
+      return { kind: 'derived', name, query };
+    }
+    if (typeof node.table !== 'string') throw new SyntaxShapeError(`unsupported FROM item ${JSON.stringify(node).slice(0, 80)}`);
+    const info = schemaTable(this.db, node.table);
+    if (!info) throw new NameError(`no such table: ${node.table}`);
+    const name = node.as ?? node.table;
+    scope.add({ ...info, name });
+    return { kind: 'table', name, table: info.table as string };
+  }
+
+  /** `JOIN b USING (c)` is `ON a.c = b.c` with `a` the earlier item holding `c`. */
+  private using(using: Raw[], items: FromItem[], scope: Scope): Expr {
+    const right = items[items.length - 1];
+    const conditions = using.map((u): Expr => {
+      const column = typeof u === 'string' ? u : u.value;
+      const leftItem = scope.items.slice(0, items.length - 1).find((i) => i.columns.some((c) => same(c, column)));
+      if (!leftItem) throw new NameError(`cannot join using column ${column}`);
+      const l = scope.resolveColumn(leftItem.name, column);
+      const r = scope.resolveColumn(right.name, column);
+      if (!l || !r) throw new NameError(`cannot join using column ${column}`);
+      return { kind: 'binary', op: '=', left: l, right: r };
+    });
+    return conditions.reduce((a, b) => ({ kind: 'binary', op: 'AND', left: a, right: b }));
+  }
+
+  // ---- SELECT list, GROUP BY, ORDER BY, LIMIT -----------------------------------------------
+
+  private selectItems(raw: Raw[], scope: Scope): SelectItem[] {
+    const items: SelectItem[] = [];
+    for (const column of raw) {
+      const expr = column.expr;
+      if (expr?.type === 'column_ref' && columnName(expr) === '*') {
+        items.push(...this.star(expr.table ?? null, scope));
+        continue;
+      }
+      if (expr?.type === 'star') {
+        items.push(...this.star(null, scope));
+        continue;
+      }
+      const normalized = this.expr(expr, scope, 'select');
+      const alias = typeof column.as === 'string' ? column.as : column.as?.value ?? null;
+      const name = alias ?? (normalized.kind === 'column' ? normalized.column : this.text(expr));
+      items.push({ expr: normalized, alias, name });
+    }
+    return items;
+  }
+
+  private star(qualifier: string | null, scope: Scope): SelectItem[] {
+    const items = qualifier === null ? scope.items : scope.items.filter((i) => same(i.name, qualifier));
+    if (items.length === 0) throw new NameError(qualifier ? `no such table: ${qualifier}` : 'no tables specified');
+    return items.flatMap((item) =>
+      item.columns.map((c) => ({
+        expr: { kind: 'column', source: item.name, table: item.table, column: c, depth: 0 } as Expr,
+        alias: null,
+        name: c,
+      })),
+    );
+  }
+
+  private groupBy(raw: Raw, scope: Scope, columns: SelectItem[]): Expr[] {
+    const list: Raw[] = Array.isArray(raw) ? raw : raw?.columns ?? [];
+    return list.map((node) => {
+      const ordinal = ordinalOf(node, columns.length);
+      return ordinal !== null ? columns[ordinal].expr : this.expr(node, scope, 'group');
+    });
+  }
+
+  private orderBy(raw: Raw[] | null, scope: Scope, columns: SelectItem[]): OrderItem[] {
+    return (raw ?? []).map((node): OrderItem => {
+      const direction = String(node.type ?? 'ASC').toUpperCase() === 'DESC' ? 'desc' : 'asc';
+      const ordinal = ordinalOf(node.expr, columns.length);
+      if (ordinal !== null) return { expr: columns[ordinal].expr, direction, selectIndex: ordinal };
+      // ORDER BY prefers a result alias over a column of the same name (SQLite rule).
+      const bare = bareName(node.expr);
+      if (bare !== null) {
+        const index = scope.selectAlias(bare);
+        if (index >= 0) return { expr: columns[index].expr, direction, selectIndex: index };
+      }
+      const expr = this.expr(node.expr, scope, 'order');
+      const index = columns.findIndex((c) => sameExpr(c.expr, expr));
+      return { expr, direction, selectIndex: index >= 0 ? index : null };
+    });
+  }
+
+  private limit(raw: Raw, scope: Scope): { limit: Expr | null; offset: Expr | null } {
+    const values: Raw[] = raw?.value ?? [];
+    if (values.length === 0) return { limit: null, offset: null };
+    const [a, b] = values.map((v) => this.expr(v, scope, 'limit'));
+    if (values.length === 1) return { limit: a, offset: null };
+    // `LIMIT n OFFSET m` vs MySQL-style `LIMIT m, n`.
+    return raw.seperator === ',' ? { limit: b, offset: a } : { limit: a, offset: b };
+  }
+
+  // ---- expressions --------------------------------------------------------------------------
+
+  expr(node: Raw, scope: Scope, clause: Clause): Expr {
+    if (node === null || node === undefined) throw new SyntaxShapeError('missing expression');
+    if (node.ast) return { kind: 'subquery', query: this.subquery(node.ast, scope) };
+    switch (node.type) {
+      case 'number':
+        return numberLiteral(node.value);
+      // node-sql-parser keeps a quoted string's doubled quotes as written.
+      case 'single_quote_string':
+      case 'string':
+      case 'natural_string':
+        return textLiteral(String(node.value).replace(/''/g, "'"));
+      case 'double_quote_string':
+        return this.doubleQuoted(String(node.value).replace(/""/g, '"'), scope, clause);
+      case 'bool':
+        return { kind: 'literal', type: 'integer', value: node.value ? 1 : 0, raw: node.value ? 'TRUE' : 'FALSE' };
+      case 'null':
+        return { kind: 'literal', type: 'null', value: null, raw: 'NULL' };
+      case 'column_ref':
+        return this.column(node, scope, clause);
+      case 'binary_expr':
+        return this.binary(node, scope, clause);
+      case 'unary_expr':
+        return this.unary(node, scope, clause);
+      case 'aggr_func':
+        return this.aggregate(String(node.name).toUpperCase(), node, scope, clause);
+      case 'function':
+        return this.func(node, scope, clause);
+      case 'case':
+        return this.caseExpr(node, scope, clause);
+      case 'cast':
+        return this.cast(node, scope, clause);
+      case 'expr_list':
+        if (node.value?.length === 1) return this.expr(node.value[0], scope, clause);
+        throw new SyntaxShapeError('row values are not supported');
+      default:
+        throw new SyntaxShapeError(`unsupported expression type ${node.type}`);
+    }
+  }
+
+  private subquery(ast: Raw, scope: Scope): Query {
+    return this.query(ast, scope);
+  }
+
+  /** SQLite: a double-quoted token is an identifier if it names one, else a string literal. */
+  private doubleQuoted(value: string, scope: Scope, clause: Clause): Expr {
+    const column = scope.resolveColumn(null, value);
+    if (column) return column;
+    if (clause !== 'select' && clause !== 'on') {
+      const index = scope.selectAlias(value);
+      if (index >= 0) return scope.selectItems[index].expr;
+    }
+    return { kind: 'literal', type: 'text', value, raw: `"${value}"` };
+  }
+
+  private column(node: Raw, scope: Scope, clause: Clause): Expr {
+    const name = columnName(node);
+    const qualifier: string | null = node.table ?? null;
+    const column = scope.resolveColumn(qualifier, name);
+    if (column) return column;
+    if (qualifier === null && clause !== 'select' && clause !== 'on') {
+      // WHERE/GROUP BY/HAVING may name a result alias when no column has that name.
+      const index = scope.selectAlias(name);
+      if (index >= 0) return scope.selectItems[index].expr;
+    }
+    if (qualifier !== null && !scope.hasQualifier(qualifier)) throw new NameError(`no such column: ${qualifier}.${name}`);
+    throw new NameError(`no such column: ${qualifier ? `${qualifier}.` : ''}${name}`);
+  }
+
+  private binary(node: Raw, scope: Scope, clause: Clause): Expr {
+    const operator = String(node.operator).toUpperCase();
+    const left = (): Expr => this.expr(node.left, scope, clause);
+    switch (operator) {
+      case 'IN':
+      case 'NOT IN': {
+        const not = operator === 'NOT IN';
+        const values: Raw[] = node.right?.type === 'expr_list' ? node.right.value : [node.right];
+        if (values.length === 1 && values[0]?.ast) {
+          return { kind: 'in', expr: left(), not, list: null, subquery: this.subquery(values[0].ast, scope) };
+        }
+        return { kind: 'in', expr: left(), not, list: values.map((v) => this.expr(v, scope, clause)), subquery: null };
+      }
+      case 'BETWEEN':
+      case 'NOT BETWEEN': {
+        const [low, high] = node.right.value;
+        return { kind: 'between', expr: left(), not: operator === 'NOT BETWEEN', low: this.expr(low, scope, clause), high: this.expr(high, scope, clause) };
+      }
+      case 'LIKE':
+      case 'NOT LIKE':
+      case 'GLOB':
+      case 'NOT GLOB': {
+        if (node.right?.type === 'escape' || node.escape) throw new SyntaxShapeError('LIKE ... ESCAPE is not supported');
+        return {
+          kind: 'like', op: operator.endsWith('GLOB') ? 'GLOB' : 'LIKE', not: operator.startsWith('NOT'),
+          expr: left(), pattern: this.expr(node.right, scope, clause),
+        };
+      }
+      case 'IS':
+      case 'IS NOT':
+        if (node.right?.type === 'null') return { kind: 'isNull', expr: left(), not: operator === 'IS NOT' };
+        break;
+    }
+    const op = COMPARISONS[operator];
+    if (!op) throw new SyntaxShapeError(`unsupported operator ${operator}`);
+    return { kind: 'binary', op, left: left(), right: this.expr(node.right, scope, clause) };
+  }
+
+  private unary(node: Raw, scope: Scope, clause: Clause): Expr {
+    const operator = String(node.operator).toUpperCase();
+    if (operator === 'NOT EXISTS' || operator === 'EXISTS') {
+      const ast = node.expr?.ast ?? node.expr?.value?.[0]?.ast;
+      if (!ast) throw new SyntaxShapeError('EXISTS without a subquery');
+      return { kind: 'exists', not: operator === 'NOT EXISTS', query: this.subquery(ast, scope) };
+    }
+    const operand = this.expr(node.expr, scope, clause);
+    if (operator === '-' && operand.kind === 'literal' && typeof operand.value === 'number') {
+      return { ...operand, value: -operand.value, raw: `-${operand.raw}` };
+    }
+    if (operator === '-' || operator === '+') return { kind: 'unary', op: operator, operand };
+    if (operator === 'NOT' || operator === '!') return { kind: 'unary', op: 'NOT', operand };
+    throw new SyntaxShapeError(`unsupported unary operator ${operator}`);
+  }
+
+  private aggregate(name: string, node: Raw, scope: Scope, clause: Clause): Expr {
+    if (node.over) return { kind: 'window', name, raw: this.text(node) };
+    const argNode = node.args?.expr;
+    const star = !argNode || argNode.type === 'star' || (argNode.type === 'column_ref' && columnName(argNode) === '*');
+    const distinct = String(node.args?.distinct ?? '').toUpperCase() === 'DISTINCT';
+    const extraArgs: Expr[] = node.args?.separator ? [this.expr(node.args.separator.value ?? node.args.separator, scope, clause)] : [];
+    return {
+      kind: 'aggregate', name: name as AggregateName, distinct, star,
+      arg: star ? null : this.expr(argNode, scope, clause), extraArgs,
+    };
+  }
+
+  private func(node: Raw, scope: Scope, clause: Clause): Expr {
+    let name = functionName(node).toUpperCase();
+    const distinct = name.endsWith(DISTINCT_MARK);
+    if (distinct) name = name.slice(0, -DISTINCT_MARK.length);
+    const rawArgs: Raw[] = node.args?.value ?? (node.args ? [node.args] : []);
+    if (node.over) return { kind: 'window', name, raw: this.text(node) };
+    if (name === 'EXISTS' && rawArgs[0]?.ast) return { kind: 'exists', not: false, query: this.subquery(rawArgs[0].ast, scope) };
+    const args = rawArgs.map((a) => this.expr(a, scope, clause));
+    if (name === 'NOT' && args.length === 1) return { kind: 'unary', op: 'NOT', operand: args[0] };
+    if (AGGREGATES.has(name) && (args.length === 1 || name === 'GROUP_CONCAT' || name === 'MIN' || name === 'MAX')) {
+      // MIN/MAX with several arguments are SQLite's scalar functions; with one, aggregates.
+      if (args.length === 1 || name === 'GROUP_CONCAT') {
+        return { kind: 'aggregate', name: name as AggregateName, distinct, star: false, arg: args[0] ?? null, extraArgs: args.slice(1) };
+      }
+    }
+    if (name === 'IIF' && args.length === 3) {
+      return { kind: 'case', whens: [{ when: args[0], then: args[1] }], else: args[2] };
+    }
+    return { kind: 'function', name, args };
+  }
+
+  private caseExpr(node: Raw, scope: Scope, clause: Clause): Expr {
+    const operand = node.expr ? this.expr(node.expr, scope, clause) : null;
+    const whens: { when: Expr; then: Expr }[] = [];
+    let otherwise: Expr | null = null;
+    for (const arm of node.args as Raw[]) {
+      const result = this.expr(arm.result, scope, clause);
+      if (arm.type === 'else') {
+        otherwise = result;
+        continue;
+      }
+      const cond = this.expr(arm.cond, scope, clause);
+      whens.push({ when: operand ? { kind: 'binary', op: '=', left: operand, right: cond } : cond, then: result });
+    }
+    return { kind: 'case', whens, else: otherwise };
+  }
+
+  private cast(node: Raw, scope: Scope, clause: Clause): CastExpr {
+    const target = node.target?.[0] ?? node.target;
+    const typeName = String(target?.dataType ?? '').toUpperCase();
+    return { kind: 'cast', expr: this.expr(node.expr, scope, clause), to: castAffinity(typeName), typeName };
+  }
+
+  private text(node: Raw): string {
+    try {
+      return this.parser.exprToSQL(node, { database: this.dialect });
+    } catch {
+      return 'expr';
+    }
+  }
+}
+
+// ---- helpers ------------------------------------------------------------------------------
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function columnName(node: Raw): string {
+  const c = node.column;
+  if (typeof c === 'string') return c;
+  if (c?.expr?.value !== undefined) return String(c.expr.value);
+  throw new SyntaxShapeError(`unsupported column reference ${JSON.stringify(node).slice(0, 80)}`);
+}
+
+function functionName(node: Raw): string {
+  const name = node.name;
+  if (typeof name === 'string') return name;
+  const parts: Raw[] = name?.name ?? [];
+  return parts.map((p) => p.value).join('.');
+}
+
+/** A name that could be a result alias: an unqualified column or a double-quoted token. */
+function bareName(node: Raw): string | null {
+  if (node?.type === 'column_ref' && !node.table) return columnName(node);
+  if (node?.type === 'double_quote_string') return String(node.value);
+  return null;
+}
+
+function ordinalOf(node: Raw, count: number): number | null {
+  if (node?.type !== 'number' || typeof node.value !== 'number' || !Number.isInteger(node.value)) return null;
+  if (node.value < 1 || node.value > count) throw new NameError(`term out of range: ${node.value}`);
+  return node.value - 1;
+}
+
+function numberLiteral(value: number | string): LiteralExpr {
+  const raw = String(value);
+  const isReal = /[.eE]/.test(raw) && !/^0x/i.test(raw);
+  return { kind: 'literal', type: isReal ? 'real' : 'integer', value: Number(raw), raw };
+}
+
+function textLiteral(value: string): LiteralExpr {
+  return { kind: 'literal', type: 'text', value, raw: `'${value.replace(/'/g, "''")}'` };
+}
+
+function joinType(join: string | undefined): JoinType {
+  const j = String(join ?? '').toUpperCase();
+  if (j === '' || j.startsWith('CROSS')) return 'cross';
+  if (j.startsWith('LEFT')) return 'left';
+  if (j.startsWith('RIGHT')) return 'right';
+  if (j.startsWith('FULL')) return 'full';
+  return 'inner';
+}
+
+function setOperator(op: string): SetOperator {
+  const o = String(op).toLowerCase().replace(/\s+/g, ' ');
+  if (o === 'union' || o === 'union all' || o === 'intersect' || o === 'except') return o;
+  throw new SyntaxShapeError(`unsupported set operator ${op}`);
+}
+
+/** SQLite's type-name affinity rules (datatype3.html, 3.1). */
+function castAffinity(typeName: string): CastExpr['to'] {
+  if (typeName.includes('INT')) return 'integer';
+  if (/CHAR|CLOB|TEXT/.test(typeName)) return 'text';
+  if (typeName === '' || typeName.includes('BLOB')) return 'blob';
+  if (/REAL|FLOA|DOUB/.test(typeName)) return 'real';
+  return 'numeric';
+}
+
+function outputNames(query: Query): string[] {
+  return query.kind === 'select' ? query.columns.map((c) => c.name) : outputNames(query.left);
+}
+
+export function sameExpr(a: Expr, b: Expr): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

@@ -1,0 +1,133 @@
+import { existsSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { DatabaseInfo, Instance, Rejection } from '../model.js';
+import { pickQuestionFile, readBirdSource } from './bird.js';
+import { readDescriptions } from './descriptions.js';
+import { readJsonlSource } from './jsonl.js';
+import type { RawSource, SourceRecord } from './records.js';
+import { readDatabaseInfo } from './schema.js';
+
+/**
+ * The ingest stage: a source folder (or file) → instances, their databases and the
+ * bad-input rejections. Bad input never stops a load: each affected instance is rejected
+ * with a message saying why, and the rest load. Only a source that cannot be read at all
+ * (no such path, no question file, a BIRD question file that is not JSON) throws.
+ */
+
+export interface LoadedSource {
+  datasetName: string;
+  layout: 'bird' | 'jsonl';
+  /** The databases of the loaded instances, in order of first use. */
+  databases: DatabaseInfo[];
+  /** In source order. */
+  instances: Instance[];
+  /** Stage `ingest`, category `bad_input`, in source order. */
+  rejections: Rejection[];
+  /** Source-level oddities that lost no instance (unreadable description files, ...). */
+  warnings: string[];
+}
+
+export interface LoadSourceOptions {
+  /** Load only the instances of these databases (`--db`); an unknown id throws. */
+  dbIds?: string[];
+}
+
+export async function loadSource(sourcePath: string, options: LoadSourceOptions = {}): Promise<LoadedSource> {
+  const raw = await readRawSource(path.resolve(sourcePath));
+  const records = markDuplicates(raw.records);
+  const selected = selectDatabases(records, options.dbIds);
+  const inScope = records.filter((record) => (record.ok ? selected.has(record.instance.dbId) : !options.dbIds || selected.has(record.db)));
+
+  const databases = new Map<string, DatabaseInfo>();
+  const failures = new Map<string, string>();
+  for (const dbId of selected) {
+    const loaded = await loadDatabase(raw, dbId);
+    if (typeof loaded === 'string') failures.set(dbId, loaded);
+    else databases.set(dbId, loaded);
+  }
+
+  const instances: Instance[] = [];
+  const rejections: Rejection[] = [];
+  const rejectRecord = (id: string, db: string, message: string) =>
+    rejections.push({ id, db, formulation: 'all', stage: 'ingest', category: 'bad_input', message });
+  for (const record of inScope) {
+    if (!record.ok) rejectRecord(record.id, record.db, record.message);
+    else if (failures.has(record.instance.dbId)) rejectRecord(record.instance.id, record.instance.dbId, failures.get(record.instance.dbId)!);
+    else instances.push(record.instance);
+  }
+  return {
+    datasetName: raw.datasetName,
+    layout: raw.layout,
+    databases: [...new Set(instances.map((instance) => instance.dbId))].map((dbId) => databases.get(dbId)!),
+    instances,
+    rejections,
+    warnings: raw.warnings,
+  };
+}
+
+/** A folder (BIRD question file preferred over a `.jsonl`), or the question file itself. */
+async function readRawSource(sourcePath: string): Promise<RawSource> {
+  let info;
+  try {
+    info = await stat(sourcePath);
+  } catch {
+    throw new Error(`source ${sourcePath} does not exist`);
+  }
+  if (info.isFile()) {
+    if (/\.jsonl$/i.test(sourcePath)) return readJsonlSource(sourcePath);
+    if (/\.json$/i.test(sourcePath)) return readBirdSource(sourcePath);
+    throw new Error(`source ${sourcePath}: expected a folder, a BIRD .json question file or a .jsonl file`);
+  }
+  const files = (await readdir(sourcePath, { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+  const questionFile = pickQuestionFile(files);
+  if (questionFile) return readBirdSource(path.join(sourcePath, questionFile));
+  const jsonl = files.filter((file) => /\.jsonl$/i.test(file)).sort();
+  if (jsonl.length === 1) return readJsonlSource(path.join(sourcePath, jsonl[0]));
+  if (jsonl.length > 1) throw new Error(`source ${sourcePath} holds several .jsonl files (${jsonl.join(', ')}): pass one of them`);
+  throw new Error(`source ${sourcePath} holds no question file (BIRD *.json or generic *.jsonl)`);
+}
+
+/** Ids are unique in a source: every later record with a seen id is bad input. */
+function markDuplicates(records: SourceRecord[]): SourceRecord[] {
+  const firstIndex = new Map<string, number>();
+  return records.map((record) => {
+    if (!record.ok) return record;
+    const { id, index, dbId } = record.instance;
+    const first = firstIndex.get(id);
+    if (first === undefined) {
+      firstIndex.set(id, index);
+      return record;
+    }
+    return { ok: false, index, id, db: dbId, message: `duplicate id ${id} (first used by the record at position ${first})` };
+  });
+}
+
+/** The databases to load: all that valid records use, or the `--db` filter (checked). */
+function selectDatabases(records: SourceRecord[], filter: string[] | undefined): Set<string> {
+  const used = new Set(records.flatMap((record) => (record.ok ? [record.instance.dbId] : [])));
+  if (!filter) return used;
+  const unknown = filter.filter((dbId) => !used.has(dbId));
+  if (unknown.length > 0) {
+    throw new Error(`unknown database ${unknown.join(', ')} in the db filter; available: ${[...used].sort().join(', ')}`);
+  }
+  return new Set(filter);
+}
+
+/** The database's schema, or why its instances cannot be loaded. */
+async function loadDatabase(raw: RawSource, dbId: string): Promise<DatabaseInfo | string> {
+  const candidates = raw.databaseDirs.flatMap((dir) => [path.join(dir, dbId, `${dbId}.sqlite`), path.join(dir, `${dbId}.sqlite`)]);
+  const file = candidates.find((candidate) => existsSync(candidate));
+  if (!file) return `unknown db_id ${dbId}: no ${dbId}.sqlite in ${raw.databaseDirs.join(', ')}`;
+  try {
+    // Descriptions live beside the database in its own folder (BIRD: <db>/database_description).
+    const descriptions =
+      path.basename(path.dirname(file)) === dbId
+        ? await readDescriptions(path.join(path.dirname(file), 'database_description'), raw.warnings)
+        : new Map();
+    const info = await readDatabaseInfo(dbId, file, { descriptions, naturalNames: raw.naturalNames.get(dbId) ?? new Map() });
+    return info.tables.length > 0 ? info : `database ${dbId} (${file}) has no tables`;
+  } catch (error) {
+    return `database ${dbId} (${file}) cannot be read: ${(error as Error).message}`;
+  }
+}

@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import type { ColumnInfo, DatabaseInfo, ForeignKey, TableInfo } from '../model.js';
+import { openReadOnly } from '../../runtime/sql/readonly.js';
+import type { TableDescriptions } from './descriptions.js';
+
+/**
+ * A database's schema as the SQLite file declares it (original-case names, declared types,
+ * keys), annotated with the dataset's column descriptions.
+ */
+
+/** Natural-language column names (BIRD `*_tables.json`): lower-cased table → column → name. */
+export type NaturalNames = Map<string, Map<string, string>>;
+
+export interface SchemaAnnotations {
+  descriptions: TableDescriptions;
+  naturalNames: NaturalNames;
+}
+
+/** Throws when the file is missing or not a readable SQLite database. */
+export async function readDatabaseInfo(dbId: string, dbPath: string, annotations: SchemaAnnotations): Promise<DatabaseInfo> {
+  const fingerprint = await sha256File(dbPath);
+  const db = openReadOnly(dbPath);
+  try {
+    const tableNames = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+      .pluck()
+      .all() as string[];
+    const tableInfo = db.prepare('SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid');
+    const foreignKeyList = db.prepare('SELECT "table", "from", "to", seq FROM pragma_foreign_key_list(?) ORDER BY id, seq');
+    const raw = tableNames.map((name) => ({
+      name,
+      columns: tableInfo.all(name) as { name: string; type: string; pk: number }[],
+      foreignKeys: foreignKeyList.all(name) as ForeignKeyRow[],
+    }));
+    const primaryKeys = new Map(
+      raw.map((table) => [
+        table.name.toLowerCase(),
+        table.columns.filter((column) => column.pk > 0).sort((a, b) => a.pk - b.pk).map((column) => column.name),
+      ]),
+    );
+    const tables: TableInfo[] = raw.map((table) => ({
+      name: table.name,
+      columns: table.columns.map((column) => annotate(table.name, column.name, column.type, annotations)),
+      primaryKey: primaryKeys.get(table.name.toLowerCase()) ?? [],
+      foreignKeys: resolveForeignKeys(table.foreignKeys, primaryKeys),
+    }));
+    return { dbId, path: dbPath, fingerprint, tables };
+  } finally {
+    db.close();
+  }
+}
+
+function annotate(table: string, column: string, type: string, annotations: SchemaAnnotations): ColumnInfo {
+  const described = annotations.descriptions.get(table.toLowerCase())?.get(column.toLowerCase());
+  const natural = annotations.naturalNames.get(table.toLowerCase())?.get(column.toLowerCase());
+  return {
+    name: column,
+    type,
+    description: described?.description || natural || column.replace(/_/g, ' '),
+    valueDescription: described?.valueDescription ?? '',
+  };
+}
+
+/**
+ * `REFERENCES t` without a column refers to t's primary key; composite keys list one
+ * row per column, in key order.
+ */
+function resolveForeignKeys(rows: ForeignKeyRow[], primaryKeys: Map<string, string[]>): ForeignKey[] {
+  return rows.map((row) => ({
+    column: row.from,
+    refTable: row.table,
+    refColumn: row.to ?? primaryKeys.get(row.table.toLowerCase())?.[row.seq] ?? '',
+  }));
+}
+
+interface ForeignKeyRow {
+  table: string;
+  from: string;
+  to: string | null;
+  /** Position of this column within its (possibly composite) key. */
+  seq: number;
+}
+
+export function sha256File(filePath: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(filePath)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolve(hash.digest('hex')));
+  });
+}

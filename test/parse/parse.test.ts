@@ -1,0 +1,182 @@
+import { parseQuery } from '../../generators/sql/normalize.js';
+import type { Expr, NormalizedQuery, Query, SelectQuery } from '../../generators/sql/ast.js';
+import { SCHEMA } from '../decompose/schema.js';
+
+function parse(sql: string): NormalizedQuery {
+  const outcome = parseQuery(sql, SCHEMA);
+  if (!outcome.ok) throw new Error(`${outcome.category}: ${outcome.message}`);
+  return outcome.value;
+}
+
+function select(sql: string): SelectQuery {
+  const { query } = parse(sql);
+  if (query.kind !== 'select') throw new Error('not a plain select');
+  return query;
+}
+
+function column(source: string, table: string | null, name: string, depth = 0): Expr {
+  return { kind: 'column', source, table, column: name, depth };
+}
+
+describe('parseQuery: names', () => {
+  test('aliases resolve to their FROM item, columns get the schema case', () => {
+    const q = select('SELECT t1.NAME, T2.Avg FROM School AS T1 INNER JOIN score T2 ON t1.ID = t2.school_id');
+    expect(q.columns.map((c) => c.expr)).toEqual([column('T1', 'school', 'name'), column('T2', 'score', 'avg')]);
+    expect(q.from).toEqual({
+      base: { kind: 'table', name: 'T1', table: 'school' },
+      joins: [{ type: 'inner', item: { kind: 'table', name: 'T2', table: 'score' }, on: { kind: 'binary', op: '=', left: column('T1', 'school', 'id'), right: column('T2', 'score', 'school_id') } }],
+    });
+  });
+
+  test('unqualified columns find their table; backquoted names with spaces', () => {
+    const q = select('SELECT `free meals`, subject FROM school JOIN score ON id = school_id');
+    expect(q.columns.map((c) => c.expr)).toEqual([column('school', 'school', 'Free Meals'), column('score', 'score', 'subject')]);
+  });
+
+  test('SELECT * expands to every column in schema order', () => {
+    const q = select('SELECT * FROM score');
+    expect(q.columns.map((c) => c.name)).toEqual(['school_id', 'subject', 'avg', 'takers']);
+  });
+
+  test('unknown tables and columns are parse errors', () => {
+    expect(parseQuery('SELECT x FROM school', SCHEMA)).toMatchObject({ ok: false, category: 'parse_error', message: expect.stringContaining('no such column') });
+    expect(parseQuery('SELECT 1 FROM nowhere', SCHEMA)).toMatchObject({ ok: false, category: 'parse_error', message: expect.stringContaining('no such table') });
+  });
+
+  test('ambiguous unqualified column is a parse error', () => {
+    const outcome = parseQuery('SELECT id FROM school AS a JOIN school AS b ON a.id = b.id', SCHEMA);
+    expect(outcome).toMatchObject({ ok: false, category: 'parse_error', message: expect.stringContaining('ambiguous') });
+  });
+
+  test('syntax errors carry node-sql-parser\'s message', () => {
+    const outcome = parseQuery('SELECT FROM WHERE', SCHEMA);
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) expect(outcome.category).toBe('parse_error');
+  });
+});
+
+describe('parseQuery: double-quoted strings', () => {
+  test('an identifier when it names a column, else a text literal', () => {
+    const q = select('SELECT "name" FROM school WHERE City = "Fresno"');
+    expect(q.columns[0].expr).toEqual(column('school', 'school', 'name'));
+    expect(q.where).toEqual({ kind: 'binary', op: '=', left: column('school', 'school', 'City'), right: { kind: 'literal', type: 'text', value: 'Fresno', raw: '"Fresno"' } });
+  });
+
+  test('doubled quotes inside strings are unescaped', () => {
+    const q = select("SELECT name FROM school WHERE name = 'O''Brien'");
+    expect(q.where).toMatchObject({ right: { value: "O'Brien" } });
+  });
+});
+
+describe('parseQuery: literals', () => {
+  test('integer and real are kept apart, with the raw text', () => {
+    const q = select('SELECT students * 1.0, students * 100, -2, 0.5, NULL FROM school');
+    const exprs = q.columns.map((c) => c.expr);
+    expect(exprs[0]).toMatchObject({ kind: 'binary', op: '*', right: { kind: 'literal', type: 'real', value: 1, raw: '1.0' } });
+    expect(exprs[1]).toMatchObject({ right: { kind: 'literal', type: 'integer', value: 100, raw: '100' } });
+    expect(exprs[2]).toEqual({ kind: 'literal', type: 'integer', value: -2, raw: '-2' });
+    expect(exprs[3]).toMatchObject({ type: 'real', value: 0.5 });
+    expect(exprs[4]).toEqual({ kind: 'literal', type: 'null', value: null, raw: 'NULL' });
+  });
+});
+
+describe('parseQuery: expressions', () => {
+  test('aggregates, CAST, IIF as CASE, CASE x WHEN as CASE WHEN x =', () => {
+    const q = select("SELECT COUNT(*), COUNT(DISTINCT City), CAST(SUM(students) AS REAL), IIF(students > 100, 'big', 'small'), CASE City WHEN 'Fresno' THEN 1 END FROM school");
+    const [count, distinct, cast, iif, caseExpr] = q.columns.map((c) => c.expr);
+    expect(count).toEqual({ kind: 'aggregate', name: 'COUNT', distinct: false, star: true, arg: null, extraArgs: [] });
+    expect(distinct).toMatchObject({ kind: 'aggregate', name: 'COUNT', distinct: true, arg: column('school', 'school', 'City') });
+    expect(cast).toMatchObject({ kind: 'cast', to: 'real', expr: { kind: 'aggregate', name: 'SUM' } });
+    expect(iif).toMatchObject({ kind: 'case', whens: [{ when: { op: '>' }, then: { value: 'big' } }], else: { value: 'small' } });
+    expect(caseExpr).toMatchObject({ kind: 'case', whens: [{ when: { kind: 'binary', op: '=', left: column('school', 'school', 'City') } }], else: null });
+  });
+
+  test('SUM(DISTINCT x), which the sqlite grammar refuses, still parses', () => {
+    const q = select('SELECT SUM(DISTINCT students) FROM school');
+    expect(q.columns[0].expr).toMatchObject({ kind: 'aggregate', name: 'SUM', distinct: true });
+  });
+
+  test('IN, BETWEEN, LIKE, IS NULL, NOT', () => {
+    const q = select("SELECT id FROM school WHERE id IN (1, 2) AND students NOT BETWEEN 1 AND 5 AND name NOT LIKE 'A%' AND City IS NOT NULL AND NOT (id = 3)");
+    const text = JSON.stringify(q.where);
+    expect(text).toContain('"kind":"in","expr"');
+    expect(text).toContain('"kind":"between"');
+    expect(text).toContain('"kind":"like","op":"LIKE","not":true');
+    expect(text).toContain('"kind":"isNull"');
+    expect(text).toContain('"kind":"unary","op":"NOT"');
+  });
+
+  test('functions are upper-cased with their arguments', () => {
+    const q = select("SELECT strftime('%Y', founded), substr(name, 1, 2) FROM school");
+    expect(q.columns[0].expr).toMatchObject({ kind: 'function', name: 'STRFTIME', args: [{ value: '%Y' }, column('school', 'school', 'founded')] });
+    expect(q.columns[1].expr).toMatchObject({ kind: 'function', name: 'SUBSTR' });
+  });
+
+  test('window functions are kept opaque', () => {
+    const q = select('SELECT name, RANK() OVER (ORDER BY students DESC) FROM school');
+    expect(q.columns[1].expr).toMatchObject({ kind: 'window', name: 'RANK' });
+  });
+});
+
+describe('parseQuery: clauses', () => {
+  test('ORDER BY ordinals and result aliases point at the SELECT list', () => {
+    const q = select('SELECT name AS n, students FROM school ORDER BY n DESC, 2');
+    expect(q.orderBy).toEqual([
+      { expr: column('school', 'school', 'name'), direction: 'desc', selectIndex: 0 },
+      { expr: column('school', 'school', 'students'), direction: 'asc', selectIndex: 1 },
+    ]);
+  });
+
+  test('GROUP BY, HAVING, LIMIT/OFFSET (both syntaxes), DISTINCT', () => {
+    const q = select('SELECT DISTINCT City, COUNT(id) FROM school GROUP BY City HAVING COUNT(id) > 1 LIMIT 5 OFFSET 2');
+    expect(q.distinct).toBe(true);
+    expect(q.groupBy).toEqual([column('school', 'school', 'City')]);
+    expect(q.having).toMatchObject({ kind: 'binary', op: '>' });
+    expect(q.limit).toMatchObject({ value: 5 });
+    expect(q.offset).toMatchObject({ value: 2 });
+    const mysql = select('SELECT City FROM school LIMIT 2, 5');
+    expect([mysql.limit, mysql.offset]).toMatchObject([{ value: 5 }, { value: 2 }]);
+  });
+
+  test('WHERE may name a result alias', () => {
+    const q = select('SELECT students * 2 AS double FROM school WHERE double > 10');
+    expect(q.where).toMatchObject({ left: { kind: 'binary', op: '*' } });
+  });
+
+  test('LEFT JOIN and USING', () => {
+    const q = select('SELECT name FROM school LEFT JOIN score ON school.id = score.school_id');
+    expect(q.from?.joins[0].type).toBe('left');
+    const using = select('SELECT s.name FROM school AS s JOIN school AS t USING (id)');
+    expect(using.from?.joins[0].on).toEqual({ kind: 'binary', op: '=', left: column('s', 'school', 'id'), right: column('t', 'school', 'id') });
+  });
+
+  test('set operations', () => {
+    const { query } = parse('SELECT name FROM school UNION SELECT subject FROM score ORDER BY 1');
+    expect(query).toMatchObject({ kind: 'set', op: 'union', left: { kind: 'select' }, right: { kind: 'select' } });
+    expect((query as Extract<Query, { kind: 'set' }>).orderBy).toHaveLength(1);
+  });
+});
+
+describe('parseQuery: subqueries and correlation', () => {
+  test('an uncorrelated scalar subquery', () => {
+    const q = select('SELECT name FROM school WHERE students = (SELECT MAX(students) FROM school)');
+    expect(q.correlated).toBe(false);
+    expect(q.where).toMatchObject({ right: { kind: 'subquery', query: { kind: 'select', correlated: false } } });
+  });
+
+  test('a correlated subquery refers to the enclosing FROM at depth 1', () => {
+    const q = select('SELECT name FROM school AS s WHERE EXISTS (SELECT 1 FROM score WHERE score.school_id = s.id)');
+    expect(q.correlated).toBe(false);
+    const exists = q.where as Extract<Expr, { kind: 'exists' }>;
+    expect(exists.kind).toBe('exists');
+    expect(exists.query.correlated).toBe(true);
+    expect(JSON.stringify(exists.query)).toContain(JSON.stringify(column('s', 'school', 'id', 1)));
+  });
+
+  test('IN (SELECT ...) and derived tables', () => {
+    const q = select('SELECT t.n FROM (SELECT name AS n FROM school WHERE id IN (SELECT school_id FROM score)) AS t');
+    expect(q.from?.base).toMatchObject({ kind: 'derived', name: 't' });
+    expect(q.columns[0].expr).toEqual(column('t', null, 'n'));
+    expect(JSON.stringify(q.from)).toContain('"kind":"in"');
+  });
+});

@@ -1,0 +1,60 @@
+import Database from 'better-sqlite3';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Temporary folders and SQLite files for tests (removed by `removeTempDirs`). */
+
+const created: string[] = [];
+
+export function tempDir(prefix = 'nl2api-test-'): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  created.push(dir);
+  return dir;
+}
+
+export function removeTempDirs(): void {
+  for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Writes a SQLite file built by `statements` (parent folders created). */
+export function createDb(file: string, statements: string): string {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const db = new Database(file);
+  db.exec(statements);
+  db.close();
+  return file;
+}
+
+/** A small database: heroes with powers, a BLOB column and a foreign key. */
+export const HEROES_SQL = `
+  CREATE TABLE publisher (id INTEGER PRIMARY KEY, publisher_name TEXT);
+  CREATE TABLE hero (
+    id INTEGER PRIMARY KEY,
+    hero_name TEXT,
+    publisher_id INTEGER REFERENCES publisher(id),
+    height_cm REAL,
+    avatar BLOB
+  );
+  INSERT INTO publisher VALUES (1, 'Marvel'), (2, 'DC');
+  INSERT INTO hero VALUES
+    (1, 'Spider-Man', 1, 178, x'01ff'),
+    (2, 'Batman', 2, 188, NULL),
+    (3, 'Superman', 2, 191, NULL),
+    (4, 'Storm', 1, 180.5, NULL);
+`;
+
+/** Counts forever (well, to 10^12): only a kill stops it. */
+export const RUNAWAY_SQL = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000000) SELECT count(*) FROM c';
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const BIRD_DIR = process.env.NL2API_BIRD_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/bird-dev');

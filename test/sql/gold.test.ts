@@ -1,0 +1,107 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { resultShape, runGold, shapeFromTokens } from '../../generators/sql/gold.js';
+import type { DatabaseInfo, Instance } from '../../pipeline/model.js';
+import { loadSource } from '../../pipeline/sources/index.js';
+import { createSqlPool } from '../../runtime/sql/pool.js';
+import type { SqlExecutor } from '../../runtime/sql/executor.js';
+import { BIRD_DIR, createDb, HEROES_SQL, removeTempDirs, RUNAWAY_SQL, tempDir } from './fixtures.js';
+
+let executor: SqlExecutor;
+let heroes: DatabaseInfo;
+
+beforeAll(async () => {
+  const dir = tempDir();
+  createDb(path.join(dir, 'heroes.sqlite'), HEROES_SQL);
+  writeFileSync(path.join(dir, 'questions.jsonl'), JSON.stringify({ id: 'q', db_id: 'heroes', question: 'x?', sql: 'SELECT 1' }));
+  heroes = (await loadSource(dir)).databases[0];
+  executor = createSqlPool({ size: Math.max(2, os.cpus().length) });
+});
+afterAll(async () => {
+  await executor.close();
+  removeTempDirs();
+});
+
+const instance = (sql: string): Instance => ({ id: 't', index: 0, dbId: 'heroes', question: 'q?', evidence: '', sql, difficulty: null });
+
+describe('runGold', () => {
+  test('executes the gold SQL and reports ordering and distinctness', async () => {
+    const outcome = await runGold(instance('SELECT DISTINCT publisher_id FROM hero ORDER BY publisher_id DESC'), heroes, executor, 5000);
+    expect(outcome).toEqual({
+      ok: true,
+      value: {
+        columns: ['publisher_id'],
+        rows: [[2], [1]],
+        executedSql: 'SELECT DISTINCT publisher_id FROM hero ORDER BY publisher_id DESC',
+        ordered: true,
+        distinct: true,
+      },
+    });
+  });
+
+  test('resolves double-quoted string literals the way SQLite’s fallback does', async () => {
+    const outcome = await runGold(instance('SELECT "hero_name" FROM hero WHERE hero_name = "Batman"'), heroes, executor, 5000);
+    expect(outcome).toMatchObject({
+      ok: true,
+      value: { executedSql: `SELECT "hero_name" FROM hero WHERE hero_name = 'Batman'`, rows: [['Batman']] },
+    });
+  });
+
+  test.each([
+    ["DELETE FROM hero", /not a read-only SELECT/],
+    ["UPDATE hero SET hero_name = 'x'", /not a read-only SELECT/],
+    ["ATTACH ':memory:' AS x", /not a read-only SELECT/],
+    ['WITH x AS (SELECT 1) DELETE FROM hero', /not a read-only query/],
+    ['SELECT nope FROM hero', /no such column: nope/],
+    ['SELECT * FROM villain', /no such table: villain/],
+    ['SELECT FROM', /syntax error/],
+  ])('%s → gold_error', async (sql, message) => {
+    const outcome = await runGold(instance(sql), heroes, executor, 5000);
+    expect(outcome).toMatchObject({ ok: false, category: 'gold_error', message: expect.stringMatching(message) });
+  });
+
+  test('a runaway gold SQL → gold_timeout, and the next one still runs', async () => {
+    const outcome = await runGold(instance(RUNAWAY_SQL), heroes, executor, 300);
+    expect(outcome).toMatchObject({ ok: false, category: 'gold_timeout' });
+    expect(await runGold(instance('SELECT count(*) FROM hero'), heroes, executor, 5000)).toMatchObject({ ok: true, value: { rows: [[4]] } });
+  });
+});
+
+describe('resultShape', () => {
+  test.each([
+    ['SELECT a FROM t', false, false],
+    ['SELECT DISTINCT a FROM t ORDER BY a LIMIT 3', true, true],
+    ['SELECT a FROM (SELECT DISTINCT a FROM t ORDER BY a)', false, false],
+    ['SELECT a, RANK() OVER (ORDER BY b) FROM t', false, false],
+    ['WITH x AS (SELECT a FROM t ORDER BY a) SELECT DISTINCT a FROM x', false, true],
+    ['SELECT a FROM t UNION SELECT b FROM u ORDER BY 1', true, true],
+    ['SELECT DISTINCT a FROM t UNION ALL SELECT b FROM u', false, false],
+    ['SELECT a FROM t WHERE a IN (SELECT b FROM u ORDER BY b) ORDER BY a', true, false],
+  ])('%s → ordered %s, distinct %s', (sql, ordered, distinct) => {
+    expect(resultShape(sql)).toEqual({ ordered, distinct });
+  });
+
+  test('falls back to top-level tokens when the parser cannot read the SQL', () => {
+    const sql = "SELECT DISTINCT x FROM t WHERE y = 'ORDER BY' AND z IN (SELECT z FROM u ORDER BY z) ORDER BY x GLOB_UNKNOWN_SYNTAX(((";
+    expect(shapeFromTokens(sql)).toEqual({ ordered: true, distinct: true });
+    expect(shapeFromTokens("SELECT a FROM t -- ORDER BY a\nWHERE b = 'DISTINCT'")).toEqual({ ordered: false, distinct: false });
+    expect(resultShape('SELECT DISTINCT a FROM t ORDER BY a COLLATE NOCASE ???')).toEqual({ ordered: true, distinct: true });
+  });
+});
+
+(existsSync(BIRD_DIR) ? describe : describe.skip)('BIRD dev gold SQL (NL2API_BIRD_DIR)', () => {
+  test('all 1052 gold SQL execute through the pool without error', async () => {
+    const source = await loadSource(BIRD_DIR);
+    const databases = new Map(source.databases.map((db) => [db.dbId, db]));
+    const started = Date.now();
+    const outcomes = await Promise.all(source.instances.map((item) => runGold(item, databases.get(item.dbId)!, executor, 20_000)));
+    const elapsed = Date.now() - started;
+    const failures = outcomes.flatMap((outcome, i) => (outcome.ok ? [] : [`${source.instances[i].id}: ${outcome.message}`]));
+    expect(failures).toEqual([]);
+    expect(outcomes).toHaveLength(1052);
+    expect(elapsed).toBeLessThan(30_000);
+    const nonEmpty = outcomes.filter((outcome) => outcome.ok && outcome.value.rows.length > 0).length;
+    expect(nonEmpty).toBe(1050); // README: q173 and q388 are empty on the twin
+  });
+});

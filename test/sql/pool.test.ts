@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { SqlExecutionError, SqlTimeoutError } from '../../runtime/sql/executor.js';
+import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
+import { createDb, HEROES_SQL, isAlive, removeTempDirs, RUNAWAY_SQL, tempDir } from './fixtures.js';
+
+/** What only the process pool does: timeouts that stop, crash isolation, queueing, close. */
+
+let dbPath: string;
+const pools: SqlPool[] = [];
+const newPool = (size: number) => {
+  const pool = createSqlPool({ size });
+  pools.push(pool);
+  return pool;
+};
+const request = (sql: string, params: number[] = [], timeoutMs = 10_000) => ({ dbPath, sql, params, timeoutMs });
+
+beforeAll(() => {
+  dbPath = createDb(path.join(tempDir(), 'heroes.sqlite'), HEROES_SQL);
+});
+afterAll(async () => {
+  await Promise.all(pools.map((pool) => pool.close()));
+  removeTempDirs();
+});
+
+async function waitUntil(condition: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('starts no process until the first request', async () => {
+  const pool = newPool(4);
+  expect(pool.workerPids()).toEqual([]);
+  await pool.run(request('SELECT 1'));
+  expect(pool.workerPids()).toHaveLength(1);
+});
+
+test('a timeout kills the runaway statement’s process and the pool keeps serving', async () => {
+  const pool = newPool(1);
+  await pool.run(request('SELECT 1'));
+  const [pid] = pool.workerPids();
+  const started = Date.now();
+  await expect(pool.run(request(RUNAWAY_SQL, [], 300))).rejects.toThrow(SqlTimeoutError);
+  expect(Date.now() - started).toBeLessThan(3000);
+  await waitUntil(() => !isAlive(pid));
+  expect(pool.workerPids()).not.toContain(pid);
+  await expect(pool.run(request('SELECT count(*) FROM hero'))).resolves.toEqual({ columns: ['count(*)'], rows: [[4]] });
+  expect(pool.workerPids()).toHaveLength(1);
+});
+
+test('a crashed worker fails only its own request; the pool respawns', async () => {
+  const pool = newPool(2);
+  await pool.run(request('SELECT 1'));
+  const [victim] = pool.workerPids();
+  const doomed = pool.run(request(RUNAWAY_SQL, [], 60_000)); // the idle worker takes it
+  const others = Promise.all(Array.from({ length: 10 }, (_, i) => pool.run(request('SELECT ?', [i]))));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  process.kill(victim, 'SIGKILL');
+  await expect(doomed).rejects.toThrow(SqlExecutionError);
+  await expect(doomed).rejects.toThrow(/worker crashed/);
+  expect((await others).map((result) => result.rows[0][0])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  await expect(pool.run(request('SELECT 42'))).resolves.toEqual({ columns: ['42'], rows: [[42]] });
+  expect(pool.workerPids()).not.toContain(victim);
+});
+
+test('requests beyond the pool size queue and all complete, in any mix with failures', async () => {
+  const pool = newPool(2);
+  const results = await Promise.allSettled(
+    Array.from({ length: 40 }, (_, i) => pool.run(request(i % 10 === 9 ? 'SELECT nope' : 'SELECT ? * 2', i % 10 === 9 ? [] : [i]))),
+  );
+  expect(pool.workerPids().length).toBeLessThanOrEqual(2);
+  results.forEach((result, i) => {
+    if (i % 10 === 9) expect(result.status).toBe('rejected');
+    else expect(result).toEqual({ status: 'fulfilled', value: { columns: ['? * 2'], rows: [[i * 2]] } });
+  });
+});
+
+test('a timeout does not hold up queued requests for longer than it lasts', async () => {
+  const pool = newPool(1);
+  const runaway = pool.run(request(RUNAWAY_SQL, [], 300));
+  const queued = pool.run(request('SELECT 7'));
+  await expect(runaway).rejects.toThrow(SqlTimeoutError);
+  await expect(queued).resolves.toEqual({ columns: ['7'], rows: [[7]] });
+});
+
+test('close() stops running statements, rejects waiting ones and ends every process', async () => {
+  const pool = createSqlPool({ size: 2 });
+  await pool.run(request('SELECT 1'));
+  const running = [pool.run(request(RUNAWAY_SQL, [], 60_000)), pool.run(request(RUNAWAY_SQL, [], 60_000))];
+  const waiting = pool.run(request('SELECT 1'));
+  const outcomes = Promise.allSettled([...running, waiting]);
+  await waitUntil(() => pool.workerPids().length === 2);
+  const pids = pool.workerPids();
+  const started = Date.now();
+  await pool.close();
+  expect(Date.now() - started).toBeLessThan(2000);
+  for (const outcome of await outcomes) {
+    expect(outcome).toMatchObject({ status: 'rejected', reason: { message: 'executor closed' } });
+  }
+  expect(pids.filter(isAlive)).toEqual([]);
+  await expect(pool.run(request('SELECT 1'))).rejects.toThrow(/executor closed/);
+});
+
+test('refuses a pool without workers', () => {
+  expect(() => createSqlPool({ size: 0 })).toThrow(/positive integer/);
+});
+
+/** Runs an ES module script in a fresh Node process (with tsx), as a user's program would. */
+function runScript(body: string): string {
+  const poolUrl = new URL('../../runtime/sql/pool.ts', import.meta.url).href;
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const script = `
+    import { createSqlPool } from ${JSON.stringify(poolUrl)};
+    const run = (pool, n) => pool.run({ dbPath: ${JSON.stringify(dbPath)}, sql: 'SELECT ?', params: [n], timeoutMs: 10000 });
+    ${body}
+  `;
+  return execFileSync(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+}
+
+test('a process that used the pool exits, even without close()', () => {
+  const output = runScript(`
+    const pool = createSqlPool({ size: 2 });
+    const results = await Promise.all([1, 2, 3].map((n) => run(pool, n)));
+    console.log(JSON.stringify(results.map((r) => r.rows[0][0])));
+  `);
+  expect(output.trim()).toBe('[1,2,3]');
+});
+
+test('workers that cannot start fail the waiting requests instead of respawning forever', () => {
+  const output = runScript(`
+    const pool = createSqlPool({ size: 2 });
+    process.env.NODE_OPTIONS = '--require /nonexistent/nl2api-preload.cjs'; // inherited by the workers
+    const failed = await Promise.allSettled([1, 2, 3].map((n) => run(pool, n)));
+    delete process.env.NODE_OPTIONS;
+    const recovered = await run(pool, 4);
+    await pool.close();
+    console.log(JSON.stringify({ failed: failed.map((f) => f.reason?.message ?? 'resolved'), recovered: recovered.rows }));
+  `);
+  const { failed, recovered } = JSON.parse(output) as { failed: string[]; recovered: unknown };
+  expect(failed).toHaveLength(3);
+  for (const message of failed) expect(message).toMatch(/^SQL worker failed to start \(exit code 1.*nonexistent/s);
+  expect(recovered).toEqual([[4]]);
+});
