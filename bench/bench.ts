@@ -1,0 +1,135 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../generators/sql/double-quotes.js';
+import { jsonText, writeFileAtomic } from '../pipeline/files.js';
+import { packageRoot } from '../pipeline/package-root.js';
+import { loadSource } from '../pipeline/sources/index.js';
+import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
+import { createDirectExecutor } from '../runtime/sql/direct.js';
+
+/**
+ * `npm run bench [-- <bird dir>]`: in one run, (a) the baseline: every gold SQL executed
+ * once in-process; (b) a cold `generate` (fresh output and cache) in a child process;
+ * (c) a warm rerun on the same cache; (d) the paper tool pool, for coverage. Prints the
+ * comparison and writes output/bench.json.
+ */
+
+const root = packageRoot();
+const birdDir = path.resolve(root, process.argv[2] ?? process.env.NL2API_BIRD_DIR ?? '../shared/bird-dev');
+const COLD_TARGET = 10;
+const WARM_TARGET = 0.1;
+
+interface ChildRun {
+  wallMs: number;
+  stats: RunStats;
+}
+
+async function baseline(): Promise<{ ms: number; queries: number; errors: number }> {
+  const source = await loadSource(birdDir);
+  const databases = new Map(source.databases.map((db) => [db.dbId, db]));
+  const executor = createDirectExecutor();
+  let errors = 0;
+  const started = performance.now();
+  for (const instance of source.instances) {
+    const db = databases.get(instance.dbId)!;
+    // The same double-quote resolution as the gold stage (generators/sql/gold.ts).
+    const sql = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql));
+    try {
+      await executor.run({ dbPath: db.path, sql, params: [], timeoutMs: Infinity });
+    } catch {
+      errors++;
+    }
+  }
+  const ms = performance.now() - started;
+  await executor.close();
+  return { ms, queries: source.instances.length, errors };
+}
+
+/** `nl2api generate` in a child process: the built CLI, or the sources through tsx when run with tsx. */
+async function generateInChild(args: string[], outDir: string): Promise<ChildRun> {
+  const fromSources = fileURLToPath(import.meta.url).endsWith('.ts');
+  const command = fromSources
+    ? ['--import', 'tsx', path.join(root, 'cli', 'main.ts')]
+    : [path.join(root, 'dist', 'cli', 'main.js')];
+  const started = performance.now();
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn(process.execPath, [...command, 'generate', '--progress', 'none', '--out', outDir, ...args], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    child.on('error', reject);
+    child.on('exit', resolve);
+  });
+  const wallMs = performance.now() - started;
+  if (code !== 0) throw new Error(`generate ${args.join(' ')} exited with ${code}`);
+  return { wallMs, stats: JSON.parse(readFileSync(path.join(outDir, 'stats.json'), 'utf8')) as RunStats };
+}
+
+const pct = (t: Tally) => (t.input ? (100 * t.accepted) / t.input : 0);
+const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+async function main(): Promise<void> {
+  if (!existsSync(birdDir)) throw new Error(`BIRD directory ${birdDir} not found (pass it, or set NL2API_BIRD_DIR)`);
+  const work = mkdtempSync(path.join(os.tmpdir(), 'nl2api-bench-'));
+  try {
+    const cacheDir = path.join(work, 'cache');
+    const common = ['--source', birdDir, '--formulations', 'slot,sel', '--cache-dir', cacheDir];
+    process.stderr.write(`bench on ${birdDir}\n(a) baseline: gold SQL in-process...\n`);
+    const base = await baseline();
+    process.stderr.write('(b) cold generate...\n');
+    const cold = await generateInChild(common, path.join(work, 'cold'));
+    process.stderr.write('(c) warm generate...\n');
+    const warm = await generateInChild(common, path.join(work, 'warm'));
+    process.stderr.write('(d) paper pool...\n');
+    const paper = await generateInChild([...common, '--pool', 'paper'], path.join(work, 'paper'));
+
+    const report = {
+      birdDir,
+      queries: base.queries,
+      baseline: { ms: Math.round(base.ms), errors: base.errors },
+      cold: { ms: Math.round(cold.wallMs), ratioToBaseline: cold.wallMs / base.ms, target: `<= ${COLD_TARGET}x`, peakRssMb: cold.stats.timing.peakRssMb, stages: cold.stats.timing.stages },
+      warm: { ms: Math.round(warm.wallMs), ratioToCold: warm.wallMs / cold.wallMs, target: `< ${WARM_TARGET * 100}%`, peakRssMb: warm.stats.timing.peakRssMb },
+      coverage: Object.fromEntries(
+        Object.entries(cold.stats.formulations).map(([f, s]) => [
+          f,
+          {
+            total: { ...s.total, coveragePct: pct(s.total) },
+            byDb: Object.fromEntries(Object.entries(s.byDb).map(([db, t]) => [db, { input: t.input, accepted: t.accepted, coveragePct: pct(t) }])),
+            topRejections: topRejections(s.total, 10),
+          },
+        ]),
+      ),
+      paperPoolCoverage: Object.fromEntries(Object.entries(paper.stats.formulations).map(([f, s]) => [f, { ...s.total, coveragePct: pct(s.total) }])),
+    };
+
+    const lines: string[] = [];
+    for (const [f, s] of Object.entries(cold.stats.formulations)) {
+      lines.push(`${f.toUpperCase()} coverage: ${s.total.accepted}/${s.total.input} = ${pct(s.total).toFixed(1)}%`);
+      for (const [db, t] of Object.entries(s.byDb)) lines.push(`  ${db.padEnd(26)} ${String(t.accepted).padStart(4)}/${String(t.input).padEnd(4)} ${pct(t).toFixed(1).padStart(5)}%`);
+      lines.push(`  top rejections: ${topRejections(s.total, 6).map(([r, n]) => `${r} (${n})`).join(', ')}`);
+    }
+    const ok = (pass: boolean) => (pass ? 'ok' : 'MISSED');
+    lines.push(
+      `baseline (gold SQL in-process, ${base.queries} queries, ${base.errors} errors): ${fmt(base.ms)}`,
+      `cold generate: ${fmt(cold.wallMs)}  ratio cold/baseline ${(cold.wallMs / base.ms).toFixed(1)}x (target <= ${COLD_TARGET}x: ${ok(cold.wallMs / base.ms <= COLD_TARGET)})`,
+      `warm generate: ${fmt(warm.wallMs)}  warm/cold ${((100 * warm.wallMs) / cold.wallMs).toFixed(1)}% (target < ${WARM_TARGET * 100}%: ${ok(warm.wallMs / cold.wallMs < WARM_TARGET)})`,
+      `peak RSS (pipeline process): cold ${cold.stats.timing.peakRssMb} MB, warm ${warm.stats.timing.peakRssMb} MB`,
+      `paper pool coverage: ${Object.entries(paper.stats.formulations).map(([f, s]) => `${f} ${pct(s.total).toFixed(1)}%`).join(', ')}`,
+    );
+    process.stdout.write(`${lines.join('\n')}\n`);
+    const reportFile = path.join(root, 'output', 'bench.json');
+    await writeFileAtomic(reportFile, jsonText(report));
+    process.stdout.write(`report: ${reportFile}\n`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+});

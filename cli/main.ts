@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, loadConfig } from '../config/load.js';
+import type { ConfigInput } from '../config/schema.js';
+import { generate, SourceError } from '../pipeline/generate.js';
+import { packageRoot, packageVersion } from '../pipeline/package-root.js';
+import { InvariantError } from '../pipeline/stats.js';
+import { createProgressReporter } from './progress.js';
+import { summaryTable } from './summary.js';
+
+/** The `nl2api` command. Errors a user can fix print one clear line and exit 1. */
+
+interface GenerateFlags {
+  source?: string;
+  formulations?: string[];
+  out?: string;
+  db?: string[];
+  pool?: string;
+  concurrency?: number;
+  sqlWorkers?: number;
+  config?: string;
+  cache?: boolean;
+  cacheDir?: string;
+  progress?: string;
+}
+
+const EXIT_INTERRUPTED = 130;
+
+export function buildProgram(): Command {
+  const program = new Command()
+    .name('nl2api')
+    .description('Turns NL2SQL datasets into verified tool-calling datasets (SLOT, SEL)')
+    .version(packageVersion())
+    .showHelpAfterError();
+
+  const run = withRunOptions(
+    program
+      .command('generate')
+      .description('generate SLOT/SEL datasets from a source (BIRD layout, or JSONL + SQLite dir)')
+      .option('--source <dir>', 'dataset source directory (or question file)')
+      .option('--formulations <list>', 'comma-separated: slot,sel', commaList)
+      .option('--out <dir>', 'output directory (default: output)')
+      .option('--db <id...>', 'only these databases (repeatable)'),
+  );
+  run.action(async (flags: GenerateFlags, command: Command) => {
+    process.exitCode = await runGenerate(flags, command);
+  });
+
+  const demo = withRunOptions(
+    program
+      .command('demo')
+      .description('generate on the bundled demo dataset (seeds/demo) and print a summary')
+      .option('--out <dir>', 'output directory', 'output/demo'),
+  );
+  demo.action(async (flags: GenerateFlags, command: Command) => {
+    process.exitCode = await runGenerate({ ...flags, source: path.join(packageRoot(), 'seeds', 'demo') }, command);
+  });
+  return program;
+}
+
+function withRunOptions(command: Command): Command {
+  return command
+    .addOption(new Option('--pool <pool>', 'tool pool').choices(['extended', 'paper']))
+    .option('--concurrency <n>', 'items in flight', positiveInt)
+    .option('--sql-workers <n>', 'SQL worker processes', positiveInt)
+    .option('--config <file>', 'JSON config file (flags override it)')
+    .option('--no-cache', 'recompute everything (results are still cached)')
+    .option('--cache-dir <dir>', 'run store directory (default: <out>/.cache)')
+    .addOption(new Option('--progress <mode>', 'progress display').choices(['auto', 'bar', 'log', 'none']));
+}
+
+async function runGenerate(flags: GenerateFlags, command: Command): Promise<number> {
+  // Only flags given on the command line override the config file (commander fills defaults).
+  const given = (key: keyof GenerateFlags) => command.getOptionValueSource(key) === 'cli';
+  const cliFlags: ConfigInput = {
+    source: flags.source,
+    formulations: given('formulations') ? (flags.formulations as ConfigInput['formulations']) : undefined,
+    out: flags.out,
+    dbIds: given('db') ? flags.db : undefined,
+    pool: given('pool') ? (flags.pool as ConfigInput['pool']) : undefined,
+    concurrency: given('concurrency') ? flags.concurrency : undefined,
+    sqlWorkers: given('sqlWorkers') ? flags.sqlWorkers : undefined,
+    cache: given('cache') ? flags.cache : undefined,
+    cacheDir: given('cacheDir') ? flags.cacheDir : undefined,
+    progress: given('progress') ? (flags.progress as ConfigInput['progress']) : undefined,
+  };
+  const config = await loadConfig({ file: flags.config, flags: cliFlags });
+
+  const controller = new AbortController();
+  const onSignal = () => {
+    if (controller.signal.aborted) process.exit(EXIT_INTERRUPTED); // second Ctrl-C: now
+    process.stderr.write('\nstopping: finishing the items in flight (Ctrl-C again to quit at once)\n');
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const progress = createProgressReporter(config.progress);
+  try {
+    const result = await generate({ config, signal: controller.signal, onProgress: progress.listener });
+    progress.stop();
+    for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
+    if (result.aborted || !result.stats) {
+      process.stderr.write('interrupted: finished work is in the cache; rerun to complete\n');
+      return EXIT_INTERRUPTED;
+    }
+    process.stdout.write(`${summaryTable(result.stats)}\n`);
+    process.stdout.write(
+      `\n${result.files.length + 2} files in ${result.outDir} (wall ${(result.stats.timing.wallMs / 1000).toFixed(1)} s)\n`,
+    );
+    return 0;
+  } finally {
+    progress.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+function commaList(value: string): string[] {
+  return value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+export async function main(argv: string[] = process.argv): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof SourceError || error instanceof InvariantError) {
+      process.stderr.write(`nl2api: ${error.message}\n`);
+    } else {
+      process.stderr.write(`nl2api: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    }
+    process.exitCode = 1;
+  }
+}
+
+// Run when executed (node dist/cli/main.js, the bin link, tsx), not when imported by tests.
+const invoked = process.argv[1] ? pathToFileURL(realpath(process.argv[1])).href : '';
+if (invoked === import.meta.url) await main();
+
+function realpath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file;
+  }
+}

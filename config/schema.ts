@@ -1,0 +1,62 @@
+import { z } from 'zod';
+
+/**
+ * Every knob of a pipeline run, with its default. The JSON config file (`--config`) and the
+ * CLI flags are validated against this one schema (config/load.ts merges them).
+ */
+
+export const PipelineFormulation = z.enum(['slot', 'sel']);
+
+export const ConfigSchema = z
+  .object({
+    /** Dataset source directory (BIRD layout or generic JSONL + SQLite dir). */
+    source: z.string().min(1).optional(),
+    /** Restrict the run to these databases (all when absent). */
+    dbIds: z.array(z.string().min(1)).min(1).optional(),
+    formulations: z.array(PipelineFormulation).min(1).default(['slot', 'sel']),
+    /** `paper` reproduces the paper's 7 SLOT tools; `extended` adds our extensions. */
+    pool: z.enum(['extended', 'paper']).default('extended'),
+    /** Items in flight at once in the in-process runner. */
+    concurrency: z.number().int().min(1).max(1024).default(8),
+    /** SQL worker processes (killable, so timeouts really stop a query). */
+    sqlWorkers: z.number().int().min(1).max(256).default(2),
+    /** Retries of a stage that threw a TransientError (0 = no retry). */
+    retries: z.number().int().min(0).max(100).default(3),
+    backoff: z
+      .object({
+        /** First retry delay; doubled per attempt, with jitter, capped at maxMs. */
+        baseMs: z.number().int().min(0).default(100),
+        maxMs: z.number().int().min(0).default(5000),
+      })
+      .strict()
+      .default({ baseMs: 100, maxMs: 5000 }),
+    goldTimeoutMs: z.number().int().min(1).default(30_000),
+    executeTimeoutMs: z.number().int().min(1).default(30_000),
+    /** Output directory. */
+    out: z.string().min(1).default('output'),
+    /** Run store / cache directory; `<out>/.cache` when absent. */
+    cacheDir: z.string().min(1).optional(),
+    /** false: recompute everything (results are still written to the cache). */
+    cache: z.boolean().default(true),
+    /** `auto`: progress bars on a TTY, periodic log lines otherwise. */
+    progress: z.enum(['auto', 'bar', 'log', 'none']).default('auto'),
+  })
+  .strict();
+
+export type Config = z.infer<typeof ConfigSchema>;
+/** What the file and the flags may contain before defaults are applied. */
+export type ConfigInput = z.input<typeof ConfigSchema>;
+
+/**
+ * The part of the config that changes what is generated (not where, not how fast): its
+ * hash goes into the manifest.
+ */
+export function outputRelevantConfig(config: Config): Record<string, unknown> {
+  return {
+    formulations: config.formulations,
+    pool: config.pool,
+    goldTimeoutMs: config.goldTimeoutMs,
+    executeTimeoutMs: config.executeTimeoutMs,
+    dbIds: config.dbIds ?? null,
+  };
+}

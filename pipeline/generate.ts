@@ -1,0 +1,146 @@
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { cacheDirOf } from '../config/load.js';
+import { outputRelevantConfig, type Config } from '../config/schema.js';
+import type { SqlExecutor } from '../runtime/sql/executor.js';
+import { createSqlPool } from '../runtime/sql/pool.js';
+import { writeArtifact, type EmittedFile } from './emit.js';
+import { jsonlText, jsonText } from './files.js';
+import { orderedFormulations } from './formulation.js';
+import { hashJson } from './hash.js';
+import type { ProgressListener } from './progress.js';
+import { runInProcess } from './runner/in-process.js';
+import type { ItemStages } from './runner/flow.js';
+import type { ItemResult } from './samples.js';
+import { ITEM_STAGES, emitStage, ingestStage } from './stages/index.js';
+import { assertNothingLost, collectRejections, computeStats, type RunStats } from './stats.js';
+import { memoizeExecutor } from './sql-memo.js';
+import { RunStore } from './store/run-store.js';
+import { packageVersion } from './package-root.js';
+
+/**
+ * A whole run: ingest → item stages (in-process runner, run store) → the nothing-lost
+ * check → emit per database → rejections, stats and manifest.
+ */
+
+export interface GenerateOptions {
+  config: Config;
+  signal?: AbortSignal;
+  onProgress?: ProgressListener;
+  /** Default: the killable SQL process pool of `config.sqlWorkers` workers (closed at the end). */
+  executor?: SqlExecutor;
+  /** Default: the registry's stages (tests swap in toy stages). */
+  stages?: ItemStages;
+}
+
+export interface GenerateResult {
+  outDir: string;
+  /** Absent when the run was aborted before emitting. */
+  stats?: RunStats;
+  files: EmittedFile[];
+  aborted: boolean;
+  warnings: string[];
+}
+
+export class SourceError extends Error {
+  override name = 'SourceError';
+}
+
+export async function generate(options: GenerateOptions): Promise<GenerateResult> {
+  const started = performance.now();
+  const { config } = options;
+  if (!config.source) throw new SourceError('no source given (--source <dir>)');
+  const formulations = orderedFormulations(config.formulations);
+  const outDir = path.resolve(config.out);
+
+  let source;
+  try {
+    source = await ingestStage.run(config.source, { dbIds: config.dbIds });
+  } catch (error) {
+    throw new SourceError((error as Error).message);
+  }
+  const ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers });
+  const executor = memoizeExecutor(options.executor ?? ownExecutor!);
+  const store = new RunStore({ dir: cacheDirOf(config), read: config.cache });
+  try {
+    const run = await runInProcess({
+      config,
+      databases: source.databases,
+      instances: source.instances,
+      stages: options.stages ?? ITEM_STAGES,
+      executor,
+      store,
+      signal: options.signal,
+      onProgress: options.onProgress,
+    });
+    if (run.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
+
+    const dbIds = [...new Set([...source.databases.map((db) => db.dbId), ...source.rejections.map((r) => r.db)])];
+    const expected = new Map<string, number>(dbIds.map((db) => [db, 0]));
+    for (const i of source.instances) expected.set(i.dbId, (expected.get(i.dbId) ?? 0) + 1);
+    for (const r of source.rejections) expected.set(r.db, (expected.get(r.db) ?? 0) + 1);
+
+    const statsWithoutTiming = computeStats({
+      dataset: source.datasetName,
+      dbIds,
+      formulations,
+      items: run.items,
+      ingestRejections: source.rejections,
+      timing: { wallMs: 0, peakRssMb: 0, stages: {} },
+    });
+    assertNothingLost(statsWithoutTiming, expected);
+
+    const files: EmittedFile[] = [];
+    const byDb = groupByDb(run.items);
+    for (const db of [...source.databases].sort((a, b) => (a.dbId < b.dbId ? -1 : 1))) {
+      files.push(
+        ...(await emitStage.run(
+          { items: byDb.get(db.dbId) ?? [] },
+          { config, db, datasetName: source.datasetName, outDir },
+        )),
+      );
+    }
+    files.push(
+      await writeArtifact(outDir, 'rejections.jsonl', jsonlText(collectRejections(run.items, source.rejections, formulations))),
+    );
+
+    const stats: RunStats = {
+      ...statsWithoutTiming,
+      timing: {
+        wallMs: Math.round(performance.now() - started),
+        peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+        stages: Object.fromEntries(
+          [...run.metrics].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]),
+        ),
+      },
+    };
+    await writeArtifact(outDir, 'stats.json', jsonText(stats));
+    // The manifest lists the deterministic artifacts; stats.json (its timing) is not one.
+    const manifest = {
+      generator: { name: 'nl2api', version: packageVersion() },
+      dataset: source.datasetName,
+      layout: source.layout,
+      configHash: hashJson(outputRelevantConfig(config)),
+      config: outputRelevantConfig(config),
+      counts: Object.fromEntries(
+        Object.entries(stats.formulations).map(([f, s]) => [f, { input: s.total.input, accepted: s.total.accepted, rejected: s.total.rejected }]),
+      ),
+      files: [...files].sort((a, b) => (a.path < b.path ? -1 : 1)),
+    };
+    await writeArtifact(outDir, 'manifest.json', jsonText(manifest));
+    return { outDir, stats, files, aborted: false, warnings: source.warnings };
+  } finally {
+    store.close();
+    await ownExecutor?.close();
+  }
+}
+
+function groupByDb(items: readonly ItemResult[]): Map<string, ItemResult[]> {
+  const byDb = new Map<string, ItemResult[]>();
+  for (const item of items) {
+    const list = byDb.get(item.instance.dbId) ?? [];
+    list.push(item);
+    byDb.set(item.instance.dbId, list);
+  }
+  return byDb;
+}

@@ -1,0 +1,71 @@
+import type { Config } from '../config/schema.js';
+import type { SqlExecutor } from '../runtime/sql/executor.js';
+import type { DatabaseInfo } from './model.js';
+import type { Outcome } from './outcome.js';
+
+/**
+ * The stage contract. A stage is a pure-ish function of plain JSON data plus a context the
+ * runner builds (config, the database, a SQL executor): it knows nothing of queues, caches
+ * or retries. The in-process runner and a queue-based runner (BullMQ) run the same stages:
+ * a job payload is `{ stage, input, dbId }`, and the worker rebuilds the context from its
+ * config and the database list.
+ */
+
+/** Stage names, exactly as in DESIGN.md. */
+export const STAGE_NAMES = [
+  'ingest',
+  'gold',
+  'parse',
+  'slot.decompose',
+  'sel.expand',
+  'execute',
+  'verify',
+  'emit',
+] as const;
+export type StageName = (typeof STAGE_NAMES)[number];
+
+export interface StageContext {
+  config: Config;
+  /** The database the item belongs to. */
+  db: DatabaseInfo;
+  /** The one way to run SQL (the killable process pool in the pipeline). */
+  executor: SqlExecutor;
+}
+
+/**
+ * A per-item stage. `run` returns an Outcome (accepted or a categorized rejection, both
+ * cached); it throws `TransientError` for retryable failures and anything else for a fault
+ * of the run (neither is cached).
+ */
+export interface ItemStage<I, O> {
+  kind: 'item';
+  name: StageName;
+  /** Bump whenever the stage's logic changes what it produces: old cache entries die. */
+  version: number;
+  /**
+   * Everything the result depends on, as JSON-able parts: the input (or the part of it
+   * that matters), the config slice the stage reads, the database fingerprint if it reads
+   * the database. Name and version are added by the run store.
+   */
+  cacheKey(input: I, ctx: StageContext): unknown;
+  run(input: I, ctx: StageContext): Promise<Outcome<O>>;
+}
+
+export interface BarrierContext {
+  config: Config;
+  db: DatabaseInfo;
+  datasetName: string;
+  /** Output directory (absolute). */
+  outDir: string;
+}
+
+/**
+ * A per-database stage that needs every item of the database first (emit; later
+ * rest.dedup). Runs after all item stages of that database are terminal.
+ */
+export interface BarrierStage<I, O> {
+  kind: 'barrier';
+  name: StageName;
+  version: number;
+  run(input: I, ctx: BarrierContext): Promise<O>;
+}

@@ -1,0 +1,52 @@
+import { executeSelSequence } from '../../runtime/sel/index.js';
+import { executeSequence } from '../../runtime/slot/index.js';
+import { checkExecution } from '../../verifiers/index.js';
+import { accept } from '../outcome.js';
+import { TransientError } from '../outcome.js';
+import type { ExecuteInput, ExecutionRecord } from '../runner/flow.js';
+import type { ItemStage } from '../stage.js';
+import { dbCacheKey } from './db-key.js';
+
+/**
+ * execute: runs a SLOT or SEL sequence against the live tools. A failure of the calls
+ * (SQL error, timeout, tool error) is not a rejection here but data: the verify stage's
+ * execution check categorizes it, next to the format check's verdict. Errors the execution
+ * check cannot attribute to the calls (`execution:internal`: a bug, not the item) are
+ * thrown, so the runner reports them as internal_error and does not cache them.
+ */
+export const executeStage: ItemStage<ExecuteInput, ExecutionRecord> = {
+  kind: 'item',
+  name: 'execute',
+  version: 1,
+  cacheKey: (input, ctx) => ({
+    formulation: input.formulation,
+    sequence: input.sequence,
+    db: dbCacheKey(ctx.db),
+    pool: ctx.config.pool,
+    timeoutMs: ctx.config.executeTimeoutMs,
+  }),
+  async run(input, ctx) {
+    const options = { timeoutMs: ctx.config.executeTimeoutMs, pool: ctx.config.pool };
+    try {
+      const outputs =
+        input.formulation === 'sel'
+          ? await executeSelSequence(input.sequence, ctx.db, ctx.executor, options)
+          : await executeSequence(input.sequence, ctx.db, ctx.executor, options);
+      return accept({ ok: true, outputs });
+    } catch (error) {
+      if (error instanceof TransientError) throw error;
+      const verdict = checkExecution({ ok: false, error });
+      if (verdict.category === 'execution:internal') throw error;
+      return accept({ ok: false, error: plainError(error) });
+    }
+  },
+};
+
+function plainError(error: unknown): { name: string; message: string; code?: string } {
+  const e = error as { name?: unknown; message?: unknown; code?: unknown };
+  return {
+    name: typeof e?.name === 'string' ? e.name : 'Error',
+    message: typeof e?.message === 'string' ? e.message : String(error),
+    ...(typeof e?.code === 'string' ? { code: e.code } : {}),
+  };
+}

@@ -1,0 +1,13 @@
+import { runGold } from '../../generators/sql/gold.js';
+import type { GoldResult, Instance } from '../model.js';
+import type { ItemStage } from '../stage.js';
+import { dbCacheKey } from './db-key.js';
+
+/** gold: the gold SQL, executed read-only with a timeout (gold_error, gold_timeout). */
+export const goldStage: ItemStage<{ instance: Instance }, GoldResult> = {
+  kind: 'item',
+  name: 'gold',
+  version: 1,
+  cacheKey: ({ instance }, ctx) => ({ sql: instance.sql, db: dbCacheKey(ctx.db), timeoutMs: ctx.config.goldTimeoutMs }),
+  run: ({ instance }, ctx) => runGold(instance, ctx.db, ctx.executor, ctx.config.goldTimeoutMs),
+};

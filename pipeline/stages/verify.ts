@@ -1,0 +1,50 @@
+import { keysForInitialization, keysForSequence, slotToolSpecs } from '../../runtime/slot/index.js';
+import { checkExecution, checkFormat, checkSemantic } from '../../verifiers/index.js';
+import type { SelSequence, ToolSpec, Verdict } from '../model.js';
+import { accept, reject } from '../outcome.js';
+import type { VerifyInput } from '../runner/flow.js';
+import type { Verification } from '../samples.js';
+import type { ItemStage, StageContext } from '../stage.js';
+import { dbCacheKey } from './db-key.js';
+
+/**
+ * verify: format → execution → semantic. All three verdicts are computed (the semantic
+ * check needs outputs, so it is `semantic:not_run` when execution failed) and the first
+ * failing one, in that order, rejects the sample with its category. An accepted sample
+ * keeps all three; the semantic verdict's category names the comparison rule that decided.
+ */
+export const verifyStage: ItemStage<VerifyInput, Verification> = {
+  kind: 'item',
+  name: 'verify',
+  version: 1,
+  cacheKey: (input, ctx) => ({ ...input, db: dbCacheKey(ctx.db), pool: ctx.config.pool }),
+  async run(input, ctx) {
+    const verification: Verification = {
+      format: checkFormat(input.sequence, toolsOf(input, ctx)),
+      execution: checkExecution(input.execution),
+      semantic: input.execution.ok
+        ? checkSemantic(input.execution.outputs, input.gold)
+        : { ok: false, category: 'semantic:not_run', message: 'execution failed' },
+    };
+    const failed: Verdict | undefined = [verification.format, verification.execution, verification.semantic].find(
+      (v) => !v.ok,
+    );
+    return failed ? reject(failed.category, failed.message) : accept(verification);
+  },
+};
+
+/**
+ * The tools the sequence may use: the SEL universe, or the SLOT pool over its key universe
+ * (starting keys plus the keys its calls derive). A sequence that does not even compile
+ * gets the starting keys only, and the format check says what is wrong with it.
+ */
+function toolsOf(input: VerifyInput, ctx: StageContext): ToolSpec[] {
+  if (input.formulation === 'sel') return (input.sequence as SelSequence).tools;
+  let keys;
+  try {
+    keys = keysForSequence(ctx.db, input.sequence, ctx.config.pool);
+  } catch {
+    keys = keysForInitialization(ctx.db, input.sequence.initialization);
+  }
+  return slotToolSpecs(keys, ctx.config.pool);
+}

@@ -1,0 +1,203 @@
+import { orderedFormulations, type PipelineFormulation } from './formulation.js';
+import type { Rejection } from './model.js';
+import { SHARED_STAGES, pathStages } from './runner/flow.js';
+import type { StageMetrics } from './runner/stage-runner.js';
+import type { ItemResult } from './samples.js';
+import type { StageName } from './stage.js';
+
+/**
+ * Run statistics. Everything outside `timing` is a function of the inputs, config and the
+ * cached outcomes (deterministic); `timing` holds what varies from run to run (times, cache
+ * hits, memory).
+ */
+
+export interface Tally {
+  input: number;
+  accepted: number;
+  rejected: number;
+  /** `stage:category` → count, keys sorted. */
+  rejectedBy: Record<string, number>;
+}
+
+export interface StageTally {
+  input: number;
+  accepted: number;
+  rejected: number;
+}
+
+export interface FormulationStats {
+  total: Tally;
+  byDb: Record<string, Tally>;
+  /** The funnel: per stage, items that reached it and what became of them. */
+  stages: Record<string, StageTally>;
+}
+
+export interface RunTiming {
+  wallMs: number;
+  peakRssMb: number;
+  stages: Record<string, StageMetrics>;
+}
+
+export interface RunStats {
+  dataset: string;
+  formulations: Partial<Record<PipelineFormulation, FormulationStats>>;
+  timing: RunTiming;
+}
+
+export class InvariantError extends Error {
+  override name = 'InvariantError';
+}
+
+/** Ingest rejections are rejections of every formulation: one record each. */
+export function expandIngestRejections(
+  rejections: readonly Rejection[],
+  formulations: readonly PipelineFormulation[],
+): Rejection[] {
+  return rejections.flatMap((r) =>
+    r.formulation === 'all' ? formulations.map((f) => ({ ...r, formulation: f })) : [r],
+  );
+}
+
+/** All rejections in output order: ingest first (source order), then by instance index and formulation. */
+export function collectRejections(
+  items: readonly ItemResult[],
+  ingestRejections: readonly Rejection[],
+  formulations: readonly PipelineFormulation[],
+): Rejection[] {
+  const ordered = orderedFormulations(formulations);
+  const rejections = expandIngestRejections(ingestRejections, ordered);
+  for (const item of items) {
+    for (const f of ordered) {
+      const result = item.results[f];
+      if (result && !result.ok) {
+        rejections.push({
+          id: item.instance.id,
+          db: item.instance.dbId,
+          formulation: f,
+          stage: result.stage,
+          category: result.category,
+          message: result.message,
+        });
+      }
+    }
+  }
+  return rejections;
+}
+
+export function computeStats(args: {
+  dataset: string;
+  dbIds: readonly string[];
+  formulations: readonly PipelineFormulation[];
+  items: readonly ItemResult[];
+  ingestRejections: readonly Rejection[];
+  timing: RunTiming;
+}): RunStats {
+  const formulations = orderedFormulations(args.formulations);
+  const stats: RunStats = { dataset: args.dataset, formulations: {}, timing: args.timing };
+  for (const f of formulations) {
+    const byDb = new Map<string, Tally>(args.dbIds.map((db) => [db, emptyTally()]));
+    const tallyOf = (db: string): Tally => {
+      let t = byDb.get(db);
+      if (!t) byDb.set(db, (t = emptyTally()));
+      return t;
+    };
+    const stages = new Map<string, StageTally>();
+    const stageTally = (stage: string): StageTally => {
+      let t = stages.get(stage);
+      if (!t) stages.set(stage, (t = { input: 0, accepted: 0, rejected: 0 }));
+      return t;
+    };
+    const funnel: StageName[] = ['ingest', ...SHARED_STAGES, ...pathStages(f)];
+    for (const stage of funnel) stageTally(stage);
+
+    for (const r of expandIngestRejections(args.ingestRejections, [f]).filter((r) => r.formulation === f)) {
+      count(tallyOf(r.db), false, `${r.stage}:${r.category}`);
+      const ingest = stageTally('ingest');
+      ingest.input++;
+      ingest.rejected++;
+    }
+    for (const item of args.items) {
+      const result = item.results[f];
+      const tally = tallyOf(item.instance.dbId);
+      if (!result) {
+        // Counted as input but neither accepted nor rejected: the invariant check catches it.
+        tally.input++;
+        continue;
+      }
+      count(tally, result.ok, result.ok ? '' : `${result.stage}:${result.category}`);
+      // The funnel: every stage before the deciding one accepted the item.
+      for (const stage of funnel) {
+        const t = stageTally(stage);
+        if (!result.ok && result.stage === stage) {
+          t.input++;
+          t.rejected++;
+          break;
+        }
+        if (!result.ok && !funnel.includes(result.stage as StageName)) break;
+        t.input++;
+        t.accepted++;
+      }
+    }
+    const total = emptyTally();
+    for (const t of byDb.values()) {
+      total.input += t.input;
+      total.accepted += t.accepted;
+      total.rejected += t.rejected;
+      for (const [k, n] of Object.entries(t.rejectedBy)) total.rejectedBy[k] = (total.rejectedBy[k] ?? 0) + n;
+    }
+    stats.formulations[f] = {
+      total: sortedTally(total),
+      byDb: Object.fromEntries([...byDb.keys()].sort().map((db) => [db, sortedTally(byDb.get(db)!)])),
+      stages: Object.fromEntries(stages),
+    };
+  }
+  return stats;
+}
+
+/**
+ * Nothing is lost: per formulation and per database, every input ended accepted or
+ * rejected. `expectedInputs` counts the source items per database independently of the
+ * results (instances + ingest rejections).
+ */
+export function assertNothingLost(stats: RunStats, expectedInputs: ReadonlyMap<string, number>): void {
+  const problems: string[] = [];
+  for (const [f, fs] of Object.entries(stats.formulations)) {
+    for (const [db, t] of Object.entries(fs.byDb)) {
+      const expected = expectedInputs.get(db) ?? 0;
+      if (t.input !== expected || t.accepted + t.rejected !== t.input) {
+        problems.push(`${f}/${db}: expected ${expected} inputs, got ${t.input} = ${t.accepted} accepted + ${t.rejected} rejected`);
+      }
+    }
+    for (const [db, expected] of expectedInputs) {
+      if (!(db in fs.byDb) && expected > 0) problems.push(`${f}/${db}: ${expected} inputs missing`);
+    }
+  }
+  if (problems.length) throw new InvariantError(`nothing-is-lost invariant violated:\n${problems.join('\n')}`);
+}
+
+function emptyTally(): Tally {
+  return { input: 0, accepted: 0, rejected: 0, rejectedBy: {} };
+}
+
+function count(tally: Tally, accepted: boolean, reason: string): void {
+  tally.input++;
+  if (accepted) tally.accepted++;
+  else {
+    tally.rejected++;
+    tally.rejectedBy[reason] = (tally.rejectedBy[reason] ?? 0) + 1;
+  }
+}
+
+function sortedTally(t: Tally): Tally {
+  return {
+    ...t,
+    rejectedBy: Object.fromEntries(Object.entries(t.rejectedBy).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+  };
+}
+
+/** Top rejection reasons, most frequent first (ties by name). */
+export function topRejections(tally: Tally, n: number): [string, number][] {
+  return Object.entries(tally.rejectedBy)
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .slice(0, n);
+}

@@ -1,0 +1,48 @@
+import type { DatabaseInfo, SelBinding, SelSequence, ToolCall, ToolOutput } from '../../pipeline/model.js';
+import type { SqlExecutor } from '../sql/executor.js';
+import { allowed, ToolError } from '../slot/errors.js';
+import { executeSequence, ToolSession, type RunOptions } from '../slot/execute.js';
+
+/** SEL calls run as the SLOT calls they bind to: one runtime for both formulations. */
+
+export function selToSlotCall(call: ToolCall, bindings: Record<string, SelBinding>): ToolCall {
+  const binding = Object.prototype.hasOwnProperty.call(bindings, call.name) ? bindings[call.name] : undefined;
+  if (!binding) {
+    throw new ToolError('unknown_tool', call.label, `unknown tool "${call.name}"; tools are ${allowed(Object.keys(bindings))}`);
+  }
+  for (const name of Object.keys(binding.boundArguments)) {
+    if (call.arguments && name in call.arguments) {
+      throw new ToolError('unknown_argument', call.label, `${call.name} (label "${call.label}"): unknown argument "${name}" (this tool fixes it)`);
+    }
+  }
+  return { name: binding.slotTool, arguments: { ...call.arguments, ...binding.boundArguments }, label: call.label };
+}
+
+export async function executeSelSequence(
+  seq: SelSequence,
+  db: DatabaseInfo,
+  executor: SqlExecutor,
+  opts: RunOptions,
+): Promise<ToolOutput[]> {
+  const calls = seq.calls.map((call) => selToSlotCall(call, seq.bindings));
+  return executeSequence({ initialization: seq.initialization, calls, answerLabels: seq.answerLabels }, db, executor, opts);
+}
+
+/** Live SEL use: each call is mapped through `bindings` and run by a SLOT session. */
+export class SelToolSession {
+  private readonly session: ToolSession;
+
+  constructor(
+    db: DatabaseInfo,
+    executor: SqlExecutor,
+    opts: RunOptions,
+    private readonly bindings: Record<string, SelBinding>,
+  ) {
+    this.session = new ToolSession(db, executor, opts);
+  }
+
+  call(toolCall: ToolCall): Promise<ToolOutput> {
+    if (toolCall.name === 'initialize_active_data') return this.session.call(toolCall);
+    return this.session.call(selToSlotCall(toolCall, this.bindings));
+  }
+}

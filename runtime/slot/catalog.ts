@@ -1,0 +1,144 @@
+import type { ToolPool } from '../../pipeline/model.js';
+
+/**
+ * What each pool offers (docs/TOOLS.md): tools, filter conditions, aggregation types and
+ * transform operations, with the wording the tool specs show models. The compiler checks
+ * calls against these lists and the spec builder renders them, so the two never drift.
+ */
+
+export const PAPER_TOOLS = [
+  'filter_data',
+  'sort_data',
+  'retrieve_data',
+  'aggregate_data',
+  'group_data_by',
+  'select_unique_values',
+  'transform_data',
+] as const;
+export const EXTENDED_ONLY_TOOLS = ['union_data', 'calculate'] as const;
+export const INITIALIZE_TOOL = 'initialize_active_data';
+
+export type SlotTool = (typeof PAPER_TOOLS)[number] | (typeof EXTENDED_ONLY_TOOLS)[number];
+
+export function toolsOf(pool: ToolPool): readonly SlotTool[] {
+  return pool === 'paper' ? PAPER_TOOLS : [...PAPER_TOOLS, ...EXTENDED_ONLY_TOOLS];
+}
+
+export interface Choice {
+  name: string;
+  paper: boolean;
+  description: string;
+}
+
+export const CONDITIONS: readonly Choice[] = [
+  { name: 'equal_to', paper: true, description: 'key = value' },
+  { name: 'not_equal_to', paper: true, description: 'key <> value' },
+  { name: 'greater_than', paper: true, description: 'key > value' },
+  { name: 'less_than', paper: true, description: 'key < value' },
+  { name: 'greater_than_equal_to', paper: true, description: 'key >= value' },
+  { name: 'less_than_equal_to', paper: true, description: 'key <= value' },
+  { name: 'contains', paper: true, description: 'key contains the text value (case-sensitive substring)' },
+  { name: 'like', paper: true, description: "key matches the SQL LIKE pattern value ('%' any text, '_' one character)" },
+  { name: 'not_like', paper: false, description: 'key does not match the SQL LIKE pattern value' },
+  { name: 'not_contains', paper: false, description: 'key does not contain the text value' },
+  { name: 'in', paper: false, description: 'key is one of value (a list, or "$LABEL$" of a list)' },
+  { name: 'not_in', paper: false, description: 'key is none of value (a list, or "$LABEL$" of a list)' },
+  { name: 'is_null', paper: false, description: 'key is missing (NULL); value is ignored' },
+  { name: 'is_not_null', paper: false, description: 'key is present (not NULL); value is ignored' },
+];
+
+export const AGGREGATIONS: readonly Choice[] = [
+  { name: 'min', paper: true, description: 'smallest value' },
+  { name: 'max', paper: true, description: 'largest value' },
+  { name: 'sum', paper: true, description: 'sum of the values' },
+  { name: 'mean', paper: true, description: 'average of the values' },
+  { name: 'count', paper: true, description: 'number of non-missing values (key_name "*": number of rows)' },
+  { name: 'std', paper: true, description: 'sample standard deviation of the values' },
+  { name: 'argmin', paper: true, description: 'the first row holding the smallest value (a one-row table)' },
+  { name: 'argmax', paper: true, description: 'the first row holding the largest value (a one-row table)' },
+];
+
+/** The shape of an operation's `operation_args`. */
+export type OperationShape =
+  | 'none'
+  | 'operand'
+  | 'cast'
+  | 'round'
+  | 'substring'
+  | 'datetime'
+  | 'values'
+  | 'if_then_else';
+
+export interface OperationChoice extends Choice {
+  shape: OperationShape;
+}
+
+export const OPERATIONS: readonly OperationChoice[] = [
+  {
+    name: 'substring',
+    paper: true,
+    shape: 'substring',
+    description:
+      'part of the text: operation_args {start_index, end_index?}, 0-based, end exclusive; a negative start_index counts from the end',
+  },
+  { name: 'abs', paper: true, shape: 'none', description: 'absolute value' },
+  {
+    name: 'datetime',
+    paper: true,
+    shape: 'datetime',
+    description: "formats a date/time with operation_args {pattern}, an SQLite strftime pattern such as '%Y' or '%Y-%m'",
+  },
+  { name: 'add', paper: false, shape: 'operand', description: 'key + operand' },
+  { name: 'subtract', paper: false, shape: 'operand', description: 'key - operand' },
+  { name: 'multiply', paper: false, shape: 'operand', description: 'key * operand' },
+  {
+    name: 'divide',
+    paper: false,
+    shape: 'operand',
+    description: 'key / operand (integer / integer is integer division; division by zero gives null)',
+  },
+  { name: 'modulo', paper: false, shape: 'operand', description: 'key % operand' },
+  {
+    name: 'cast',
+    paper: false,
+    shape: 'cast',
+    description: 'converts the type: operation_args {to: "integer" | "real" | "text" | "numeric"}',
+  },
+  { name: 'round', paper: false, shape: 'round', description: 'rounds: operation_args {digits?} (default 0)' },
+  { name: 'negate', paper: false, shape: 'none', description: '-key' },
+  { name: 'length', paper: false, shape: 'none', description: 'number of characters' },
+  { name: 'upper', paper: false, shape: 'none', description: 'upper case' },
+  { name: 'lower', paper: false, shape: 'none', description: 'lower case' },
+  { name: 'trim', paper: false, shape: 'none', description: 'removes surrounding spaces' },
+  { name: 'julianday', paper: false, shape: 'none', description: 'the date as a Julian day number' },
+  { name: 'concat', paper: false, shape: 'operand', description: 'key followed by operand, as text' },
+  { name: 'coalesce', paper: false, shape: 'operand', description: 'key, or operand where key is null' },
+  { name: 'equal_to', paper: false, shape: 'operand', description: '1 if key = operand, else 0 (null if unknown)' },
+  { name: 'not_equal_to', paper: false, shape: 'operand', description: '1 if key <> operand, else 0' },
+  { name: 'greater_than', paper: false, shape: 'operand', description: '1 if key > operand, else 0' },
+  { name: 'less_than', paper: false, shape: 'operand', description: '1 if key < operand, else 0' },
+  { name: 'greater_than_equal_to', paper: false, shape: 'operand', description: '1 if key >= operand, else 0' },
+  { name: 'less_than_equal_to', paper: false, shape: 'operand', description: '1 if key <= operand, else 0' },
+  { name: 'like', paper: false, shape: 'operand', description: '1 if key matches the LIKE pattern operand, else 0' },
+  { name: 'not_like', paper: false, shape: 'operand', description: '1 if key does not match the LIKE pattern operand' },
+  { name: 'contains', paper: false, shape: 'operand', description: '1 if key contains the text operand, else 0' },
+  { name: 'in', paper: false, shape: 'values', description: '1 if key is one of operation_args {values: [...]}' },
+  { name: 'not_in', paper: false, shape: 'values', description: '1 if key is none of operation_args {values: [...]}' },
+  { name: 'is_null', paper: false, shape: 'none', description: '1 if key is null, else 0' },
+  { name: 'is_not_null', paper: false, shape: 'none', description: '1 if key is not null, else 0' },
+  { name: 'and', paper: false, shape: 'operand', description: 'key AND operand (truth values, three-valued)' },
+  { name: 'or', paper: false, shape: 'operand', description: 'key OR operand (truth values, three-valued)' },
+  { name: 'not', paper: false, shape: 'none', description: 'NOT key' },
+  {
+    name: 'if_then_else',
+    paper: false,
+    shape: 'if_then_else',
+    description: 'operation_args {then: operand, else?: operand}: then where key is true, else else (null if missing)',
+  },
+];
+
+export const CAST_TYPES = ['integer', 'real', 'text', 'numeric'] as const;
+
+export function choicesOf<T extends Choice>(choices: readonly T[], pool: ToolPool): T[] {
+  return choices.filter((c) => pool === 'extended' || c.paper);
+}

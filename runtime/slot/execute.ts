@@ -1,0 +1,76 @@
+import type { DatabaseInfo, ResultSet, SlotSequence, ToolCall, ToolOutput, ToolPool } from '../../pipeline/model.js';
+import type { SqlExecutor } from '../sql/executor.js';
+import { compileSequence, SlotCompiler, type CompiledRelation, type OutputKind } from './compiler.js';
+import { ToolError } from './errors.js';
+
+/** Running compiled SLOT calls: a whole sequence, or a live session call by call. */
+
+export interface RunOptions {
+  timeoutMs: number;
+  pool: ToolPool;
+}
+
+/** A result set as the tool output of `kind` (the shape docs/TOOLS.md gives each kind). */
+export function materialize(result: ResultSet, kind: OutputKind): ToolOutput {
+  switch (kind) {
+    case 'scalar':
+      return { kind, value: result.rows[0]?.[0] ?? null };
+    case 'list':
+      return { kind, values: result.rows.map((row) => row[0]) };
+    case 'table':
+      return { kind, columns: [...result.columns], rows: result.rows.map((row) => [...row]) };
+  }
+}
+
+export async function runRelation(
+  relation: CompiledRelation,
+  db: DatabaseInfo,
+  executor: SqlExecutor,
+  timeoutMs: number,
+): Promise<ToolOutput> {
+  const result = await executor.run({ dbPath: db.path, sql: relation.sql, params: relation.params, timeoutMs });
+  return materialize(result, relation.kind);
+}
+
+/** The outputs of `seq.answerLabels`, in order. Throws ToolError for an invalid sequence. */
+export async function executeSequence(
+  seq: SlotSequence,
+  db: DatabaseInfo,
+  executor: SqlExecutor,
+  opts: RunOptions,
+): Promise<ToolOutput[]> {
+  const compiled = compileSequence(db, seq.initialization, seq.calls, opts.pool);
+  const outputs: ToolOutput[] = [];
+  for (const label of seq.answerLabels) {
+    const relation = compiled.relations[label];
+    if (!relation) throw new ToolError('bad_reference', label, `answer label "${label}" is not the label of any call`);
+    outputs.push(await runRelation(relation, db, executor, opts.timeoutMs));
+  }
+  return outputs;
+}
+
+/**
+ * Step-by-step use (a model calling tools live): each call is compiled against the
+ * outputs so far and executed. A rejected call leaves the session as it was.
+ */
+export class ToolSession {
+  private readonly compiler: SlotCompiler;
+
+  constructor(
+    readonly db: DatabaseInfo,
+    private readonly executor: SqlExecutor,
+    private readonly opts: RunOptions,
+  ) {
+    this.compiler = new SlotCompiler(db, opts.pool);
+  }
+
+  async call(toolCall: ToolCall): Promise<ToolOutput> {
+    const relation = this.compiler.add(toolCall, { initialization: toolCall.name === 'initialize_active_data' });
+    return runRelation(relation, this.db, this.executor, this.opts.timeoutMs);
+  }
+
+  /** Labels answered so far (initialization included). */
+  labels(): string[] {
+    return this.compiler.sequence().labels;
+  }
+}

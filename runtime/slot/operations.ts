@@ -1,0 +1,141 @@
+import { allowed } from './errors.js';
+import type { Args } from './args.js';
+import { CAST_TYPES, type OperationChoice } from './catalog.js';
+import { param, raw, sql, type Frag } from './sqlfrag.js';
+
+/**
+ * SQL for the operations of `transform_data` and `calculate` (docs/TOOLS.md,
+ * "Operations"): one expression of `subject`, the column or the value operated on.
+ */
+
+export interface OperandResolver {
+  /** `{key_name: k}` or `{value: v}` at `path` (e.g. `operation_args.operand`). */
+  operand(value: unknown, path: string): Frag;
+  /** A list of values, or a reference to one, rendered as `(...)` for IN. */
+  values(value: unknown, path: string): Frag;
+}
+
+const BINARY: Record<string, string> = {
+  add: '+',
+  subtract: '-',
+  multiply: '*',
+  divide: '/',
+  modulo: '%',
+  concat: '||',
+  equal_to: '=',
+  not_equal_to: '<>',
+  greater_than: '>',
+  less_than: '<',
+  greater_than_equal_to: '>=',
+  less_than_equal_to: '<=',
+  like: 'LIKE',
+  not_like: 'NOT LIKE',
+  and: 'AND',
+  or: 'OR',
+};
+
+const UNARY: Record<string, (x: Frag) => Frag> = {
+  abs: (x) => sql`abs(${x})`,
+  negate: (x) => sql`(- ${x})`,
+  length: (x) => sql`length(${x})`,
+  upper: (x) => sql`upper(${x})`,
+  lower: (x) => sql`lower(${x})`,
+  trim: (x) => sql`trim(${x})`,
+  julianday: (x) => sql`julianday(${x})`,
+  is_null: (x) => sql`(${x} IS NULL)`,
+  is_not_null: (x) => sql`(${x} IS NOT NULL)`,
+  not: (x) => sql`(NOT ${x})`,
+};
+
+const SHAPE_ARGS: Record<OperationChoice['shape'], string[]> = {
+  none: [],
+  operand: ['operand'],
+  cast: ['to'],
+  round: ['digits'],
+  substring: ['start_index', 'end_index'],
+  datetime: ['pattern'],
+  values: ['values'],
+  if_then_else: ['then', 'else'],
+};
+
+export function operationSql(
+  op: OperationChoice,
+  subject: Frag,
+  opArgs: Record<string, unknown>,
+  args: Args,
+  resolver: OperandResolver,
+): Frag {
+  const names = SHAPE_ARGS[op.shape];
+  for (const name of Object.keys(opArgs)) {
+    if (!names.includes(name)) {
+      args.fail(
+        'unknown_argument',
+        `operation_args."${name}" is not an argument of operation "${op.name}"` +
+          (names.length ? `; its arguments are ${allowed(names)}` : '; it takes none'),
+      );
+    }
+  }
+  const need = (name: string): unknown => {
+    if (opArgs[name] === undefined) args.fail('missing_argument', `operation "${op.name}" needs operation_args.${name}`);
+    return opArgs[name];
+  };
+  const integer = (name: string): number => {
+    const value = need(name);
+    if (typeof value !== 'number' || !Number.isInteger(value)) args.fail('wrong_type', `operation_args.${name} must be an integer`);
+    return value;
+  };
+  switch (op.shape) {
+    case 'none':
+      return UNARY[op.name](subject);
+    case 'operand': {
+      const other = resolver.operand(need('operand'), 'operation_args.operand');
+      if (op.name === 'coalesce') return sql`ifnull(${subject}, ${other})`;
+      if (op.name === 'contains') return sql`(instr(${subject}, ${other}) > 0)`;
+      return sql`(${subject} ${raw(BINARY[op.name])} ${other})`;
+    }
+    case 'cast': {
+      const to = need('to');
+      if (typeof to !== 'string' || !(CAST_TYPES as readonly string[]).includes(to.toLowerCase())) {
+        args.fail('bad_value', `operation_args.to must be one of ${allowed(CAST_TYPES)}`);
+      }
+      return sql`CAST(${subject} AS ${raw(to.toUpperCase())})`;
+    }
+    case 'round':
+      return opArgs.digits === undefined || opArgs.digits === null
+        ? sql`round(${subject})`
+        : sql`round(${subject}, ${param(integer('digits'))})`;
+    case 'datetime': {
+      const pattern = need('pattern');
+      if (typeof pattern !== 'string') args.fail('wrong_type', 'operation_args.pattern must be a string');
+      return sql`strftime(${param(pattern)}, ${subject})`;
+    }
+    case 'substring':
+      return substring(subject, integer('start_index'), opArgs.end_index == null ? undefined : integer('end_index'));
+    case 'values': {
+      const list = resolver.values(need('values'), 'operation_args.values');
+      return sql`(${subject} ${raw(op.name === 'in' ? 'IN' : 'NOT IN')} ${list})`;
+    }
+    case 'if_then_else': {
+      const then = resolver.operand(need('then'), 'operation_args.then');
+      const otherwise = opArgs.else === undefined ? raw('NULL') : resolver.operand(opArgs.else, 'operation_args.else');
+      return sql`(CASE WHEN ${subject} THEN ${then} ELSE ${otherwise} END)`;
+    }
+  }
+}
+
+/**
+ * Python slice `x[start:end]` on the text of x: bounds clamp to [0, length], negative
+ * bounds count from the end. SUBSTR is 1-based with a length, hence the arithmetic.
+ */
+function substring(x: Frag, start: number, end: number | undefined): Frag {
+  if (start >= 0 && end === undefined) return sql`substr(${x}, ${param(start + 1)})`;
+  if (start >= 0 && end !== undefined && end >= 0) {
+    return sql`substr(${x}, ${param(start + 1)}, ${param(Math.max(end - start, 0))})`;
+  }
+  const bound = (b: number): Frag =>
+    b >= 0 ? sql`min(${param(b)}, length(${x}))` : sql`max(length(${x}) + ${param(b)}, 0)`;
+  const from = bound(start);
+  const to = end === undefined ? sql`length(${x})` : bound(end);
+  return sql`substr(${x}, ${from} + 1, max(${to} - ${from}, 0))`;
+}
+

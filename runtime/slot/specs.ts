@@ -1,0 +1,283 @@
+import type { DatabaseInfo, SlotSequence, ToolCall, ToolPool, ToolSpec } from '../../pipeline/model.js';
+import {
+  AGGREGATIONS,
+  CAST_TYPES,
+  choicesOf,
+  CONDITIONS,
+  INITIALIZE_TOOL,
+  OPERATIONS,
+  toolsOf,
+  type Choice,
+  type SlotTool,
+} from './catalog.js';
+import { compileSequence } from './compiler.js';
+import { startingTableKeys, type StartingTableRef } from './keys.js';
+
+/**
+ * Model-facing descriptions of the SLOT tools (OpenAI function format) and their OpenAPI
+ * rendering. Column-valued arguments carry an `enum` of the instance's keys, and their
+ * description lists what each key means.
+ */
+
+export interface KeyDoc {
+  key: string;
+  description: string;
+}
+
+/** Keys of the starting table(s), described from the dataset's column descriptions. */
+export function keysForInitialization(db: DatabaseInfo, initialization: ToolCall[]): KeyDoc[] {
+  const docs: KeyDoc[] = [];
+  const seen = new Set<string>();
+  for (const init of initialization) {
+    if (init.name !== INITIALIZE_TOOL) continue;
+    const tables = (init.arguments.tables ?? []) as StartingTableRef[];
+    for (const k of startingTableKeys(db, tables)) {
+      if (seen.has(k.key)) continue;
+      seen.add(k.key);
+      const column = db.tables.find((t) => t.name === k.table)!.columns.find((c) => c.name === k.column)!;
+      const description = column.description || column.name;
+      docs.push({ key: k.key, description: column.valueDescription ? `${description} (${column.valueDescription})` : description });
+    }
+  }
+  return docs;
+}
+
+/**
+ * The key universe of a sequence: the starting keys plus the keys its calls derive
+ * (transform_data results, per-group aggregates), so that every key the calls use is in
+ * the specs' enums.
+ */
+export function keysForSequence(db: DatabaseInfo, seq: SlotSequence, pool: ToolPool): KeyDoc[] {
+  const docs = keysForInitialization(db, seq.initialization);
+  const seen = new Set(docs.map((d) => d.key));
+  for (const derived of compileSequence(db, seq.initialization, seq.calls, pool).derivedKeys) {
+    if (seen.has(derived.key)) continue;
+    seen.add(derived.key);
+    docs.push({ key: derived.key, description: derived.description });
+  }
+  return docs;
+}
+
+const REFERENCE =
+  'A reference "$LABEL$" to the output of an earlier call (LABEL is that call\'s label); the initial table is "$starting_table_var$".';
+
+function keyList(keys: KeyDoc[]): string {
+  return keys.map((k) => `${k.key}: ${k.description}`).join('\n');
+}
+
+function keySchema(keys: KeyDoc[], what: string, extra: KeyDoc[] = []): Record<string, unknown> {
+  const all = [...extra, ...keys];
+  return { type: 'string', enum: all.map((k) => k.key), description: `${what}\nKeys:\n${keyList(all)}` };
+}
+
+function choiceSchema(choices: Choice[], what: string): Record<string, unknown> {
+  return {
+    type: 'string',
+    enum: choices.map((c) => c.name),
+    description: `${what}\n${choices.map((c) => `${c.name}: ${c.description}`).join('\n')}`,
+  };
+}
+
+const SOURCE = { type: 'string', description: `The input table. ${REFERENCE}` };
+const VALUE = {
+  type: ['string', 'number', 'null'],
+  description: 'A literal value, or a reference "$LABEL$" to a single value computed by an earlier call.',
+};
+const LIMIT = { type: 'integer', description: 'Keep only the first N rows (omit, or 0, for all).' };
+
+function oneOrMoreKeys(keys: KeyDoc[], pool: ToolPool, what: string): Record<string, unknown> {
+  const one = keySchema(keys, what);
+  if (pool === 'paper') return one;
+  const { description, ...single } = one;
+  return { description: `${description}\nA list of keys is also accepted.`, anyOf: [single, { type: 'array', items: single, minItems: 1 }] };
+}
+
+function operationArgs(pool: ToolPool, withKeys: KeyDoc[] | undefined): Record<string, unknown> {
+  const operand = {
+    type: 'object',
+    description: withKeys
+      ? 'The second operand: {"key_name": <key>} for another column of the row, or {"value": <literal or "$LABEL$">}.'
+      : 'The second operand: {"value": <literal or "$LABEL$">}.',
+  };
+  const properties: Record<string, unknown> = {
+    start_index: { type: 'integer', description: 'substring: first character, 0-based (negative counts from the end).' },
+    end_index: { type: 'integer', description: 'substring: end position, exclusive (omit for the rest of the text).' },
+    pattern: { type: 'string', description: "datetime: SQLite strftime pattern, e.g. '%Y' for the year." },
+  };
+  if (withKeys) properties.new_key_name = { type: 'string', description: 'Key of the new column (optional).' };
+  if (pool === 'extended') {
+    Object.assign(properties, {
+      operand,
+      to: { type: 'string', enum: [...CAST_TYPES], description: 'cast: the target type.' },
+      digits: { type: 'integer', description: 'round: number of decimal digits (default 0).' },
+      values: { type: 'array', description: 'in / not_in: the values (or a "$LABEL$" of a list).' },
+      then: { ...operand, description: 'if_then_else: operand used where the key is true.' },
+      else: { ...operand, description: 'if_then_else: operand used otherwise (null if omitted).' },
+    });
+  }
+  return { type: 'object', description: 'Arguments of the operation (see operation_type).', properties };
+}
+
+function fn(name: string, description: string, properties: Record<string, unknown>, required: string[]): ToolSpec {
+  return {
+    type: 'function',
+    function: { name, description, parameters: { type: 'object', properties, required, additionalProperties: false } },
+  };
+}
+
+export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool): ToolSpec {
+  const key = (what: string) => keySchema(keys, what);
+  switch (tool) {
+    case 'filter_data':
+      return fn(
+        tool,
+        'Filters a table: returns a table with only the rows where the column key_name satisfies the condition against value (rows where the comparison is unknown, e.g. a missing value, are dropped).',
+        {
+          data_source: SOURCE,
+          key_name: key('The column to test.'),
+          value:
+            pool === 'paper'
+              ? VALUE
+              : { ...VALUE, type: ['string', 'number', 'null', 'array'], description: `${VALUE.description} For in / not_in: a list of values or a "$LABEL$" of a list.` },
+          condition: choiceSchema(choicesOf(CONDITIONS, pool), 'How key_name is compared with value:'),
+        },
+        pool === 'paper' ? ['data_source', 'key_name', 'value', 'condition'] : ['data_source', 'key_name', 'condition'],
+      );
+    case 'sort_data':
+      return fn(
+        tool,
+        'Sorts a table by the column key_name and returns the sorted table. The sort is stable: to sort by k1 then k2, sort by k2 first, then by k1. Missing values come first in ascending order and last in descending order.',
+        { data_source: SOURCE, key_name: key('The column to sort by.'), ascending: { type: 'boolean', description: 'true for ascending (default), false for descending.' } },
+        ['data_source', 'key_name', 'ascending'],
+      );
+    case 'retrieve_data':
+      return fn(
+        tool,
+        'Returns the values of the column key_name of a table as a list, in row order.',
+        {
+          data_source: SOURCE,
+          key_name: key('The column to return.'),
+          distinct: { type: 'boolean', description: 'true to keep only the first occurrence of each value.' },
+          limit: LIMIT,
+          ...(pool === 'extended' ? { offset: { type: 'integer', description: 'Skip the first N values (applied before limit).' } } : {}),
+        },
+        ['data_source', 'key_name'],
+      );
+    case 'aggregate_data':
+      return fn(
+        tool,
+        'Aggregates the column key_name of a table. On a plain table returns a single value (argmin / argmax return the row holding the minimum / maximum, as a one-row table). On a grouped table (from group_data_by) returns the grouped table with one more column holding the aggregate of each group, keyed "<aggregation_type>_<key_name>". Missing values are ignored.',
+        {
+          data_source: SOURCE,
+          key_name: keySchema(keys, 'The column to aggregate.', [{ key: '*', description: 'all rows (only with count)' }]),
+          aggregation_type: choiceSchema(choicesOf(AGGREGATIONS, pool), 'The aggregate:'),
+          distinct: { type: 'boolean', description: 'true to aggregate distinct values only.' },
+          limit: { ...LIMIT, description: 'Aggregate only the first N rows (omit, or 0, for all).' },
+        },
+        ['data_source', 'key_name', 'aggregation_type'],
+      );
+    case 'group_data_by':
+      return fn(
+        tool,
+        'Groups the rows of a table by key_name: returns a grouped table with one row per distinct value (a missing value is a group of its own) and the group key as its column. Use aggregate_data on it to compute a value per group.',
+        { data_source: SOURCE, key_name: oneOrMoreKeys(keys, pool, 'The column to group by.') },
+        ['data_source', 'key_name'],
+      );
+    case 'select_unique_values':
+      return fn(
+        tool,
+        pool === 'paper'
+          ? 'Returns the list of distinct values of the column key_name, in order of first occurrence.'
+          : 'Returns the list of distinct values of the column key_name, in order of first occurrence; given a list of keys, returns a table of their distinct combinations.',
+        { data_source: SOURCE, key_name: oneOrMoreKeys(keys, pool, 'The column whose distinct values to return.') },
+        ['data_source', 'key_name'],
+      );
+    case 'transform_data':
+      return fn(
+        tool,
+        'Computes a new column from the column key_name of each row and returns the table with that column added; its key is operation_args.new_key_name if given, else "<key_name>_<operation_type>".',
+        {
+          data_source: SOURCE,
+          key_name: key('The column to transform.'),
+          operation_type: choiceSchema(choicesOf(OPERATIONS, pool), 'The operation:'),
+          operation_args: operationArgs(pool, keys),
+        },
+        ['data_source', 'key_name', 'operation_type'],
+      );
+    case 'union_data':
+      return fn(
+        tool,
+        'Returns the rows that are in either of two tables derived from the same source table (e.g. two filters of it), each row once, in source order: the OR of two filters.',
+        { data_source: SOURCE, other_data_source: { ...SOURCE, description: `The other table. ${REFERENCE}` } },
+        ['data_source', 'other_data_source'],
+      );
+    case 'calculate':
+      return fn(
+        tool,
+        'Applies an operation to a single value and returns the resulting value.',
+        {
+          value: VALUE,
+          operation_type: choiceSchema(choicesOf(OPERATIONS, pool), 'The operation:'),
+          operation_args: operationArgs(pool, undefined),
+        },
+        ['value', 'operation_type'],
+      );
+  }
+}
+
+/** The pool's tools, specified for an instance whose key universe is `keys`. */
+export function slotToolSpecs(keys: KeyDoc[], pool: ToolPool): ToolSpec[] {
+  return toolsOf(pool).map((tool) => slotToolSpec(tool, keys, pool));
+}
+
+const OUTPUT_SCHEMA = {
+  oneOf: [
+    {
+      type: 'object',
+      properties: { kind: { const: 'scalar' }, value: { type: ['string', 'number', 'null'] } },
+      required: ['kind', 'value'],
+    },
+    {
+      type: 'object',
+      properties: { kind: { const: 'list' }, values: { type: 'array', items: { type: ['string', 'number', 'null'] } } },
+      required: ['kind', 'values'],
+    },
+    {
+      type: 'object',
+      properties: {
+        kind: { const: 'table' },
+        columns: { type: 'array', items: { type: 'string' } },
+        rows: { type: 'array', items: { type: 'array', items: { type: ['string', 'number', 'null'] } } },
+      },
+      required: ['kind', 'columns', 'rows'],
+    },
+  ],
+};
+
+/** An OpenAPI 3.1 document: one `POST /tools/{name}` per tool. */
+export function toOpenApi(tools: ToolSpec[], info: { title: string; version: string }): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const tool of tools) {
+    const { name, description, parameters } = tool.function;
+    paths[`/tools/${name}`] = {
+      post: {
+        operationId: name,
+        summary: description.split(/(?<=\.)\s/)[0],
+        description,
+        requestBody: { required: true, content: { 'application/json': { schema: parameters } } },
+        responses: {
+          '200': { description: 'The tool output.', content: { 'application/json': { schema: { $ref: '#/components/schemas/ToolOutput' } } } },
+          '400': {
+            description: 'The call was invalid.',
+            content: {
+              'application/json': {
+                schema: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] },
+              },
+            },
+          },
+        },
+      },
+    };
+  }
+  return { openapi: '3.1.0', info: { title: info.title, version: info.version }, paths, components: { schemas: { ToolOutput: OUTPUT_SCHEMA } } };
+}

@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runInProcess } from '../../pipeline/runner/in-process.js';
+import { cacheKeyOf, RunStore } from '../../pipeline/store/run-store.js';
+import type { Instance } from '../../pipeline/model.js';
+import { nullExecutor, toyConfig, toyDb, toyInstances, toyStages, type ToyLog } from './fixtures/toy.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'nl2api-store-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+async function runWith(store: RunStore, instances: Instance[], log?: ToyLog) {
+  const { stages, log: used } = toyStages({ log });
+  const run = await runInProcess({ config: toyConfig(), databases: [toyDb()], instances, stages, executor: nullExecutor, store });
+  return { run, calls: used.calls };
+}
+
+describe('run store', () => {
+  test('a rerun with nothing changed recomputes nothing and gives the same results', async () => {
+    const instances = toyInstances(['SELECT 0', 'SELECT BADGOLD', 'SELECT BADSEL', 'SELECT WRONG', 'SELECT 4']);
+    const first = new RunStore({ dir });
+    const cold = await runWith(first, instances);
+    first.close();
+    expect(cold.calls.length).toBeGreaterThan(0);
+
+    const second = new RunStore({ dir });
+    const warm = await runWith(second, instances);
+    second.close();
+    expect(warm.calls).toEqual([]);
+    expect(warm.run.items).toEqual(cold.run.items);
+    expect(warm.run.metrics.get('gold')).toMatchObject({ runs: 0, cacheHits: 5 });
+  });
+
+  test('changing one question recomputes only that question', async () => {
+    const sqls = ['SELECT 0', 'SELECT 1', 'SELECT 2', 'SELECT 3'];
+    const store = new RunStore({ dir });
+    await runWith(store, toyInstances(sqls));
+    const changed = [...sqls];
+    changed[2] = 'SELECT 2 + 0';
+    const { calls } = await runWith(store, toyInstances(changed));
+    store.close();
+    expect(calls.sort()).toEqual(
+      ['gold', 'parse', 'slot.decompose', 'sel.expand', 'execute.slot', 'execute.sel', 'verify.slot', 'verify.sel']
+        .map((s) => `${s}:SELECT 2 + 0`)
+        .sort(),
+    );
+  });
+
+  test('rejections are cached, internal errors are not', async () => {
+    const instances = toyInstances(['SELECT BADPARSE', 'SELECT THROW']);
+    const store = new RunStore({ dir });
+    await runWith(store, instances);
+    const { calls } = await runWith(store, instances);
+    store.close();
+    expect(calls).toEqual(['slot.decompose:SELECT THROW']);
+  });
+
+  test('with reads off everything recomputes, and the results are still stored', async () => {
+    const instances = toyInstances(['SELECT 0']);
+    const store = new RunStore({ dir });
+    await runWith(store, instances);
+    store.close();
+    const noRead = new RunStore({ dir, read: false });
+    const { calls } = await runWith(noRead, instances);
+    noRead.close();
+    expect(calls).toHaveLength(8);
+  });
+
+  test('keys hash the stage name, version and parts, whatever the key order', () => {
+    expect(cacheKeyOf('gold', 1, { a: 1, b: [2] })).toBe(cacheKeyOf('gold', 1, { b: [2], a: 1 }));
+    expect(cacheKeyOf('gold', 1, { a: 1 })).not.toBe(cacheKeyOf('gold', 2, { a: 1 }));
+    expect(cacheKeyOf('gold', 1, { a: 1 })).not.toBe(cacheKeyOf('parse', 1, { a: 1 }));
+  });
+
+  test('a run killed with SIGKILL mid-way completes on rerun, nothing lost or duplicated', async () => {
+    const items = 40;
+    const script = path.join(here, 'fixtures', 'slow-run.ts');
+    // node itself with tsx's loader (the tsx binary would be a wrapper: SIGKILL must hit the run).
+    const start = () =>
+      spawn(process.execPath, ['--import', 'tsx', script, dir, String(items), '25'], {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+
+    // First run: kill -9 once a few samples are verified.
+    const child = start();
+    await new Promise<void>((resolve, reject) => {
+      let verified = 0;
+      child.stdout.setEncoding('utf8');
+      child.stdout.on('data', (chunk: string) => {
+        verified += chunk.split('verified').length - 1;
+        if (verified >= 10 && !child.killed) child.kill('SIGKILL');
+      });
+      child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`child ended with ${code}`))));
+    });
+    const afterKill = new RunStore({ dir });
+    const committedGold = afterKill.counts().gold ?? 0;
+    afterKill.close();
+    expect(committedGold).toBeGreaterThan(0);
+    expect(committedGold).toBeLessThan(items);
+
+    // Rerun: completes, recomputing exactly the gold results that were not committed.
+    const rerun = start();
+    let out = '';
+    rerun.stdout.setEncoding('utf8');
+    rerun.stdout.on('data', (chunk: string) => (out += chunk));
+    const code = await new Promise<number | null>((resolve) => rerun.on('exit', resolve));
+    expect(code).toBe(0);
+    const summary = JSON.parse(out.trim().split('\n').pop()!) as {
+      ids: string[];
+      accepted: number;
+      gold: { runs: number; cacheHits: number };
+    };
+    expect(summary.ids).toEqual(Array.from({ length: items }, (_, i) => `q${i}`));
+    expect(summary.accepted).toBe(items);
+    expect(summary.gold).toMatchObject({ runs: items - committedGold, cacheHits: committedGold });
+    const final = new RunStore({ dir });
+    expect(final.counts()).toMatchObject({ gold: items, parse: items, verify: 2 * items });
+    final.close();
+  }, 60_000);
+});

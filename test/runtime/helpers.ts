@@ -1,0 +1,153 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { DatabaseInfo, SqlValue, ToolCall } from '../../pipeline/model.js';
+import { createDirectExecutor } from '../../runtime/sql/direct.js';
+import type { SqlExecutor } from '../../runtime/sql/executor.js';
+
+/** Seeded PRNG (mulberry32): property tests replay exactly. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function pick<T>(rand: () => number, items: readonly T[]): T {
+  return items[Math.floor(rand() * items.length)];
+}
+
+export function int(rand: () => number, lo: number, hi: number): number {
+  return lo + Math.floor(rand() * (hi - lo + 1));
+}
+
+const WORDS = ['apple', 'Apple', 'banana', 'cherry', 'date', 'fig', 'grape', 'kiwi', '10', '9', '2.5', ''];
+
+/**
+ * Schema of the random test database: `item` (integers, reals, texts, numeric-looking
+ * texts, a date, NULLs, duplicates) and `tag` (joins to item, not every item tagged).
+ */
+export const SCHEMA: Record<string, [string, string][]> = {
+  item: [
+    ['id', 'INTEGER'],
+    ['qty', 'INTEGER'],
+    ['price', 'REAL'],
+    ['name', 'TEXT'],
+    ['code', 'TEXT'],
+    ['grp', 'INTEGER'],
+    ['day', 'TEXT'],
+  ],
+  tag: [
+    ['item_id', 'INTEGER'],
+    ['label', 'TEXT'],
+    ['weight', 'INTEGER'],
+  ],
+};
+
+export interface TestDb {
+  info: DatabaseInfo;
+  executor: SqlExecutor;
+  /** A read-write handle for the reference queries. */
+  raw: Database.Database;
+  cleanup(): Promise<void>;
+}
+
+export function randomRows(rand: () => number, n: number): { item: SqlValue[][]; tag: SqlValue[][] } {
+  const maybe = <T>(v: T): T | null => (rand() < 0.15 ? null : v);
+  const item: SqlValue[][] = [];
+  for (let i = 1; i <= n; i++) {
+    item.push([
+      i,
+      maybe(int(rand, -5, 12)),
+      maybe(Math.round((rand() * 40 - 10) * 4) / 4),
+      maybe(pick(rand, WORDS)),
+      maybe(pick(rand, ['1', '2', '10', 'x1', 'X2', 'ab%c', 'a_b'])),
+      maybe(int(rand, 1, 4)),
+      maybe(`20${int(rand, 10, 24)}-0${int(rand, 1, 9)}-1${int(rand, 0, 9)}`),
+    ]);
+  }
+  const tag: SqlValue[][] = [];
+  for (let i = 0; i < n; i++) {
+    tag.push([int(rand, 1, n + 2), maybe(pick(rand, ['red', 'blue', 'green'])), maybe(int(rand, 0, 9))]);
+  }
+  return { item, tag };
+}
+
+export function createTestDb(seed: number, n = 20): TestDb {
+  const rows = randomRows(prng(seed), n);
+  return createDb({ item: { columns: SCHEMA.item, rows: rows.item }, tag: { columns: SCHEMA.tag, rows: rows.tag } });
+}
+
+/** A temporary SQLite file with the given tables (dropped by `cleanup`). */
+export function createDb(tables: Record<string, { columns: [string, string][]; rows: SqlValue[][] }>): TestDb {
+  const dir = mkdtempSync(join(tmpdir(), 'nl2api-slot-'));
+  const path = join(dir, 'test.sqlite');
+  const raw = new Database(path);
+  for (const [table, { columns, rows }] of Object.entries(tables)) {
+    raw.exec(`CREATE TABLE "${table}" (${columns.map(([c, t]) => `"${c}" ${t}`).join(', ')})`);
+    const insert = raw.prepare(`INSERT INTO "${table}" VALUES (${columns.map(() => '?').join(', ')})`);
+    for (const row of rows) insert.run(...row);
+  }
+  const info: DatabaseInfo = {
+    dbId: 'test',
+    path,
+    fingerprint: path,
+    tables: Object.entries(tables).map(([name, { columns }]) => ({
+      name,
+      columns: columns.map(([c, t]) => ({ name: c, type: t, description: `the ${c} of the ${name}`, valueDescription: c === 'grp' ? 'group 1..4' : '' })),
+      primaryKey: [],
+      foreignKeys: [],
+    })),
+  };
+  const executor = createDirectExecutor();
+  return {
+    info,
+    executor,
+    raw,
+    async cleanup() {
+      await executor.close();
+      raw.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const INIT_ITEM: ToolCall = {
+  name: 'initialize_active_data',
+  label: 'starting_table_var',
+  arguments: { database: 'test', tables: [{ alias: 'T1', table: 'item' }], joins: [] },
+};
+
+export const INIT_JOIN: ToolCall = {
+  name: 'initialize_active_data',
+  label: 'starting_table_var',
+  arguments: {
+    database: 'test',
+    tables: [
+      { alias: 'T1', table: 'item' },
+      { alias: 'T2', table: 'tag' },
+    ],
+    joins: [{ type: 'inner', alias: 'T2', on: [{ left: 'T1.id', right: 'T2.item_id' }] }],
+  },
+};
+
+let counter = 0;
+export function call(name: string, args: Record<string, unknown>, label = `c${++counter}`): ToolCall {
+  return { name, arguments: args, label };
+}
+
+/** Runs reference SQL directly (integers bound as INTEGER, as the executor does). */
+export function reference(db: Database.Database, sql: string, params: unknown[] = []): SqlValue[][] {
+  const bind = params.map((p) => (typeof p === 'number' && Number.isInteger(p) ? BigInt(p) : p));
+  return (db.prepare(sql).raw(true).all(...bind) as SqlValue[][]).map((r) => r.map((v) => v as SqlValue));
+}
+
+/** Sorts rows for order-insensitive comparison. */
+export function bag(rows: SqlValue[][]): string[] {
+  return rows.map((r) => JSON.stringify(r)).sort();
+}

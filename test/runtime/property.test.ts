@@ -1,0 +1,347 @@
+import type { SqlValue, ToolCall, ToolOutput } from '../../pipeline/model.js';
+import { executeSequence } from '../../runtime/slot/execute.js';
+import { bag, createTestDb, INIT_ITEM, INIT_JOIN, int, pick, prng, reference, SCHEMA, type TestDb } from './helpers.js';
+
+/**
+ * Property tests: random calls over random tables must give exactly what the equivalent
+ * hand-written SQL gives when run directly with better-sqlite3.
+ */
+
+const COLUMNS = SCHEMA.item.map(([c]) => c);
+const NUMERIC = ['qty', 'price', 'grp'];
+const SEEDS = Array.from({ length: 12 }, (_, i) => 1000 + i);
+const CASES_PER_DB = 25;
+
+const SQL_OP: Record<string, string> = {
+  equal_to: '= ?',
+  not_equal_to: '<> ?',
+  greater_than: '> ?',
+  less_than: '< ?',
+  greater_than_equal_to: '>= ?',
+  less_than_equal_to: '<= ?',
+  like: 'LIKE ?',
+  not_like: 'NOT LIKE ?',
+};
+
+interface Filter {
+  column: string;
+  condition: string;
+  value: unknown;
+  /** Reference predicate over the raw table, and its parameters. */
+  where: string;
+  params: unknown[];
+}
+
+function literal(rand: () => number, t: TestDb, column: string): SqlValue {
+  if (rand() < 0.6) {
+    const values = reference(t.raw, `SELECT "${column}" FROM item WHERE "${column}" IS NOT NULL`).map((r) => r[0]);
+    if (values.length) return pick(rand, values);
+  }
+  return pick(rand, [int(rand, -3, 12), int(rand, 0, 30) / 4, pick(rand, ['apple', '10', '2', 'a%', '%e%', '_i%', 'X2', '2.5'])]);
+}
+
+function randomFilter(rand: () => number, t: TestDb): Filter {
+  const column = pick(rand, COLUMNS);
+  const col = `"${column}"`;
+  const condition = pick(rand, [...Object.keys(SQL_OP), 'contains', 'not_contains', 'in', 'not_in', 'is_null', 'is_not_null']);
+  if (condition === 'is_null' || condition === 'is_not_null') {
+    return { column, condition, value: null, where: `${col} ${condition === 'is_null' ? 'IS NULL' : 'IS NOT NULL'}`, params: [] };
+  }
+  if (condition === 'in' || condition === 'not_in') {
+    const values = Array.from({ length: int(rand, 0, 3) }, () => literal(rand, t, column));
+    const list = `(${values.map(() => '?').join(', ')})`;
+    return { column, condition, value: values, where: `${col} ${condition === 'in' ? 'IN' : 'NOT IN'} ${list}`, params: values };
+  }
+  const value = literal(rand, t, column);
+  if (condition === 'contains') return { column, condition, value, where: `instr(${col}, ?) > 0`, params: [value] };
+  if (condition === 'not_contains') return { column, condition, value, where: `NOT instr(${col}, ?) > 0`, params: [value] };
+  return { column, condition, value, where: `${col} ${SQL_OP[condition]}`, params: [value] };
+}
+
+function filterCall(f: Filter, source: string, label: string): ToolCall {
+  return { name: 'filter_data', label, arguments: { data_source: `$${source}$`, key_name: `item_${f.column}`, condition: f.condition, value: f.value } };
+}
+
+async function run(t: TestDb, calls: ToolCall[], answer: string[], init: ToolCall = INIT_ITEM): Promise<ToolOutput[]> {
+  return executeSequence({ initialization: [init], calls, answerLabels: answer }, t.info, t.executor, { timeoutMs: 5000, pool: 'extended' });
+}
+
+function close(a: SqlValue, b: SqlValue): boolean {
+  if (typeof a === 'number' && typeof b === 'number') return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+  return a === b;
+}
+
+function expectRowsClose(actual: SqlValue[][], expected: SqlValue[][], context: string): void {
+  const ok = actual.length === expected.length && actual.every((row, i) => row.length === expected[i].length && row.every((v, j) => close(v, expected[i][j])));
+  if (!ok) throw new Error(`${context}\nactual:   ${JSON.stringify(actual)}\nexpected: ${JSON.stringify(expected)}`);
+}
+
+const ALL = COLUMNS.map((c) => `"${c}"`).join(', ');
+
+function sampleStd(values: number[]): number | null {
+  if (values.length < 2) return null;
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return Math.sqrt(values.reduce((a, b) => a + (b - mean) ** 2, 0) / (values.length - 1));
+}
+
+/** Python's s[start:end]. */
+function pySlice(s: string, start: number, end?: number): string {
+  const n = s.length;
+  const clamp = (b: number) => (b < 0 ? Math.max(n + b, 0) : Math.min(b, n));
+  const from = clamp(start);
+  const to = end === undefined ? n : clamp(end);
+  return to > from ? s.slice(from, to) : '';
+}
+
+describe.each(SEEDS)('random database %i', (seed) => {
+  let t: TestDb;
+  let rand: () => number;
+  beforeAll(() => {
+    t = createTestDb(seed, 14 + (seed % 5) * 4);
+    rand = prng(seed * 7 + 1);
+  });
+  afterAll(() => t.cleanup());
+
+  test('filter_data (one or two filters) equals WHERE', async () => {
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const f1 = randomFilter(rand, t);
+      const f2 = randomFilter(rand, t);
+      const [one, two] = await run(t, [filterCall(f1, 'starting_table_var', 'f1'), filterCall(f2, 'f1', 'f2')], ['f1', 'f2']);
+      const context = JSON.stringify([f1, f2]);
+      expectRowsClose((one as { rows: SqlValue[][] }).rows, reference(t.raw, `SELECT ${ALL} FROM item WHERE ${f1.where} ORDER BY rowid`, f1.params), context);
+      expectRowsClose(
+        (two as { rows: SqlValue[][] }).rows,
+        reference(t.raw, `SELECT ${ALL} FROM item WHERE (${f1.where}) AND (${f2.where}) ORDER BY rowid`, [...f1.params, ...f2.params]),
+        context,
+      );
+    }
+  });
+
+  test('union_data of two filters equals OR, in source order', async () => {
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const f1 = randomFilter(rand, t);
+      const f2 = randomFilter(rand, t);
+      const [out] = await run(
+        t,
+        [filterCall(f1, 'starting_table_var', 'a'), filterCall(f2, 'starting_table_var', 'b'), { name: 'union_data', label: 'u', arguments: { data_source: '$a$', other_data_source: '$b$' } }],
+        ['u'],
+      );
+      expectRowsClose(
+        (out as { rows: SqlValue[][] }).rows,
+        reference(t.raw, `SELECT ${ALL} FROM item WHERE (${f1.where}) OR (${f2.where}) ORDER BY rowid`, [...f1.params, ...f2.params]),
+        JSON.stringify([f1, f2]),
+      );
+    }
+  });
+
+  test('sort (two keys, stable) + filter + retrieve with limit/offset equals ORDER BY ... LIMIT', async () => {
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const k1 = pick(rand, COLUMNS);
+      const k2 = pick(rand, COLUMNS);
+      const a1 = rand() < 0.5;
+      const a2 = rand() < 0.5;
+      const f = randomFilter(rand, t);
+      const target = pick(rand, COLUMNS);
+      const limit = int(rand, -1, 6);
+      const offset = int(rand, 0, 3);
+      const [out] = await run(
+        t,
+        [
+          { name: 'sort_data', label: 's2', arguments: { data_source: '$starting_table_var$', key_name: `item_${k2}`, ascending: a2 } },
+          { name: 'sort_data', label: 's1', arguments: { data_source: '$s2$', key_name: `item_${k1}`, ascending: a1 } },
+          filterCall(f, 's1', 'f'),
+          { name: 'retrieve_data', label: 'r', arguments: { data_source: '$f$', key_name: `item_${target}`, limit, offset } },
+        ],
+        ['r'],
+      );
+      const dir = (asc: boolean) => (asc ? 'ASC' : 'DESC');
+      const page = limit > 0 ? `LIMIT ${limit} OFFSET ${offset}` : `LIMIT -1 OFFSET ${offset}`;
+      const expected = reference(
+        t.raw,
+        `SELECT "${target}" FROM item WHERE ${f.where} ORDER BY "${k1}" ${dir(a1)}, "${k2}" ${dir(a2)}, rowid ${page}`,
+        f.params,
+      );
+      expectRowsClose((out as { values: SqlValue[] }).values.map((v) => [v]), expected, JSON.stringify({ k1, k2, a1, a2, f, target, limit, offset }));
+    }
+  });
+
+  test('retrieve distinct / select_unique_values equal DISTINCT (first occurrence, sorted order kept)', async () => {
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const key = pick(rand, COLUMNS);
+      const other = pick(rand, COLUMNS.filter((c) => c !== key));
+      const [distinct, unique, combos] = await run(
+        t,
+        [
+          { name: 'sort_data', label: 's', arguments: { data_source: '$starting_table_var$', key_name: `item_${key}`, ascending: false } },
+          { name: 'retrieve_data', label: 'r', arguments: { data_source: '$s$', key_name: `item_${key}`, distinct: true } },
+          { name: 'select_unique_values', label: 'u', arguments: { data_source: '$s$', key_name: `item_${key}` } },
+          { name: 'select_unique_values', label: 'c', arguments: { data_source: '$starting_table_var$', key_name: [`item_${key}`, `item_${other}`] } },
+        ],
+        ['r', 'u', 'c'],
+      );
+      // Sorted descending, first occurrences are the distinct values in descending order.
+      const expected = reference(t.raw, `SELECT DISTINCT "${key}" FROM item ORDER BY "${key}" DESC`);
+      expectRowsClose((distinct as { values: SqlValue[] }).values.map((v) => [v]), expected, key);
+      expectRowsClose((unique as { values: SqlValue[] }).values.map((v) => [v]), expected, key);
+      expect(bag((combos as { rows: SqlValue[][] }).rows)).toEqual(bag(reference(t.raw, `SELECT DISTINCT "${key}", "${other}" FROM item`)));
+    }
+  });
+
+  test('aggregate_data on a (filtered, limited) table equals the SQL aggregate', async () => {
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const type = pick(rand, ['min', 'max', 'sum', 'mean', 'count', 'count', 'std']);
+      const star = type === 'count' && rand() < 0.3;
+      const distinct = !star && rand() < 0.4;
+      const column = type === 'std' ? pick(rand, NUMERIC) : pick(rand, COLUMNS);
+      const limit = rand() < 0.3 ? int(rand, 1, 8) : 0;
+      const f = randomFilter(rand, t);
+      const [out] = await run(
+        t,
+        [
+          filterCall(f, 'starting_table_var', 'f'),
+          { name: 'aggregate_data', label: 'a', arguments: { data_source: '$f$', key_name: star ? '*' : `item_${column}`, aggregation_type: type, distinct, limit } },
+        ],
+        ['a'],
+      );
+      const rows = `(SELECT * FROM item WHERE ${f.where} ORDER BY rowid${limit > 0 ? ` LIMIT ${limit}` : ''})`;
+      let expected: SqlValue;
+      if (type === 'std') {
+        const values = reference(t.raw, `SELECT ${distinct ? 'DISTINCT ' : ''}"${column}" FROM ${rows} WHERE "${column}" IS NOT NULL`, f.params).map((r) => r[0] as number);
+        expected = sampleStd(values);
+      } else {
+        const fn = { min: 'MIN', max: 'MAX', sum: 'SUM', mean: 'AVG', count: 'COUNT' }[type]!;
+        const arg = star ? '*' : `${distinct ? 'DISTINCT ' : ''}"${column}"`;
+        expected = reference(t.raw, `SELECT ${fn}(${arg}) FROM ${rows}`, f.params)[0][0];
+      }
+      expect(out.kind).toBe('scalar');
+      expectRowsClose([[(out as { value: SqlValue }).value]], [[expected]], JSON.stringify({ type, star, distinct, column, limit, f }));
+    }
+  });
+
+  test('argmin / argmax equal ORDER BY ... LIMIT 1 over non-null values', async () => {
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const type = pick(rand, ['argmin', 'argmax']);
+      const column = pick(rand, COLUMNS);
+      const [out] = await run(t, [{ name: 'aggregate_data', label: 'a', arguments: { data_source: '$starting_table_var$', key_name: `item_${column}`, aggregation_type: type } }], ['a']);
+      const expected = reference(t.raw, `SELECT ${ALL} FROM item WHERE "${column}" IS NOT NULL ORDER BY "${column}" ${type === 'argmin' ? 'ASC' : 'DESC'}, rowid LIMIT 1`);
+      expectRowsClose((out as { rows: SqlValue[][] }).rows, expected, `${type} ${column}`);
+    }
+  });
+
+  test('group_data_by + aggregates (+ HAVING-like filter, sort) equal GROUP BY', async () => {
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const groups = rand() < 0.7 ? [pick(rand, ['grp', 'code', 'name'])] : ['grp', 'code'];
+      const t1 = pick(rand, ['min', 'max', 'sum', 'mean', 'count']);
+      const c1 = pick(rand, COLUMNS);
+      const distinct = rand() < 0.3;
+      const limit = rand() < 0.2 ? int(rand, 1, 3) : 0;
+      const having = int(rand, 0, 3);
+      const calls: ToolCall[] = [
+        { name: 'group_data_by', label: 'g', arguments: { data_source: '$starting_table_var$', key_name: groups.length === 1 ? `item_${groups[0]}` : groups.map((g) => `item_${g}`) } },
+        { name: 'aggregate_data', label: 'a1', arguments: { data_source: '$g$', key_name: '*', aggregation_type: 'count' } },
+        { name: 'filter_data', label: 'h', arguments: { data_source: '$a1$', key_name: 'count_rows', condition: 'greater_than_equal_to', value: having } },
+        { name: 'aggregate_data', label: 'a2', arguments: { data_source: '$h$', key_name: `item_${c1}`, aggregation_type: t1, distinct, limit } },
+        { name: 'sort_data', label: 's', arguments: { data_source: '$a2$', key_name: 'count_rows', ascending: false } },
+      ];
+      const [out] = await run(t, calls, ['s']);
+      const key = `${t1}${distinct ? '_distinct' : ''}_item_${c1}`;
+      const table = out as { columns: string[]; rows: SqlValue[][] };
+      expect(table.columns).toEqual([...groups.map((g) => `item_${g}`), 'count_rows', key]);
+      const gcols = groups.map((g) => `"${g}"`).join(', ');
+      const fn = { min: 'MIN', max: 'MAX', sum: 'SUM', mean: 'AVG', count: 'COUNT' }[t1]!;
+      const src =
+        limit > 0
+          ? `(SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY ${gcols} ORDER BY rowid) AS n FROM item) WHERE n <= ${limit})`
+          : 'item';
+      const expected = reference(
+        t.raw,
+        `SELECT ${gcols}, (SELECT COUNT(*) FROM item AS i2 WHERE ${groups.map((g) => `i2."${g}" IS x."${g}"`).join(' AND ')}) AS cnt, ${fn}(${distinct ? 'DISTINCT ' : ''}"${c1}") FROM ${src} AS x GROUP BY ${gcols} HAVING cnt >= ? ORDER BY cnt DESC, ${gcols}`,
+        [having],
+      );
+      const context = JSON.stringify({ groups, t1, c1, distinct, limit, having });
+      // Floating sums may differ in the last bits with the summation order: compare with a tolerance.
+      const sorter = (rows: SqlValue[][]) => [...rows].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+      expectRowsClose(sorter(table.rows), sorter(expected), context);
+      // Order: by count descending; ties keep the group order (group keys ascending).
+      expect(table.rows.map((r) => r[groups.length])).toEqual(expected.map((r) => r[groups.length]));
+      expectRowsClose(table.rows, expected, context);
+    }
+  });
+
+  test('grouped std equals the sample std per group', async () => {
+    const [out] = await run(
+      t,
+      [
+        { name: 'group_data_by', label: 'g', arguments: { data_source: '$starting_table_var$', key_name: 'item_grp' } },
+        { name: 'aggregate_data', label: 'a', arguments: { data_source: '$g$', key_name: 'item_price', aggregation_type: 'std' } },
+      ],
+      ['a'],
+    );
+    const rows = (out as { rows: SqlValue[][] }).rows;
+    const groups = reference(t.raw, 'SELECT DISTINCT grp FROM item ORDER BY grp').map((r) => r[0]);
+    const expected = groups.map((g) => [
+      g,
+      sampleStd(reference(t.raw, 'SELECT price FROM item WHERE grp IS ? AND price IS NOT NULL', [g]).map((r) => r[0] as number)),
+    ]);
+    expectRowsClose(rows, expected, 'std per group');
+  });
+
+  test('transform_data equals the SQL expression; substring equals Python slicing', async () => {
+    const ops: [string, Record<string, unknown>, (col: string) => [string, unknown[]]][] = [
+      ['add', { operand: { value: 3 } }, (c) => [`${c} + ?`, [3]]],
+      ['divide', { operand: { value: 2 } }, (c) => [`${c} / ?`, [2]]],
+      ['divide', { operand: { value: 0 } }, (c) => [`${c} / ?`, [0]]],
+      ['modulo', { operand: { key_name: 'item_grp' } }, (c) => [`${c} % "grp"`, []]],
+      ['multiply', { operand: { value: 0.5 } }, (c) => [`${c} * ?`, [0.5]]],
+      ['cast', { to: 'integer' }, (c) => [`CAST(${c} AS INTEGER)`, []]],
+      ['cast', { to: 'real' }, (c) => [`CAST(${c} AS REAL)`, []]],
+      ['round', { digits: 1 }, (c) => [`round(${c}, 1)`, []]],
+      ['abs', {}, (c) => [`abs(${c})`, []]],
+      ['length', {}, (c) => [`length(${c})`, []]],
+      ['upper', {}, (c) => [`upper(${c})`, []]],
+      ['concat', { operand: { value: '-x' } }, (c) => [`${c} || ?`, ['-x']]],
+      ['coalesce', { operand: { value: 'none' } }, (c) => [`ifnull(${c}, ?)`, ['none']]],
+      ['greater_than', { operand: { value: 2 } }, (c) => [`${c} > ?`, [2]]],
+      ['like', { operand: { value: '%a%' } }, (c) => [`${c} LIKE ?`, ['%a%']]],
+      ['in', { values: [1, '10', 2.5] }, (c) => [`${c} IN (?, ?, ?)`, [1, '10', 2.5]]],
+      ['is_null', {}, (c) => [`${c} IS NULL`, []]],
+      ['and', { operand: { key_name: 'item_grp' } }, (c) => [`${c} AND "grp"`, []]],
+      ['not', {}, (c) => [`NOT ${c}`, []]],
+      ['if_then_else', { then: { value: 'yes' }, else: { key_name: 'item_name' } }, (c) => [`CASE WHEN ${c} THEN ? ELSE "name" END`, ['yes']]],
+      ['datetime', { pattern: '%Y' }, (c) => [`strftime('%Y', ${c})`, []]],
+      ['julianday', {}, (c) => [`julianday(${c})`, []]],
+    ];
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const column = pick(rand, COLUMNS);
+      const [op, opArgs, expr] = pick(rand, ops);
+      const [out] = await run(
+        t,
+        [{ name: 'transform_data', label: 't', arguments: { data_source: '$starting_table_var$', key_name: `item_${column}`, operation_type: op, operation_args: opArgs } }],
+        ['t'],
+      );
+      const [sqlExpr, params] = expr(`"${column}"`);
+      const expected = reference(t.raw, `SELECT ${ALL}, ${sqlExpr} FROM item ORDER BY rowid`, params);
+      const table = out as { columns: string[]; rows: SqlValue[][] };
+      expect(table.columns[table.columns.length - 1]).toBe(`item_${column}_${op}`);
+      expectRowsClose(table.rows, expected, `${op} ${column} ${JSON.stringify(opArgs)}`);
+    }
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const start = int(rand, -8, 8);
+      const end = rand() < 0.3 ? undefined : int(rand, -8, 8);
+      const [out] = await run(
+        t,
+        [{ name: 'transform_data', label: 't', arguments: { data_source: '$starting_table_var$', key_name: 'item_name', operation_type: 'substring', operation_args: { start_index: start, end_index: end } } }],
+        ['t'],
+      );
+      const names = reference(t.raw, 'SELECT name FROM item ORDER BY rowid').map((r) => r[0] as string | null);
+      const got = (out as { rows: SqlValue[][] }).rows.map((r) => r[r.length - 1]);
+      expect(got).toEqual(names.map((n) => (n === null ? null : pySlice(n, start, end))));
+    }
+  });
+
+  test('joined starting table equals the SQL join', async () => {
+    const [out] = await run(t, [{ name: 'retrieve_data', label: 'r', arguments: { data_source: '$starting_table_var$', key_name: 'tag_label' } }], ['r'], INIT_JOIN);
+    const expected = reference(t.raw, 'SELECT T2.label FROM item AS T1 JOIN tag AS T2 ON T1.id = T2.item_id');
+    expect(bag((out as { values: SqlValue[] }).values.map((v) => [v]))).toEqual(bag(expected));
+  });
+});
