@@ -120,8 +120,9 @@ export class SlotCompiler {
     }
   }
 
-  has(label: string): boolean {
-    return this.rels.has(label);
+  /** Labels compiled so far, in order. */
+  labels(): string[] {
+    return [...this.rels.keys()];
   }
 
   relation(label: string): CompiledRelation {

@@ -71,6 +71,6 @@ export class ToolSession {
 
   /** Labels answered so far (initialization included). */
   labels(): string[] {
-    return this.compiler.sequence().labels;
+    return this.compiler.labels();
   }
 }

@@ -96,7 +96,8 @@ describe('ToolError codes', () => {
     ['bad_reference', [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value: '$starting_table_var.nope$' })]],
     ['duplicate_label', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop' }), c('retrieve_data', 'a', { data_source: S, key_name: 'place_id' })]],
   ];
-  test.each(cases)('%s (%#)', (code, calls, pool) => {
+  // A default keeps the callback's arity at 2: jest would take a third parameter for `done`.
+  test.each(cases)('%s (%#)', (code, calls, pool = 'extended') => {
     expect(codeOf(calls, pool)).toBe(code);
   });
 
