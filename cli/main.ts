@@ -24,6 +24,7 @@ interface GenerateFlags {
   config?: string;
   cache?: boolean;
   cacheDir?: string;
+  fingerprintCache?: boolean;
   progress?: string;
 }
 
@@ -69,6 +70,7 @@ function withRunOptions(command: Command): Command {
     .option('--config <file>', 'JSON config file (flags override it)')
     .option('--no-cache', 'recompute everything (results are still cached)')
     .option('--cache-dir <dir>', 'run store directory (default: <out>/.cache)')
+    .option('--no-fingerprint-cache', 'hash every database file (do not trust an unchanged size and mtime)')
     .addOption(new Option('--progress <mode>', 'progress display').choices(['auto', 'bar', 'log', 'none']));
 }
 
@@ -85,6 +87,7 @@ async function runGenerate(flags: GenerateFlags, command: Command): Promise<numb
     sqlWorkers: given('sqlWorkers') ? flags.sqlWorkers : undefined,
     cache: given('cache') ? flags.cache : undefined,
     cacheDir: given('cacheDir') ? flags.cacheDir : undefined,
+    fingerprintCache: given('fingerprintCache') ? flags.fingerprintCache : undefined,
     progress: given('progress') ? (flags.progress as ConfigInput['progress']) : undefined,
   };
   const config = await loadConfig({ file: flags.config, flags: cliFlags });
@@ -97,7 +100,7 @@ async function runGenerate(flags: GenerateFlags, command: Command): Promise<numb
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  const progress = createProgressReporter(config.progress);
+  const progress = await createProgressReporter(config.progress);
   try {
     const result = await generate({ config, signal: controller.signal, onProgress: progress.listener });
     progress.stop();

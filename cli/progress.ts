@@ -1,4 +1,3 @@
-import cliProgress from 'cli-progress';
 import type { ProgressEvent, ProgressListener } from '../pipeline/progress.js';
 
 /**
@@ -11,17 +10,19 @@ export interface ProgressReporter {
   stop(): void;
 }
 
-export function createProgressReporter(
+export async function createProgressReporter(
   mode: 'auto' | 'bar' | 'log' | 'none',
   stream: NodeJS.WriteStream = process.stderr,
   intervalMs = 2000,
-): ProgressReporter {
+): Promise<ProgressReporter> {
   if (mode === 'none') return { listener: () => {}, stop: () => {} };
   const bars = mode === 'bar' || (mode === 'auto' && stream.isTTY);
   return bars ? barReporter(stream) : logReporter(stream, intervalMs);
 }
 
-function barReporter(stream: NodeJS.WriteStream): ProgressReporter {
+/** cli-progress is loaded only when bars are drawn. */
+async function barReporter(stream: NodeJS.WriteStream): Promise<ProgressReporter> {
+  const { default: cliProgress } = await import('cli-progress');
   const multibar = new cliProgress.MultiBar(
     {
       stream,
@@ -32,7 +33,7 @@ function barReporter(stream: NodeJS.WriteStream): ProgressReporter {
     },
     cliProgress.Presets.shades_classic,
   );
-  const bars = new Map<string, cliProgress.SingleBar>();
+  const bars = new Map<string, InstanceType<typeof cliProgress.SingleBar>>();
   return {
     listener(event: ProgressEvent) {
       let bar = bars.get(event.stage);

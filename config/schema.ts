@@ -38,6 +38,11 @@ export const ConfigSchema = z
     cacheDir: z.string().min(1).optional(),
     /** false: recompute everything (results are still written to the cache). */
     cache: z.boolean().default(true),
+    /**
+     * Trust a database file's remembered content hash while its size and mtime are unchanged
+     * (false: hash every database file on every run).
+     */
+    fingerprintCache: z.boolean().default(true),
     /** `auto`: progress bars on a TTY, periodic log lines otherwise. */
     progress: z.enum(['auto', 'bar', 'log', 'none']).default('auto'),
   })

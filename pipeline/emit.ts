@@ -1,11 +1,12 @@
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
-import { keysForInitialization, slotToolSpecs, toOpenApi } from '../runtime/slot/index.js';
+import { keysForInitialization, toOpenApi } from '../runtime/slot/specs.js';
 import type { PipelineFormulation } from './formulation.js';
 import { jsonlText, jsonText, writeFileAtomic } from './files.js';
 import { sha256 } from './hash.js';
 import type { DatabaseInfo, Instance, SelSequence, SqlValue, ToolCall, ToolOutput, ToolSpec } from './model.js';
 import type { AcceptedSample, ItemResult } from './samples.js';
+import { toolRegistry, type ToolRegistry } from './tool-registry.js';
 
 /**
  * The artifacts of one database: per formulation its samples (JSONL, instance order), its
@@ -46,7 +47,7 @@ export function sampleRecord(
     difficulty: instance.difficulty,
     verification: sample.verification,
   };
-  if (formulation === 'sel') record.tools = (sample.sequence as SelSequence).tools.map((t) => t.function.name);
+  if (formulation === 'sel') record.tools = Object.keys((sample.sequence as SelSequence).bindings);
   return record;
 }
 
@@ -63,21 +64,22 @@ function plainOutput(output: ToolOutput): SqlValue | SqlValue[] | Record<string,
 }
 
 /** The SLOT pool over every column key of the database (`<table>_<column>`, with descriptions). */
-export function slotToolsOfDatabase(db: DatabaseInfo, config: Config): ToolSpec[] {
+export function slotToolsOfDatabase(db: DatabaseInfo, registry: ToolRegistry): ToolSpec[] {
   const everyTable: ToolCall = {
     name: 'initialize_active_data',
     label: 'starting_table_var',
     arguments: { database: db.dbId, tables: db.tables.map((t) => ({ alias: t.name, table: t.name })), joins: [] },
   };
-  return slotToolSpecs(keysForInitialization(db, [everyTable]), config.pool);
+  return registry.slotTools(keysForInitialization(db, [everyTable]));
 }
 
 /** The union of the accepted samples' SEL tool universes, by name (first definition wins), sorted. */
-export function selToolsOfSamples(samples: readonly AcceptedSample[]): ToolSpec[] {
+export function selToolsOfSamples(samples: readonly AcceptedSample[], registry: ToolRegistry): ToolSpec[] {
   const byName = new Map<string, ToolSpec>();
   for (const sample of samples) {
-    for (const tool of (sample.sequence as SelSequence).tools) {
-      if (!byName.has(tool.function.name)) byName.set(tool.function.name, tool);
+    const sequence = sample.sequence as SelSequence;
+    for (const name of Object.keys(sequence.bindings)) {
+      if (!byName.has(name)) byName.set(name, registry.selTool(sequence, name));
     }
   }
   return [...byName.values()].sort((a, b) => (a.function.name < b.function.name ? -1 : 1));
@@ -97,6 +99,7 @@ export interface DatabaseEmitInput {
 export async function emitDatabase(input: DatabaseEmitInput): Promise<EmittedFile[]> {
   const { db, datasetName, outDir } = input;
   const files: EmittedFile[] = [];
+  const registry = toolRegistry(db, input.config.pool);
   for (const formulation of input.formulations) {
     const accepted = input.items.flatMap((item) => {
       const result = item.results[formulation];
@@ -106,8 +109,8 @@ export async function emitDatabase(input: DatabaseEmitInput): Promise<EmittedFil
     files.push(await writeArtifact(outDir, `${formulation}/${db.dbId}.jsonl`, jsonlText(lines)));
     const tools =
       formulation === 'slot'
-        ? slotToolsOfDatabase(db, input.config)
-        : selToolsOfSamples(accepted.map((a) => a.sample));
+        ? slotToolsOfDatabase(db, registry)
+        : selToolsOfSamples(accepted.map((a) => a.sample), registry);
     files.push(await writeArtifact(outDir, `tools/${formulation}/${db.dbId}.json`, jsonText(tools)));
     const openapi = toOpenApi(tools, { title: `${datasetName} ${formulation.toUpperCase()} tools: ${db.dbId}`, version: input.version });
     files.push(await writeArtifact(outDir, `openapi/${formulation}/${db.dbId}.json`, jsonText(openapi)));

@@ -16,6 +16,7 @@ import { ITEM_STAGES, emitStage, ingestStage } from './stages/index.js';
 import { assertNothingLost, collectRejections, computeStats, type RunStats } from './stats.js';
 import { memoizeExecutor } from './sql-memo.js';
 import { RunStore } from './store/run-store.js';
+import { sha256File } from './sources/schema.js';
 import { packageVersion } from './package-root.js';
 
 /**
@@ -53,15 +54,19 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const formulations = orderedFormulations(config.formulations);
   const outDir = path.resolve(config.out);
 
+  const store = new RunStore({ dir: cacheDirOf(config), read: config.cache });
   let source;
   try {
-    source = await ingestStage.run(config.source, { dbIds: config.dbIds });
+    source = await ingestStage.run(config.source, {
+      dbIds: config.dbIds,
+      fingerprint: config.fingerprintCache ? (file) => store.fingerprint(file, sha256File) : undefined,
+    });
   } catch (error) {
+    store.close();
     throw new SourceError((error as Error).message);
   }
   const ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers });
   const executor = memoizeExecutor(options.executor ?? ownExecutor!);
-  const store = new RunStore({ dir: cacheDirOf(config), read: config.cache });
   try {
     const run = await runInProcess({
       config,

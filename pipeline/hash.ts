@@ -4,21 +4,30 @@ import { createHash } from 'node:crypto';
  * Canonical JSON (object keys sorted, `undefined` members dropped as JSON.stringify does)
  * so that equal data always hashes equally, whatever the order its keys were built in.
  * `refOf` may replace an object by a `{ $ref }` standing for it (see run-store.ts).
+ * Written out by hand rather than as a JSON.stringify replacer (which copies every object
+ * to sort it): keys of every item are computed on every run, warm ones included. Output is
+ * exactly that of JSON.stringify on the key-sorted data.
  */
 export function canonicalJson(value: unknown, refOf?: (value: object) => string | undefined): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (refOf && v && typeof v === 'object') {
-      const ref = refOf(v);
-      if (ref !== undefined) return { $ref: ref };
+  return write(value, refOf) ?? 'undefined';
+}
+
+function write(value: unknown, refOf: ((value: object) => string | undefined) | undefined): string | undefined {
+  if (value !== null && typeof value === 'object') {
+    const ref = refOf?.(value);
+    if (ref !== undefined) return `{"$ref":${JSON.stringify(ref)}}`;
+    const json = (value as { toJSON?: unknown }).toJSON;
+    if (typeof json === 'function') return write(json.call(value), refOf);
+    if (Array.isArray(value)) return `[${value.map((v) => write(v, refOf) ?? 'null').join(',')}]`;
+    const members: string[] = [];
+    for (const key of Object.keys(value).sort()) {
+      const member = write((value as Record<string, unknown>)[key], refOf);
+      if (member !== undefined) members.push(`${JSON.stringify(key)}:${member}`);
     }
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      const sorted: Record<string, unknown> = {};
-      for (const k of Object.keys(v as object).sort()) sorted[k] = (v as Record<string, unknown>)[k];
-      return sorted;
-    }
-    if (typeof v === 'bigint') return v.toString();
-    return v;
-  });
+    return `{${members.join(',')}}`;
+  }
+  if (typeof value === 'bigint') return JSON.stringify(value.toString());
+  return JSON.stringify(value);
 }
 
 export function sha256(data: string | Buffer): string {

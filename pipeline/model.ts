@@ -101,10 +101,23 @@ export interface SelBinding {
   boundArguments: Record<string, unknown>;
 }
 
+/** A column key with its model-facing description (what the key enums of tool specs list). */
+export interface KeyDescription {
+  key: string;
+  description: string;
+}
+
+/**
+ * The instance's tool universe is `bindings` (tool names in universe order, each with the
+ * SLOT tool and arguments it binds) over its key universe: the keys of its starting table
+ * (a function of the database and `initialization`) followed by `derivedKeys`, the keys its
+ * calls derive that the starting table lacks. Specs are a pure function of those and the
+ * tool pool, built when needed (pipeline/tool-registry.ts) rather than carried along
+ * (~45 KB per sequence).
+ */
 export interface SelSequence extends SlotSequence {
-  /** The instance's tool universe. */
-  tools: ToolSpec[];
   bindings: Record<string, SelBinding>;
+  derivedKeys: KeyDescription[];
 }
 
 export type Formulation = 'slot' | 'sel' | 'rest';

@@ -2,7 +2,6 @@ import type { DatabaseInfo, SelBinding, SelSequence, SlotSequence, ToolCall, Too
 import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
 import { getterShape, selShapeOf, type SelShape } from '../../runtime/sel/bindings.js';
 import { NameAllocator } from '../../runtime/sel/names.js';
-import { selToolSpecs } from '../../runtime/sel/specs.js';
 import { ToolError } from '../../runtime/slot/errors.js';
 import { keysForInitialization, keysForSequence } from '../../runtime/slot/specs.js';
 
@@ -12,6 +11,9 @@ import { keysForInitialization, keysForSequence } from '../../runtime/slot/specs
  * the SEL tools the calls use, one getter per starting-table key and one per derived key
  * retrieved. Names are allocated in a fixed order (tools in first-use order, then the
  * starting keys' getters, then derived getters), so the same input gives the same names.
+ * The sequence carries the universe as bindings over its key universe (starting keys, then
+ * `derivedKeys`), not as specs: `selToolSpecs(bindings, keysForSequence(...), pool)` builds
+ * those (pipeline/tool-registry.ts, once per distinct content).
  */
 export function expandToSel(seq: SlotSequence, db: DatabaseInfo, pool: ToolPool): Outcome<SelSequence> {
   let keys;
@@ -55,7 +57,7 @@ export function expandToSel(seq: SlotSequence, db: DatabaseInfo, pool: ToolPool)
     initialization: seq.initialization,
     calls,
     answerLabels: seq.answerLabels,
-    tools: selToolSpecs(bindings, keys, pool),
     bindings,
+    derivedKeys: keys.slice(starting.length),
   });
 }

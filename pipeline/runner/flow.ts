@@ -3,6 +3,7 @@ import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from
 import type { Outcome } from '../outcome.js';
 import type { FormulationResult, ItemResult, Verification } from '../samples.js';
 import type { ItemStage, StageContext, StageName } from '../stage.js';
+import { OpaqueValueError } from './stage-runner.js';
 
 /**
  * The per-instance stage graph, independent of how stages are run (the runner passes a
@@ -131,4 +132,82 @@ export async function runItem(
   const finished = await Promise.all(formulations.map(finish));
   formulations.forEach((f, i) => (results[f] = finished[i]));
   return { instance, results };
+}
+
+/** What planning needs from the runner: keys as the runner computes them, and stand-ins for outputs. */
+export interface KeyPlanner {
+  keyOf<I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext): string;
+  standIn(key: string): object;
+}
+
+export interface ItemPlan {
+  /** Per formulation: the key its verify stage gets when every stage before it accepts. */
+  verify: Partial<Record<PipelineFormulation, string>>;
+  /** Every stage key on the way, in flow order (to read ahead). */
+  keys: string[];
+}
+
+/**
+ * The cache keys an item's stages would have if every stage accepted, computed without
+ * running or loading anything: keys chain by the upstream key (run-store.ts), so each
+ * stage's input can be a stand-in for its upstream output. The verify key of a formulation
+ * thus determines everything its result depends on. Undefined when a stage's key needs to
+ * look inside an upstream value (the item then simply runs).
+ */
+export function planItem(
+  instance: Instance,
+  formulations: readonly PipelineFormulation[],
+  stages: ItemStages,
+  ctx: StageContext,
+  planner: KeyPlanner,
+): ItemPlan | undefined {
+  const keys: string[] = [];
+  const step = <I, O>(stage: ItemStage<I, O>, input: I): O => {
+    const key = planner.keyOf(stage, input, ctx);
+    keys.push(key);
+    return planner.standIn(key) as O;
+  };
+  try {
+    const gold = step(stages.gold, { instance });
+    const query = step(stages.parse, { sql: instance.sql });
+    const slot = step(stages.decompose, { query });
+    const verify: ItemPlan['verify'] = {};
+    for (const formulation of formulations) {
+      const execInput: ExecuteInput =
+        formulation === 'sel'
+          ? { formulation, sequence: step(stages.expand, { sequence: slot }) }
+          : { formulation, sequence: slot };
+      const execution = step(stages.execute, execInput);
+      step(stages.verify, { formulation, sequence: execInput.sequence, execution, gold });
+      verify[formulation] = keys[keys.length - 1];
+    }
+    return { verify, keys };
+  } catch (error) {
+    if (error instanceof OpaqueValueError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The stages an item's results went through, by formulation order: the shared prefix once,
+ * then each formulation's path up to the stage that decided it. A whole item served from
+ * the cache counts these as cache hits.
+ */
+export function stagesReached(
+  results: ItemResult['results'],
+  formulations: readonly PipelineFormulation[],
+): StageName[] {
+  const reached: StageName[] = [];
+  let shared = 0;
+  const path = new Map<PipelineFormulation, StageName[]>();
+  for (const f of formulations) {
+    const result = results[f];
+    const order = [...SHARED_STAGES, ...pathStages(f)];
+    const last = !result || result.ok ? order.length - 1 : order.indexOf(result.stage as StageName);
+    shared = Math.max(shared, Math.min(last + 1, SHARED_STAGES.length));
+    path.set(f, order.slice(SHARED_STAGES.length, last + 1));
+  }
+  reached.push(...SHARED_STAGES.slice(0, shared));
+  for (const f of formulations) reached.push(...path.get(f)!);
+  return reached;
 }

@@ -4,15 +4,21 @@ import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { orderedFormulations } from '../formulation.js';
 import type { DatabaseInfo, Instance } from '../model.js';
 import { ProgressTracker, type ProgressListener } from '../progress.js';
-import type { ItemResult, RejectedSample } from '../samples.js';
-import type { RunStore } from '../store/run-store.js';
-import { runItem, type ItemStages } from './flow.js';
+import { codeFingerprint } from '../code-fingerprint.js';
+import type { FormulationResult, ItemResult, RejectedSample } from '../samples.js';
+import { cacheKeyOf, type RunStore } from '../store/run-store.js';
+import { pathStages, planItem, runItem, SHARED_STAGES, stagesReached, type ItemPlan, type ItemStages } from './flow.js';
 import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './stage-runner.js';
 
 /**
  * The default runner: every item through the stage graph in this process, at most
  * `config.concurrency` items in flight, each item's finished stage outcomes committed to
  * the run store as soon as the item is done. One item's failure never touches another.
+ *
+ * With a store, each item's result per formulation is also stored whole, under a key
+ * planned from the item alone (flow.ts, planItem). A rerun first looks those up for all
+ * items in a few batched reads: an item found whole needs no stage outcome read at all
+ * (the warm path); the stage outcomes of the others are read ahead in batches too.
  */
 
 export interface InProcessRunOptions {
@@ -27,6 +33,8 @@ export interface InProcessRunOptions {
   onProgress?: ProgressListener;
   /** Injectable for tests (backoff without waiting). */
   sleep?: (ms: number) => Promise<void>;
+  /** Part of every cache key; default: the fingerprint of this build (code-fingerprint.ts). */
+  codeFingerprint?: string;
 }
 
 export interface RunResult {
@@ -37,6 +45,10 @@ export interface RunResult {
   aborted: boolean;
 }
 
+/** Bump when the stored item result record changes shape. */
+const RESULT_RECORD_VERSION = 1;
+const RESULT_STAGE = 'item.result';
+
 export async function runInProcess(options: InProcessRunOptions): Promise<RunResult> {
   const { config, store } = options;
   const formulations = orderedFormulations(config.formulations);
@@ -45,9 +57,56 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
     store,
     { retries: config.retries, baseMs: config.backoff.baseMs, maxMs: config.backoff.maxMs },
     options.sleep,
+    store ? (options.codeFingerprint ?? codeFingerprint()) : '',
   );
   const progress = new ProgressTracker(options.instances.length, formulations, options.onProgress);
   const limit = pLimit(config.concurrency);
+  const contextOf = (db: DatabaseInfo) => ({ config, db, executor: options.executor });
+
+  // Whole item results where the cache has them; the other items' stage outcomes read ahead.
+  const resultKeys = new Map<Instance, Record<string, string>>();
+  const found = new Map<string, FormulationResult>();
+  if (store) {
+    const plans = new Map<Instance, ItemPlan>();
+    for (const instance of options.instances) {
+      const db = databases.get(instance.dbId);
+      const plan = db && planItem(instance, formulations, options.stages, contextOf(db), stageRunner);
+      if (!plan) continue;
+      plans.set(instance, plan);
+      resultKeys.set(
+        instance,
+        Object.fromEntries(formulations.map((f) => [f, cacheKeyOf(RESULT_STAGE, RESULT_RECORD_VERSION, plan.verify[f])])),
+      );
+    }
+    for (const [key, result] of store.getMany<FormulationResult>([...resultKeys.values()].flatMap(Object.values))) {
+      found.set(key, result);
+    }
+    store.prefetch(
+      [...plans].flatMap(([instance, plan]) =>
+        Object.values(resultKeys.get(instance)!).every((key) => found.has(key)) ? [] : plan.keys,
+      ),
+    );
+  }
+
+  const cachedResult = (instance: Instance): ItemResult | undefined => {
+    const keys = resultKeys.get(instance);
+    if (!keys || !formulations.every((f) => found.has(keys[f]))) return undefined;
+    const result: ItemResult = { instance, results: Object.fromEntries(formulations.map((f) => [f, found.get(keys[f])!])) };
+    for (const stage of stagesReached(result.results, formulations)) stageRunner.countCacheHit(stage);
+    for (const stage of [...SHARED_STAGES, ...formulations.flatMap(pathStages)]) progress.done(stage);
+    return result;
+  };
+
+  const storeResult = (result: ItemResult): void => {
+    const keys = resultKeys.get(result.instance);
+    if (!store || !keys) return;
+    for (const f of formulations) {
+      const r = result.results[f];
+      // Internal errors are faults of the run, not of the item: never cached.
+      if (!r || (!r.ok && (r.category === INTERNAL_ERROR || r.stage === 'runner'))) continue;
+      if (!found.has(keys[f])) store.put(keys[f], RESULT_STAGE, JSON.stringify(r));
+    }
+  };
 
   const runOne = async (instance: Instance): Promise<ItemResult | null> => {
     if (options.signal?.aborted) return null;
@@ -59,10 +118,11 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
         instance,
         formulations,
         options.stages,
-        { config, db, executor: options.executor },
+        contextOf(db),
         (stage, input, ctx) => stageRunner.run(stage, input, ctx),
         { stageDone: (stage) => progress.done(stage) },
       );
+      storeResult(result);
     } catch (error) {
       // A fault of the flow itself (not of a stage): this item only.
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -82,7 +142,9 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
     results: Object.fromEntries(formulations.map((f) => [f, { ok: false, stage, category, message }])),
   });
 
-  const settled = await Promise.all(options.instances.map((instance) => limit(() => runOne(instance))));
+  const settled = await Promise.all(
+    options.instances.map((instance) => (!options.signal?.aborted && cachedResult(instance)) || limit(() => runOne(instance))),
+  );
   store?.commit();
   const items = settled.filter((r): r is ItemResult => r !== null).sort((a, b) => a.instance.index - b.instance.index);
   return { items, metrics: stageRunner.metrics, aborted: items.length < options.instances.length };

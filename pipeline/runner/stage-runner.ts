@@ -28,10 +28,12 @@ export class StageRunner {
   /** The cache key that produced each value handed out (values are keyed by reference). */
   private readonly provenance = new WeakMap<object, string>();
 
+  /** `code`: the code fingerprint, part of every key (code-fingerprint.ts). */
   constructor(
     private readonly store: RunStore | null,
     private readonly policy: RetryPolicy,
     private readonly sleep?: (ms: number) => Promise<void>,
+    private readonly code = '',
   ) {}
 
   async run<I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext): Promise<Outcome<O>> {
@@ -40,7 +42,7 @@ export class StageRunner {
     let key = '';
     try {
       if (this.store) {
-        key = cacheKeyOf(stage.name, stage.version, stage.cacheKey(input, ctx), (v) => this.provenance.get(v));
+        key = this.keyOf(stage, input, ctx);
         const cached = this.store.get<O>(key);
         if (cached) {
           metrics.cacheHits++;
@@ -60,6 +62,26 @@ export class StageRunner {
     } finally {
       metrics.ms += performance.now() - started;
     }
+  }
+
+  /** The cache key of a stage invocation; values handed out earlier (or stand-ins) count by their key. */
+  keyOf<I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext): string {
+    return cacheKeyOf(stage.name, stage.version, stage.cacheKey(input, ctx), (v) => this.provenance.get(v), this.code);
+  }
+
+  /**
+   * An opaque value standing for the output stored under `key`, for planning keys ahead
+   * (flow.ts, planItem): it hashes as that key, and any look inside it throws.
+   */
+  standIn(key: string): object {
+    const value = opaqueValue();
+    this.provenance.set(value, key);
+    return value;
+  }
+
+  /** A stage outcome served from the cache by a whole cached item result. */
+  countCacheHit(stage: string): void {
+    this.metricsOf(stage).cacheHits++;
   }
 
   /**
@@ -87,4 +109,26 @@ export class StageRunner {
     }
     return metrics;
   }
+}
+
+/** Thrown when a stage's cache key looks inside an upstream value while keys are planned. */
+export class OpaqueValueError extends Error {
+  override name = 'OpaqueValueError';
+}
+
+function opaqueValue(): object {
+  const refuse = (): never => {
+    throw new OpaqueValueError('a planned cache key cannot look inside an upstream value');
+  };
+  return new Proxy(
+    {},
+    {
+      // JSON.stringify asks every object for toJSON before the replacer sees it.
+      get: (_target, property) => (property === 'toJSON' ? undefined : refuse()),
+      has: refuse,
+      ownKeys: refuse,
+      getOwnPropertyDescriptor: refuse,
+      set: refuse,
+    },
+  );
 }

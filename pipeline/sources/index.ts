@@ -31,6 +31,8 @@ export interface LoadedSource {
 export interface LoadSourceOptions {
   /** Load only the instances of these databases (`--db`); an unknown id throws. */
   dbIds?: string[];
+  /** How a database file's content hash is obtained (default: hashed now; see RunStore.fingerprint). */
+  fingerprint?: (file: string) => Promise<string>;
 }
 
 export async function loadSource(sourcePath: string, options: LoadSourceOptions = {}): Promise<LoadedSource> {
@@ -42,7 +44,7 @@ export async function loadSource(sourcePath: string, options: LoadSourceOptions 
   const databases = new Map<string, DatabaseInfo>();
   const failures = new Map<string, string>();
   for (const dbId of selected) {
-    const loaded = await loadDatabase(raw, dbId);
+    const loaded = await loadDatabase(raw, dbId, options.fingerprint);
     if (typeof loaded === 'string') failures.set(dbId, loaded);
     else databases.set(dbId, loaded);
   }
@@ -115,7 +117,11 @@ function selectDatabases(records: SourceRecord[], filter: string[] | undefined):
 }
 
 /** The database's schema, or why its instances cannot be loaded. */
-async function loadDatabase(raw: RawSource, dbId: string): Promise<DatabaseInfo | string> {
+async function loadDatabase(
+  raw: RawSource,
+  dbId: string,
+  fingerprint?: (file: string) => Promise<string>,
+): Promise<DatabaseInfo | string> {
   const candidates = raw.databaseDirs.flatMap((dir) => [path.join(dir, dbId, `${dbId}.sqlite`), path.join(dir, `${dbId}.sqlite`)]);
   const file = candidates.find((candidate) => existsSync(candidate));
   if (!file) return `unknown db_id ${dbId}: no ${dbId}.sqlite in ${raw.databaseDirs.join(', ')}`;
@@ -125,7 +131,7 @@ async function loadDatabase(raw: RawSource, dbId: string): Promise<DatabaseInfo 
       path.basename(path.dirname(file)) === dbId
         ? await readDescriptions(path.join(path.dirname(file), 'database_description'), raw.warnings)
         : new Map();
-    const info = await readDatabaseInfo(dbId, file, { descriptions, naturalNames: raw.naturalNames.get(dbId) ?? new Map() });
+    const info = await readDatabaseInfo(dbId, file, { descriptions, naturalNames: raw.naturalNames.get(dbId) ?? new Map() }, fingerprint);
     return info.tables.length > 0 ? info : `database ${dbId} (${file}) has no tables`;
   } catch (error) {
     return `database ${dbId} (${file}) cannot be read: ${(error as Error).message}`;

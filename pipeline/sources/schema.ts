@@ -18,8 +18,14 @@ export interface SchemaAnnotations {
 }
 
 /** Throws when the file is missing or not a readable SQLite database. */
-export async function readDatabaseInfo(dbId: string, dbPath: string, annotations: SchemaAnnotations): Promise<DatabaseInfo> {
-  const fingerprint = await sha256File(dbPath);
+/** `fingerprint`: the file's content hash (default: hash it now; a run store may remember it). */
+export async function readDatabaseInfo(
+  dbId: string,
+  dbPath: string,
+  annotations: SchemaAnnotations,
+  fingerprintOf: (file: string) => Promise<string> = sha256File,
+): Promise<DatabaseInfo> {
+  const fingerprint = await fingerprintOf(dbPath);
   const db = openReadOnly(dbPath);
   try {
     const tableNames = db

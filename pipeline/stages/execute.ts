@@ -1,11 +1,12 @@
-import { executeSelSequence } from '../../runtime/sel/index.js';
-import { executeSequence } from '../../runtime/slot/index.js';
-import { checkExecution } from '../../verifiers/index.js';
-import { accept } from '../outcome.js';
-import { TransientError } from '../outcome.js';
+import { lazy } from '../lazy.js';
+import { accept, TransientError } from '../outcome.js';
 import type { ExecuteInput, ExecutionRecord } from '../runner/flow.js';
 import type { ItemStage } from '../stage.js';
 import { dbCacheKey } from './db-key.js';
+
+const slotRuntime = lazy(() => import('../../runtime/slot/execute.js'));
+const selRuntime = lazy(() => import('../../runtime/sel/execute.js'));
+const executionCheck = lazy(() => import('../../verifiers/execution.js'));
 
 /**
  * execute: runs a SLOT or SEL sequence against the live tools. A failure of the calls
@@ -30,12 +31,12 @@ export const executeStage: ItemStage<ExecuteInput, ExecutionRecord> = {
     try {
       const outputs =
         input.formulation === 'sel'
-          ? await executeSelSequence(input.sequence, ctx.db, ctx.executor, options)
-          : await executeSequence(input.sequence, ctx.db, ctx.executor, options);
+          ? await (await selRuntime()).executeSelSequence(input.sequence, ctx.db, ctx.executor, options)
+          : await (await slotRuntime()).executeSequence(input.sequence, ctx.db, ctx.executor, options);
       return accept({ ok: true, outputs });
     } catch (error) {
       if (error instanceof TransientError) throw error;
-      const verdict = checkExecution({ ok: false, error });
+      const verdict = (await executionCheck()).checkExecution({ ok: false, error });
       if (verdict.category === 'execution:internal') throw error;
       return accept({ ok: false, error: plainError(error) });
     }

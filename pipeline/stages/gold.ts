@@ -1,7 +1,9 @@
-import { runGold } from '../../generators/sql/gold.js';
+import { lazy } from '../lazy.js';
 import type { GoldResult, Instance } from '../model.js';
 import type { ItemStage } from '../stage.js';
 import { dbCacheKey } from './db-key.js';
+
+const gold = lazy(() => import('../../generators/sql/gold.js'));
 
 /** gold: the gold SQL, executed read-only with a timeout (gold_error, gold_timeout). */
 export const goldStage: ItemStage<{ instance: Instance }, GoldResult> = {
@@ -9,5 +11,5 @@ export const goldStage: ItemStage<{ instance: Instance }, GoldResult> = {
   name: 'gold',
   version: 1,
   cacheKey: ({ instance }, ctx) => ({ sql: instance.sql, db: dbCacheKey(ctx.db), timeoutMs: ctx.config.goldTimeoutMs }),
-  run: ({ instance }, ctx) => runGold(instance, ctx.db, ctx.executor, ctx.config.goldTimeoutMs),
+  run: async ({ instance }, ctx) => (await gold()).runGold(instance, ctx.db, ctx.executor, ctx.config.goldTimeoutMs),
 };

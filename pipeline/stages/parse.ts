@@ -1,7 +1,9 @@
 import type { NormalizedQuery } from '../../generators/sql/ast.js';
-import { parseQuery } from '../../generators/sql/normalize.js';
+import { lazy } from '../lazy.js';
 import type { ItemStage } from '../stage.js';
 import { dbCacheKey } from './db-key.js';
+
+const normalize = lazy(() => import('../../generators/sql/normalize.js'));
 
 /** parse: gold SQL → normalized AST, double-quoted strings resolved against the schema (parse_error). */
 export const parseStage: ItemStage<{ sql: string }, NormalizedQuery> = {
@@ -9,5 +11,5 @@ export const parseStage: ItemStage<{ sql: string }, NormalizedQuery> = {
   name: 'parse',
   version: 1,
   cacheKey: ({ sql }, ctx) => ({ sql, db: dbCacheKey(ctx.db) }),
-  run: async ({ sql }, ctx) => parseQuery(sql, ctx.db),
+  run: async ({ sql }, ctx) => (await normalize()).parseQuery(sql, ctx.db),
 };

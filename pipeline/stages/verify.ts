@@ -1,11 +1,15 @@
-import { keysForInitialization, keysForSequence, slotToolSpecs } from '../../runtime/slot/index.js';
-import { checkExecution, checkFormat, checkSemantic } from '../../verifiers/index.js';
+import { keysForInitialization, keysForSequence } from '../../runtime/slot/specs.js';
 import type { SelSequence, ToolSpec, Verdict } from '../model.js';
 import { accept, reject } from '../outcome.js';
+import { lazy } from '../lazy.js';
 import type { VerifyInput } from '../runner/flow.js';
 import type { Verification } from '../samples.js';
 import type { ItemStage, StageContext } from '../stage.js';
+import { toolRegistry } from '../tool-registry.js';
 import { dbCacheKey } from './db-key.js';
+
+// ajv and zod: loaded only when something is verified.
+const verifiers = lazy(() => import('../../verifiers/index.js'));
 
 /**
  * verify: format → execution → semantic. All three verdicts are computed (the semantic
@@ -19,6 +23,7 @@ export const verifyStage: ItemStage<VerifyInput, Verification> = {
   version: 1,
   cacheKey: (input, ctx) => ({ ...input, db: dbCacheKey(ctx.db), pool: ctx.config.pool }),
   async run(input, ctx) {
+    const { checkExecution, checkFormat, checkSemantic } = await verifiers();
     const verification: Verification = {
       format: checkFormat(input.sequence, toolsOf(input, ctx)),
       execution: checkExecution(input.execution),
@@ -39,12 +44,13 @@ export const verifyStage: ItemStage<VerifyInput, Verification> = {
  * gets the starting keys only, and the format check says what is wrong with it.
  */
 function toolsOf(input: VerifyInput, ctx: StageContext): ToolSpec[] {
-  if (input.formulation === 'sel') return (input.sequence as SelSequence).tools;
+  const registry = toolRegistry(ctx.db, ctx.config.pool);
+  if (input.formulation === 'sel') return registry.selTools(input.sequence as SelSequence);
   let keys;
   try {
     keys = keysForSequence(ctx.db, input.sequence, ctx.config.pool);
   } catch {
     keys = keysForInitialization(ctx.db, input.sequence.initialization);
   }
-  return slotToolSpecs(keys, ctx.config.pool);
+  return registry.slotTools(keys);
 }

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { canonicalJson, sha256 } from '../hash.js';
@@ -6,11 +7,15 @@ import type { Outcome } from '../outcome.js';
 
 /**
  * The run store: terminal stage outcomes (accepted and rejected) keyed by a content hash
- * of (stage name, stage version, the stage's cache-key parts), in a SQLite file in WAL
- * mode. Writes are buffered and committed per finished item (`commit()`), one small
- * transaction each, so a run killed at any point loses at most the items in flight, and a
- * rerun recomputes exactly those. Keys are content hashes, so a rerun that recomputes an
- * item rewrites the same row: nothing is ever duplicated.
+ * of (stage name, stage version, code fingerprint, the stage's cache-key parts), in a
+ * SQLite file in WAL mode. Writes are buffered and committed per finished item
+ * (`commit()`), one small transaction each, so a run killed at any point loses at most the
+ * items in flight, and a rerun recomputes exactly those. Keys are content hashes, so a
+ * rerun that recomputes an item rewrites the same row: nothing is ever duplicated.
+ * Reads can be batched (`prefetch`, `getMany`): one statement for many keys.
+ *
+ * It also remembers database fingerprints by (path, size, mtime), so that an unchanged
+ * database file is not hashed again on every run.
  */
 
 export interface RunStoreOptions {
@@ -24,23 +29,31 @@ export interface RunStoreOptions {
  * The cache key of a stage invocation. `refOf` names values that earlier stages produced
  * by their own cache key: such a value is hashed as `{ $ref: key }` instead of its content
  * (a Merkle chain: the upstream key determines the value), which keeps hashing cheap when
- * large values (SEL tool universes, gold rows) flow down the graph.
+ * large values (gold rows, sequences) flow down the graph. `code` is the code fingerprint
+ * (code-fingerprint.ts): a changed build changes every key.
  */
 export function cacheKeyOf(
   stage: string,
   version: number,
   parts: unknown,
   refOf?: (value: object) => string | undefined,
+  code = '',
 ): string {
-  return sha256(canonicalJson([stage, version, parts], refOf));
+  return sha256(canonicalJson([stage, version, code, parts], refOf));
 }
+
+/** SQLite's default limit of bound parameters is 32766; stay well below. */
+const BATCH = 500;
 
 export class RunStore {
   private readonly db: Database.Database;
   private readonly read: boolean;
   private readonly pending = new Map<string, { stage: string; value: string }>();
+  /** Rows read ahead by `prefetch` (null: known to be absent), dropped once read. */
+  private readonly prefetched = new Map<string, string | null>();
   private readonly selectStatement: Database.Statement<[string], { value: string }>;
   private readonly insertStatement: Database.Statement<[string, string, string]>;
+  private readonly batchStatement: Database.Statement<string[], { key: string; value: string }>;
   private closed = false;
 
   constructor(options: RunStoreOptions) {
@@ -54,23 +67,53 @@ export class RunStore {
       key TEXT PRIMARY KEY,
       stage TEXT NOT NULL,
       value TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS fingerprints (
+      path TEXT PRIMARY KEY,
+      size INTEGER NOT NULL,
+      mtime_ms REAL NOT NULL,
+      hash TEXT NOT NULL
     ) WITHOUT ROWID`);
     this.selectStatement = this.db.prepare('SELECT value FROM results WHERE key = ?');
     this.insertStatement = this.db.prepare('INSERT OR REPLACE INTO results (key, stage, value) VALUES (?, ?, ?)');
+    this.batchStatement = this.db.prepare(
+      `SELECT key, value FROM results WHERE key IN (${Array.from({ length: BATCH }, () => '?').join(',')})`,
+    );
     this.read = options.read ?? true;
   }
 
   get<T>(key: string): Outcome<T> | undefined {
-    if (!this.read) return undefined;
-    const pending = this.pending.get(key);
-    if (pending) return JSON.parse(pending.value) as Outcome<T>;
-    const row = this.selectStatement.get(key);
-    return row ? (JSON.parse(row.value) as Outcome<T>) : undefined;
+    const text = this.text(key);
+    return text === undefined ? undefined : (JSON.parse(text) as Outcome<T>);
   }
 
-  /** Buffers a terminal outcome (as JSON text); durable after the next `commit()`. */
-  put(key: string, stage: string, outcomeJson: string): void {
-    this.pending.set(key, { stage, value: outcomeJson });
+  /** Many records at once (any JSON the caller stored), by key; absent keys are left out. */
+  getMany<T>(keys: readonly string[]): Map<string, T> {
+    this.prefetch(keys);
+    const found = new Map<string, T>();
+    for (const key of keys) {
+      const text = this.text(key);
+      if (text !== undefined) found.set(key, JSON.parse(text) as T);
+    }
+    return found;
+  }
+
+  /** Reads these keys ahead in a few statements; the next `get` of each is served from memory. */
+  prefetch(keys: readonly string[]): void {
+    if (!this.read) return;
+    const wanted = [...new Set(keys)].filter((key) => !this.pending.has(key) && !this.prefetched.has(key));
+    for (let i = 0; i < wanted.length; i += BATCH) {
+      const chunk = wanted.slice(i, i + BATCH);
+      for (const key of chunk) this.prefetched.set(key, null);
+      const params = chunk.concat(Array.from({ length: BATCH - chunk.length }, () => ''));
+      for (const row of this.batchStatement.all(...params)) this.prefetched.set(row.key, row.value);
+    }
+  }
+
+  /** Buffers a terminal outcome or record (as JSON text); durable after the next `commit()`. */
+  put(key: string, stage: string, json: string): void {
+    this.pending.set(key, { stage, value: json });
+    this.prefetched.delete(key);
   }
 
   /** Writes the buffered outcomes in one transaction. */
@@ -81,6 +124,25 @@ export class RunStore {
     this.db.transaction(() => {
       for (const [key, { stage, value }] of entries) this.insertStatement.run(key, stage, value);
     })();
+  }
+
+  /**
+   * The content hash of a file, computed by `hash` only when the file's size or mtime differ
+   * from what was recorded (or reads are off).
+   */
+  async fingerprint(file: string, hash: (file: string) => Promise<string>): Promise<string> {
+    const info = await stat(file);
+    if (this.read) {
+      const row = this.db.prepare('SELECT size, mtime_ms, hash FROM fingerprints WHERE path = ?').get(file) as
+        | { size: number; mtime_ms: number; hash: string }
+        | undefined;
+      if (row && row.size === info.size && row.mtime_ms === info.mtimeMs) return row.hash;
+    }
+    const digest = await hash(file);
+    this.db
+      .prepare('INSERT OR REPLACE INTO fingerprints (path, size, mtime_ms, hash) VALUES (?, ?, ?, ?)')
+      .run(file, info.size, info.mtimeMs, digest);
+    return digest;
   }
 
   /** Number of stored outcomes per stage (diagnostics and tests). */
@@ -97,5 +159,17 @@ export class RunStore {
     this.commit();
     this.closed = true;
     this.db.close();
+  }
+
+  private text(key: string): string | undefined {
+    if (!this.read) return undefined;
+    const pending = this.pending.get(key);
+    if (pending) return pending.value;
+    const prefetched = this.prefetched.get(key);
+    if (prefetched !== undefined) {
+      this.prefetched.delete(key);
+      return prefetched ?? undefined;
+    }
+    return this.selectStatement.get(key)?.value;
   }
 }

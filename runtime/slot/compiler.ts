@@ -19,16 +19,46 @@ import { cte, cteName, ident, join, param, quoteIdent, raw, sql, type Frag } fro
  * Compiles SLOT calls (docs/TOOLS.md) into SQL over the instance's SQLite database, so
  * every tool means exactly "the SQLite result of the equivalent relational operation".
  *
- * Each call becomes one common table expression (CTE) reading earlier ones. Table CTEs
- * carry two hidden columns besides their keys: `__rid`, the row identity assigned by
- * initialize_active_data (or by group_data_by, one per group), which union_data uses to
- * keep each source row once; and `__ord`, the row's position, which sort_data renumbers
- * (stable: ties keep the previous `__ord` order) and every other tool carries along, so
- * that order survives filters, transforms and projections. A grouped table's rows are
- * groups (`__rid` = group id); it remembers its member rows (a CTE with `__gid`) so that
- * aggregate_data can compute per-group values at any later point (after HAVING-like
- * filters, sorts, other aggregates). Scalars are one-row CTEs with the column `__v`.
+ * Each call becomes one common table expression (CTE) reading earlier ones. The SQL is
+ * kept such that SQLite can flatten the CTE chain into one query over the base tables
+ * (filters pushed into the join, indexes used): no window function or materialized
+ * numbering on the way from the starting table to an answer unless a tool needs
+ * positions (first occurrences, per-group limits).
+ *
+ * - Row identity: hidden columns `__rid_<n>` = the rowid of the n-th joined table (a
+ *   table without rowid contributes its primary key); a group's identity is its group
+ *   keys. union_data compares identities NULL-safely (`IS`), since a LEFT JOIN leaves
+ *   the rowids of unmatched tables NULL.
+ * - Row order is metadata: a list of ORDER BY terms over the relation's columns, always
+ *   ending in the identity, so it is total. The starting table is in identity order
+ *   (base-table rowids in join order); sort_data prepends its key (stable by
+ *   construction); other tools keep the terms and apply them where positions matter
+ *   (LIMIT, first occurrences, argmin/argmax, the output).
+ * - Projections (retrieve_data, select_unique_values) carry the identity and order
+ *   columns they drop from the visible keys under hidden (`__`) names.
+ * - A grouped table's rows are groups; it remembers its member rows (the source CTE and
+ *   the group keys) so that aggregate_data can compute per-group values at any later
+ *   point (after HAVING-like filters, sorts, other aggregates), joined on the group keys.
+ *   Scalars are one-row CTEs with the column `__v`.
  */
+
+/** Facts about the database the SQL depends on (runtime/slot/source-facts.ts probes them). */
+export interface CompileOptions {
+  /** Tables (lower-case names) without rowid (WITHOUT ROWID): identified by their primary key. */
+  withoutRowid?: ReadonlySet<string>;
+  /**
+   * By starting join (its FROM clause, see `SlotCompiler.startingJoins`): the aliases
+   * (lower-case) in the order SQLite's planner nests the join's loops. The source order
+   * follows it; without it, the join order.
+   */
+  sourceOrders?: ReadonlyMap<string, readonly string[]>;
+}
+
+/** A starting table's join: its FROM clause and aliases in join order. */
+export interface StartingJoin {
+  from: string;
+  aliases: string[];
+}
 
 export type OutputKind = 'table' | 'list' | 'scalar';
 
@@ -62,35 +92,54 @@ export interface CompiledSequence {
   derivedKeys: DerivedKey[];
 }
 
+/** One ORDER BY term over a column of the relation. */
+interface OrderTerm {
+  column: string;
+  descending: boolean;
+}
+
 interface Rel {
   label: string;
   kind: OutputKind;
   cte: number;
   keys: string[];
-  /** Grouped tables: the member rows (with `__gid`) and their keys. */
-  members?: { cte: number; keys: string[] };
-  /** Which `__rid` numbering the rows carry (label of the call that assigned it). */
+  /** The CTE's columns in order (keys and hidden ones; a starting table may emit fewer, see StartingBody). */
+  columns: string[];
+  /** Columns whose values (as a tuple, NULL-safe) identify a row of `origin`. */
+  identity: string[];
+  /** The row order: ORDER BY terms over the columns (keys or hidden), total. */
+  order: OrderTerm[];
+  /** Grouped tables: the member rows (a CTE with `keys`, in `order`) and the group keys. */
+  members?: { cte: number; keys: string[]; groupKeys: string[]; order: OrderTerm[] };
+  /** Which identity the rows carry (label of the call that assigned it). */
   origin: string;
-  /** Which `__ord` numbering the rows carry (label of the call that assigned it). */
+  /** Which ordering lineage the rows carry (label of the call that last set the order). */
   orderToken: string;
   sorted: boolean;
 }
 
-type Shape = Omit<Rel, 'label' | 'cte'> & { body: Frag };
+/**
+ * A starting table's body, rendered last: with only the keys the rest of the statement
+ * names (`used`), so SQLite parses and plans no column it does not need.
+ */
+type StartingBody = (used: (key: string) => boolean) => Frag;
 
-const RID = raw('"__rid"');
-const ORD = raw('"__ord"');
-const GID = raw('"__gid"');
+type Shape = Omit<Rel, 'label' | 'cte'> & { body: Frag | StartingBody };
+
 const HIDDEN_PREFIX = '__';
+/** Names SQLite accepts for the rowid; a column of the same name shadows one. */
+const ROWID_NAMES = ['rowid', '_rowid_', 'oid'];
 
 export class SlotCompiler {
-  private readonly ctes: Frag[] = [];
+  private readonly ctes: (Frag | StartingBody)[] = [];
   private readonly rels = new Map<string, Rel>();
   private readonly derived: DerivedKey[] = [];
+  private readonly joins: StartingJoin[] = [];
 
   constructor(
     readonly db: DatabaseInfo,
     readonly pool: ToolPool,
+    private readonly options: CompileOptions = {},
   ) {}
 
   /**
@@ -99,6 +148,12 @@ export class SlotCompiler {
    * session can keep going after a bad call.
    */
   add(call: ToolCall, options: { initialization?: boolean } = {}): CompiledRelation {
+    this.define(call, options);
+    return this.relation(call.label);
+  }
+
+  /** `add` without rendering the call's SQL (render it later with `relation`). */
+  define(call: ToolCall, options: { initialization?: boolean } = {}): void {
     const args = new Args(call);
     if (typeof call.label !== 'string' || call.label === '') args.fail('bad_value', 'every call needs a non-empty "label"');
     if (this.rels.has(call.label)) args.fail('duplicate_label', `label "${call.label}" is already used by an earlier call`);
@@ -107,17 +162,23 @@ export class SlotCompiler {
     }
     const cteMark = this.ctes.length;
     const derivedMark = this.derived.length;
+    const joinMark = this.joins.length;
     try {
       const shape = this.dispatch(call, args, options.initialization === true);
       const index = this.push(shape.body);
       const { body: _body, ...rest } = shape;
       this.rels.set(call.label, { ...rest, label: call.label, cte: index });
-      return this.relation(call.label);
     } catch (error) {
       this.ctes.length = cteMark;
       this.derived.length = derivedMark;
+      this.joins.length = joinMark;
       throw error;
     }
+  }
+
+  /** The joins of the starting tables compiled so far. */
+  startingJoins(): StartingJoin[] {
+    return this.joins.map((j) => ({ from: j.from, aliases: [...j.aliases] }));
   }
 
   /** Labels compiled so far, in order. */
@@ -131,7 +192,7 @@ export class SlotCompiler {
     const select =
       rel.kind === 'scalar'
         ? sql`SELECT "__v" FROM ${cte(rel.cte)}`
-        : sql`SELECT ${join(rel.keys.map(ident), ', ')} FROM ${cte(rel.cte)} ORDER BY "__ord"`;
+        : sql`SELECT ${join(rel.keys.map(ident), ', ')} FROM ${cte(rel.cte)} ORDER BY ${orderBy(rel.order)}`;
     const query = this.withCtes(select);
     return {
       label,
@@ -150,7 +211,7 @@ export class SlotCompiler {
     return { relations, labels: [...this.rels.keys()], derivedKeys: this.derived.map((d) => ({ ...d })) };
   }
 
-  private push(body: Frag): number {
+  private push(body: Frag | StartingBody): number {
     this.ctes.push(body);
     return this.ctes.length - 1;
   }
@@ -161,10 +222,24 @@ export class SlotCompiler {
     const visit = (index: number): void => {
       if (needed.has(index)) return;
       needed.add(index);
-      this.ctes[index].deps.forEach(visit);
+      const body = this.ctes[index];
+      if (typeof body !== 'function') body.deps.forEach(visit);
     };
     select.deps.forEach(visit);
-    const defs = [...needed].sort((a, b) => a - b).map((i) => sql`${raw(cteName(i))} AS (${this.ctes[i]})`);
+    const indices = [...needed].sort((a, b) => a - b);
+    const bodies = new Map<number, Frag>();
+    for (const i of indices) {
+      const body = this.ctes[i];
+      if (typeof body !== 'function') bodies.set(i, body);
+    }
+    // Every column reference is a quoted identifier: a key the text never quotes is unused.
+    const text = [select.sql, ...[...bodies.values()].map((b) => b.sql)].join('\n');
+    const used = (key: string): boolean => text.includes(quoteIdent(key));
+    for (const i of indices) {
+      const body = this.ctes[i];
+      if (typeof body === 'function') bodies.set(i, body(used));
+    }
+    const defs = indices.map((i) => sql`${raw(cteName(i))} AS (${bodies.get(i)!})`);
     return sql`WITH ${join(defs, ', ')} ${select}`;
   }
 
@@ -267,16 +342,52 @@ export class SlotCompiler {
         ? sql`${from} ${kind} ${target} ON ${join(conditions, ' AND ')}`
         : sql`${from} ${kind} ${target}`;
     });
-    const columns = keys.map((k) => raw(`${quoteIdent(k.alias)}.${quoteIdent(k.column)} AS ${quoteIdent(k.key)}`));
-    const inner = sql`SELECT ROW_NUMBER() OVER () AS "__rid", ${join(columns, ', ')} FROM ${from}`;
-    return {
-      kind: 'table',
-      keys: keys.map((k) => k.key),
-      origin: label,
-      orderToken: label,
-      sorted: false,
-      body: sql`SELECT *, "__rid" AS "__ord" FROM (${inner})`,
-    };
+    const columns = (used: (key: string) => boolean): Frag[] =>
+      keys.filter((k) => used(k.key)).map((k) => raw(`${quoteIdent(k.alias)}.${quoteIdent(k.column)} AS ${quoteIdent(k.key)}`));
+    const aliasList = refs.map((r) => r.alias);
+    this.joins.push({ from: from.sql, aliases: aliasList });
+    const ids = this.rowIdentity(refs, aliases);
+    const base = { kind: 'table' as const, keys: keys.map((k) => k.key), origin: label, orderToken: label, sorted: false };
+    const body =
+      (idColumns: Frag[]): StartingBody =>
+      (used) =>
+        sql`SELECT ${join([...idColumns, ...columns(used)], ', ')} FROM ${from}`;
+    if (!ids) {
+      // Some table has neither a rowid nor a primary key: number the joined rows instead.
+      const numbered = body([raw('ROW_NUMBER() OVER () AS "__rid"')]);
+      return { ...base, columns: ['__rid', ...base.keys], identity: ['__rid'], order: ascending(['__rid']), body: numbered };
+    }
+    const identity = ids.map((id) => id.column);
+    // Source order: the rowids, outermost loop of the planner's join first, which is the
+    // order SQLite enumerates the join in (inner loops find their matches in rowid order).
+    const nesting = this.options.sourceOrders?.get(from.sql);
+    const rank = (table: number): number => (nesting ? nesting.indexOf(aliasList[table].toLowerCase()) : table);
+    const complete = !nesting || aliasList.every((a) => nesting.includes(a.toLowerCase()));
+    const order = complete ? [...ids].sort((x, y) => rank(x.table) - rank(y.table)).map((id) => id.column) : identity;
+    const idColumns = ids.map((id) => raw(`${id.expression} AS ${quoteIdent(id.column)}`));
+    return { ...base, columns: [...identity, ...base.keys], identity, order: ascending(order), body: body(idColumns) };
+  }
+
+  /**
+   * Hidden identity columns of a starting table: per joined table (in join order) its
+   * rowid, or its primary key if it has no rowid; undefined if a table has neither.
+   */
+  private rowIdentity(
+    refs: StartingTableRef[],
+    aliases: Map<string, string>,
+  ): { column: string; expression: string; table: number }[] | undefined {
+    const ids: { column: string; expression: string; table: number }[] = [];
+    for (const [i, ref] of refs.entries()) {
+      const info = this.db.tables.find((t) => t.name === aliases.get(ref.alias.toLowerCase()))!;
+      const alias = quoteIdent(ref.alias);
+      const taken = new Set(info.columns.map((c) => c.name.toLowerCase()));
+      const rowid = this.options.withoutRowid?.has(info.name.toLowerCase()) ? undefined : ROWID_NAMES.find((name) => !taken.has(name));
+      if (rowid) ids.push({ column: `__rid_${i + 1}`, expression: `${alias}.${rowid}`, table: i });
+      else if (info.primaryKey.length) {
+        info.primaryKey.forEach((pk, j) => ids.push({ column: `__rid_${i + 1}_${j + 1}`, expression: `${alias}.${quoteIdent(pk)}`, table: i }));
+      } else return undefined;
+    }
+    return ids;
   }
 
   // ---- references and values --------------------------------------------------------
@@ -341,7 +452,7 @@ export class SlotCompiler {
     if (ref) {
       if (ref.rel.kind === 'scalar') return sql`(SELECT "__v" FROM ${cte(ref.rel.cte)})`;
       const column = ref.field ?? this.onlyColumn(ref.rel, args, where);
-      return sql`(SELECT ${ident(column)} FROM ${cte(ref.rel.cte)} ORDER BY "__ord" LIMIT 1)`;
+      return sql`(SELECT ${ident(column)} FROM ${cte(ref.rel.cte)} ORDER BY ${orderBy(ref.rel.order)} LIMIT 1)`;
     }
     if (value === null || typeof value === 'string' || typeof value === 'number') return param(value);
     args.fail('wrong_type', `${where} must be a string, a number, null or a reference "$LABEL$"`);
@@ -394,7 +505,38 @@ export class SlotCompiler {
   }
 
   private inherit(rel: Rel): Omit<Shape, 'body' | 'kind'> {
-    return { keys: rel.keys, members: rel.members, origin: rel.origin, orderToken: rel.orderToken, sorted: rel.sorted };
+    const { keys, columns, identity, order, members, origin, orderToken, sorted } = rel;
+    return { keys, columns, identity, order, members, origin, orderToken, sorted };
+  }
+
+  /**
+   * Projection of `rel` onto `keys`: the column list (the keys, then the identity and
+   * order columns that are not keys, renamed to hidden names) and the identity and order
+   * in the projected names. The renaming depends on the names only, so two projections
+   * onto the same keys agree (union_data relies on it).
+   */
+  private project(rel: Rel, keys: string[]): { select: Frag; columns: string[]; identity: string[]; order: OrderTerm[] } {
+    const carried = [...new Set([...rel.identity, ...rel.order.map((t) => t.column)])].filter((c) => !keys.includes(c));
+    const taken = new Set([...keys, ...carried]);
+    const names = new Map<string, string>(keys.map((k) => [k, k]));
+    const columns = keys.map(ident);
+    for (const column of carried) {
+      const name = column.startsWith(HIDDEN_PREFIX) ? column : derivedKey(taken, `${HIDDEN_PREFIX}h_${column}`);
+      taken.add(name);
+      names.set(column, name);
+      columns.push(name === column ? ident(column) : sql`${ident(column)} AS ${ident(name)}`);
+    }
+    return {
+      select: join(columns, ', '),
+      columns: [...names.values()],
+      identity: rel.identity.map((c) => names.get(c)!),
+      order: rel.order.map((t) => ({ ...t, column: names.get(t.column)! })),
+    };
+  }
+
+  /** The columns a projection of `rel` onto `keys` reads. */
+  private projectedColumns(rel: Rel, keys: string[]): Frag {
+    return join([...new Set([...keys, ...rel.identity, ...rel.order.map((t) => t.column)])].map(ident), ', ');
   }
 
   // ---- the tools ---------------------------------------------------------------------
@@ -429,45 +571,47 @@ export class SlotCompiler {
   private sort(args: Args, label: string): Shape {
     args.expectOnly(['data_source', 'key_name', 'ascending']);
     const rel = this.source(args, 'data_source');
-    const key = ident(this.key(rel, args, 'key_name'));
-    const direction = raw(args.boolean('ascending', true) ? 'ASC' : 'DESC');
-    const columns = join([RID, ...rel.keys.map(ident)], ', ');
-    // SQLite orders NULLs first ascending and last descending, as the contract says.
-    return {
-      kind: 'table',
-      ...this.inherit(rel),
-      orderToken: label,
-      sorted: true,
-      body: sql`SELECT ${columns}, ROW_NUMBER() OVER (ORDER BY ${key} ${direction}, "__ord") AS "__ord" FROM ${cte(rel.cte)}`,
-    };
+    const key = this.key(rel, args, 'key_name');
+    const descending = !args.boolean('ascending', true);
+    // Stable: ties keep the previous order. A later term on a column already ordered by
+    // decides nothing. SQLite orders NULLs first ascending, last descending, as the contract says.
+    const order = [{ column: key, descending }, ...rel.order.filter((t) => t.column !== key)];
+    return { kind: 'table', ...this.inherit(rel), order, orderToken: label, sorted: true, body: sql`SELECT * FROM ${cte(rel.cte)}` };
   }
 
-  /** The rows of `rel` whose `keys` combination occurs first (in row order). */
+  /** The rows of `rel` whose `keys` combination occurs first (in row order), with the columns a projection onto `keys` reads. */
   private firstOccurrences(rel: Rel, keys: string[]): Frag {
-    const columns = join([RID, ORD, ...keys.map(ident)], ', ');
     const partition = join(keys.map(ident), ', ');
-    return sql`SELECT ${columns} FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY ${partition} ORDER BY "__ord") AS "__dn" FROM ${cte(rel.cte)}) WHERE "__dn" = 1`;
+    return sql`(SELECT * FROM (SELECT ${this.projectedColumns(rel, keys)}, ROW_NUMBER() OVER (PARTITION BY ${partition} ORDER BY ${orderBy(rel.order)}) AS "__dn" FROM ${cte(rel.cte)}) WHERE "__dn" = 1)`;
   }
 
   private retrieve(args: Args): Shape {
     args.expectOnly(['data_source', 'key_name', 'distinct', 'limit', 'offset'], this.paper ? ['offset'] : []);
     const rel = this.source(args, 'data_source');
     const key = this.key(rel, args, 'key_name');
-    const rows = args.boolean('distinct', false)
-      ? this.firstOccurrences(rel, [key])
-      : sql`SELECT ${RID}, ${ORD}, ${ident(key)} FROM ${cte(rel.cte)}`;
+    const rows = args.boolean('distinct', false) ? this.firstOccurrences(rel, [key]) : cte(rel.cte);
     const limit = args.integer('limit') ?? 0;
     const offset = args.integer('offset') ?? 0;
     if (offset < 0) args.fail('bad_value', 'argument "offset" must not be negative');
-    const page = limit > 0 || offset > 0 ? sql` LIMIT ${param(limit > 0 ? limit : -1)} OFFSET ${param(offset)}` : raw('');
+    const page =
+      limit > 0 || offset > 0 ? sql` ORDER BY ${orderBy(rel.order)} LIMIT ${param(limit > 0 ? limit : -1)} OFFSET ${param(offset)}` : raw('');
+    const { select, columns, identity, order } = this.project(rel, [key]);
     return {
       kind: 'list',
       keys: [key],
+      columns,
+      identity,
+      order,
       origin: rel.origin,
       orderToken: rel.orderToken,
       sorted: rel.sorted,
-      body: sql`${rows} ORDER BY "__ord"${page}`,
+      body: sql`SELECT ${select} FROM ${rows}${page}`,
     };
+  }
+
+  /** The first `limit` rows of `rel` in row order (all rows when `limit` <= 0). */
+  private firstRows(rel: Rel, limit: number): Frag {
+    return limit > 0 ? sql`(SELECT * FROM ${cte(rel.cte)} ORDER BY ${orderBy(rel.order)} LIMIT ${param(limit)})` : cte(rel.cte);
   }
 
   private aggregate(args: Args, label: string): Shape {
@@ -481,38 +625,42 @@ export class SlotCompiler {
     if (star && (type.name !== 'count' || distinct)) {
       args.fail('bad_value', 'key_name "*" (all rows) is allowed only with aggregation_type "count" and distinct false');
     }
+    const some = raw(distinct ? 'DISTINCT ' : '');
     if (type.name === 'argmin' || type.name === 'argmax') {
       if (rel.members) args.fail('bad_value', `aggregation_type "${type.name}" works on plain tables, not on the grouped table "$${rel.label}$"`);
       const key = ident(this.key(rel, args, 'key_name'));
-      const rows = limit > 0 ? sql`(SELECT * FROM ${cte(rel.cte)} ORDER BY "__ord" LIMIT ${param(limit)})` : cte(rel.cte);
       const direction = raw(type.name === 'argmin' ? 'ASC' : 'DESC');
       return {
         kind: 'table',
         ...this.inherit(rel),
-        body: sql`SELECT * FROM ${rows} WHERE ${key} IS NOT NULL ORDER BY ${key} ${direction}, "__ord" LIMIT 1`,
+        body: sql`SELECT * FROM ${this.firstRows(rel, limit)} WHERE ${key} IS NOT NULL ORDER BY ${key} ${direction}, ${orderBy(rel.order)} LIMIT 1`,
       };
     }
     if (!rel.members) {
       const value = star ? raw('NULL') : ident(this.key(rel, args, 'key_name'));
-      const rows = limit > 0 ? sql`(SELECT * FROM ${cte(rel.cte)} ORDER BY "__ord" LIMIT ${param(limit)})` : cte(rel.cte);
-      const values = sql`SELECT ${raw(distinct ? 'DISTINCT ' : '')}${value} AS "__x" FROM ${rows}`;
+      const values = sql`SELECT ${some}${value} AS "__x" FROM ${this.firstRows(rel, limit)}`;
       return {
         kind: 'scalar',
         keys: [],
+        columns: ['__v'],
+        identity: [],
+        order: [],
         origin: label,
         orderToken: label,
         sorted: false,
-        body: aggregateSql(type.name, star, values, false),
+        body: aggregateSql(type.name, star, values, []),
       };
     }
     const members = rel.members;
     const memberRel: Rel = { ...rel, keys: members.keys, members: undefined };
     const value = star ? raw('NULL') : ident(this.key(memberRel, args, 'key_name'));
+    const groupKeys = members.groupKeys;
+    const partition = join(groupKeys.map(ident), ', ');
     const rows =
       limit > 0
-        ? sql`(SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY "__gid" ORDER BY "__ord") AS "__gn" FROM ${cte(members.cte)}) WHERE "__gn" <= ${param(limit)})`
+        ? sql`(SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY ${partition} ORDER BY ${orderBy(members.order)}) AS "__gn" FROM ${cte(members.cte)}) WHERE "__gn" <= ${param(limit)})`
         : cte(members.cte);
-    const values = sql`SELECT ${raw(distinct ? 'DISTINCT ' : '')}${GID}, ${value} AS "__x" FROM ${rows}`;
+    const values = sql`SELECT ${some}${partition}, ${value} AS "__x" FROM ${rows}`;
     const base = `${type.name}${distinct ? '_distinct' : ''}_${star ? 'rows' : (keyName as string)}`;
     const newKey = derivedKey([...rel.keys, ...members.keys], base);
     this.derived.push({
@@ -520,11 +668,14 @@ export class SlotCompiler {
       label,
       description: `${type.description}${distinct ? ' (distinct values)' : ''} of ${star ? 'the rows' : keyName} in each group`,
     });
+    // Groups are matched on their keys, NULL-safely: NULL is a group.
+    const on = join(groupKeys.map((k) => sql`a.${ident(k)} IS s.${ident(k)}`), ' AND ');
     return {
       kind: 'table',
       ...this.inherit(rel),
       keys: [...rel.keys, newKey],
-      body: sql`SELECT s.*, a."__v" AS ${ident(newKey)} FROM ${cte(rel.cte)} AS s LEFT JOIN (${aggregateSql(type.name, star, values, true)}) AS a ON a."__gid" = s."__rid"`,
+      columns: [...rel.columns, newKey],
+      body: sql`SELECT s.*, a."__v" AS ${ident(newKey)} FROM ${cte(rel.cte)} AS s LEFT JOIN (${aggregateSql(type.name, star, values, groupKeys)}) AS a ON ${on}`,
     };
   }
 
@@ -533,16 +684,19 @@ export class SlotCompiler {
     const rel = this.source(args, 'data_source');
     const { keys } = this.keyList(rel, args, 'key_name');
     const columns = join(keys.map(ident), ', ');
-    // Group ids follow the group keys' order (NULL first), as SQLite's GROUP BY output does.
-    const members = this.push(sql`SELECT *, DENSE_RANK() OVER (ORDER BY ${columns}) AS "__gid" FROM ${cte(rel.cte)}`);
+    // A group is identified by its keys; groups come in key order (NULL first), as
+    // SQLite's GROUP BY output does.
     return {
       kind: 'table',
       keys,
-      members: { cte: members, keys: rel.keys },
+      columns: keys,
+      identity: keys,
+      order: ascending(keys),
+      members: { cte: rel.cte, keys: rel.keys, groupKeys: keys, order: rel.order },
       origin: label,
       orderToken: label,
       sorted: false,
-      body: sql`SELECT "__gid" AS "__rid", "__gid" AS "__ord", ${columns} FROM ${cte(members)} GROUP BY "__gid"`,
+      body: sql`SELECT ${columns} FROM ${cte(rel.cte)} GROUP BY ${columns}`,
     };
   }
 
@@ -550,13 +704,17 @@ export class SlotCompiler {
     args.expectOnly(['data_source', 'key_name']);
     const rel = this.source(args, 'data_source');
     const { keys, many } = this.keyList(rel, args, 'key_name');
+    const { select, columns, identity, order } = this.project(rel, keys);
     return {
       kind: many ? 'table' : 'list',
       keys,
+      columns,
+      identity,
+      order,
       origin: rel.origin,
       orderToken: rel.orderToken,
       sorted: rel.sorted,
-      body: this.firstOccurrences(rel, keys),
+      body: sql`SELECT ${select} FROM ${this.firstOccurrences(rel, keys)}`,
     };
   }
 
@@ -573,6 +731,7 @@ export class SlotCompiler {
       kind: 'table',
       ...this.inherit(rel),
       keys: [...rel.keys, newKey],
+      columns: [...rel.columns, newKey],
       body: sql`SELECT *, ${expression} AS ${ident(newKey)} FROM ${cte(rel.cte)}`,
     };
   }
@@ -582,7 +741,17 @@ export class SlotCompiler {
     const subject = this.scalarValue(args.required('value'), args, 'argument "value"');
     const op = args.choice('operation_type', OPERATIONS, this.paper);
     const expression = operationSql(op, subject, objectArg(args, 'operation_args'), args, this.resolver(undefined, args));
-    return { kind: 'scalar', keys: [], origin: label, orderToken: label, sorted: false, body: sql`SELECT ${expression} AS "__v"` };
+    return {
+      kind: 'scalar',
+      keys: [],
+      columns: ['__v'],
+      identity: [],
+      order: [],
+      origin: label,
+      orderToken: label,
+      sorted: false,
+      body: sql`SELECT ${expression} AS "__v"`,
+    };
   }
 
   private union(args: Args): Shape {
@@ -590,42 +759,68 @@ export class SlotCompiler {
     const a = this.source(args, 'data_source');
     const b = this.source(args, 'other_data_source');
     if (a.kind !== 'table' || b.kind !== 'table') args.fail('wrong_type', 'union_data combines two tables, not lists');
-    if (a.origin !== b.origin || a.members?.cte !== b.members?.cte) {
+    if (a.origin !== b.origin || a.members?.cte !== b.members?.cte || !sameNames(a.identity, b.identity)) {
       args.fail('bad_value', `"$${a.label}$" and "$${b.label}$" do not come from the same source table; union_data combines rows of one source`);
     }
     if (a.keys.length !== b.keys.length || a.keys.some((k) => !b.keys.includes(k))) {
       args.fail('bad_value', `"$${a.label}$" and "$${b.label}$" have different keys (${allowed(a.keys)} vs ${allowed(b.keys)})`);
     }
-    // Same ordering lineage: keep it; otherwise fall back to source order.
-    const sameOrder = a.orderToken === b.orderToken;
-    const ord = sameOrder ? ORD : raw('"__rid" AS "__ord"');
-    const columns = join([RID, ord, ...a.keys.map(ident)], ', ');
+    // Same ordering lineage: keep it; otherwise fall back to source (identity) order.
+    const sameOrder = a.orderToken === b.orderToken && sameNames(a.order.map(termText), b.order.map(termText));
+    const order = sameOrder ? a.order : ascending(a.identity);
+    // Inputs of one layout (the usual: filters of one source) union as `*`, which names no
+    // key, so that the starting table can leave out the unused ones.
+    const columns = sameNames(a.columns, b.columns) ? a.columns : [...new Set([...a.keys, ...a.identity, ...order.map((t) => t.column)])];
+    const select = sameNames(a.columns, b.columns) ? raw('*') : join(columns.map(ident), ', ');
+    // A row of b is new unless a holds the same source row (NULL-safe: a LEFT JOIN's
+    // unmatched rowids are NULL).
+    const same = join(a.identity.map((c) => sql`"__a".${ident(c)} IS "__b".${ident(c)}`), ' AND ');
     return {
       kind: 'table',
       ...this.inherit(a),
+      columns,
+      order,
       orderToken: sameOrder ? a.orderToken : a.origin,
       sorted: sameOrder && a.sorted,
-      body: sql`SELECT ${columns} FROM ${cte(a.cte)} UNION ALL SELECT ${columns} FROM ${cte(b.cte)} WHERE "__rid" NOT IN (SELECT "__rid" FROM ${cte(a.cte)})`,
+      body: sql`SELECT ${select} FROM ${cte(a.cte)} UNION ALL SELECT ${select} FROM ${cte(b.cte)} AS "__b" WHERE NOT EXISTS (SELECT 1 FROM ${cte(a.cte)} AS "__a" WHERE ${same})`,
     };
   }
 }
 
+function ascending(columns: string[]): OrderTerm[] {
+  return columns.map((column) => ({ column, descending: false }));
+}
+
+function termText(term: OrderTerm): string {
+  return `${term.column}${term.descending ? ' DESC' : ''}`;
+}
+
+function orderBy(order: OrderTerm[]): Frag {
+  return raw(order.map((t) => `${quoteIdent(t.column)}${t.descending ? ' DESC' : ''}`).join(', '));
+}
+
+function sameNames(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
 /**
- * The aggregate of column `__x` of `values`: per `__gid` when `grouped` (columns `__gid`,
- * `__v`), else one row `__v` (an aggregate without GROUP BY yields a row even for no
- * input: COUNT 0, SUM NULL). Sample std is two-pass (mean first) for accuracy; one value
- * divides by zero, hence NULL, as pandas gives NaN.
+ * The aggregate of column `__x` of `values`: per group of the `groupKeys` columns when
+ * there are any (columns: the group keys, `__v`), else one row `__v` (an aggregate
+ * without GROUP BY yields a row even for no input: COUNT 0, SUM NULL). Sample std is
+ * two-pass (mean first) for accuracy; one value divides by zero, hence NULL, as pandas
+ * gives NaN.
  */
-function aggregateSql(type: string, star: boolean, values: Frag, grouped: boolean): Frag {
-  const gid = raw(grouped ? '"__gid", ' : '');
-  const groupBy = raw(grouped ? ' GROUP BY "__gid"' : '');
+function aggregateSql(type: string, star: boolean, values: Frag, groupKeys: string[]): Frag {
+  const keys = groupKeys.map(quoteIdent).join(', ');
+  const select = raw(keys ? `${keys}, ` : '');
+  const groupBy = raw(keys ? ` GROUP BY ${keys}` : '');
   if (type === 'std') {
-    const partition = raw(grouped ? 'PARTITION BY "__gid"' : '');
-    return sql`SELECT ${gid}sqrt(SUM(("__x" - "__m") * ("__x" - "__m")) / (COUNT("__x") - 1)) AS "__v" FROM (SELECT *, AVG("__x") OVER (${partition}) AS "__m" FROM (${values}))${groupBy}`;
+    const partition = raw(keys ? `PARTITION BY ${keys}` : '');
+    return sql`SELECT ${select}sqrt(SUM(("__x" - "__m") * ("__x" - "__m")) / (COUNT("__x") - 1)) AS "__v" FROM (SELECT *, AVG("__x") OVER (${partition}) AS "__m" FROM (${values}))${groupBy}`;
   }
   const functions: Record<string, string> = { min: 'MIN', max: 'MAX', sum: 'SUM', mean: 'AVG', count: 'COUNT' };
   const expression = star ? 'COUNT(*)' : `${functions[type]}("__x")`;
-  return sql`SELECT ${gid}${raw(expression)} AS "__v" FROM (${values})${groupBy}`;
+  return sql`SELECT ${select}${raw(expression)} AS "__v" FROM (${values})${groupBy}`;
 }
 
 export function compileSequence(
@@ -633,10 +828,11 @@ export function compileSequence(
   initialization: ToolCall[],
   calls: ToolCall[],
   pool: ToolPool,
+  options: CompileOptions = {},
 ): CompiledSequence {
-  const compiler = new SlotCompiler(db, pool);
-  for (const call of initialization) compiler.add(call, { initialization: true });
-  for (const call of calls) compiler.add(call);
+  const compiler = new SlotCompiler(db, pool, options);
+  for (const call of initialization) compiler.define(call, { initialization: true });
+  for (const call of calls) compiler.define(call);
   return compiler.sequence();
 }
 

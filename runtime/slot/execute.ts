@@ -1,7 +1,8 @@
 import type { DatabaseInfo, ResultSet, SlotSequence, ToolCall, ToolOutput, ToolPool } from '../../pipeline/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
-import { compileSequence, SlotCompiler, type CompiledRelation, type OutputKind } from './compiler.js';
+import { SlotCompiler, type CompiledRelation, type OutputKind } from './compiler.js';
 import { ToolError } from './errors.js';
+import { emptyFacts, probeSourceFacts, type SourceFacts } from './source-facts.js';
 
 /** Running compiled SLOT calls: a whole sequence, or a live session call by call. */
 
@@ -39,12 +40,16 @@ export async function executeSequence(
   executor: SqlExecutor,
   opts: RunOptions,
 ): Promise<ToolOutput[]> {
-  const compiled = compileSequence(db, seq.initialization, seq.calls, opts.pool);
+  const facts = emptyFacts();
+  await probeSourceFacts(db, opts.pool, seq.initialization, executor, opts.timeoutMs, facts);
+  const compiler = new SlotCompiler(db, opts.pool, facts);
+  for (const call of seq.initialization) compiler.define(call, { initialization: true });
+  for (const call of seq.calls) compiler.define(call);
+  const labels = new Set(compiler.labels());
   const outputs: ToolOutput[] = [];
   for (const label of seq.answerLabels) {
-    const relation = compiled.relations[label];
-    if (!relation) throw new ToolError('bad_reference', label, `answer label "${label}" is not the label of any call`);
-    outputs.push(await runRelation(relation, db, executor, opts.timeoutMs));
+    if (!labels.has(label)) throw new ToolError('bad_reference', label, `answer label "${label}" is not the label of any call`);
+    outputs.push(await runRelation(compiler.relation(label), db, executor, opts.timeoutMs));
   }
   return outputs;
 }
@@ -55,17 +60,21 @@ export async function executeSequence(
  */
 export class ToolSession {
   private readonly compiler: SlotCompiler;
+  /** Shared with the compiler: probed before each initialization compiles. */
+  private readonly facts: SourceFacts = emptyFacts();
 
   constructor(
     readonly db: DatabaseInfo,
     private readonly executor: SqlExecutor,
     private readonly opts: RunOptions,
   ) {
-    this.compiler = new SlotCompiler(db, opts.pool);
+    this.compiler = new SlotCompiler(db, opts.pool, this.facts);
   }
 
   async call(toolCall: ToolCall): Promise<ToolOutput> {
-    const relation = this.compiler.add(toolCall, { initialization: toolCall.name === 'initialize_active_data' });
+    const initialization = toolCall.name === 'initialize_active_data';
+    if (initialization) await probeSourceFacts(this.db, this.opts.pool, [toolCall], this.executor, this.opts.timeoutMs, this.facts);
+    const relation = this.compiler.add(toolCall, { initialization });
     return runRelation(relation, this.db, this.executor, this.opts.timeoutMs);
   }
 

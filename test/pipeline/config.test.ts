@@ -29,6 +29,7 @@ describe('config', () => {
       executeTimeoutMs: 30000,
       out: 'output',
       cache: true,
+      fingerprintCache: true,
       progress: 'auto',
     });
     expect(cacheDirOf(config)).toBe(path.resolve('output', '.cache'));

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { codeFingerprint, fingerprintOf } from '../../pipeline/code-fingerprint.js';
 import { runInProcess } from '../../pipeline/runner/in-process.js';
 import { cacheKeyOf, RunStore } from '../../pipeline/store/run-store.js';
 import type { Instance } from '../../pipeline/model.js';
@@ -16,9 +17,17 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-async function runWith(store: RunStore, instances: Instance[], log?: ToyLog) {
+async function runWith(store: RunStore, instances: Instance[], log?: ToyLog, code?: string) {
   const { stages, log: used } = toyStages({ log });
-  const run = await runInProcess({ config: toyConfig(), databases: [toyDb()], instances, stages, executor: nullExecutor, store });
+  const run = await runInProcess({
+    config: toyConfig(),
+    databases: [toyDb()],
+    instances,
+    stages,
+    executor: nullExecutor,
+    store,
+    codeFingerprint: code,
+  });
   return { run, calls: used.calls };
 }
 
@@ -73,10 +82,112 @@ describe('run store', () => {
     expect(calls).toHaveLength(8);
   });
 
-  test('keys hash the stage name, version and parts, whatever the key order', () => {
+  test('keys hash the stage name, version, code and parts, whatever the key order', () => {
     expect(cacheKeyOf('gold', 1, { a: 1, b: [2] })).toBe(cacheKeyOf('gold', 1, { b: [2], a: 1 }));
     expect(cacheKeyOf('gold', 1, { a: 1 })).not.toBe(cacheKeyOf('gold', 2, { a: 1 }));
     expect(cacheKeyOf('gold', 1, { a: 1 })).not.toBe(cacheKeyOf('parse', 1, { a: 1 }));
+    expect(cacheKeyOf('gold', 1, { a: 1 }, undefined, 'build-a')).not.toBe(cacheKeyOf('gold', 1, { a: 1 }, undefined, 'build-b'));
+  });
+
+  test('a changed build recomputes everything; the same build with one changed question only that question', async () => {
+    const sqls = ['SELECT 0', 'SELECT BADGOLD', 'SELECT 2'];
+    const store = new RunStore({ dir });
+    const first = await runWith(store, toyInstances(sqls), undefined, 'build-a');
+    expect(first.calls).toHaveLength(2 * 8 + 1);
+    expect((await runWith(store, toyInstances(sqls), undefined, 'build-a')).calls).toEqual([]);
+    // Another build: nothing from the old one is served, stage versions untouched.
+    const rebuilt = await runWith(store, toyInstances(sqls), undefined, 'build-b');
+    expect(rebuilt.calls.sort()).toEqual([...first.calls].sort());
+    const changed = [...sqls];
+    changed[2] = 'SELECT 2 + 0';
+    const { calls } = await runWith(store, toyInstances(changed), undefined, 'build-b');
+    store.close();
+    expect(calls.every((c) => c.endsWith(':SELECT 2 + 0'))).toBe(true);
+    expect(calls).toHaveLength(8);
+  });
+
+  test('the build fingerprint covers module contents, the version and dependency versions', () => {
+    const code = path.join(dir, 'code');
+    mkdirSync(path.join(code, 'pipeline', 'stages'), { recursive: true });
+    mkdirSync(path.join(code, 'cli'), { recursive: true });
+    writeFileSync(path.join(code, 'pipeline', 'stages', 'gold.js'), 'export const v = 1;');
+    writeFileSync(path.join(code, 'cli', 'main.js'), 'console.log(1);');
+    const input = { codeRoot: code, extension: '.js', version: '1.0.0', dependencies: { 'node-sql-parser': '5.4.0' } };
+    const base = fingerprintOf(input);
+    expect(fingerprintOf(input)).toBe(base);
+    // The CLI does not shape results; a .d.js-like or other-extension file is not a module of this build.
+    writeFileSync(path.join(code, 'cli', 'main.js'), 'console.log(2);');
+    writeFileSync(path.join(code, 'pipeline', 'notes.ts'), 'x');
+    expect(fingerprintOf(input)).toBe(base);
+    expect(fingerprintOf({ ...input, version: '1.0.1' })).not.toBe(base);
+    expect(fingerprintOf({ ...input, dependencies: { 'node-sql-parser': '5.4.1' } })).not.toBe(base);
+    writeFileSync(path.join(code, 'pipeline', 'stages', 'gold.js'), 'export const v = 2;');
+    expect(fingerprintOf(input)).not.toBe(base);
+    // This build's own fingerprint is stable within a process.
+    expect(codeFingerprint()).toMatch(/^[0-9a-f]{64}$/);
+    expect(codeFingerprint()).toBe(codeFingerprint());
+  });
+
+  test('a warm rerun serves whole item results in batched reads, without reading stage outcomes', async () => {
+    const instances = toyInstances(['SELECT 0', 'SELECT BADPARSE', 'SELECT BADSEL', 'SELECT 3']);
+    const first = new RunStore({ dir });
+    const cold = await runWith(first, instances);
+    first.close();
+    const second = new RunStore({ dir });
+    const reads: string[] = [];
+    const get = second.get.bind(second);
+    second.get = <T>(key: string) => {
+      reads.push(key);
+      return get<T>(key);
+    };
+    const warm = await runWith(second, instances);
+    second.close();
+    expect(reads).toEqual([]);
+    expect(warm.calls).toEqual([]);
+    expect(warm.run.items).toEqual(cold.run.items);
+    // Cache hits count the stages each result went through.
+    expect(warm.run.metrics.get('gold')).toMatchObject({ runs: 0, cacheHits: 4 });
+    expect(warm.run.metrics.get('slot.decompose')).toMatchObject({ runs: 0, cacheHits: 3 });
+    expect(warm.run.metrics.get('sel.expand')).toMatchObject({ runs: 0, cacheHits: 3 });
+    expect(warm.run.metrics.get('verify')).toMatchObject({ runs: 0, cacheHits: 5 });
+  });
+
+  test('a stage whose key looks inside an upstream value still caches, per stage', async () => {
+    const { stages, log } = toyStages();
+    // This cache key reads the sequence: keys cannot be planned ahead for it.
+    stages.expand = { ...stages.expand, cacheKey: ({ sequence }) => ({ calls: sequence.calls }) };
+    const instances = toyInstances(['SELECT 0', 'SELECT 1']);
+    const options = { config: toyConfig(), databases: [toyDb()], instances, stages, executor: nullExecutor };
+    const store = new RunStore({ dir });
+    const cold = await runInProcess({ ...options, store });
+    const callsCold = log.calls.length;
+    const warm = await runInProcess({ ...options, store });
+    store.close();
+    expect(log.calls).toHaveLength(callsCold);
+    expect(warm.items).toEqual(cold.items);
+    expect(warm.metrics.get('sel.expand')).toMatchObject({ runs: 0, cacheHits: 2 });
+  });
+
+  test('database fingerprints are remembered by path, size and mtime', async () => {
+    const file = path.join(dir, 'db.sqlite');
+    writeFileSync(file, 'one');
+    const store = new RunStore({ dir });
+    let hashed = 0;
+    const hash = async (f: string) => `hash-${++hashed}-${f.length}`;
+    const a = await store.fingerprint(file, hash);
+    expect(await store.fingerprint(file, hash)).toBe(a);
+    expect(hashed).toBe(1);
+    utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    expect(await store.fingerprint(file, hash)).not.toBe(a);
+    writeFileSync(file, 'two!');
+    await store.fingerprint(file, hash);
+    expect(hashed).toBe(3);
+    store.close();
+    // With reads off (--no-cache) every file is hashed again.
+    const noRead = new RunStore({ dir, read: false });
+    await noRead.fingerprint(file, hash);
+    noRead.close();
+    expect(hashed).toBe(4);
   });
 
   test('a run killed with SIGKILL mid-way completes on rerun, nothing lost or duplicated', async () => {

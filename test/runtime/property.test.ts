@@ -1,6 +1,7 @@
 import type { SqlValue, ToolCall, ToolOutput } from '../../pipeline/model.js';
 import { executeSequence } from '../../runtime/slot/execute.js';
-import { bag, createTestDb, INIT_ITEM, INIT_JOIN, int, pick, prng, reference, SCHEMA, type TestDb } from './helpers.js';
+import { loopNesting } from '../../runtime/slot/source-facts.js';
+import { bag, createDb, createTestDb, INIT_ITEM, INIT_JOIN, int, pick, prng, reference, SCHEMA, type TestDb } from './helpers.js';
 
 /**
  * Property tests: random calls over random tables must give exactly what the equivalent
@@ -339,9 +340,97 @@ describe.each(SEEDS)('random database %i', (seed) => {
     }
   });
 
+  test('on a (left) join: sort, filters, union equal ORDER BY key, then the rowids in the planner\'s loop order', async () => {
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const left = rand() < 0.5;
+      const init: ToolCall = {
+        name: 'initialize_active_data',
+        label: 'starting_table_var',
+        arguments: {
+          database: 'test',
+          tables: [
+            { alias: 'T1', table: 'item' },
+            { alias: 'T2', table: 'tag' },
+          ],
+          joins: [{ type: left ? 'left' : 'inner', alias: 'T2', on: [{ left: 'T1.id', right: 'T2.item_id' }] }],
+        },
+      };
+      const from = `item AS T1 ${left ? 'LEFT JOIN' : 'JOIN'} tag AS T2 ON T1.id = T2.item_id`;
+      // Source order: the rowids, outermost loop of SQLite's plan for the whole join first.
+      const plan = reference(t.raw, `EXPLAIN QUERY PLAN SELECT * FROM ${from}`).map((r) => String(r[r.length - 1]));
+      const source = (loopNesting(plan, ['T1', 'T2']) ?? ['t1', 't2']).map((a) => `${a}.rowid`).join(', ');
+      const sortKey = pick(rand, [...COLUMNS.map((c) => ['item', c]), ['tag', 'label'], ['tag', 'weight']]);
+      const ascending = rand() < 0.5;
+      const f1 = randomFilter(rand, t);
+      const f2 = randomFilter(rand, t);
+      const sorted = rand() < 0.7;
+      const target = pick(rand, ['item_id', 'tag_label', 'item_name']);
+      const base = sorted ? 's' : 'starting_table_var';
+      const calls: ToolCall[] = [
+        { name: 'sort_data', label: 's', arguments: { data_source: '$starting_table_var$', key_name: sortKey.join('_'), ascending } },
+        filterCall(f1, base, 'a'),
+        filterCall(f2, base, 'b'),
+        { name: 'union_data', label: 'u', arguments: { data_source: '$a$', other_data_source: '$b$' } },
+        { name: 'retrieve_data', label: 'r', arguments: { data_source: '$u$', key_name: target } },
+        { name: 'retrieve_data', label: 'ra', arguments: { data_source: '$a$', key_name: target, limit: 3, offset: 1 } },
+      ];
+      const [u, ra] = await run(t, calls, ['r', 'ra'], init);
+      const column = (c: string) => (c.startsWith('tag_') ? `T2."${c.slice(4)}"` : `T1."${c.slice(5)}"`);
+      const where = (f: Filter) => f.where.replace(`"${f.column}"`, `T1."${f.column}"`);
+      const order = `${sorted ? `${column(sortKey.join('_'))} ${ascending ? 'ASC' : 'DESC'}, ` : ''}${source}`;
+      const context = JSON.stringify({ left, sortKey, ascending, sorted, f1, f2, target, source });
+      expectRowsClose(
+        (u as { values: SqlValue[] }).values.map((v) => [v]),
+        reference(t.raw, `SELECT ${column(target)} FROM ${from} WHERE (${where(f1)}) OR (${where(f2)}) ORDER BY ${order}`, [...f1.params, ...f2.params]),
+        context,
+      );
+      expectRowsClose(
+        (ra as { values: SqlValue[] }).values.map((v) => [v]),
+        reference(t.raw, `SELECT ${column(target)} FROM ${from} WHERE ${where(f1)} ORDER BY ${order} LIMIT 3 OFFSET 1`, f1.params),
+        context,
+      );
+    }
+  });
+
   test('joined starting table equals the SQL join', async () => {
     const [out] = await run(t, [{ name: 'retrieve_data', label: 'r', arguments: { data_source: '$starting_table_var$', key_name: 'tag_label' } }], ['r'], INIT_JOIN);
     const expected = reference(t.raw, 'SELECT T2.label FROM item AS T1 JOIN tag AS T2 ON T1.id = T2.item_id');
     expect(bag((out as { values: SqlValue[] }).values.map((v) => [v]))).toEqual(bag(expected));
+  });
+});
+
+describe('tables without rowid, and a column named rowid', () => {
+  let t: TestDb;
+  beforeAll(() => {
+    t = createDb({ plain: { columns: [['rowid', 'TEXT'], ['v', 'INTEGER']], rows: [['b', 2], ['a', 1], ['c', 2], ['a', 3]] } });
+    t.raw.exec('CREATE TABLE keyed (k1 TEXT, k2 INTEGER, v INTEGER, PRIMARY KEY (k1, k2)) WITHOUT ROWID');
+    t.raw.exec("INSERT INTO keyed VALUES ('b', 1, 2), ('a', 2, 1), ('a', 1, 2), ('c', 0, NULL)");
+    const columns = (names: string[]) => names.map((name) => ({ name, type: '', description: name, valueDescription: '' }));
+    t.info.tables.push({ name: 'keyed', columns: columns(['k1', 'k2', 'v']), primaryKey: ['k1', 'k2'], foreignKeys: [] });
+  });
+  afterAll(() => t.cleanup());
+
+  const init = (table: string): ToolCall => ({
+    name: 'initialize_active_data',
+    label: 'starting_table_var',
+    arguments: { database: 'test', tables: [{ alias: 'T1', table }], joins: [] },
+  });
+  const union = (table: string, key: string): ToolCall[] => [
+    { name: 'filter_data', label: 'a', arguments: { data_source: '$starting_table_var$', key_name: key, condition: 'equal_to', value: 2 } },
+    { name: 'filter_data', label: 'b', arguments: { data_source: '$starting_table_var$', key_name: key, condition: 'less_than', value: 3 } },
+    { name: 'union_data', label: 'u', arguments: { data_source: '$a$', other_data_source: '$b$' } },
+    { name: 'sort_data', label: 's', arguments: { data_source: '$u$', key_name: key, ascending: false } },
+  ];
+
+  test('a WITHOUT ROWID table is identified and ordered by its primary key', async () => {
+    const [u, s] = await run(t, union('keyed', 'keyed_v'), ['u', 's'], init('keyed'));
+    expect((u as { rows: SqlValue[][] }).rows).toEqual(reference(t.raw, 'SELECT k1, k2, v FROM keyed WHERE v < 3 ORDER BY k1, k2'));
+    expect((s as { rows: SqlValue[][] }).rows).toEqual(reference(t.raw, 'SELECT k1, k2, v FROM keyed WHERE v < 3 ORDER BY v DESC, k1, k2'));
+  });
+
+  test('a column named rowid does not stand in for the row identity', async () => {
+    const [u, s] = await run(t, union('plain', 'plain_v'), ['u', 's'], init('plain'));
+    expect((u as { rows: SqlValue[][] }).rows).toEqual(reference(t.raw, 'SELECT "rowid", v FROM plain WHERE v < 3 ORDER BY _rowid_'));
+    expect((s as { rows: SqlValue[][] }).rows).toEqual(reference(t.raw, 'SELECT "rowid", v FROM plain WHERE v < 3 ORDER BY v DESC, _rowid_'));
   });
 });

@@ -1,7 +1,8 @@
 import type { SelSequence, SlotSequence, SqlValue, ToolCall } from '../../pipeline/model.js';
 import { expandToSel } from '../../generators/sel/expand.js';
-import { executeSelSequence, sanitizeToolName, TOOL_NAME_PATTERN } from '../../runtime/sel/index.js';
-import { executeSequence, ToolError } from '../../runtime/slot/index.js';
+import { executeSelSequence, sanitizeToolName, selToolSpecs, TOOL_NAME_PATTERN } from '../../runtime/sel/index.js';
+import { ToolRegistry } from '../../pipeline/tool-registry.js';
+import { executeSequence, keysForInitialization, ToolError } from '../../runtime/slot/index.js';
 import { createDb, createTestDb, INIT_ITEM, INIT_JOIN, int, pick, prng, type TestDb } from '../runtime/helpers.js';
 
 /** SEL expansion: valid names, the instance universe, and SEL execution == SLOT execution. */
@@ -13,6 +14,11 @@ function expand(seq: SlotSequence, t: TestDb, pool: 'paper' | 'extended' = 'exte
   const outcome = expandToSel(seq, t.info, pool);
   if (!outcome.ok) throw new Error(`${outcome.category}: ${outcome.message}`);
   return outcome.value;
+}
+
+/** The specs of a SEL sequence's tool universe (as sel.expand built them before it stored bindings only). */
+function toolsOf(sel: SelSequence, t: TestDb, pool: 'paper' | 'extended' = 'extended') {
+  return selToolSpecs(sel.bindings, [...keysForInitialization(t.info, sel.initialization), ...sel.derivedKeys], pool);
 }
 
 /** A random but valid SLOT sequence touching every SEL binding kind. */
@@ -65,9 +71,9 @@ describe('SEL round trip on random sequences', () => {
       for (let i = 0; i < 15; i++) {
         const slot = randomSequence(rand);
         const sel = expand(slot, t);
-        for (const tool of sel.tools) expect(tool.function.name).toMatch(TOOL_NAME_PATTERN);
-        expect(new Set(sel.tools.map((s) => s.function.name)).size).toBe(sel.tools.length);
-        expect(Object.keys(sel.bindings).sort()).toEqual(sel.tools.map((s) => s.function.name).sort());
+        for (const tool of toolsOf(sel, t)) expect(tool.function.name).toMatch(TOOL_NAME_PATTERN);
+        expect(new Set(toolsOf(sel, t).map((s) => s.function.name)).size).toBe(toolsOf(sel, t).length);
+        expect(Object.keys(sel.bindings).sort()).toEqual(toolsOf(sel, t).map((s) => s.function.name).sort());
         for (const call of sel.calls) expect(sel.bindings[call.name]).toBeDefined();
         const expected = await executeSequence(slot, t.info, t.executor, OPTS);
         expect(await executeSelSequence(sel, t.info, t.executor, OPTS)).toEqual(expected);
@@ -103,16 +109,29 @@ describe('SEL expansion', () => {
     expect(sel.calls[3].arguments).toEqual({ data_source: '$s$', limit: 2 });
     expect(sel.bindings.sort_data_descending).toEqual({ slotTool: 'sort_data', boundArguments: { ascending: false } });
     expect(sel.bindings.get_item_name).toEqual({ slotTool: 'retrieve_data', boundArguments: { key_name: 'item_name' } });
-    expect(sel.tools.map((s) => s.function.name)).toEqual([
+    expect(toolsOf(sel, t, 'paper').map((s) => s.function.name)).toEqual([
       'select_data_greater_than',
       'sort_data_descending',
       'aggregate_data_max',
       ...COLUMNS.map((k) => `get_${k}`),
     ]);
-    const params = (name: string) => (sel.tools.find((s) => s.function.name === name)!.function.parameters as { properties: Record<string, unknown>; required: string[] });
+    const params = (name: string) => (toolsOf(sel, t, 'paper').find((s) => s.function.name === name)!.function.parameters as { properties: Record<string, unknown>; required: string[] });
     expect(Object.keys(params('select_data_greater_than').properties)).toEqual(['data_source', 'key_name', 'value']);
     expect(Object.keys(params('get_item_name').properties)).toEqual(['data_source', 'distinct', 'limit']);
     expect(params('aggregate_data_max').required).toEqual(['data_source', 'key_name']);
+  });
+
+  test('a sequence carries bindings over its key universe; the registry builds each spec once', () => {
+    const sel = expand(seq, t, 'paper');
+    expect(Object.keys(sel)).not.toContain('tools');
+    expect(sel.derivedKeys).toEqual([]);
+    const registry = new ToolRegistry(t.info, 'paper');
+    const tools = registry.selTools(sel);
+    expect(tools).toEqual(toolsOf(sel, t, 'paper'));
+    // An equal sequence (e.g. read back from the cache) gets the very same spec objects.
+    const again = registry.selTools(JSON.parse(JSON.stringify(sel)) as SelSequence);
+    again.forEach((spec, i) => expect(spec).toBe(tools[i]));
+    expect(registry.selTool(sel, 'get_item_name')).toBe(tools.find((s) => s.function.name === 'get_item_name'));
   });
 
   test('a SEL call naming a bound argument or an unknown tool is a ToolError', async () => {
@@ -157,7 +176,7 @@ describe('SEL tool names', () => {
         answerLabels: ['r1', 'r2'],
       };
       const sel = expand(slot, t);
-      const names = sel.tools.map((s) => s.function.name);
+      const names = toolsOf(sel, t).map((s) => s.function.name);
       for (const name of names) expect(name).toMatch(TOOL_NAME_PATTERN);
       expect(names.slice(0, 2)).toEqual(['get_frpm_data_a_b', 'get_frpm_data_a_b_2']);
       expect(new Set(names).size).toBe(4);

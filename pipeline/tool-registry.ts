@@ -1,0 +1,84 @@
+import { selToolSpec } from '../runtime/sel/specs.js';
+import { keysForInitialization, slotToolSpecs } from '../runtime/slot/specs.js';
+import type { DatabaseInfo, KeyDescription, SelSequence, ToolPool, ToolSpec } from './model.js';
+
+/**
+ * Tool specs of one database and tool pool, each built once per distinct content and then
+ * shared: a SLOT pool per key universe, a SEL spec per (key universe, name, binding).
+ * Sequences carry only bindings and derived keys (model.ts); the database supplies the
+ * starting keys. Shared objects let the format check reuse its compiled validators without
+ * rehashing each spec, and a spec is always built from the same data the same way, so
+ * output stays deterministic.
+ */
+export class ToolRegistry {
+  private readonly universes = new Map<string, { id: number; keys: KeyDescription[] }>();
+  private readonly universeOfKeys = new WeakMap<KeyDescription[], number>();
+  private readonly universeOfSequence = new WeakMap<SelSequence, { id: number; keys: KeyDescription[] }>();
+  private readonly slotPools = new Map<number, ToolSpec[]>();
+  private readonly selSpecs = new Map<string, ToolSpec>();
+  private readonly selLists = new WeakMap<SelSequence, ToolSpec[]>();
+
+  constructor(
+    readonly db: DatabaseInfo,
+    readonly pool: ToolPool,
+  ) {}
+
+  /** The SLOT pool specified over a key universe. */
+  slotTools(keys: KeyDescription[]): ToolSpec[] {
+    let id = this.universeOfKeys.get(keys);
+    if (id === undefined) {
+      id = this.universe(JSON.stringify(keys), () => keys).id;
+      this.universeOfKeys.set(keys, id);
+    }
+    let tools = this.slotPools.get(id);
+    if (!tools) this.slotPools.set(id, (tools = slotToolSpecs(keys, this.pool)));
+    return tools;
+  }
+
+  /** The spec of one tool of a SEL sequence's universe. */
+  selTool(seq: SelSequence, name: string): ToolSpec {
+    const universe = this.selUniverse(seq);
+    const binding = seq.bindings[name];
+    const id = `${universe.id}\0${name}\0${JSON.stringify(binding)}`;
+    let spec = this.selSpecs.get(id);
+    if (!spec) this.selSpecs.set(id, (spec = selToolSpec(name, binding, universe.keys, this.pool)));
+    return spec;
+  }
+
+  /** A SEL sequence's whole tool universe, in universe (bindings) order. */
+  selTools(seq: SelSequence): ToolSpec[] {
+    let tools = this.selLists.get(seq);
+    if (!tools) this.selLists.set(seq, (tools = Object.keys(seq.bindings).map((name) => this.selTool(seq, name))));
+    return tools;
+  }
+
+  /** Starting keys of the sequence's initialization, then its derived keys (as sel.expand saw them). */
+  private selUniverse(seq: SelSequence): { id: number; keys: KeyDescription[] } {
+    let universe = this.universeOfSequence.get(seq);
+    if (!universe) {
+      universe = this.universe(JSON.stringify([seq.initialization, seq.derivedKeys]), () => [
+        ...keysForInitialization(this.db, seq.initialization),
+        ...seq.derivedKeys,
+      ]);
+      this.universeOfSequence.set(seq, universe);
+    }
+    return universe;
+  }
+
+  private universe(id: string, keys: () => KeyDescription[]): { id: number; keys: KeyDescription[] } {
+    let universe = this.universes.get(id);
+    if (!universe) this.universes.set(id, (universe = { id: this.universes.size, keys: keys() }));
+    return universe;
+  }
+}
+
+const registries = new WeakMap<DatabaseInfo, Map<ToolPool, ToolRegistry>>();
+
+/** The registry of a database (lives as long as its DatabaseInfo) and pool. */
+export function toolRegistry(db: DatabaseInfo, pool: ToolPool): ToolRegistry {
+  let byPool = registries.get(db);
+  if (!byPool) registries.set(db, (byPool = new Map()));
+  let registry = byPool.get(pool);
+  if (!registry) byPool.set(pool, (registry = new ToolRegistry(db, pool)));
+  return registry;
+}
