@@ -1,12 +1,11 @@
-import { createHash } from 'node:crypto';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Validator, type OutputUnit, type Schema } from '@cfworker/json-schema';
 import { z } from 'zod';
 import type { SlotSequence, ToolCall, ToolSpec, Verdict } from '../pipeline/model.js';
 
 /**
  * Format check of a tool-call sequence (docs/TOOLS.md, "Calls, labels, references"):
  * `format:schema` (not a sequence of labelled calls), `format:duplicate_label`,
- * `format:unknown_tool`, `format:arguments` (ajv's message), `format:reference`,
+ * `format:unknown_tool`, `format:arguments` (the JSON-schema violation), `format:reference`,
  * `format:answer`. Success: category `format_ok`.
  */
 
@@ -63,22 +62,13 @@ function zodMessage(error: z.ZodError): string {
 // ---------------------------------------------------------------- argument validators
 
 /**
- * Compiled argument validators, cached by the content hash of (tool name, parameters): a
- * tool is compiled once however many tool lists carry it (SEL universes differ per instance
- * but share most tools). The cache is generational so that memory stays bounded: when a
- * generation is full, a fresh Ajv (whose own schema cache goes with it) starts the next.
+ * Argument validators. An interpreting JSON-schema validator, not a compiling one: every
+ * instance's tool list carries its own key enums, so specs rarely repeat and compiling each
+ * (ajv) cost more than all the SQL of a run. Validators are kept per spec object (the tool
+ * registry shares specs between instances) and per tool list.
  */
-const GENERATION_SIZE = 2000;
-
-function newGeneration() {
-  // strict: false — tool schemas may carry annotation keywords ajv does not know.
-  return { ajv: new Ajv({ allErrors: true, strict: false }), validators: new Map<string, ValidateFunction>() };
-}
-
-let generation = newGeneration();
-/** Fast paths for tool lists and specs passed again as the same objects (treated as immutable). */
 const byList = new WeakMap<ToolSpec[], Map<string, ToolSpec>>();
-const bySpec = new WeakMap<ToolSpec, ValidateFunction>();
+const bySpec = new WeakMap<ToolSpec, Validator>();
 
 function toolsByName(tools: ToolSpec[]): Map<string, ToolSpec> {
   let specs = byList.get(tools);
@@ -89,58 +79,52 @@ function toolsByName(tools: ToolSpec[]): Map<string, ToolSpec> {
   return specs;
 }
 
-function validatorFor(spec: ToolSpec): ValidateFunction {
-  let validate = bySpec.get(spec);
-  if (validate) return validate;
-  const key = createHash('sha256')
-    .update(spec.function.name)
-    .update('\0')
-    .update(JSON.stringify(spec.function.parameters))
-    .digest('base64');
-  validate = generation.validators.get(key);
-  if (!validate) {
-    if (generation.validators.size >= GENERATION_SIZE) generation = newGeneration();
-    validate = generation.ajv.compile(spec.function.parameters);
-    generation.validators.set(key, validate);
+function validatorFor(spec: ToolSpec): Validator {
+  let validator = bySpec.get(spec);
+  if (!validator) {
+    validator = new Validator(spec.function.parameters as Schema, '2020-12', false);
+    bySpec.set(spec, validator);
   }
-  bySpec.set(spec, validate);
-  return validate;
+  return validator;
 }
 
 function isReference(value: unknown): value is string {
   return typeof value === 'string' && REFERENCE_PATTERN.test(value);
 }
 
-/** The value at an ajv instancePath (`/a/0/b`, JSON-pointer escaped). */
-function valueAt(root: unknown, pointer: string): unknown {
+/** The value at an instance location (`#/a/0/b`, JSON-pointer escaped). */
+function valueAt(root: unknown, location: string): unknown {
   let value = root;
-  for (const raw of pointer.split('/').slice(1)) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+  for (const raw of location.split('/').slice(1)) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
     if (value === null || typeof value !== 'object') return undefined;
     value = (value as Record<string, unknown>)[key];
   }
   return value;
 }
 
+/** Errors that only say "a child failed": the child's own error says what. */
+const WRAPPERS = new Set(['properties', 'items', 'prefixItems', 'allOf', '$ref', 'false']);
 /**
  * A `$LABEL$` stands for an output of any kind, whose type the schema cannot know: type-like
  * errors reported exactly at a reference are not format errors (execution checks them).
  */
 const TYPE_LIKE = new Set(['type', 'anyOf', 'oneOf', 'format', 'pattern', 'minLength', 'maxLength']);
 
-function realErrors(errors: ErrorObject[], args: unknown): ErrorObject[] {
-  return errors.filter((e) => !(TYPE_LIKE.has(e.keyword) && isReference(valueAt(args, e.instancePath))));
+function realErrors(errors: readonly OutputUnit[], args: unknown): OutputUnit[] {
+  return errors.filter(
+    (e) => !WRAPPERS.has(e.keyword) && !(TYPE_LIKE.has(e.keyword) && isReference(valueAt(args, e.instanceLocation))),
+  );
 }
 
-function ajvMessage(error: ErrorObject, args: unknown): string {
-  const where = error.instancePath || '(arguments)';
-  const detail =
-    error.keyword === 'additionalProperties'
-      ? `: ${(error.params as { additionalProperty: string }).additionalProperty}`
-      : error.keyword === 'enum'
-        ? `, got ${JSON.stringify(valueAt(args, error.instancePath))}`
-        : '';
-  return `${where} ${error.message ?? error.keyword}${detail}`;
+function errorMessage(error: OutputUnit, args: unknown): string {
+  const where = error.instanceLocation === '#' ? '(arguments)' : error.instanceLocation.slice(2).replace(/\//g, '.');
+  if (error.keyword === 'enum') {
+    return `${where}: ${JSON.stringify(valueAt(args, error.instanceLocation))} is not one of the allowed values`;
+  }
+  const unknown = error.keyword === 'additionalProperties' ? /Property "(.*)" does not match/.exec(error.error) : null;
+  if (unknown) return `${where}: unknown argument "${unknown[1]}"`;
+  return `${where}: ${error.error.replace(/^Instance /, '')}`;
 }
 
 // ---------------------------------------------------------------- references
@@ -172,10 +156,10 @@ function checkInitialization(call: ToolCall): Verdict | undefined {
 function checkCall(call: ToolCall, specs: Map<string, ToolSpec>, earlier: Set<string>): Verdict | undefined {
   const spec = specs.get(call.name);
   if (!spec) return fail('format:unknown_tool', `${call.label}: no tool named ${call.name}`);
-  const validate = validatorFor(spec);
-  if (!validate(call.arguments)) {
-    const errors = realErrors(validate.errors ?? [], call.arguments);
-    if (errors.length) return fail('format:arguments', `${call.label} (${call.name}): ${ajvMessage(errors[0], call.arguments)}`);
+  const result = validatorFor(spec).validate(call.arguments);
+  if (!result.valid) {
+    const errors = realErrors(result.errors, call.arguments);
+    if (errors.length) return fail('format:arguments', `${call.label} (${call.name}): ${errorMessage(errors[0], call.arguments)}`);
   }
   for (const ref of references(call.arguments, 'arguments')) {
     if (!earlier.has(ref.label)) {

@@ -148,11 +148,11 @@ describe('checkFormat', () => {
     const cases: [(s: SlotSequence) => void, string][] = [
       [(s) => (s.calls[0].arguments.condition = 'bigger'), 'allowed values'],
       [(s) => (s.calls[0].arguments.key_name = 'book_price'), 'book_price'],
-      [(s) => delete s.calls[0].arguments.key_name, "must have required property 'key_name'"],
-      [(s) => (s.calls[1].arguments.distinct = 'yes'), 'must be boolean'],
-      [(s) => (s.calls[1].arguments.limit = 2.5), 'must be integer'],
-      [(s) => (s.calls[1].arguments.extra = 1), 'additional properties: extra'],
-      [(s) => (s.calls[2].arguments.operation_args = { operand: { value: 'ten' } }), '/operation_args/operand/value'],
+      [(s) => delete s.calls[0].arguments.key_name, 'required property "key_name"'],
+      [(s) => (s.calls[1].arguments.distinct = 'yes'), 'Expected "boolean"'],
+      [(s) => (s.calls[1].arguments.limit = 2.5), 'Expected "integer"'],
+      [(s) => (s.calls[1].arguments.extra = 1), 'unknown argument "extra"'],
+      [(s) => (s.calls[2].arguments.operation_args = { operand: { value: 'ten' } }), 'operation_args.operand.value'],
     ];
     for (const [mutate, text] of cases) {
       const seq = valid();
