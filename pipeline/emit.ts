@@ -1,12 +1,23 @@
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
-import { keysForInitialization, toOpenApi } from '../runtime/slot/specs.js';
+import { selToolSpecs } from '../runtime/sel/specs.js';
+import { keysForInitialization, keysForSequenceOrStart, slotToolSpecs, toOpenApi } from '../runtime/slot/specs.js';
 import type { PipelineFormulation } from './formulation.js';
 import { jsonlText, jsonText, writeFileAtomic } from './files.js';
 import { sha256 } from './hash.js';
-import type { DatabaseInfo, Instance, SelSequence, SqlValue, ToolCall, ToolOutput, ToolSpec } from './model.js';
+import type {
+  DatabaseInfo,
+  Instance,
+  KeyDescription,
+  SelBinding,
+  SelSequence,
+  SqlValue,
+  ToolCall,
+  ToolOutput,
+  ToolPool,
+  ToolSpec,
+} from './model.js';
 import type { AcceptedSample, ItemResult } from './samples.js';
-import { toolRegistry, type ToolRegistry } from './tool-registry.js';
 
 /**
  * The artifacts of one database: per formulation its samples (JSONL, instance order), its
@@ -43,6 +54,7 @@ export function sampleRecord(
     gold_answer: sample.gold.rows,
     initialization_step: sample.sequence.initialization,
     output: sample.sequence.calls,
+    answer_labels: sample.sequence.answerLabels,
     output_after_executing_api: answerJson(sample.outputs),
     difficulty: instance.difficulty,
     verification: sample.verification,
@@ -63,26 +75,46 @@ function plainOutput(output: ToolOutput): SqlValue | SqlValue[] | Record<string,
   return output.rows.map((row) => Object.fromEntries(output.columns.map((c, i) => [c, row[i]])));
 }
 
-/** The SLOT pool over every column key of the database (`<table>_<column>`, with descriptions). */
-export function slotToolsOfDatabase(db: DatabaseInfo, registry: ToolRegistry): ToolSpec[] {
+/**
+ * The key universe of a database's published tools: every `<table>_<column>` key, then each
+ * accepted sample's own keys that this lacks (repeated-table keys, derived keys such as
+ * `count_rows`), in sample order. Every published sample is valid against its database's
+ * published tool specs (test/pipeline/emit.test.ts holds it to that).
+ */
+export function databaseKeys(
+  db: DatabaseInfo,
+  formulation: PipelineFormulation,
+  samples: readonly AcceptedSample[],
+  pool: ToolPool,
+): KeyDescription[] {
   const everyTable: ToolCall = {
     name: 'initialize_active_data',
     label: 'starting_table_var',
     arguments: { database: db.dbId, tables: db.tables.map((t) => ({ alias: t.name, table: t.name })), joins: [] },
   };
-  return registry.slotTools(keysForInitialization(db, [everyTable]));
-}
-
-/** The union of the accepted samples' SEL tool universes, by name (first definition wins), sorted. */
-export function selToolsOfSamples(samples: readonly AcceptedSample[], registry: ToolRegistry): ToolSpec[] {
-  const byName = new Map<string, ToolSpec>();
-  for (const sample of samples) {
-    const sequence = sample.sequence as SelSequence;
-    for (const name of Object.keys(sequence.bindings)) {
-      if (!byName.has(name)) byName.set(name, registry.selTool(sequence, name));
+  const keys = keysForInitialization(db, [everyTable]);
+  const seen = new Set(keys.map((k) => k.key));
+  for (const { sequence } of samples) {
+    const own =
+      formulation === 'sel'
+        ? [...keysForInitialization(db, sequence.initialization), ...(sequence as SelSequence).derivedKeys]
+        : keysForSequenceOrStart(db, sequence, pool);
+    for (const k of own) {
+      if (seen.has(k.key)) continue;
+      seen.add(k.key);
+      keys.push(k);
     }
   }
-  return [...byName.values()].sort((a, b) => (a.function.name < b.function.name ? -1 : 1));
+  return keys;
+}
+
+/** The union of the accepted samples' SEL tools, by name (first binding wins), over the database's keys, sorted. */
+function selToolsOfDatabase(samples: readonly AcceptedSample[], keys: KeyDescription[], pool: ToolPool): ToolSpec[] {
+  const bindings: Record<string, SelBinding> = {};
+  for (const sample of samples) {
+    for (const [name, binding] of Object.entries((sample.sequence as SelSequence).bindings)) bindings[name] ??= binding;
+  }
+  return selToolSpecs(bindings, keys, pool).sort((a, b) => (a.function.name < b.function.name ? -1 : 1));
 }
 
 export interface DatabaseEmitInput {
@@ -99,7 +131,6 @@ export interface DatabaseEmitInput {
 export async function emitDatabase(input: DatabaseEmitInput): Promise<EmittedFile[]> {
   const { db, datasetName, outDir } = input;
   const files: EmittedFile[] = [];
-  const registry = toolRegistry(db, input.config.pool);
   for (const formulation of input.formulations) {
     const accepted = input.items.flatMap((item) => {
       const result = item.results[formulation];
@@ -107,10 +138,10 @@ export async function emitDatabase(input: DatabaseEmitInput): Promise<EmittedFil
     });
     const lines = accepted.map(({ instance, sample }) => sampleRecord(datasetName, formulation, instance, sample));
     files.push(await writeArtifact(outDir, `${formulation}/${db.dbId}.jsonl`, jsonlText(lines)));
+    const samples = accepted.map((a) => a.sample);
+    const keys = databaseKeys(db, formulation, samples, input.config.pool);
     const tools =
-      formulation === 'slot'
-        ? slotToolsOfDatabase(db, registry)
-        : selToolsOfSamples(accepted.map((a) => a.sample), registry);
+      formulation === 'slot' ? slotToolSpecs(keys, input.config.pool) : selToolsOfDatabase(samples, keys, input.config.pool);
     files.push(await writeArtifact(outDir, `tools/${formulation}/${db.dbId}.json`, jsonText(tools)));
     const openapi = toOpenApi(tools, { title: `${datasetName} ${formulation.toUpperCase()} tools: ${db.dbId}`, version: input.version });
     files.push(await writeArtifact(outDir, `openapi/${formulation}/${db.dbId}.json`, jsonText(openapi)));

@@ -145,7 +145,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   const settled = await Promise.all(
     options.instances.map((instance) => (!options.signal?.aborted && cachedResult(instance)) || limit(() => runOne(instance))),
   );
-  store?.commit();
+  store?.flush();
   const items = settled.filter((r): r is ItemResult => r !== null).sort((a, b) => a.instance.index - b.instance.index);
   return { items, metrics: stageRunner.metrics, aborted: items.length < options.instances.length };
 }

@@ -1,4 +1,4 @@
-import { keysForInitialization, keysForSequence } from '../../runtime/slot/specs.js';
+import { keysForSequenceOrStart } from '../../runtime/slot/specs.js';
 import type { SelSequence, ToolSpec, Verdict } from '../model.js';
 import { accept, reject } from '../outcome.js';
 import { lazy } from '../lazy.js';
@@ -46,11 +46,6 @@ export const verifyStage: ItemStage<VerifyInput, Verification> = {
 function toolsOf(input: VerifyInput, ctx: StageContext): ToolSpec[] {
   const registry = toolRegistry(ctx.db, ctx.config.pool);
   if (input.formulation === 'sel') return registry.selTools(input.sequence as SelSequence);
-  let keys;
-  try {
-    keys = keysForSequence(ctx.db, input.sequence, ctx.config.pool);
-  } catch {
-    keys = keysForInitialization(ctx.db, input.sequence.initialization);
-  }
+  const keys = keysForSequenceOrStart(ctx.db, input.sequence, ctx.config.pool);
   return registry.slotTools(keys);
 }

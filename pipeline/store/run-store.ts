@@ -8,9 +8,10 @@ import type { Outcome } from '../outcome.js';
 /**
  * The run store: terminal stage outcomes (accepted and rejected) keyed by a content hash
  * of (stage name, stage version, code fingerprint, the stage's cache-key parts), in a
- * SQLite file in WAL mode. Writes are buffered and committed per finished item
- * (`commit()`), one small transaction each, so a run killed at any point loses at most the
- * items in flight, and a rerun recomputes exactly those. Keys are content hashes, so a
+ * SQLite file in WAL mode. Writes are buffered and committed in group transactions at
+ * most every `commitIntervalMs` (`commit()` after each finished item; `flush()` at the end),
+ * so a run killed at any point loses at most the items of that last interval, and a rerun
+ * recomputes exactly those. Keys are content hashes, so a
  * rerun that recomputes an item rewrites the same row: nothing is ever duplicated.
  * Reads can be batched (`prefetch`, `getMany`): one statement for many keys.
  *
@@ -23,6 +24,8 @@ export interface RunStoreOptions {
   dir: string;
   /** false: `get` always misses (everything recomputes) but results are still written. */
   read?: boolean;
+  /** Group commits at most this often (one transaction per finished item costs more than the SQL of a run). */
+  commitIntervalMs?: number;
 }
 
 /**
@@ -55,6 +58,8 @@ export class RunStore {
   private readonly insertStatement: Database.Statement<[string, string, string]>;
   private readonly batchStatement: Database.Statement<string[], { key: string; value: string }>;
   private closed = false;
+  private readonly commitIntervalMs: number;
+  private lastCommit = 0;
 
   constructor(options: RunStoreOptions) {
     mkdirSync(options.dir, { recursive: true });
@@ -80,6 +85,7 @@ export class RunStore {
       `SELECT key, value FROM results WHERE key IN (${Array.from({ length: BATCH }, () => '?').join(',')})`,
     );
     this.read = options.read ?? true;
+    this.commitIntervalMs = options.commitIntervalMs ?? 200;
   }
 
   get<T>(key: string): Outcome<T> | undefined {
@@ -110,15 +116,21 @@ export class RunStore {
     }
   }
 
-  /** Buffers a terminal outcome or record (as JSON text); durable after the next `commit()`. */
+  /** Buffers a terminal outcome or record (as JSON text); durable after the next `flush()`. */
   put(key: string, stage: string, json: string): void {
     this.pending.set(key, { stage, value: json });
     this.prefetched.delete(key);
   }
 
-  /** Writes the buffered outcomes in one transaction. */
+  /** Writes the buffered outcomes if the last write is `commitIntervalMs` old. */
   commit(): void {
+    if (Date.now() - this.lastCommit >= this.commitIntervalMs) this.flush();
+  }
+
+  /** Writes the buffered outcomes now, in one transaction. */
+  flush(): void {
     if (this.pending.size === 0 || this.closed) return;
+    this.lastCommit = Date.now();
     const entries = [...this.pending];
     this.pending.clear();
     this.db.transaction(() => {
@@ -156,7 +168,7 @@ export class RunStore {
 
   close(): void {
     if (this.closed) return;
-    this.commit();
+    this.flush();
     this.closed = true;
     this.db.close();
   }

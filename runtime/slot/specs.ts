@@ -58,6 +58,15 @@ export function keysForSequence(db: DatabaseInfo, seq: SlotSequence, pool: ToolP
   return docs;
 }
 
+/** `keysForSequence`, or only the starting keys of a sequence that does not compile (its format check says why). */
+export function keysForSequenceOrStart(db: DatabaseInfo, seq: SlotSequence, pool: ToolPool): KeyDoc[] {
+  try {
+    return keysForSequence(db, seq, pool);
+  } catch {
+    return keysForInitialization(db, seq.initialization);
+  }
+}
+
 const REFERENCE =
   'A reference "$LABEL$" to the output of an earlier call (LABEL is that call\'s label); the initial table is "$starting_table_var$".';
 

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { checkFormat } from '../../verifiers/format.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const demo = path.join(root, 'seeds', 'demo');
@@ -72,6 +73,17 @@ describe('nl2api CLI', () => {
       for (const db of Object.keys(stats.formulations[f].byDb)) {
         for (const file of [`${f}/${db}.jsonl`, `tools/${f}/${db}.json`, `openapi/${f}/${db}.json`]) {
           expect(existsSync(path.join(out, file))).toBe(true);
+        }
+      }
+    }
+    // Every published sample is valid against its database's published tool specs.
+    for (const f of ['slot', 'sel']) {
+      for (const db of Object.keys(stats.formulations[f].byDb)) {
+        const tools = JSON.parse(readFileSync(path.join(out, 'tools', f, `${db}.json`), 'utf8'));
+        const lines = readFileSync(path.join(out, f, `${db}.jsonl`), 'utf8').split('\n').filter(Boolean);
+        for (const sample of lines.map((l) => JSON.parse(l))) {
+          const sequence = { initialization: sample.initialization_step, calls: sample.output, answerLabels: sample.answer_labels };
+          expect(checkFormat(sequence, tools)).toMatchObject({ ok: true });
         }
       }
     }

@@ -78,6 +78,7 @@ describe('emit', () => {
       'gold_answer',
       'initialization_step',
       'output',
+      'answer_labels',
       'output_after_executing_api',
       'difficulty',
       'verification',
