@@ -1,4 +1,5 @@
 import type { ResultSet } from './model.js';
+import { LruMap } from '../runtime/lru.js';
 import type { SqlExecutor, SqlRequest } from '../runtime/sql/executor.js';
 
 /**
@@ -20,23 +21,17 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
   const maxEntries = options.maxEntries ?? 1024;
   const maxCells = options.maxCells ?? 50_000;
   const inFlight = new Map<string, Promise<ResultSet>>();
-  const done = new Map<string, ResultSet>();
+  const done = new LruMap<string, ResultSet>(maxEntries);
 
   const keep = (key: string, result: ResultSet) => {
-    if (result.rows.length * Math.max(1, result.columns.length) > maxCells) return;
-    done.set(key, result);
-    if (done.size > maxEntries) done.delete(done.keys().next().value!);
+    if (result.rows.length * Math.max(1, result.columns.length) <= maxCells) done.set(key, result);
   };
 
   return {
     async run(request: SqlRequest): Promise<ResultSet> {
       const key = JSON.stringify([request.dbPath, request.sql, request.params.map(String), request.params.map((p) => typeof p)]);
       const hit = done.get(key);
-      if (hit) {
-        done.delete(key); // refresh its LRU position
-        done.set(key, hit);
-        return copy(hit);
-      }
+      if (hit) return copy(hit);
       let pending = inFlight.get(key);
       if (!pending) {
         pending = inner.run(request);

@@ -1,12 +1,8 @@
-import nodeSqlParser from 'node-sql-parser';
 import type { DatabaseInfo, GoldResult, Instance } from '../../pipeline/model.js';
 import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
 import { abbreviateSql } from '../../runtime/sql/readonly.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from './double-quotes.js';
-
-const { Parser } = nodeSqlParser;
-const parser = new Parser();
 
 /**
  * The gold stage: runs an instance's gold SQL read-only, with a timeout, and records what
@@ -39,49 +35,22 @@ export interface ResultShape {
   distinct: boolean;
 }
 
-interface SelectNode {
-  type?: string;
-  distinct?: { type?: string } | string | null;
-  orderby?: unknown[] | null;
-  set_op?: string | null;
-  _next?: SelectNode | null;
-}
-
-export function resultShape(sql: string): ResultShape {
-  let ast: SelectNode | SelectNode[];
-  try {
-    ast = parser.astify(sql, { database: 'sqlite' }) as SelectNode | SelectNode[];
-  } catch {
-    return shapeFromTokens(sql);
-  }
-  const top = Array.isArray(ast) ? ast[0] : ast;
-  if (!top || top.type !== 'select') return shapeFromTokens(sql);
-  // A compound's ORDER BY sits on its last SELECT; its last operator decides duplicates.
-  const chain: SelectNode[] = [top];
-  while (chain[chain.length - 1]._next) chain.push(chain[chain.length - 1]._next!);
-  const lastOperator = chain.length > 1 ? (chain[chain.length - 2].set_op ?? '').toLowerCase() : undefined;
-  return {
-    ordered: chain.some((select) => (select.orderby?.length ?? 0) > 0),
-    distinct: lastOperator === undefined ? isDistinct(top.distinct) : !/\ball\b/.test(lastOperator),
-  };
-}
-
-function isDistinct(distinct: SelectNode['distinct']): boolean {
-  const keyword = typeof distinct === 'string' ? distinct : distinct?.type;
-  return keyword?.toUpperCase() === 'DISTINCT';
-}
-
 /**
- * For SQL the parser does not know: only words outside parentheses, quotes and comments
- * belong to the top-level query. ORDER BY anywhere at that level counts as ordered (the
- * stricter comparison); DISTINCT counts only right after the first top-level SELECT.
+ * Read off the top-level query's words (outside parentheses, quotes and comments): no full
+ * parse is needed, and this way SQL that no parser knows gets a shape too. ORDER BY anywhere
+ * at that level orders the answer (a compound's ORDER BY sits after its last SELECT); a
+ * compound's last operator decides duplicates (UNION ALL keeps them, UNION, INTERSECT and
+ * EXCEPT do not); otherwise DISTINCT right after the first top-level SELECT.
  */
-export function shapeFromTokens(sql: string): ResultShape {
+export function resultShape(sql: string): ResultShape {
   const words = topLevelWords(sql);
   const ordered = words.some((word, i) => word === 'order' && words[i + 1] === 'by');
+  const operators = words.flatMap((word, i) =>
+    word === 'union' || word === 'intersect' || word === 'except' ? [words[i + 1] === 'all' ? 'all' : word] : [],
+  );
+  if (operators.length > 0) return { ordered, distinct: operators[operators.length - 1] !== 'all' };
   const select = words.indexOf('select');
-  const compound = words.some((word) => word === 'union' || word === 'intersect' || word === 'except');
-  return { ordered, distinct: !compound && select >= 0 && words[select + 1] === 'distinct' };
+  return { ordered, distinct: select >= 0 && words[select + 1] === 'distinct' };
 }
 
 function topLevelWords(sql: string): string[] {

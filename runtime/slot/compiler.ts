@@ -208,7 +208,12 @@ export class SlotCompiler {
   sequence(): CompiledSequence {
     const relations: Record<string, CompiledRelation> = {};
     for (const label of this.rels.keys()) relations[label] = this.relation(label);
-    return { relations, labels: [...this.rels.keys()], derivedKeys: this.derived.map((d) => ({ ...d })) };
+    return { relations, labels: [...this.rels.keys()], derivedKeys: this.derivedKeys() };
+  }
+
+  /** Keys created so far by transform_data and grouped aggregate_data, in creation order. */
+  derivedKeys(): DerivedKey[] {
+    return this.derived.map((d) => ({ ...d }));
   }
 
   private push(body: Frag | StartingBody): number {

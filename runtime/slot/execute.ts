@@ -1,6 +1,7 @@
 import type { DatabaseInfo, ResultSet, SlotSequence, ToolCall, ToolOutput, ToolPool } from '../../pipeline/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
 import { SlotCompiler, type CompiledRelation, type OutputKind } from './compiler.js';
+import { LruMap } from '../lru.js';
 import { ToolError } from './errors.js';
 import { emptyFacts, probeSourceFacts, type SourceFacts } from './source-facts.js';
 
@@ -33,6 +34,35 @@ export async function runRelation(
   return materialize(result, relation.kind);
 }
 
+/**
+ * The answer relations of a sequence, compiled once per distinct sequence: the SEL
+ * formulation executes as the very SLOT calls it binds to, on fresh copies of them.
+ */
+const answerMemo = new LruMap<string, readonly CompiledRelation[]>(256);
+
+async function answerRelations(
+  seq: SlotSequence,
+  db: DatabaseInfo,
+  executor: SqlExecutor,
+  opts: RunOptions,
+): Promise<readonly CompiledRelation[]> {
+  const id = JSON.stringify([db.fingerprint, db.path, opts.pool, seq.initialization, seq.calls, seq.answerLabels]);
+  const known = answerMemo.get(id);
+  if (known) return known;
+  const facts = emptyFacts();
+  await probeSourceFacts(db, opts.pool, seq.initialization, executor, opts.timeoutMs, facts);
+  const compiler = new SlotCompiler(db, opts.pool, facts);
+  for (const call of seq.initialization) compiler.define(call, { initialization: true });
+  for (const call of seq.calls) compiler.define(call);
+  const labels = new Set(compiler.labels());
+  const relations = seq.answerLabels.map((label) => {
+    if (!labels.has(label)) throw new ToolError('bad_reference', label, `answer label "${label}" is not the label of any call`);
+    return compiler.relation(label);
+  });
+  answerMemo.set(id, relations);
+  return relations;
+}
+
 /** The outputs of `seq.answerLabels`, in order. Throws ToolError for an invalid sequence. */
 export async function executeSequence(
   seq: SlotSequence,
@@ -40,16 +70,9 @@ export async function executeSequence(
   executor: SqlExecutor,
   opts: RunOptions,
 ): Promise<ToolOutput[]> {
-  const facts = emptyFacts();
-  await probeSourceFacts(db, opts.pool, seq.initialization, executor, opts.timeoutMs, facts);
-  const compiler = new SlotCompiler(db, opts.pool, facts);
-  for (const call of seq.initialization) compiler.define(call, { initialization: true });
-  for (const call of seq.calls) compiler.define(call);
-  const labels = new Set(compiler.labels());
   const outputs: ToolOutput[] = [];
-  for (const label of seq.answerLabels) {
-    if (!labels.has(label)) throw new ToolError('bad_reference', label, `answer label "${label}" is not the label of any call`);
-    outputs.push(await runRelation(compiler.relation(label), db, executor, opts.timeoutMs));
+  for (const relation of await answerRelations(seq, db, executor, opts)) {
+    outputs.push(await runRelation(relation, db, executor, opts.timeoutMs));
   }
   return outputs;
 }

@@ -10,7 +10,8 @@ import {
   type Choice,
   type SlotTool,
 } from './catalog.js';
-import { compileSequence } from './compiler.js';
+import { LruMap } from '../lru.js';
+import { SlotCompiler } from './compiler.js';
 import { startingTableKeys, type StartingTableRef } from './keys.js';
 
 /**
@@ -50,12 +51,29 @@ export function keysForInitialization(db: DatabaseInfo, initialization: ToolCall
 export function keysForSequence(db: DatabaseInfo, seq: SlotSequence, pool: ToolPool): KeyDoc[] {
   const docs = keysForInitialization(db, seq.initialization);
   const seen = new Set(docs.map((d) => d.key));
-  for (const derived of compileSequence(db, seq.initialization, seq.calls, pool).derivedKeys) {
+  for (const derived of derivedKeysOf(db, seq, pool)) {
     if (seen.has(derived.key)) continue;
     seen.add(derived.key);
     docs.push({ key: derived.key, description: derived.description });
   }
   return docs;
+}
+
+/**
+ * The pipeline asks for a sequence's keys several times (sel.expand, verify, emit) on fresh
+ * copies of the same calls: compile each distinct sequence once.
+ */
+const derivedKeysMemo = new LruMap<string, readonly KeyDoc[]>(256);
+
+function derivedKeysOf(db: DatabaseInfo, seq: SlotSequence, pool: ToolPool): readonly KeyDoc[] {
+  const id = JSON.stringify([db.fingerprint, db.path, pool, seq.initialization, seq.calls]);
+  return derivedKeysMemo.getOrSet(id, () => {
+    // Only the keys are wanted: define the calls, render no SQL.
+    const compiler = new SlotCompiler(db, pool);
+    for (const call of seq.initialization) compiler.define(call, { initialization: true });
+    for (const call of seq.calls) compiler.define(call);
+    return compiler.derivedKeys().map(({ key, description }) => ({ key, description }));
+  });
 }
 
 /** `keysForSequence`, or only the starting keys of a sequence that does not compile (its format check says why). */
