@@ -9,11 +9,14 @@ import { jsonlText, jsonText } from './files.js';
 import { orderedFormulations } from './formulation.js';
 import { hashJson } from './hash.js';
 import type { ProgressListener } from './progress.js';
-import { runInProcess } from './runner/in-process.js';
+import { planResults, runInProcess } from './runner/in-process.js';
+import { StageRunner } from './runner/stage-runner.js';
+import { codeFingerprint } from './code-fingerprint.js';
+import { rememberRunOutputs, reusableRunOutputs, runOutputsKey } from './output-reuse.js';
 import type { ItemStages } from './runner/flow.js';
 import type { ItemResult } from './samples.js';
 import { ITEM_STAGES, emitStage, ingestStage } from './stages/index.js';
-import { assertNothingLost, collectRejections, computeStats, type RunStats } from './stats.js';
+import { assertNothingLost, collectRejections, computeStats, type RunStats, type RunTiming } from './stats.js';
 import { memoizeExecutor } from './sql-memo.js';
 import { RunStore } from './store/run-store.js';
 import { sha256File } from './sources/schema.js';
@@ -67,16 +70,47 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   }
   const ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers });
   const executor = memoizeExecutor(options.executor ?? ownExecutor!);
+  const stages = options.stages ?? ITEM_STAGES;
+  const code = codeFingerprint();
+  const timing = (stageMetrics: RunTiming['stages'], outputsReused: boolean): RunTiming => ({
+    wallMs: Math.round(performance.now() - started),
+    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    stages: stageMetrics,
+    outputsReused,
+  });
   try {
+    const runOptions = { config, databases: source.databases, instances: source.instances, stages, executor };
+    const plans = planResults(runOptions, new StageRunner(store, { retries: 0, baseMs: 0, maxMs: 0 }, undefined, code));
+    // Every item planned: the run's outputs have a key, and may be on disk already.
+    const outputsKey =
+      plans.size === source.instances.length
+        ? runOutputsKey(
+            {
+              dataset: source.datasetName,
+              layout: source.layout,
+              config: outputRelevantConfig(config),
+              ingestRejections: source.rejections,
+              databases: source.databases.map((db) => [db.dbId, db.fingerprint]),
+              results: source.instances.map((instance) => plans.get(instance)!.resultKeys),
+            },
+            code,
+          )
+        : undefined;
+    const reused = outputsKey && (await reusableRunOutputs(store, outputsKey, outDir));
+    if (reused) {
+      const stats: RunStats = { ...reused.stats, timing: timing({}, true) };
+      await writeArtifact(outDir, 'stats.json', jsonText(stats));
+      await writeArtifact(outDir, 'manifest.json', jsonText(reused.manifest));
+      return { outDir, stats, files: reused.manifest.files, aborted: false, warnings: source.warnings };
+    }
+
     const run = await runInProcess({
-      config,
-      databases: source.databases,
-      instances: source.instances,
-      stages: options.stages ?? ITEM_STAGES,
-      executor,
+      ...runOptions,
       store,
       signal: options.signal,
       onProgress: options.onProgress,
+      codeFingerprint: code,
+      plans,
     });
     if (run.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
 
@@ -91,7 +125,6 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       formulations,
       items: run.items,
       ingestRejections: source.rejections,
-      timing: { wallMs: 0, peakRssMb: 0, stages: {} },
     });
     assertNothingLost(statsWithoutTiming, expected);
 
@@ -109,16 +142,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       await writeArtifact(outDir, 'rejections.jsonl', jsonlText(collectRejections(run.items, source.rejections, formulations))),
     );
 
-    const stats: RunStats = {
-      ...statsWithoutTiming,
-      timing: {
-        wallMs: Math.round(performance.now() - started),
-        peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
-        stages: Object.fromEntries(
-          [...run.metrics].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]),
-        ),
-      },
-    };
+    const metrics = Object.fromEntries([...run.metrics].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]));
+    const stats: RunStats = { ...statsWithoutTiming, timing: timing(metrics, false) };
     await writeArtifact(outDir, 'stats.json', jsonText(stats));
     // The manifest lists the deterministic artifacts; stats.json (its timing) is not one.
     const manifest = {
@@ -133,6 +158,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       files: [...files].sort((a, b) => (a.path < b.path ? -1 : 1)),
     };
     await writeArtifact(outDir, 'manifest.json', jsonText(manifest));
+    if (outputsKey) rememberRunOutputs(store, outputsKey, { stats: statsWithoutTiming, manifest });
     return { outDir, stats, files, aborted: false, warnings: source.warnings };
   } finally {
     store.close();

@@ -36,6 +36,8 @@ export interface RunTiming {
   wallMs: number;
   peakRssMb: number;
   stages: Record<string, StageMetrics>;
+  /** Nothing changed since the run that wrote the outputs on disk: they were kept (output-reuse.ts). */
+  outputsReused?: boolean;
 }
 
 export interface RunStats {
@@ -43,6 +45,9 @@ export interface RunStats {
   formulations: Partial<Record<PipelineFormulation, FormulationStats>>;
   timing: RunTiming;
 }
+
+/** Stats without `timing`: a function of the inputs, config and cached outcomes only. */
+export type DeterministicStats = Omit<RunStats, 'timing'>;
 
 export class InvariantError extends Error {
   override name = 'InvariantError';
@@ -90,10 +95,9 @@ export function computeStats(args: {
   formulations: readonly PipelineFormulation[];
   items: readonly ItemResult[];
   ingestRejections: readonly Rejection[];
-  timing: RunTiming;
-}): RunStats {
+}): DeterministicStats {
   const formulations = orderedFormulations(args.formulations);
-  const stats: RunStats = { dataset: args.dataset, formulations: {}, timing: args.timing };
+  const stats: DeterministicStats = { dataset: args.dataset, formulations: {} };
   for (const f of formulations) {
     const byDb = new Map<string, Tally>(args.dbIds.map((db) => [db, emptyTally()]));
     const tallyOf = (db: string): Tally => {
@@ -159,7 +163,7 @@ export function computeStats(args: {
  * rejected. `expectedInputs` counts the source items per database independently of the
  * results (instances + ingest rejections).
  */
-export function assertNothingLost(stats: RunStats, expectedInputs: ReadonlyMap<string, number>): void {
+export function assertNothingLost(stats: DeterministicStats, expectedInputs: ReadonlyMap<string, number>): void {
   const problems: string[] = [];
   for (const [f, fs] of Object.entries(stats.formulations)) {
     for (const [db, t] of Object.entries(fs.byDb)) {

@@ -7,7 +7,16 @@ import { ProgressTracker, type ProgressListener } from '../progress.js';
 import { codeFingerprint } from '../code-fingerprint.js';
 import type { FormulationResult, ItemResult, RejectedSample } from '../samples.js';
 import { cacheKeyOf, type RunStore } from '../store/run-store.js';
-import { pathStages, planItem, runItem, SHARED_STAGES, stagesReached, type ItemPlan, type ItemStages } from './flow.js';
+import {
+  pathStages,
+  planItem,
+  runItem,
+  SHARED_STAGES,
+  stagesReached,
+  type ItemPlan,
+  type ItemStages,
+  type KeyPlanner,
+} from './flow.js';
 import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './stage-runner.js';
 
 /**
@@ -35,6 +44,37 @@ export interface InProcessRunOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Part of every cache key; default: the fingerprint of this build (code-fingerprint.ts). */
   codeFingerprint?: string;
+  /** Result keys planned already (`planResults`), so that a caller that needed them first does not plan twice. */
+  plans?: Map<Instance, PlannedItem>;
+}
+
+export interface PlannedItem {
+  plan: ItemPlan;
+  /** By formulation: the key of the item's whole result record. */
+  resultKeys: Record<string, string>;
+}
+
+/**
+ * The result keys of every item that can be planned (flow.ts, planItem), computed without
+ * running or loading anything. `planner` computes keys as the run will (same code fingerprint).
+ */
+export function planResults(
+  options: Pick<InProcessRunOptions, 'config' | 'databases' | 'instances' | 'stages' | 'executor'>,
+  planner: KeyPlanner,
+): Map<Instance, PlannedItem> {
+  const formulations = orderedFormulations(options.config.formulations);
+  const databases = new Map(options.databases.map((db) => [db.dbId, db]));
+  const plans = new Map<Instance, PlannedItem>();
+  for (const instance of options.instances) {
+    const db = databases.get(instance.dbId);
+    const plan = db && planItem(instance, formulations, options.stages, { config: options.config, db, executor: options.executor }, planner);
+    if (!plan) continue;
+    const resultKeys = Object.fromEntries(
+      formulations.map((f) => [f, cacheKeyOf(RESULT_STAGE, RESULT_RECORD_VERSION, plan.verify[f])]),
+    );
+    plans.set(instance, { plan, resultKeys });
+  }
+  return plans;
 }
 
 export interface RunResult {
@@ -64,27 +104,15 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   const contextOf = (db: DatabaseInfo) => ({ config, db, executor: options.executor });
 
   // Whole item results where the cache has them; the other items' stage outcomes read ahead.
-  const resultKeys = new Map<Instance, Record<string, string>>();
+  const plans = store ? (options.plans ?? planResults(options, stageRunner)) : new Map<Instance, PlannedItem>();
+  const resultKeys = new Map<Instance, Record<string, string>>([...plans].map(([i, p]) => [i, p.resultKeys]));
   const found = new Map<string, FormulationResult>();
   if (store) {
-    const plans = new Map<Instance, ItemPlan>();
-    for (const instance of options.instances) {
-      const db = databases.get(instance.dbId);
-      const plan = db && planItem(instance, formulations, options.stages, contextOf(db), stageRunner);
-      if (!plan) continue;
-      plans.set(instance, plan);
-      resultKeys.set(
-        instance,
-        Object.fromEntries(formulations.map((f) => [f, cacheKeyOf(RESULT_STAGE, RESULT_RECORD_VERSION, plan.verify[f])])),
-      );
-    }
     for (const [key, result] of store.getMany<FormulationResult>([...resultKeys.values()].flatMap(Object.values))) {
       found.set(key, result);
     }
     store.prefetch(
-      [...plans].flatMap(([instance, plan]) =>
-        Object.values(resultKeys.get(instance)!).every((key) => found.has(key)) ? [] : plan.keys,
-      ),
+      [...plans].flatMap(([, { plan, resultKeys: keys }]) => (Object.values(keys).every((key) => found.has(key)) ? [] : plan.keys)),
     );
   }
 

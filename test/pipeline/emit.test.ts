@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -90,6 +90,25 @@ describe('emit', () => {
     const manifest = JSON.parse(files['manifest.json']) as { files: { path: string; sha256: string }[] };
     expect(manifest.files.map((f) => f.path)).toContain('slot/bookstore.jsonl');
     expect(manifest.files.map((f) => f.path)).not.toContain('stats.json');
+  });
+
+  test('a rerun with nothing changed keeps the outputs on disk; a damaged or missing one is rewritten', async () => {
+    const out = path.join(dir, 'out');
+    const cache = path.join(dir, 'cache');
+    const first = await toyGenerate(out, cache);
+    const files = snapshot(first.outDir);
+    expect(first.stats?.timing.outputsReused).toBe(false);
+
+    const again = await toyGenerate(out, cache);
+    expect(again.stats?.timing.outputsReused).toBe(true);
+    expect(snapshot(out)).toEqual(files);
+
+    writeFileSync(path.join(out, 'slot', 'bookstore.jsonl'), 'tampered\n');
+    rmSync(path.join(out, 'tools', 'sel', 'bookstore.json'));
+    const repaired = await toyGenerate(out, cache);
+    expect(repaired.stats?.timing.outputsReused).toBe(false);
+    expect(repaired.stats?.timing.stages.gold).toMatchObject({ runs: 0 });
+    expect(snapshot(out)).toEqual(files);
   });
 
   test('answer outputs become plain JSON', () => {

@@ -6,7 +6,6 @@ import type { Rejection } from '../../pipeline/model.js';
 import type { ProgressEvent } from '../../pipeline/progress.js';
 import { nullExecutor, toyConfig, toyDb, toyInstances, toyStages } from './fixtures/toy.js';
 
-const noTiming = { wallMs: 0, peakRssMb: 0, stages: {} };
 
 describe('in-process runner', () => {
   test('never has more than `concurrency` items in flight', async () => {
@@ -165,7 +164,6 @@ describe('counts', () => {
       formulations: ['slot', 'sel'],
       items: run.items,
       ingestRejections,
-      timing: noTiming,
     });
     assertNothingLost(stats, new Map([['a', 6], ['b', 2]]));
     expect(stats.formulations.slot?.byDb.a).toEqual({
@@ -221,7 +219,6 @@ describe('counts', () => {
       formulations: ['slot', 'sel'],
       items: run.items,
       ingestRejections: [],
-      timing: noTiming,
     });
     expect(() => assertNothingLost(stats, new Map([['toy', 2]]))).toThrow(InvariantError);
     expect(() => assertNothingLost(stats, new Map([['toy', 3]]))).toThrow(/slot\/toy: expected 3 inputs/);
