@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -14,8 +14,10 @@ import { createDirectExecutor } from '../runtime/sql/direct.js';
 /**
  * `npm run bench [-- <bird dir>]`: in one run, (a) the baseline: every gold SQL executed
  * once in-process; (b) a cold `generate` (fresh output and cache) in a child process;
- * (c) a warm rerun on the same cache; (d) the paper tool pool, for coverage. Prints the
- * comparison and writes output/bench.json.
+ * (c) warm reruns on the same cache: into the same output directory (outputs kept) and into
+ * a fresh one (files rendered from cached results); (d) a rerun with one question's SQL
+ * changed; (e) the paper tool pool, for coverage. Prints the comparison and writes
+ * output/bench.json.
  */
 
 const root = packageRoot();
@@ -69,6 +71,23 @@ async function generateInChild(args: string[], outDir: string): Promise<ChildRun
   return { wallMs, stats: JSON.parse(readFileSync(path.join(outDir, 'stats.json'), 'utf8')) as RunStats };
 }
 
+/**
+ * A copy of the source whose first question's gold SQL differs (a trailing space): its
+ * questions file copied and edited, everything else linked.
+ */
+async function sourceWithOneChangedQuestion(work: string): Promise<string> {
+  const dir = path.join(work, 'changed-source');
+  mkdirSync(dir);
+  for (const name of readdirSync(birdDir)) {
+    if (name === 'dev.json') continue;
+    symlinkSync(path.join(birdDir, name), path.join(dir, name));
+  }
+  const questions = JSON.parse(readFileSync(path.join(birdDir, 'dev.json'), 'utf8')) as { SQL: string }[];
+  questions[0].SQL = `${questions[0].SQL} `;
+  writeFileSync(path.join(dir, 'dev.json'), JSON.stringify(questions));
+  return dir;
+}
+
 const pct = (t: Tally) => (t.input ? (100 * t.accepted) / t.input : 0);
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
@@ -82,9 +101,17 @@ async function main(): Promise<void> {
     const base = await baseline();
     process.stderr.write('(b) cold generate...\n');
     const cold = await generateInChild(common, path.join(work, 'cold'));
-    process.stderr.write('(c) warm generate...\n');
-    const warm = await generateInChild(common, path.join(work, 'warm'));
-    process.stderr.write('(d) paper pool...\n');
+    process.stderr.write('(c) warm reruns...\n');
+    // The nightly case: the same command again, its outputs still on disk.
+    const warm = await generateInChild(common, path.join(work, 'cold'));
+    // Every item from the cache, but every file rendered anew (a fresh output directory).
+    const warmFresh = await generateInChild(common, path.join(work, 'warm'));
+    process.stderr.write('(d) one question changed...\n');
+    const changed = await generateInChild(
+      ['--source', await sourceWithOneChangedQuestion(work), '--formulations', 'slot,sel', '--cache-dir', cacheDir],
+      path.join(work, 'changed'),
+    );
+    process.stderr.write('(e) paper pool...\n');
     const paper = await generateInChild([...common, '--pool', 'paper'], path.join(work, 'paper'));
 
     const report = {
@@ -93,6 +120,8 @@ async function main(): Promise<void> {
       baseline: { ms: Math.round(base.ms), errors: base.errors },
       cold: { ms: Math.round(cold.wallMs), ratioToBaseline: cold.wallMs / base.ms, target: `<= ${COLD_TARGET}x`, peakRssMb: cold.stats.timing.peakRssMb, stages: cold.stats.timing.stages },
       warm: { ms: Math.round(warm.wallMs), ratioToCold: warm.wallMs / cold.wallMs, target: `< ${WARM_TARGET * 100}%`, peakRssMb: warm.stats.timing.peakRssMb },
+      warmFreshOutput: { ms: Math.round(warmFresh.wallMs), ratioToCold: warmFresh.wallMs / cold.wallMs, peakRssMb: warmFresh.stats.timing.peakRssMb },
+      oneQuestionChanged: { ms: Math.round(changed.wallMs), ratioToCold: changed.wallMs / cold.wallMs, stages: changed.stats.timing.stages },
       coverage: Object.fromEntries(
         Object.entries(cold.stats.formulations).map(([f, s]) => [
           f,
@@ -117,7 +146,9 @@ async function main(): Promise<void> {
       `baseline (gold SQL in-process, ${base.queries} queries, ${base.errors} errors): ${fmt(base.ms)}`,
       `cold generate: ${fmt(cold.wallMs)}  ratio cold/baseline ${(cold.wallMs / base.ms).toFixed(1)}x (target <= ${COLD_TARGET}x: ${ok(cold.wallMs / base.ms <= COLD_TARGET)})`,
       `warm generate: ${fmt(warm.wallMs)}  warm/cold ${((100 * warm.wallMs) / cold.wallMs).toFixed(1)}% (target < ${WARM_TARGET * 100}%: ${ok(warm.wallMs / cold.wallMs < WARM_TARGET)})`,
-      `peak RSS (pipeline process): cold ${cold.stats.timing.peakRssMb} MB, warm ${warm.stats.timing.peakRssMb} MB`,
+      `warm generate, fresh output dir (items from cache, files rendered): ${fmt(warmFresh.wallMs)}  ${((100 * warmFresh.wallMs) / cold.wallMs).toFixed(1)}% of cold`,
+      `one question's SQL changed: ${fmt(changed.wallMs)}  ${((100 * changed.wallMs) / cold.wallMs).toFixed(1)}% of cold; stage runs: ${Object.entries(changed.stats.timing.stages).map(([stage, m]) => `${stage} ${m.runs}`).join(', ')}`,
+      `peak RSS (main pipeline process; SQL workers not included): cold ${cold.stats.timing.peakRssMb} MB, warm ${warm.stats.timing.peakRssMb} MB`,
       `paper pool coverage: ${Object.entries(paper.stats.formulations).map(([f, s]) => `${f} ${pct(s.total).toFixed(1)}%`).join(', ')}`,
     );
     process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,6 +1,7 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { toRecord, type RawSource } from './records.js';
+import { folderEntries } from './entries.js';
 import type { NaturalNames } from './schema.js';
 
 /**
@@ -29,10 +30,10 @@ export async function readBirdSource(questionPath: string): Promise<RawSource> {
   const root = path.dirname(questionPath);
   const split = path.basename(questionPath, path.extname(questionPath));
   const warnings: string[] = [];
-  const entries = await readdir(root, { withFileTypes: true });
-  const others = entries.filter((e) => e.isFile() && e.name !== path.basename(questionPath) && pickQuestionFile([e.name]));
+  const { files, folders: directories } = await folderEntries(root);
+  const others = files.filter((name) => name !== path.basename(questionPath) && pickQuestionFile([name]));
   if (others.length > 0) {
-    warnings.push(`using ${path.basename(questionPath)}; also present: ${others.map((e) => e.name).join(', ')}`);
+    warnings.push(`using ${path.basename(questionPath)}; also present: ${others.join(', ')}`);
   }
 
   let parsed: unknown;
@@ -46,7 +47,6 @@ export async function readBirdSource(questionPath: string): Promise<RawSource> {
     toRecord(value, index, `record ${index}`, { id: ['question_id'], idFromIndex: true }),
   );
 
-  const directories = entries.filter((e) => e.isDirectory()).map((e) => e.name);
   const databaseDirs = [
     ...directories.filter((name) => name === `${split}_databases`),
     ...directories.filter((name) => name !== `${split}_databases` && /_databases$/.test(name)).sort(),
@@ -54,7 +54,7 @@ export async function readBirdSource(questionPath: string): Promise<RawSource> {
   ].map((name) => path.join(root, name));
   databaseDirs.push(root);
 
-  const tableFiles = entries.filter((e) => e.isFile() && isTablesFile(e.name)).map((e) => e.name).sort();
+  const tableFiles = files.filter(isTablesFile);
   const tablesFile = tableFiles.find((name) => name === `${split}_tables.json`) ?? tableFiles[0];
   const naturalNames = tablesFile ? await readNaturalNames(path.join(root, tablesFile), warnings) : new Map();
 

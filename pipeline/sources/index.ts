@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DatabaseInfo, Instance, Rejection } from '../model.js';
 import { pickQuestionFile, readBirdSource } from './bird.js';
+import { folderEntries } from './entries.js';
 import { readDescriptions } from './descriptions.js';
 import { readJsonlSource } from './jsonl.js';
 import type { RawSource, SourceRecord } from './records.js';
@@ -81,7 +82,7 @@ async function readRawSource(sourcePath: string): Promise<RawSource> {
     if (/\.json$/i.test(sourcePath)) return readBirdSource(sourcePath);
     throw new Error(`source ${sourcePath}: expected a folder, a BIRD .json question file or a .jsonl file`);
   }
-  const files = (await readdir(sourcePath, { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+  const { files } = await folderEntries(sourcePath);
   const questionFile = pickQuestionFile(files);
   if (questionFile) return readBirdSource(path.join(sourcePath, questionFile));
   const jsonl = files.filter((file) => /\.jsonl$/i.test(file)).sort();

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadSource } from '../../pipeline/sources/index.js';
 import { BIRD_DIR, createDb, removeTempDirs, tempDir } from '../sql/fixtures.js';
@@ -143,6 +143,16 @@ describe('BIRD layout edge cases', () => {
     expect(source.instances.map((instance) => instance.id)).toEqual(['0', '1']);
     const mini = await loadSource(birdFolder([q({ question_id: 5 })], 'mini_dev_sqlite.json'));
     expect(mini.datasetName).toBe('bird-mini-dev-sqlite');
+  });
+
+  test('follows symbolic links to database folders and question files kept elsewhere', async () => {
+    const real = birdFolder([q({ question_id: 1 })]);
+    const linked = tempDir();
+    for (const name of ['dev.json', 'dev_tables.json', 'dev_databases']) symlinkSync(path.join(real, name), path.join(linked, name));
+    const source = await loadSource(linked);
+    expect(source.rejections).toEqual([]);
+    expect(source.databases.map((db) => db.dbId)).toEqual(['shop']);
+    expect(source.instances).toHaveLength(1);
   });
 
   test('a question file that is not a JSON array is a source error', async () => {
