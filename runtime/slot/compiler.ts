@@ -644,17 +644,7 @@ export class SlotCompiler {
     if (!rel.members) {
       const value = star ? raw('NULL') : ident(this.key(rel, args, 'key_name'));
       const values = sql`SELECT ${some}${value} AS "__x" FROM ${this.firstRows(rel, limit)}`;
-      return {
-        kind: 'scalar',
-        keys: [],
-        columns: ['__v'],
-        identity: [],
-        order: [],
-        origin: label,
-        orderToken: label,
-        sorted: false,
-        body: aggregateSql(type.name, star, values, []),
-      };
+      return scalarShape(label, aggregateSql(type.name, star, values, []));
     }
     const members = rel.members;
     const memberRel: Rel = { ...rel, keys: members.keys, members: undefined };
@@ -746,17 +736,7 @@ export class SlotCompiler {
     const subject = this.scalarValue(args.required('value'), args, 'argument "value"');
     const op = args.choice('operation_type', OPERATIONS, this.paper);
     const expression = operationSql(op, subject, objectArg(args, 'operation_args'), args, this.resolver(undefined, args));
-    return {
-      kind: 'scalar',
-      keys: [],
-      columns: ['__v'],
-      identity: [],
-      order: [],
-      origin: label,
-      orderToken: label,
-      sorted: false,
-      body: sql`SELECT ${expression} AS "__v"`,
-    };
+    return scalarShape(label, sql`SELECT ${expression} AS "__v"`);
   }
 
   private union(args: Args): Shape {
@@ -826,6 +806,11 @@ function aggregateSql(type: string, star: boolean, values: Frag, groupKeys: stri
   const functions: Record<string, string> = { min: 'MIN', max: 'MAX', sum: 'SUM', mean: 'AVG', count: 'COUNT' };
   const expression = star ? 'COUNT(*)' : `${functions[type]}("__x")`;
   return sql`SELECT ${select}${raw(expression)} AS "__v" FROM (${values})${groupBy}`;
+}
+
+/** A one-value output: its query yields the value as column `__v`. */
+function scalarShape(label: string, body: Frag): Shape {
+  return { kind: 'scalar', keys: [], columns: ['__v'], identity: [], order: [], origin: label, orderToken: label, sorted: false, body };
 }
 
 export function compileSequence(
