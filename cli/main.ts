@@ -15,6 +15,7 @@ import { summaryTable } from './summary.js';
 
 interface GenerateFlags {
   source?: string;
+  datasetName?: string;
   formulations?: string[];
   out?: string;
   db?: string[];
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
       .command('generate')
       .description('generate SLOT/SEL datasets from a source (BIRD layout, or JSONL + SQLite dir)')
       .option('--source <dir>', 'dataset source directory (or question file)')
+      .option('--dataset-name <name>', "the samples' dataset_name (default: from the source, e.g. bird-dev)")
       .option('--formulations <list>', 'comma-separated: slot,sel', commaList)
       .option('--out <dir>', 'output directory (default: output)')
       .option('--db <id...>', 'only these databases (repeatable)'),
@@ -57,7 +59,10 @@ export function buildProgram(): Command {
       .option('--out <dir>', 'output directory', 'output/demo'),
   );
   demo.action(async (flags: GenerateFlags, command: Command) => {
-    process.exitCode = await runGenerate({ ...flags, source: path.join(packageRoot(), 'seeds', 'demo') }, command);
+    process.exitCode = await runGenerate(
+      { ...flags, source: path.join(packageRoot(), 'seeds', 'demo'), datasetName: 'nl2api-demo' },
+      command,
+    );
   });
   return program;
 }
@@ -79,6 +84,7 @@ async function runGenerate(flags: GenerateFlags, command: Command): Promise<numb
   const given = (key: keyof GenerateFlags) => command.getOptionValueSource(key) === 'cli';
   const cliFlags: ConfigInput = {
     source: flags.source,
+    datasetName: flags.datasetName,
     formulations: given('formulations') ? (flags.formulations as ConfigInput['formulations']) : undefined,
     out: flags.out,
     dbIds: given('db') ? flags.db : undefined,

@@ -11,6 +11,8 @@ export const ConfigSchema = z
   .object({
     /** Dataset source directory (BIRD layout or generic JSONL + SQLite dir). */
     source: z.string().min(1).optional(),
+    /** The samples' `dataset_name` (default: derived from the source, e.g. `bird-dev`). */
+    datasetName: z.string().min(1).optional(),
     /** Restrict the run to these databases (all when absent). */
     dbIds: z.array(z.string().min(1)).min(1).optional(),
     formulations: z.array(PipelineFormulation).min(1).default(['slot', 'sel']),
@@ -58,6 +60,7 @@ export type ConfigInput = z.input<typeof ConfigSchema>;
  */
 export function outputRelevantConfig(config: Config): Record<string, unknown> {
   return {
+    datasetName: config.datasetName ?? null,
     formulations: config.formulations,
     pool: config.pool,
     goldTimeoutMs: config.goldTimeoutMs,

@@ -69,6 +69,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     throw new SourceError((error as Error).message);
   }
   const ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers });
+  const datasetName = config.datasetName ?? source.datasetName;
   const executor = memoizeExecutor(options.executor ?? ownExecutor!);
   const stages = options.stages ?? ITEM_STAGES;
   const code = codeFingerprint();
@@ -86,7 +87,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       plans.size === source.instances.length
         ? runOutputsKey(
             {
-              dataset: source.datasetName,
+              dataset: datasetName,
               layout: source.layout,
               config: outputRelevantConfig(config),
               ingestRejections: source.rejections,
@@ -120,7 +121,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     for (const r of source.rejections) expected.set(r.db, (expected.get(r.db) ?? 0) + 1);
 
     const statsWithoutTiming = computeStats({
-      dataset: source.datasetName,
+      dataset: datasetName,
       dbIds,
       formulations,
       items: run.items,
@@ -134,7 +135,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       files.push(
         ...(await emitStage.run(
           { items: byDb.get(db.dbId) ?? [] },
-          { config, db, datasetName: source.datasetName, outDir },
+          { config, db, datasetName, outDir },
         )),
       );
     }
@@ -148,7 +149,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     // The manifest lists the deterministic artifacts; stats.json (its timing) is not one.
     const manifest = {
       generator: { name: 'nl2api', version: packageVersion() },
-      dataset: source.datasetName,
+      dataset: datasetName,
       layout: source.layout,
       configHash: hashJson(outputRelevantConfig(config)),
       config: outputRelevantConfig(config),
