@@ -106,5 +106,7 @@ describe('nl2api CLI', () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(/slot\s+bookstore\s+\d+\s+\d+\s+\d+\s+[\d.]+%/);
     expect(stdout).toMatch(/sel\s+TOTAL/);
+    const first = JSON.parse(readFileSync(path.join(out, 'slot', 'bookstore.jsonl'), 'utf8').split('\n')[0]);
+    expect(first.dataset_name).toBe('nl2api-demo');
   });
 });
