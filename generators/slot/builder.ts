@@ -34,6 +34,7 @@ const AGGREGATE_LABELS: Record<string, string> = { mean: 'AVG' };
 /** What a non-paper tool, condition or operation is, for `unsupported:<construct>` in the paper pool. */
 const PAPER_CONSTRUCT: Record<string, string> = {
   union_data: 'or',
+  datetime_modifiers: 'function_datetime',
   not_like: 'not_like',
   not_contains: 'not_like',
   in: 'in',
@@ -116,6 +117,7 @@ export class SequenceBuilder {
     else if (name === 'filter_data' && !paperChoice(CONDITIONS, args.condition)) offending = String(args.condition);
     else if (name === 'aggregate_data' && !paperChoice(AGGREGATIONS, args.aggregation_type)) offending = String(args.aggregation_type);
     else if (name === 'transform_data' && !paperChoice(OPERATIONS, args.operation_type)) offending = String(args.operation_type);
+    else if (name === 'transform_data' && (args.operation_args as Record<string, unknown>).modifiers !== undefined) offending = 'datetime_modifiers';
     else if ((name === 'group_data_by' || name === 'select_unique_values') && Array.isArray(args.key_name)) offending = 'multi_key';
     if (offending !== null) {
       const construct = PAPER_CONSTRUCT[offending] ?? offending;
@@ -138,6 +140,12 @@ export class SequenceBuilder {
   sort(table: TableRef, key: string, ascending: boolean): TableRef {
     const label = this.emit('sort_data', { data_source: ref(table.label), key_name: key, ascending }, 'SORT');
     return { ...table, label };
+  }
+
+  /** combine_data: the output keeps `a`'s keys; a list when both inputs are lists. */
+  combine(a: TableRef, b: TableRef, operation: string): TableRef {
+    const label = this.emit('combine_data', { data_source: ref(a.label), other_data_source: ref(b.label), operation }, 'COMBINE');
+    return { label, keys: [...a.keys], memberKeys: null, exprs: new Map() };
   }
 
   union(a: TableRef, b: TableRef): TableRef {

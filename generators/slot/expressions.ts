@@ -1,4 +1,5 @@
 import type { AggregateExpr, BinaryOp, Expr, LiteralExpr, Query } from '../sql/ast.js';
+import { ZONE_MODIFIERS } from '../../runtime/slot/catalog.js';
 import { SequenceBuilder, unsupported, ref, type Operand, type TableRef } from './builder.js';
 
 /**
@@ -44,6 +45,41 @@ const UNARY_FUNCTIONS: Record<string, string> = {
 const DATE_PATTERNS: Record<string, string> = {
   DATE: '%Y-%m-%d', DATETIME: '%Y-%m-%d %H:%M:%S', TIME: '%H:%M:%S',
 };
+
+const CURRENT_TIME_FUNCTIONS = ['CURRENT_TIMESTAMP', 'CURRENT_DATE', 'CURRENT_TIME', 'NOW'];
+
+/** The current moment ('now', CURRENT_TIMESTAMP, ...): not a deterministic value. */
+function isNow(expr: Expr): boolean {
+  if (expr.kind === 'literal') return typeof expr.value === 'string' && expr.value.trim().toLowerCase() === 'now';
+  return expr.kind === 'function' && CURRENT_TIME_FUNCTIONS.includes(expr.name);
+}
+
+function textLiteral(expr: Expr | undefined): expr is LiteralExpr & { value: string } {
+  return expr?.kind === 'literal' && typeof expr.value === 'string';
+}
+
+/**
+ * DATE/DATETIME/TIME(x, modifiers...) and STRFTIME(pattern, x, modifiers...) as the
+ * `datetime` operation on x (null for other functions). The current moment, and the
+ * modifiers whose result depends on the machine's time zone, are refused: not deterministic.
+ */
+function datetimeCall(name: string, args: Expr[]): { subject: Expr; opArgs: Record<string, unknown> } | null {
+  const strftime = name === 'STRFTIME';
+  const fixed = DATE_PATTERNS[name];
+  if (!strftime && fixed === undefined) return null;
+  const [subject, ...modifiers] = strftime ? args.slice(1) : args;
+  if (subject === undefined || isNow(subject)) unsupported('current_time', `${name} of the current time`);
+  const pattern = strftime ? args[0] : undefined;
+  if (strftime && !textLiteral(pattern)) unsupported('function_strftime', 'a strftime pattern that is not a text literal');
+  if (!modifiers.every(textLiteral)) unsupported('function_datetime', 'a date/time modifier that is not a text literal');
+  const texts = modifiers.map((m) => (m as LiteralExpr).value as string);
+  if (texts.some((m) => (ZONE_MODIFIERS as readonly string[]).includes(m.trim().toLowerCase()))) {
+    unsupported('time_zone', `${name} with a time-zone modifier depends on the machine, not on the data`);
+  }
+  const opArgs: Record<string, unknown> = { pattern: fixed ?? (pattern as LiteralExpr).value };
+  if (texts.length > 0) opArgs.modifiers = texts;
+  return { subject, opArgs };
+}
 
 /** A literal whose SQLite REAL-ness JSON cannot carry (`1.0`). */
 export function isIntegralReal(expr: Expr): boolean {
@@ -108,7 +144,8 @@ export function children(expr: Expr): Expr[] {
 }
 
 export interface ScalarContext {
-  table: TableRef;
+  /** null for a SELECT without FROM: no rows to aggregate. */
+  table: TableRef | null;
   memo: Map<string, unknown>;
 }
 
@@ -243,6 +280,13 @@ export class ExpressionCompiler {
   }
 
   private func(t: TableRef, name: string, args: Expr[], sig: string): [TableRef, string] {
+    // JULIANDAY('now') and the like: the answer would change with the day it is computed.
+    if (args.some(isNow)) unsupported('current_time', `${name} of the current time`);
+    const datetime = datetimeCall(name, args);
+    if (datetime) {
+      const [t1, k] = this.key(t, datetime.subject);
+      return this.transform(t1, k, 'datetime', datetime.opArgs, sig);
+    }
     const unary = UNARY_FUNCTIONS[name];
     if (unary && args.length === 1) {
       const [t1, k] = this.key(t, args[0]);
@@ -252,16 +296,6 @@ export class ExpressionCompiler {
       const bounds = substringBounds(args[1], args[2]);
       const [t1, k] = this.key(t, args[0]);
       return this.transform(t1, k, 'substring', bounds, sig);
-    }
-    if (name === 'STRFTIME' && args.length === 2 && args[0].kind === 'literal' && typeof args[0].value === 'string') {
-      if (args[1].kind === 'literal') unsupported('current_time', `strftime of a constant (${args[1].raw})`);
-      const [t1, k] = this.key(t, args[1]);
-      return this.transform(t1, k, 'datetime', { pattern: args[0].value }, sig);
-    }
-    const pattern = DATE_PATTERNS[name];
-    if (pattern && args.length === 1 && args[0].kind !== 'literal') {
-      const [t1, k] = this.key(t, args[0]);
-      return this.transform(t1, k, 'datetime', { pattern }, sig);
     }
     if (name === 'ROUND' && (args.length === 1 || (args.length === 2 && args[1].kind === 'literal' && args[1].type === 'integer'))) {
       const [t1, k] = this.key(t, args[0]);
@@ -318,6 +352,7 @@ export class ExpressionCompiler {
       case 'subquery':
         return this.constantValue(expr);
       case 'aggregate': {
+        if (t === null) return unsupported('no_from', `${expr.name} in a SELECT without FROM`);
         const type = aggregationType(expr);
         if (expr.star || !expr.arg) return ref(this.b.aggregateScalar(t, '*', 'count', false));
         const [t1, k] = this.key(t, expr.arg);
@@ -344,6 +379,8 @@ export class ExpressionCompiler {
         if (expr.to === 'blob') unsupported('cast', `CAST AS ${expr.typeName}`);
         return calc(this.scalar(memo, expr.expr), 'cast', { to: expr.to });
       case 'function': {
+        const datetime = datetimeCall(expr.name, expr.args);
+        if (datetime) return calc(this.scalar(memo, datetime.subject), 'datetime', datetime.opArgs);
         const unary = UNARY_FUNCTIONS[expr.name];
         if (unary && expr.args.length === 1) return calc(this.scalar(memo, expr.args[0]), unary);
         if (expr.name === 'ROUND' && expr.args.length <= 2) {

@@ -1,12 +1,22 @@
-import type { Query, SelectQuery } from '../sql/ast.js';
+import type { Query, SelectQuery, SetQuery } from '../sql/ast.js';
 import { SequenceBuilder, unsupported, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
-import { ExpressionCompiler, collectAggregates, signature } from './expressions.js';
+import { ExpressionCompiler, collectAggregates, signature, type ScalarContext } from './expressions.js';
 import { fromPass } from './from.js';
 import { groupPass } from './group.js';
 import { sortPass } from './order.js';
 import { hasAggregates, page, projectRows, projectScalars, selectKeys } from './select.js';
 import { filterPass } from './where.js';
+
+/** A query's first row: a nested SELECT used as a value means that (SQL scalar subquery). */
+function firstRow(query: Query): Query {
+  if (query.kind === 'set' || query.offset !== null) return query;
+  const one = { kind: 'literal', type: 'integer', value: 1, raw: '1' } as const;
+  if (query.limit === null || (query.limit.kind === 'literal' && query.limit.type === 'integer' && (query.limit.value as number) > 1)) {
+    return { ...query, limit: one };
+  }
+  return query;
+}
 
 /**
  * One SELECT through the clause passes, in the paper's order: FROM (initialize) → WHERE
@@ -86,7 +96,9 @@ export class QueryCompiler {
   }
 
   private compile(query: Query, _mode: 'answer' | 'value' | 'list'): string[] {
-    const q = this.plain(query);
+    if (query.kind === 'set') return this.compound(query);
+    const q = query;
+    if (q.from === null) return this.withoutFrom(q);
     const grouped = q.groupBy.length > 0;
     if (!grouped && q.having) unsupported('having_without_group', 'HAVING without GROUP BY');
     if (!grouped && hasAggregates(q)) {
@@ -94,6 +106,64 @@ export class QueryCompiler {
       return projectScalars(this.ctx, table, q);
     }
     return projectRows(this.ctx, this.rows(q), q);
+  }
+
+  /**
+   * `SELECT (SELECT ...) - (SELECT ...)`: one row of values computed from nested SELECTs
+   * (calculate over their outputs). A nested SELECT used as a whole column is its first row.
+   */
+  private withoutFrom(q: SelectQuery): string[] {
+    if (q.where || q.groupBy.length > 0 || q.having || q.orderBy.length > 0 || q.limit || q.offset) {
+      unsupported('no_from', 'a SELECT without FROM with clauses besides its columns');
+    }
+    const scalar: ScalarContext = { table: null, memo: new Map() };
+    return q.columns.map((c) => {
+      if (c.expr.kind === 'subquery') return this.value(firstRow(c.expr.query));
+      const value = this.ctx.exprs.scalar(scalar, c.expr);
+      if (typeof value !== 'string' || !/^\$.+\$$/.test(value)) unsupported('constant_select', 'a constant in the SELECT list');
+      return value.slice(1, -1);
+    });
+  }
+
+  /**
+   * UNION / UNION ALL / INTERSECT / EXCEPT: each member SELECT's rows projected onto its
+   * columns (a list, or for several columns the table of their distinct combinations, which
+   * a duplicate-removing operator does not tell apart), combined left to right by
+   * combine_data; the compound's ORDER BY / LIMIT then sort and page the combined rows.
+   */
+  private compound(q: SetQuery): string[] {
+    const combined = this.combined(q);
+    const { limit, offset } = page(q);
+    if (q.orderBy.length === 0 && limit === null && offset === null) return [combined.label];
+    let t = combined;
+    for (let i = q.orderBy.length - 1; i >= 0; i--) {
+      const index = q.orderBy[i].selectIndex;
+      if (index === null) unsupported('compound_order', 'ORDER BY of a compound SELECT that is not one of its columns');
+      t = this.b.sort(t, combined.keys[index], q.orderBy[i].direction === 'asc');
+    }
+    return t.keys.map((key) => this.b.retrieve(t, key, { distinct: false, limit, offset }));
+  }
+
+  private combined(q: SetQuery): TableRef {
+    this.b.requireExtended(q.op.replace(' ', '_'), `${q.op.toUpperCase()} of SELECTs`);
+    const member = (m: Query): TableRef => (m.kind === 'set' ? this.combined(m) : this.member(m, q.op === 'union all'));
+    const left = member(q.left);
+    const right = member(q.right);
+    if (left.keys.length !== right.keys.length) unsupported('compound_columns', 'compound SELECT members with different column counts');
+    return this.b.combine(left, right, q.op.replace(' ', '_'));
+  }
+
+  /** One member of a compound SELECT as a list (one column) or a table (several). */
+  private member(q: SelectQuery, keepDuplicates: boolean): TableRef {
+    if (q.groupBy.length === 0 && hasAggregates(q)) unsupported('compound_aggregate', 'an aggregate SELECT in a compound SELECT');
+    const [t, keys] = selectKeys(this.ctx, this.rows(q), q);
+    if (new Set(keys).size !== keys.length) unsupported('compound_columns', 'a compound SELECT member with a repeated column');
+    if (keys.length === 1) {
+      const label = this.b.retrieve(t, keys[0], { distinct: q.distinct, limit: null, offset: null });
+      return { label, keys, memberKeys: null, exprs: new Map() };
+    }
+    if (keepDuplicates && !q.distinct) unsupported('union_all_columns', 'UNION ALL of SELECTs with several columns');
+    return { label: this.b.unique(t, keys), keys, memberKeys: null, exprs: new Map() };
   }
 
   /** FROM + WHERE. */

@@ -38,6 +38,8 @@ export function selShapeOf(call: ToolCall): SelShape | undefined {
       return typeof args.operation_type === 'string'
         ? bind(`calculate_${args.operation_type}`, { operation_type: args.operation_type })
         : undefined;
+    case 'combine_data':
+      return typeof args.operation === 'string' ? bind(`combine_data_${args.operation}`, { operation: args.operation }) : undefined;
     case 'retrieve_data':
       return typeof args.key_name === 'string' ? { ...getterShape(args.key_name) } : undefined;
     case 'group_data_by':

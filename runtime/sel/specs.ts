@@ -1,5 +1,5 @@
 import type { SelBinding, ToolPool, ToolSpec } from '../../pipeline/model.js';
-import { AGGREGATIONS, CONDITIONS, OPERATIONS, type Choice, type SlotTool } from '../slot/catalog.js';
+import { AGGREGATIONS, CONDITIONS, OPERATIONS, SET_OPERATIONS, type Choice, type SlotTool } from '../slot/catalog.js';
 import { slotToolSpec, type KeyDoc } from '../slot/specs.js';
 
 /**
@@ -34,6 +34,8 @@ function describe(binding: SelBinding, keys: KeyDoc[], slotDescription: string):
       return `${slotDescription} This tool computes the ${value}: ${choice(AGGREGATIONS)}.`;
     case 'operation_type':
       return `${slotDescription} This tool's operation is ${value}: ${choice(OPERATIONS)}.`;
+    case 'operation':
+      return `${slotDescription} This tool's operation is ${value}: ${choice(SET_OPERATIONS)}.`;
     default:
       return slotDescription;
   }

@@ -15,7 +15,7 @@ export const PAPER_TOOLS = [
   'select_unique_values',
   'transform_data',
 ] as const;
-export const EXTENDED_ONLY_TOOLS = ['union_data', 'calculate'] as const;
+export const EXTENDED_ONLY_TOOLS = ['union_data', 'calculate', 'combine_data'] as const;
 export const INITIALIZE_TOOL = 'initialize_active_data';
 
 export type SlotTool = (typeof PAPER_TOOLS)[number] | (typeof EXTENDED_ONLY_TOOLS)[number];
@@ -136,6 +136,20 @@ export const OPERATIONS: readonly OperationChoice[] = [
     description: 'operation_args {then: operand, else?: operand}: then where key is true, else else (null if missing)',
   },
 ];
+
+/** combine_data's operations: SQLite's compound SELECT operators. */
+export const SET_OPERATIONS: readonly Choice[] = [
+  { name: 'union', paper: false, description: 'the rows in either input, each distinct row once (UNION)' },
+  { name: 'union_all', paper: false, description: 'all rows of the first input, then all rows of the second (UNION ALL)' },
+  { name: 'intersect', paper: false, description: 'the distinct rows in both inputs (INTERSECT)' },
+  { name: 'except', paper: false, description: 'the distinct rows of the first input that are not in the second (EXCEPT)' },
+];
+
+/**
+ * datetime modifiers whose result depends on the machine's time zone, not on the data:
+ * refused, so that every output stays deterministic.
+ */
+export const ZONE_MODIFIERS = ['localtime', 'utc'] as const;
 
 export const CAST_TYPES = ['integer', 'real', 'text', 'numeric'] as const;
 

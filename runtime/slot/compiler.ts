@@ -8,6 +8,7 @@ import {
   INITIALIZE_TOOL,
   OPERATIONS,
   PAPER_TOOLS,
+  SET_OPERATIONS,
   toolsOf,
 } from './catalog.js';
 import { allowed, ToolError } from './errors.js';
@@ -277,6 +278,8 @@ export class SlotCompiler {
         return this.transform(args, call.label);
       case 'union_data':
         return this.union(args);
+      case 'combine_data':
+        return this.combine(args, call.label);
       default:
         return this.calculate(args, call.label);
     }
@@ -719,7 +722,7 @@ export class SlotCompiler {
     const key = this.key(rel, args, 'key_name');
     const op = args.choice('operation_type', OPERATIONS, this.paper);
     const { new_key_name: requested, ...opArgs } = objectArg(args, 'operation_args');
-    const expression = operationSql(op, ident(key), opArgs, args, this.resolver(rel, args));
+    const expression = operationSql(op, ident(key), opArgs, args, this.resolver(rel, args), this.paper);
     const newKey = this.newKey(rel, args, requested, `${key}_${op.name}`);
     this.derived.push({ key: newKey, label, description: `${key} after ${op.name}: ${op.description}` });
     return {
@@ -733,9 +736,13 @@ export class SlotCompiler {
 
   private calculate(args: Args, label: string): Shape {
     args.expectOnly(['value', 'operation_type', 'operation_args']);
-    const subject = this.scalarValue(args.required('value'), args, 'argument "value"');
+    const value = args.required('value');
+    const subject = this.scalarValue(value, args, 'argument "value"');
     const op = args.choice('operation_type', OPERATIONS, this.paper);
-    const expression = operationSql(op, subject, objectArg(args, 'operation_args'), args, this.resolver(undefined, args));
+    if ((op.name === 'datetime' || op.name === 'julianday') && typeof value === 'string' && value.trim().toLowerCase() === 'now') {
+      args.fail('bad_value', `operation "${op.name}" of 'now' depends on when it runs, not on the data`);
+    }
+    const expression = operationSql(op, subject, objectArg(args, 'operation_args'), args, this.resolver(undefined, args), this.paper);
     return scalarShape(label, sql`SELECT ${expression} AS "__v"`);
   }
 
@@ -769,6 +776,36 @@ export class SlotCompiler {
       sorted: sameOrder && a.sorted,
       body: sql`SELECT ${select} FROM ${cte(a.cte)} UNION ALL SELECT ${select} FROM ${cte(b.cte)} AS "__b" WHERE NOT EXISTS (SELECT 1 FROM ${cte(a.cte)} AS "__a" WHERE ${same})`,
     };
+  }
+
+  /**
+   * SQLite's compound SELECT of two lists/tables with the same number of columns, matched
+   * by position; the output has the first input's keys. union / intersect / except keep
+   * distinct rows (NULLs equal), ordered by their values (the keys ascending, in order);
+   * union_all keeps every row, the first input's in its order, then the second's.
+   */
+  private combine(args: Args, label: string): Shape {
+    args.expectOnly(['data_source', 'other_data_source', 'operation']);
+    const a = this.source(args, 'data_source');
+    const b = this.source(args, 'other_data_source');
+    const operation = args.choice('operation', SET_OPERATIONS, this.paper);
+    if (a.members || b.members) args.fail('wrong_type', 'combine_data takes lists or plain tables, not grouped tables; project the columns first');
+    if (a.keys.length !== b.keys.length) {
+      args.fail('bad_value', `"$${a.label}$" has ${a.keys.length} column(s) and "$${b.label}$" has ${b.keys.length}; combine_data needs the same number`);
+    }
+    const kind = a.kind === 'list' && b.kind === 'list' ? 'list' : 'table';
+    const keys = a.keys;
+    const select = (rel: Rel): Frag => join(rel.keys.map((k, i) => sql`${ident(k)} AS ${ident(keys[i])}`), ', ');
+    const base = { kind, keys, members: undefined, origin: label, orderToken: label, sorted: false } as const;
+    if (operation.name === 'union_all') {
+      const hidden = ['__side', '__pos'];
+      const side = (rel: Rel, n: number): Frag =>
+        sql`SELECT ${select(rel)}, ${raw(String(n))} AS "__side", ROW_NUMBER() OVER (ORDER BY ${orderBy(rel.order)}) AS "__pos" FROM ${cte(rel.cte)}`;
+      return { ...base, columns: [...keys, ...hidden], identity: hidden, order: ascending(hidden), body: sql`${side(a, 0)} UNION ALL ${side(b, 1)}` };
+    }
+    const operator = raw(operation.name.toUpperCase());
+    const body = sql`SELECT ${select(a)} FROM ${cte(a.cte)} ${operator} SELECT ${select(b)} FROM ${cte(b.cte)}`;
+    return { ...base, columns: keys, identity: keys, order: ascending(keys), body };
   }
 }
 

@@ -1,7 +1,7 @@
 import { allowed } from './errors.js';
 import type { Args } from './args.js';
-import { CAST_TYPES, type OperationChoice } from './catalog.js';
-import { param, raw, sql, type Frag } from './sqlfrag.js';
+import { CAST_TYPES, ZONE_MODIFIERS, type OperationChoice } from './catalog.js';
+import { join, param, raw, sql, type Frag } from './sqlfrag.js';
 
 /**
  * SQL for the operations of `transform_data` and `calculate` (docs/TOOLS.md,
@@ -47,13 +47,16 @@ const UNARY: Record<string, (x: Frag) => Frag> = {
   not: (x) => sql`(NOT ${x})`,
 };
 
+/** Operation arguments only the extended pool offers. */
+const EXTENDED_ARGS: Partial<Record<OperationChoice['shape'], string[]>> = { datetime: ['modifiers'] };
+
 const SHAPE_ARGS: Record<OperationChoice['shape'], string[]> = {
   none: [],
   operand: ['operand'],
   cast: ['to'],
   round: ['digits'],
   substring: ['start_index', 'end_index'],
-  datetime: ['pattern'],
+  datetime: ['pattern', 'modifiers'],
   values: ['values'],
   if_then_else: ['then', 'else'],
 };
@@ -64,9 +67,13 @@ export function operationSql(
   opArgs: Record<string, unknown>,
   args: Args,
   resolver: OperandResolver,
+  paper: boolean,
 ): Frag {
   const names = SHAPE_ARGS[op.shape];
   for (const name of Object.keys(opArgs)) {
+    if (paper && EXTENDED_ARGS[op.shape]?.includes(name)) {
+      args.fail('not_in_pool', `operation_args.${name} of operation "${op.name}" is not available in this tool pool`);
+    }
     if (!names.includes(name)) {
       args.fail(
         'unknown_argument',
@@ -107,7 +114,8 @@ export function operationSql(
     case 'datetime': {
       const pattern = need('pattern');
       if (typeof pattern !== 'string') args.fail('wrong_type', 'operation_args.pattern must be a string');
-      return sql`strftime(${param(pattern)}, ${subject})`;
+      const modifiers = datetimeModifiers(opArgs.modifiers, args);
+      return sql`strftime(${join([param(pattern), subject, ...modifiers.map((m) => param(m))], ', ')})`;
     }
     case 'substring':
       return substring(subject, integer('start_index'), opArgs.end_index == null ? undefined : integer('end_index'));
@@ -121,6 +129,21 @@ export function operationSql(
       return sql`(CASE WHEN ${subject} THEN ${then} ELSE ${otherwise} END)`;
     }
   }
+}
+
+/**
+ * SQLite date/time modifiers ('+1 day', 'start of month', 'weekday 0', ...), applied left
+ * to right as strftime does; the time-zone ones are refused (ZONE_MODIFIERS).
+ */
+function datetimeModifiers(value: unknown, args: Args): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || value.some((m) => typeof m !== 'string')) {
+    args.fail('wrong_type', 'operation_args.modifiers must be a list of strings');
+  }
+  const modifiers = value as string[];
+  const zone = modifiers.find((m) => (ZONE_MODIFIERS as readonly string[]).includes(m.trim().toLowerCase()));
+  if (zone !== undefined) args.fail('bad_value', `operation_args.modifiers: "${zone}" depends on the machine's time zone, not on the data`);
+  return modifiers;
 }
 
 /**

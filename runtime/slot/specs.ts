@@ -6,6 +6,7 @@ import {
   CONDITIONS,
   INITIALIZE_TOOL,
   OPERATIONS,
+  SET_OPERATIONS,
   toolsOf,
   type Choice,
   type SlotTool,
@@ -140,6 +141,12 @@ function operationArgs(pool: ToolPool, withKeys: KeyDoc[] | undefined): Record<s
       values: { type: 'array', description: 'in / not_in: the values (or a "$LABEL$" of a list).' },
       then: { ...operand, description: 'if_then_else: operand used where the key is true.' },
       else: { ...operand, description: 'if_then_else: operand used otherwise (null if omitted).' },
+      modifiers: {
+        type: 'array',
+        items: { type: 'string' },
+        description:
+          "datetime: SQLite date/time modifiers applied in order before formatting, e.g. ['+1 day'], ['start of month', '-1 month'], ['weekday 0'] (not 'localtime' / 'utc').",
+      },
     });
   }
   return { type: 'object', description: 'Arguments of the operation (see operation_type).', properties };
@@ -248,6 +255,17 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool): To
           operation_args: operationArgs(pool, undefined),
         },
         ['value', 'operation_type'],
+      );
+    case 'combine_data':
+      return fn(
+        tool,
+        'Combines two lists (or tables) with the same number of columns, matched by position, as SQL UNION / UNION ALL / INTERSECT / EXCEPT. Returns a list when both inputs are lists, else a table, with the column keys of data_source. Except for union_all, duplicate rows are removed and rows come ordered by their values; union_all keeps the rows of data_source in order, then those of other_data_source.',
+        {
+          data_source: { ...SOURCE, description: `The first list or table. ${REFERENCE}` },
+          other_data_source: { ...SOURCE, description: `The second list or table. ${REFERENCE}` },
+          operation: choiceSchema(choicesOf(SET_OPERATIONS, pool), 'How the rows are combined:'),
+        },
+        ['data_source', 'other_data_source', 'operation'],
       );
   }
 }

@@ -173,18 +173,52 @@ describe('decompose: GROUP BY, HAVING, ORDER BY, SELECT', () => {
   });
 });
 
+describe('decompose: SELECT without FROM, compound SELECTs, date/time modifiers', () => {
+  test('values of nested SELECTs combined by calculate; a whole-column nested SELECT is its first row', () => {
+    const seq = sequence("SELECT (SELECT students FROM school WHERE name = 'Cedar') - (SELECT students FROM school WHERE name = 'Elm')");
+    expect(seq.initialization).toHaveLength(1);
+    const calc = seq.calls.find((c) => c.name === 'calculate')!;
+    expect(calc.arguments).toMatchObject({ operation_type: 'subtract', operation_args: { operand: { value: expect.stringMatching(/^\$SELECT_\d+\$$/) } } });
+    expect(seq.answerLabels).toEqual([calc.label]);
+    const first = sequence('SELECT (SELECT name FROM school)');
+    expect(call(first, first.answerLabels[0])).toMatchObject({ limit: 1 });
+  });
+
+  test('members projected, then combine_data; the compound ORDER BY sorts the combined rows', () => {
+    const seq = sequence("SELECT name FROM school WHERE City = 'Fresno' EXCEPT SELECT name FROM school WHERE students > 200 ORDER BY 1 DESC");
+    expect(shape(seq)).toEqual(['filter_data:FILTER_1', 'retrieve_data:SELECT_1', 'filter_data:FILTER_2', 'retrieve_data:SELECT_2', 'combine_data:COMBINE_1', 'sort_data:SORT_1', 'retrieve_data:SELECT_3']);
+    expect(call(seq, 'COMBINE_1')).toEqual({ data_source: '$SELECT_1$', other_data_source: '$SELECT_2$', operation: 'except' });
+    expect(call(seq, 'SORT_1')).toEqual({ data_source: '$COMBINE_1$', key_name: 'school_name', ascending: false });
+    const two = sequence('SELECT name, City FROM school UNION SELECT subject, takers FROM score');
+    expect(shape(two)).toEqual(['select_unique_values:UNIQUE_1', 'select_unique_values:UNIQUE_2', 'combine_data:COMBINE_1']);
+    expect(two.answerLabels).toEqual(['COMBINE_1']);
+  });
+
+  test('DATE/DATETIME/TIME/STRFTIME modifiers become datetime operation_args.modifiers', () => {
+    const seq = sequence("SELECT name FROM school WHERE date(founded, '+1 day', 'start of year') > '2000'");
+    expect(call(seq, 'DATETIME_1')).toMatchObject({ key_name: 'school_founded', operation_type: 'datetime', operation_args: { pattern: '%Y-%m-%d', modifiers: ['+1 day', 'start of year'] } });
+    expect(call(sequence("SELECT strftime('%Y', founded) FROM school", 'paper'), 'DATETIME_1').operation_args).toEqual({ pattern: '%Y' });
+  });
+});
+
 describe('decompose: rejections', () => {
   test.each([
     ['SELECT name FROM school AS s WHERE EXISTS (SELECT 1 FROM score WHERE school_id = s.id)', 'unsupported:correlated_subquery'],
     ['SELECT name, RANK() OVER (ORDER BY students) FROM school', 'unsupported:window_function'],
-    ['SELECT name FROM school UNION SELECT subject FROM score', 'unsupported:union'],
-    ['SELECT name FROM school EXCEPT SELECT subject FROM score', 'unsupported:except'],
+    ['SELECT name, students FROM school UNION ALL SELECT subject, takers FROM score', 'unsupported:union_all_columns'],
+    ['SELECT COUNT(*) FROM school UNION SELECT COUNT(*) FROM score', 'unsupported:compound_aggregate'],
     ["SELECT name FROM school LEFT JOIN score ON id = school_id AND subject = 'math'", 'unsupported:left_join_on_filter'],
     ['SELECT name, COUNT(id) FROM school', 'unsupported:bare_column'],
     ['SELECT GROUP_CONCAT(name) FROM school', 'unsupported:aggregate_group_concat'],
     ['SELECT instr(name, 1) FROM school', 'unsupported:function_instr'],
-    ['SELECT 1', 'unsupported:no_from'],
+    ['SELECT 1', 'unsupported:constant_select'],
+    ['SELECT COUNT(*)', 'unsupported:no_from'],
+    ['SELECT (SELECT MAX(students) FROM school) WHERE 1', 'unsupported:no_from'],
+    ['SELECT DATETIME() FROM school', 'unsupported:current_time'],
+    ["SELECT date(founded, 'localtime') FROM school", 'unsupported:time_zone'],
+    ['SELECT date(founded, City) FROM school', 'unsupported:function_datetime'],
     ["SELECT name FROM school WHERE founded < CURRENT_TIMESTAMP", 'unsupported:current_time'],
+    ["SELECT name FROM school WHERE JULIANDAY('now') - JULIANDAY(founded) > 365", 'unsupported:current_time'],
   ])('%s -> %s', (sql, category) => {
     expect(rejection(sql)).toBe(category);
   });
@@ -208,6 +242,9 @@ describe('decompose: paper pool', () => {
     ['SELECT City, founded FROM school GROUP BY City, founded', 'unsupported:multi_key'],
     ['SELECT name FROM school WHERE students > id', 'unsupported:column_comparison'],
     ['SELECT name FROM school LIMIT 1 OFFSET 2', 'unsupported:offset'],
+    ['SELECT name FROM school UNION SELECT subject FROM score', 'unsupported:union'],
+    ['SELECT name FROM school EXCEPT SELECT subject FROM score', 'unsupported:except'],
+    ["SELECT date(founded, '+1 day') FROM school", 'unsupported:function_datetime'],
   ])('%s -> %s', (sql, category) => {
     expect(rejection(sql, 'paper')).toBe(category);
   });
@@ -236,6 +273,16 @@ describe('decompose: executed sequences equal the SQL result', () => {
     'SELECT COUNT(t.City) FROM (SELECT City, COUNT(id) AS n FROM school GROUP BY City) AS t WHERE t.n > 1',
     'SELECT name, CASE WHEN students > 250 THEN 1.0 WHEN students > 100 THEN 0.5 ELSE 0 END FROM school',
     'SELECT students / 7, students * 1.0 / 7, 100 - students FROM school',
+    "SELECT (SELECT students FROM school WHERE name = 'Cedar') - (SELECT students FROM school WHERE name = 'Elm') AS diff",
+    "SELECT (SELECT name FROM school ORDER BY students DESC), (SELECT COUNT(*) FROM score) * 2",
+    "SELECT name FROM school WHERE City = 'Fresno' UNION SELECT name FROM school WHERE students > 400",
+    'SELECT City FROM school EXCEPT SELECT City FROM school WHERE students < 100',
+    'SELECT name, City FROM school INTERSECT SELECT name, City FROM school WHERE students > 100',
+    'SELECT name FROM school UNION ALL SELECT subject FROM score ORDER BY 1 DESC LIMIT 4',
+    "SELECT City FROM school UNION SELECT subject FROM score EXCEPT SELECT 'math' FROM score ORDER BY 1 LIMIT 2 OFFSET 1",
+    "SELECT name FROM school WHERE id IN (SELECT school_id FROM score WHERE subject = 'math' INTERSECT SELECT school_id FROM score WHERE subject = 'read')",
+    "SELECT name, date(founded, '+1 month', 'start of month'), strftime('%Y-%m', founded, '-45 days') FROM school",
+    "SELECT strftime('%Y', MAX(founded), '+1 year') FROM school",
   ])('%s', async (sql) => {
     const parsed = parseQuery(sql, db);
     if (!parsed.ok) throw new Error(parsed.message);

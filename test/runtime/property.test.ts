@@ -310,6 +310,9 @@ describe.each(SEEDS)('random database %i', (seed) => {
       ['not', {}, (c) => [`NOT ${c}`, []]],
       ['if_then_else', { then: { value: 'yes' }, else: { key_name: 'item_name' } }, (c) => [`CASE WHEN ${c} THEN ? ELSE "name" END`, ['yes']]],
       ['datetime', { pattern: '%Y' }, (c) => [`strftime('%Y', ${c})`, []]],
+      ['datetime', { pattern: '%Y-%m-%d', modifiers: ['+1 day'] }, (c) => [`strftime('%Y-%m-%d', ${c}, '+1 day')`, []]],
+      ['datetime', { pattern: '%Y-%m-%d %H:%M:%S', modifiers: ['start of month', '-3 months', 'weekday 0'] }, (c) => [`strftime('%Y-%m-%d %H:%M:%S', ${c}, 'start of month', '-3 months', 'weekday 0')`, []]],
+      ['datetime', { pattern: '%H:%M', modifiers: ['+90 minutes'] }, (c) => [`strftime('%H:%M', ${c}, '+90 minutes')`, []]],
       ['julianday', {}, (c) => [`julianday(${c})`, []]],
     ];
     for (let i = 0; i < CASES_PER_DB; i++) {
@@ -337,6 +340,51 @@ describe.each(SEEDS)('random database %i', (seed) => {
       const names = reference(t.raw, 'SELECT name FROM item ORDER BY rowid').map((r) => r[0] as string | null);
       const got = (out as { rows: SqlValue[][] }).rows.map((r) => r[r.length - 1]);
       expect(got).toEqual(names.map((n) => (n === null ? null : pySlice(n, start, end))));
+    }
+  });
+
+  test('combine_data of two projections equals the compound SELECT (UNION / UNION ALL / INTERSECT / EXCEPT)', async () => {
+    const operations: Record<string, string> = { union: 'UNION', union_all: 'UNION ALL', intersect: 'INTERSECT', except: 'EXCEPT' };
+    for (let i = 0; i < CASES_PER_DB; i++) {
+      const f1 = randomFilter(rand, t);
+      const f2 = randomFilter(rand, t);
+      const operation = pick(rand, Object.keys(operations));
+      const width = operation === 'union_all' || rand() < 0.6 ? 1 : 2;
+      const left = Array.from({ length: width }, () => pick(rand, COLUMNS));
+      const right = Array.from({ length: width }, () => pick(rand, COLUMNS));
+      if (new Set(left).size < width || new Set(right).size < width) continue;
+      const project = (columns: string[], source: string, label: string): ToolCall =>
+        columns.length === 1
+          ? { name: 'retrieve_data', label, arguments: { data_source: `$${source}$`, key_name: `item_${columns[0]}` } }
+          : { name: 'select_unique_values', label, arguments: { data_source: `$${source}$`, key_name: columns.map((c) => `item_${c}`) } };
+      const [out] = await run(
+        t,
+        [
+          filterCall(f1, 'starting_table_var', 'a'),
+          filterCall(f2, 'starting_table_var', 'b'),
+          project(left, 'a', 'pa'),
+          project(right, 'b', 'pb'),
+          { name: 'combine_data', label: 'c', arguments: { data_source: '$pa$', other_data_source: '$pb$', operation } },
+        ],
+        ['c'],
+      );
+      const list = (cols: string[]) => cols.map((c) => `"${c}"`).join(', ');
+      const params = [...f1.params, ...f2.params];
+      const expected =
+        operation === 'union_all'
+          ? [
+              ...reference(t.raw, `SELECT ${list(left)} FROM item WHERE ${f1.where} ORDER BY rowid`, f1.params),
+              ...reference(t.raw, `SELECT ${list(right)} FROM item WHERE ${f2.where} ORDER BY rowid`, f2.params),
+            ]
+          : reference(
+              t.raw,
+              `SELECT ${list(left)} FROM item WHERE ${f1.where} ${operations[operation]} SELECT ${list(right)} FROM item WHERE ${f2.where} ORDER BY ${left.map((_, k) => k + 1).join(', ')}`,
+              params,
+            );
+      const rows = out.kind === 'list' ? out.values.map((v) => [v]) : (out as { rows: SqlValue[][] }).rows;
+      expect(out.kind).toBe(width === 1 ? 'list' : 'table');
+      if (out.kind === 'table') expect(out.columns).toEqual(left.map((c) => `item_${c}`));
+      expectRowsClose(rows, expected, JSON.stringify([operation, left, right, f1, f2]));
     }
   });
 

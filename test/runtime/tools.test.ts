@@ -95,6 +95,15 @@ describe('ToolError codes', () => {
     ['bad_reference', [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value: S })]],
     ['bad_reference', [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value: '$starting_table_var.nope$' })]],
     ['duplicate_label', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop' }), c('retrieve_data', 'a', { data_source: S, key_name: 'place_id' })]],
+    ['not_in_pool', [c('combine_data', 'a', { data_source: S, other_data_source: S, operation: 'union' })], 'paper'],
+    ['not_in_pool', [c('transform_data', 'a', { data_source: S, key_name: 'place_note', operation_type: 'datetime', operation_args: { pattern: '%Y', modifiers: ['+1 day'] } })], 'paper'],
+    ['wrong_type', [c('transform_data', 'a', { data_source: S, key_name: 'place_note', operation_type: 'datetime', operation_args: { pattern: '%Y', modifiers: '+1 day' } })]],
+    ['bad_value', [c('transform_data', 'a', { data_source: S, key_name: 'place_note', operation_type: 'datetime', operation_args: { pattern: '%Y', modifiers: ['+1 day', 'localtime'] } })]],
+    ['bad_value', [c('calculate', 'a', { value: 'now', operation_type: 'datetime', operation_args: { pattern: '%Y' } })]],
+    ['bad_value', [c('combine_data', 'a', { data_source: S, other_data_source: S, operation: 'minus' })]],
+    ['bad_value', [c('retrieve_data', 'r', { data_source: S, key_name: 'place_pop' }), c('combine_data', 'a', { data_source: '$r$', other_data_source: S, operation: 'union' })]],
+    ['wrong_type', [c('group_data_by', 'g', { data_source: S, key_name: 'place_city' }), c('combine_data', 'a', { data_source: '$g$', other_data_source: '$g$', operation: 'union' })]],
+    ['wrong_type', [c('aggregate_data', 'm', { data_source: S, key_name: 'place_pop', aggregation_type: 'max' }), c('combine_data', 'a', { data_source: '$m$', other_data_source: S, operation: 'union' })]],
   ];
   // A default keeps the callback's arity at 2: jest would take a third parameter for `done`.
   test.each(cases)('%s (%#)', (code, calls, pool = 'extended') => {
@@ -333,14 +342,17 @@ describe('tool specs', () => {
     expect(props('transform_data').operation_type.enum).toEqual(['substring', 'abs', 'datetime']);
     expect(props('aggregate_data').aggregation_type.enum).toEqual(['min', 'max', 'sum', 'mean', 'count', 'std', 'argmin', 'argmax']);
     expect(Object.keys(props('retrieve_data'))).toEqual(['data_source', 'key_name', 'distinct', 'limit']);
+    expect(Object.keys((props('transform_data').operation_args as { properties: Record<string, unknown> }).properties)).not.toContain('modifiers');
     expect(props('filter_data').key_name.enum).toEqual(keys().map((k) => k.key));
     expect(props('filter_data').key_name.description).toContain('place_city: the city of the place');
     expect(props('aggregate_data').key_name.enum).toContain('*');
   });
 
-  test('extended pool adds union_data and calculate; every spec is a valid JSON schema', () => {
+  test('extended pool adds union_data, calculate and combine_data; every spec is a valid JSON schema', () => {
     const specs = slotToolSpecs(keys(), 'extended');
-    expect(specs.map((s) => s.function.name)).toEqual(expect.arrayContaining(['union_data', 'calculate']));
+    expect(specs.map((s) => s.function.name)).toEqual(expect.arrayContaining(['union_data', 'calculate', 'combine_data']));
+    const combine = specs.find((s) => s.function.name === 'combine_data')!.function.parameters as { properties: Record<string, { enum?: string[] }> };
+    expect(combine.properties.operation.enum).toEqual(['union', 'union_all', 'intersect', 'except']);
     const ajv = new Ajv({ strict: false });
     for (const spec of specs) expect(() => ajv.compile(spec.function.parameters)).not.toThrow();
     const validate = ajv.compile(specs.find((s) => s.function.name === 'group_data_by')!.function.parameters);

@@ -121,6 +121,27 @@ describe('SEL expansion', () => {
     expect(params('aggregate_data_max').required).toEqual(['data_source', 'key_name']);
   });
 
+  test('combine_data binds its operation: combine_data_<operation>, same output as SLOT', async () => {
+    const combined: SlotSequence = {
+      initialization: [INIT_ITEM],
+      calls: [
+        { name: 'filter_data', label: 'f', arguments: { data_source: '$starting_table_var$', key_name: 'item_qty', condition: 'greater_than', value: 2 } },
+        { name: 'retrieve_data', label: 'a', arguments: { data_source: '$f$', key_name: 'item_name' } },
+        { name: 'retrieve_data', label: 'b', arguments: { data_source: '$starting_table_var$', key_name: 'item_code' } },
+        { name: 'combine_data', label: 'c', arguments: { data_source: '$a$', other_data_source: '$b$', operation: 'except' } },
+      ],
+      answerLabels: ['c'],
+    };
+    const sel = expand(combined, t, 'extended');
+    expect(sel.calls[3]).toEqual({ name: 'combine_data_except', label: 'c', arguments: { data_source: '$a$', other_data_source: '$b$' } });
+    expect(sel.bindings.combine_data_except).toEqual({ slotTool: 'combine_data', boundArguments: { operation: 'except' } });
+    const spec = toolsOf(sel, t).find((s) => s.function.name === 'combine_data_except')!.function;
+    expect(spec.description).toContain('EXCEPT');
+    expect(Object.keys((spec.parameters as { properties: Record<string, unknown> }).properties)).toEqual(['data_source', 'other_data_source']);
+    const opts = { timeoutMs: 5000, pool: 'extended' as const };
+    expect(await executeSelSequence(sel, t.info, t.executor, opts)).toEqual(await executeSequence(combined, t.info, t.executor, opts));
+  });
+
   test('a sequence carries bindings over its key universe; the registry builds each spec once', () => {
     const sel = expand(seq, t, 'paper');
     expect(Object.keys(sel)).not.toContain('tools');
