@@ -6,7 +6,7 @@ import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { createSqlPool } from '../runtime/sql/pool.js';
 import { writeArtifact, type EmittedFile } from './emit.js';
 import { jsonlText, jsonText } from './files.js';
-import { orderedFormulations } from './formulation.js';
+import { orderedFormulations, type PipelineFormulation } from './formulation.js';
 import { hashJson } from './hash.js';
 import type { ProgressListener } from './progress.js';
 import { planResults, runInProcess } from './runner/in-process.js';
@@ -16,7 +16,14 @@ import { rememberRunOutputs, reusableRunOutputs, runOutputsKey } from './output-
 import type { ItemStages } from './runner/flow.js';
 import type { ItemResult } from './samples.js';
 import { ITEM_STAGES, emitStage, ingestStage } from './stages/index.js';
-import { assertNothingLost, collectRejections, computeStats, type RunStats, type RunTiming } from './stats.js';
+import {
+  assertNothingLost,
+  collectRejections,
+  computeStats,
+  type DeterministicStats,
+  type RunStats,
+  type RunTiming,
+} from './stats.js';
 import { memoizeExecutor } from './sql-memo.js';
 import { RunStore } from './store/run-store.js';
 import { sha256File } from './sources/schema.js';
@@ -115,49 +122,12 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     });
     if (run.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
 
-    const dbIds = [...new Set([...source.databases.map((db) => db.dbId), ...source.rejections.map((r) => r.db)])];
-    const expected = new Map<string, number>(dbIds.map((db) => [db, 0]));
-    for (const i of source.instances) expected.set(i.dbId, (expected.get(i.dbId) ?? 0) + 1);
-    for (const r of source.rejections) expected.set(r.db, (expected.get(r.db) ?? 0) + 1);
-
-    const statsWithoutTiming = computeStats({
-      dataset: datasetName,
-      dbIds,
-      formulations,
-      items: run.items,
-      ingestRejections: source.rejections,
-    });
-    assertNothingLost(statsWithoutTiming, expected);
-
-    const files: EmittedFile[] = [];
-    const byDb = groupByDb(run.items);
-    for (const db of [...source.databases].sort((a, b) => (a.dbId < b.dbId ? -1 : 1))) {
-      files.push(
-        ...(await emitStage.run(
-          { items: byDb.get(db.dbId) ?? [] },
-          { config, db, datasetName, outDir },
-        )),
-      );
-    }
-    files.push(
-      await writeArtifact(outDir, 'rejections.jsonl', jsonlText(collectRejections(run.items, source.rejections, formulations))),
-    );
-
+    const statsWithoutTiming = checkedStats(source, datasetName, formulations, run.items);
+    const files = await emitAll(source, datasetName, formulations, run.items, config, outDir);
     const metrics = Object.fromEntries([...run.metrics].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]));
     const stats: RunStats = { ...statsWithoutTiming, timing: timing(metrics, false) };
     await writeArtifact(outDir, 'stats.json', jsonText(stats));
-    // The manifest lists the deterministic artifacts; stats.json (its timing) is not one.
-    const manifest = {
-      generator: { name: 'nl2api', version: packageVersion() },
-      dataset: datasetName,
-      layout: source.layout,
-      configHash: hashJson(outputRelevantConfig(config)),
-      config: outputRelevantConfig(config),
-      counts: Object.fromEntries(
-        Object.entries(stats.formulations).map(([f, s]) => [f, { input: s.total.input, accepted: s.total.accepted, rejected: s.total.rejected }]),
-      ),
-      files: [...files].sort((a, b) => (a.path < b.path ? -1 : 1)),
-    };
+    const manifest = manifestOf(source, datasetName, config, stats, files);
     await writeArtifact(outDir, 'manifest.json', jsonText(manifest));
     if (outputsKey) rememberRunOutputs(store, outputsKey, { stats: statsWithoutTiming, manifest });
     return { outDir, stats, files, aborted: false, warnings: source.warnings };
@@ -165,6 +135,58 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     store.close();
     await ownExecutor?.close();
   }
+}
+
+type LoadedSource = Awaited<ReturnType<typeof ingestStage.run>>;
+
+/** The run's stats (timing aside), after checking that every instance ended exactly once per formulation. */
+function checkedStats(
+  source: LoadedSource,
+  datasetName: string,
+  formulations: readonly PipelineFormulation[],
+  items: readonly ItemResult[],
+): DeterministicStats {
+  const dbIds = [...new Set([...source.databases.map((db) => db.dbId), ...source.rejections.map((r) => r.db)])];
+  const expected = new Map<string, number>(dbIds.map((db) => [db, 0]));
+  for (const i of source.instances) expected.set(i.dbId, (expected.get(i.dbId) ?? 0) + 1);
+  for (const r of source.rejections) expected.set(r.db, (expected.get(r.db) ?? 0) + 1);
+  const stats = computeStats({ dataset: datasetName, dbIds, formulations, items, ingestRejections: source.rejections });
+  assertNothingLost(stats, expected);
+  return stats;
+}
+
+/** emit per database (in id order), then the run's rejections. */
+async function emitAll(
+  source: LoadedSource,
+  datasetName: string,
+  formulations: readonly PipelineFormulation[],
+  items: readonly ItemResult[],
+  config: Config,
+  outDir: string,
+): Promise<EmittedFile[]> {
+  const files: EmittedFile[] = [];
+  const byDb = groupByDb(items);
+  for (const db of [...source.databases].sort((a, b) => (a.dbId < b.dbId ? -1 : 1))) {
+    files.push(...(await emitStage.run({ items: byDb.get(db.dbId) ?? [] }, { config, db, datasetName, outDir })));
+  }
+  const rejections = collectRejections(items, source.rejections, formulations);
+  files.push(await writeArtifact(outDir, 'rejections.jsonl', jsonlText(rejections)));
+  return files;
+}
+
+/** The deterministic artifacts with their hashes; stats.json (its timing) is not one of them. */
+function manifestOf(source: LoadedSource, datasetName: string, config: Config, stats: RunStats, files: EmittedFile[]) {
+  return {
+    generator: { name: 'nl2api', version: packageVersion() },
+    dataset: datasetName,
+    layout: source.layout,
+    configHash: hashJson(outputRelevantConfig(config)),
+    config: outputRelevantConfig(config),
+    counts: Object.fromEntries(
+      Object.entries(stats.formulations).map(([f, s]) => [f, { input: s.total.input, accepted: s.total.accepted, rejected: s.total.rejected }]),
+    ),
+    files: [...files].sort((a, b) => (a.path < b.path ? -1 : 1)),
+  };
 }
 
 function groupByDb(items: readonly ItemResult[]): Map<string, ItemResult[]> {
