@@ -15,6 +15,7 @@ import { codeFingerprint } from './code-fingerprint.js';
 import { rememberRunOutputs, reusableRunOutputs, runOutputsKey } from './output-reuse.js';
 import type { ItemStages } from './runner/flow.js';
 import type { ItemResult } from './samples.js';
+import { dbCacheKey } from './stages/db-key.js';
 import { ITEM_STAGES, emitStage, ingestStage } from './stages/index.js';
 import {
   assertNothingLost,
@@ -98,7 +99,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
               layout: source.layout,
               config: outputRelevantConfig(config),
               ingestRejections: source.rejections,
-              databases: source.databases.map((db) => [db.dbId, db.fingerprint]),
+              // Content and schema (with the descriptions that end up in tool specs).
+              databases: source.databases.map((db) => [db.dbId, dbCacheKey(db)]),
               results: source.instances.map((instance) => plans.get(instance)!.resultKeys),
             },
             code,
