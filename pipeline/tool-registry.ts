@@ -16,7 +16,6 @@ export class ToolRegistry {
   private readonly universeOfSequence = new WeakMap<SelSequence, { id: number; keys: KeyDescription[] }>();
   private readonly slotPools = new Map<number, ToolSpec[]>();
   private readonly selSpecs = new Map<string, ToolSpec>();
-  private readonly selLists = new WeakMap<SelSequence, ToolSpec[]>();
 
   constructor(
     readonly db: DatabaseInfo,
@@ -43,13 +42,6 @@ export class ToolRegistry {
     let spec = this.selSpecs.get(id);
     if (!spec) this.selSpecs.set(id, (spec = selToolSpec(name, binding, universe.keys, this.pool)));
     return spec;
-  }
-
-  /** A SEL sequence's whole tool universe, in universe (bindings) order. */
-  selTools(seq: SelSequence): ToolSpec[] {
-    let tools = this.selLists.get(seq);
-    if (!tools) this.selLists.set(seq, (tools = Object.keys(seq.bindings).map((name) => this.selTool(seq, name))));
-    return tools;
   }
 
   /** Starting keys of the sequence's initialization, then its derived keys (as sel.expand saw them). */

@@ -39,13 +39,20 @@ export const verifyStage: ItemStage<VerifyInput, Verification> = {
 };
 
 /**
- * The tools the sequence may use: the SEL universe, or the SLOT pool over its key universe
+ * The tools the sequence may use: the SEL universe (the tools it calls), or the SLOT pool over its key universe
  * (starting keys plus the keys its calls derive). A sequence that does not even compile
  * gets the starting keys only, and the format check says what is wrong with it.
  */
 function toolsOf(input: VerifyInput, ctx: StageContext): ToolSpec[] {
   const registry = toolRegistry(ctx.db, ctx.config.pool);
-  if (input.formulation === 'sel') return registry.selTools(input.sequence as SelSequence);
+  if (input.formulation === 'sel') {
+    // Only the specs of the tools it calls matter to the check (a universe has a getter per column).
+    const sequence = input.sequence as SelSequence;
+    const called = new Set(sequence.calls.map((call) => call.name));
+    return Object.keys(sequence.bindings)
+      .filter((name) => called.has(name))
+      .map((name) => registry.selTool(sequence, name));
+  }
   const keys = keysForSequenceOrStart(ctx.db, input.sequence, ctx.config.pool);
   return registry.slotTools(keys);
 }
