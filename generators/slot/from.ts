@@ -1,5 +1,7 @@
 import { startingTableKeys, type StartingTableRef } from '../../runtime/slot/keys.js';
-import type { ColumnExpr, Expr, FromClause } from '../sql/ast.js';
+import type { ColumnExpr, Expr, Join, SelectQuery } from '../sql/ast.js';
+import { castAffinity, sameExpr } from '../sql/normalize.js';
+import { same } from '../sql/scope.js';
 import { unsupported, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
 import { signature } from './expressions.js';
@@ -16,7 +18,8 @@ export interface FromResult {
   conditions: Expr[];
 }
 
-export function fromPass(ctx: PassContext, from: FromClause | null): FromResult {
+export function fromPass(ctx: PassContext, q: SelectQuery): FromResult {
+  const from = q.from;
   if (!from) unsupported('no_from', 'SELECT without FROM');
   if (from.base.kind === 'derived') {
     if (from.joins.length > 0) unsupported('derived_join', 'a derived table joined to other tables');
@@ -26,7 +29,10 @@ export function fromPass(ctx: PassContext, from: FromClause | null): FromResult 
   const joins: { type: 'inner' | 'left'; alias: string; on: { left: string; right: string }[] }[] = [];
   const conditions: Expr[] = [];
   for (const join of from.joins) {
-    if (join.item.kind === 'derived') unsupported('derived_join', 'a derived table joined to other tables');
+    if (join.item.kind === 'derived') {
+      conditions.push(...semiJoin(ctx, q, join));
+      continue;
+    }
     if (join.type === 'right' || join.type === 'full') unsupported(`${join.type}_join`, `${join.type.toUpperCase()} JOIN`);
     tables.push({ alias: join.item.name, table: join.item.table });
     const on: { left: string; right: string }[] = [];
@@ -46,6 +52,76 @@ export function fromPass(ctx: PassContext, from: FromClause | null): FromResult 
     exprs.set(signature(column), k.key);
   }
   return { table: ctx.b.startingTable(label, keys.map((k) => k.key), exprs), conditions };
+}
+
+/**
+ * `A JOIN (SELECT ...) AS T ON A.x = T.k` where the outer query reads nothing else of T
+ * and each A row matches at most one T row is a semijoin: the filter `A.x = (SELECT k ...)`
+ * when T is one aggregate row, else `A.x IN (SELECT k ...)` when T holds each k at most once
+ * (grouped by k, or DISTINCT k) and A.x and k compare without affinity conversion (both text
+ * or both numeric, so distinct k values never equal the same A.x). The outer query must not
+ * depend on row positions (no ORDER BY / LIMIT): SQLite may enumerate such a join in
+ * another order than the starting table's source order.
+ */
+function semiJoin(ctx: PassContext, q: SelectQuery, join: Join): Expr[] {
+  const reject = (): never => unsupported('derived_join', 'a derived table joined to other tables');
+  if (join.item.kind !== 'derived' || join.type !== 'inner' || join.item.query.kind !== 'select') return reject();
+  if (q.orderBy.length > 0 || q.limit !== null || q.offset !== null) return reject();
+  const name = join.item.name;
+  const derived = join.item.query;
+  const parts = conjuncts(join.on);
+  const keyIndex = parts.findIndex((p) => {
+    const pair = columnEquality(p);
+    return pair !== null && pair.filter((c) => same(c.source, name)).length === 1;
+  });
+  if (keyIndex < 0) return reject();
+  const [l, r] = columnEquality(parts[keyIndex])!;
+  const [outer, inner] = same(l.source, name) ? [r, l] : [l, r];
+  const others = parts.filter((_, i) => i !== keyIndex);
+  // Nothing but the key equality reads T (the derived query itself is not searched).
+  const rest = { ...q, from: { ...q.from!, joins: q.from!.joins.filter((j) => j !== join) } };
+  if (refersTo([rest, others], name)) return reject();
+  const index = derived.columns.findIndex((c) => same(c.name, inner.column));
+  if (index < 0) return reject();
+  const projected: SelectQuery = {
+    ...derived,
+    columns: [derived.columns[index]],
+    orderBy: derived.orderBy.map((o) => ({ ...o, selectIndex: o.selectIndex === index ? 0 : null })),
+  };
+  const aggregateRow = derived.groupBy.length === 0 && derived.having === null && hasAggregate(derived);
+  if (aggregateRow) return [...others, { kind: 'binary', op: '=', left: outer, right: { kind: 'subquery', query: projected } }];
+  const keyExpr = derived.columns[index].expr;
+  const unique =
+    (derived.groupBy.length === 1 && sameExpr(derived.groupBy[0], keyExpr)) || (derived.distinct && derived.columns.length === 1);
+  if (!unique || keyExpr.kind !== 'column' || !sameAffinityClass(ctx, outer, keyExpr)) return reject();
+  return [...others, { kind: 'in', expr: outer, not: false, list: null, subquery: projected }];
+}
+
+function hasAggregate(q: SelectQuery): boolean {
+  return q.columns.some((c) => JSON.stringify(c.expr).includes('"kind":"aggregate"'));
+}
+
+/** Whether any column reference in `node` names the FROM item `name`. */
+function refersTo(node: unknown, name: string): boolean {
+  if (Array.isArray(node)) return node.some((n) => refersTo(n, name));
+  if (node === null || typeof node !== 'object') return false;
+  const o = node as Record<string, unknown>;
+  if (o.kind === 'column' && typeof o.source === 'string' && same(o.source, name)) return true;
+  return Object.values(o).some((v) => refersTo(v, name));
+}
+
+/** Both columns of tables, both text or both numeric affinity (no conversion in `=`). */
+function sameAffinityClass(ctx: PassContext, a: ColumnExpr, b: ColumnExpr): boolean {
+  const affinity = (c: ColumnExpr): string | null => {
+    if (c.table === null || c.depth > 0) return null;
+    const info = ctx.b.db.tables.find((t) => same(t.name, c.table!));
+    const column = info?.columns.find((x) => same(x.name, c.column));
+    if (!column) return null;
+    const to = castAffinity(column.type.toUpperCase());
+    return to === 'text' ? 'text' : to === 'blob' ? null : 'numeric';
+  };
+  const x = affinity(a);
+  return x !== null && x === affinity(b);
 }
 
 export function conjuncts(expr: Expr | null): Expr[] {

@@ -168,7 +168,7 @@ export class QueryCompiler {
 
   /** FROM + WHERE. */
   private whereRows(q: SelectQuery): { table: TableRef } {
-    const { table, conditions } = fromPass(this.ctx, q.from);
+    const { table, conditions } = fromPass(this.ctx, q);
     let t = table;
     for (const condition of conditions) t = filterPass(this.ctx, t, condition);
     return { table: filterPass(this.ctx, t, q.where) };

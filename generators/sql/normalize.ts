@@ -117,9 +117,10 @@ class Normalizer {
     }
     const last = members[members.length - 1];
     const tail = { orderby: last.orderby, limit: last.limit };
-    const plain = members.map((m, i) =>
-      this.select(i === members.length - 1 ? { ...m, orderby: null, limit: null, _next: null } : { ...m, _next: null }, parent),
+    const normalized = members.map((m, i) =>
+      this.scopedSelect(i === members.length - 1 ? { ...m, orderby: null, limit: null, _next: null } : { ...m, _next: null }, parent),
     );
+    const plain = normalized.map((n) => n.query);
     let query: Query = plain[0];
     for (let i = 1; i < plain.length; i++) {
       query = {
@@ -129,18 +130,56 @@ class Normalizer {
       };
     }
     if (query.kind === 'set') {
-      const first = plain[0];
-      const orderScope = new Scope(parent);
-      orderScope.selectItems = first.columns;
-      query.orderBy = this.orderBy(tail.orderby, orderScope, first.columns);
-      const { limit, offset } = this.limit(tail.limit, orderScope);
+      query.orderBy = this.compoundOrderBy(tail.orderby, normalized);
+      const { limit, offset } = this.limit(tail.limit, new Scope(parent));
       query.limit = limit;
       query.offset = offset;
     }
     return query;
   }
 
+  /**
+   * A compound's ORDER BY names one of its result columns (SQLite, select.html "ORDER BY"):
+   * an ordinal; else, searching the members left to right, a result alias or an expression
+   * identical to a member's result column (resolved in that member's FROM). The term
+   * sorts by the compound's column at that position.
+   */
+  private compoundOrderBy(raw: Raw[] | null, members: { query: SelectQuery; scope: Scope }[]): OrderItem[] {
+    const first = members[0].query.columns;
+    return (raw ?? []).map((node, n): OrderItem => {
+      const direction = String(node.type ?? 'ASC').toUpperCase() === 'DESC' ? 'desc' : 'asc';
+      const index = ordinalOf(node.expr, first.length) ?? this.compoundColumn(node.expr, members);
+      if (index === null) throw new NameError(`${n + 1}. ORDER BY term does not match any column in the result set`);
+      return { expr: first[index].expr, direction, selectIndex: index };
+    });
+  }
+
+  private compoundColumn(node: Raw, members: { query: SelectQuery; scope: Scope }[]): number | null {
+    const bare = bareName(node);
+    for (const { query, scope } of members) {
+      if (bare !== null) {
+        const index = scope.selectAlias(bare);
+        if (index >= 0) return index;
+      }
+      let expr: Expr;
+      try {
+        expr = this.expr(node, scope, 'order');
+      } catch (error) {
+        if (error instanceof NameError) continue;
+        throw error;
+      }
+      const index = query.columns.findIndex((c) => sameExpr(c.expr, expr));
+      if (index >= 0) return index;
+    }
+    return null;
+  }
+
   private select(raw: Raw, parent: Scope | null): SelectQuery {
+    return this.scopedSelect(raw, parent).query;
+  }
+
+  /** A SELECT and the scope its names resolved in. */
+  private scopedSelect(raw: Raw, parent: Scope | null): { query: SelectQuery; scope: Scope } {
     if (raw.with) throw new SyntaxShapeError('WITH clauses are not supported');
     const scope = new Scope(parent);
     const from = raw.from ? this.from(raw.from, scope) : null;
@@ -151,12 +190,13 @@ class Normalizer {
     const having = raw.having ? this.expr(raw.having, scope, 'having') : null;
     const orderBy = this.orderBy(raw.orderby, scope, columns);
     const { limit, offset } = this.limit(raw.limit, scope);
-    return {
+    const query: SelectQuery = {
       kind: 'select',
       distinct: typeof raw.distinct === 'string' ? raw.distinct.toUpperCase() === 'DISTINCT' : Boolean(raw.distinct?.type ?? raw.distinct),
       columns, from, where, groupBy, having, orderBy, limit, offset,
       correlated: scope.correlated,
     };
+    return { query, scope };
   }
 
   // ---- FROM ---------------------------------------------------------------------------
@@ -524,7 +564,7 @@ function setOperator(op: string): SetOperator {
 }
 
 /** SQLite's type-name affinity rules (datatype3.html, 3.1). */
-function castAffinity(typeName: string): CastExpr['to'] {
+export function castAffinity(typeName: string): CastExpr['to'] {
   if (typeName.includes('INT')) return 'integer';
   if (/CHAR|CLOB|TEXT/.test(typeName)) return 'text';
   if (typeName === '' || typeName.includes('BLOB')) return 'blob';

@@ -162,6 +162,12 @@ describe('decompose: GROUP BY, HAVING, ORDER BY, SELECT', () => {
     expect(shape(seq)).toEqual(['aggregate_data:ARGMAX_1', 'retrieve_data:SELECT_1', 'retrieve_data:SELECT_2']);
   });
 
+  test('a derived table joined on a key it holds once is a semijoin filter', () => {
+    const seq = sequence('SELECT T1.name FROM school AS T1 JOIN (SELECT school_id FROM score GROUP BY school_id) AS T2 ON T1.id = T2.school_id');
+    expect(shape(seq)).toEqual(['group_data_by:GROUP_1', 'retrieve_data:SELECT_1', 'filter_data:FILTER_1', 'retrieve_data:SELECT_2']);
+    expect(call(seq, 'FILTER_1')).toMatchObject({ key_name: 'school_id', condition: 'in', value: '$SELECT_1$' });
+  });
+
   test('derived table: the outer query continues on its rows', () => {
     const seq = sequence('SELECT COUNT(t.City) FROM (SELECT City, COUNT(id) AS n FROM school GROUP BY City) AS t WHERE t.n > 1');
     expect(shape(seq)).toEqual(['group_data_by:GROUP_1', 'aggregate_data:COUNT_1', 'select_unique_values:UNIQUE_1', 'filter_data:FILTER_1', 'aggregate_data:COUNT_2']);
@@ -209,6 +215,12 @@ describe('decompose: rejections', () => {
     ['SELECT COUNT(*) FROM school UNION SELECT COUNT(*) FROM score', 'unsupported:compound_aggregate'],
     ["SELECT name FROM school LEFT JOIN score ON id = school_id AND subject = 'math'", 'unsupported:left_join_on_filter'],
     ['SELECT name, COUNT(id) FROM school', 'unsupported:bare_column'],
+    // A derived table joined to tables: only as an exact semijoin.
+    ['SELECT T1.name, T2.n FROM school AS T1 JOIN (SELECT school_id, COUNT(*) AS n FROM score GROUP BY school_id) AS T2 ON T1.id = T2.school_id', 'unsupported:derived_join'],
+    ['SELECT T1.name FROM school AS T1 JOIN (SELECT school_id FROM score) AS T2 ON T1.id = T2.school_id', 'unsupported:derived_join'],
+    ['SELECT T1.name FROM school AS T1 JOIN (SELECT subject FROM score GROUP BY subject) AS T2 ON T1.id = T2.subject', 'unsupported:derived_join'],
+    ['SELECT T1.name FROM school AS T1 LEFT JOIN (SELECT MAX(students) AS m FROM school) AS T2 ON T1.students = T2.m', 'unsupported:derived_join'],
+    ['SELECT T1.name FROM school AS T1 JOIN (SELECT school_id FROM score GROUP BY school_id) AS T2 ON T1.id = T2.school_id ORDER BY T1.City', 'unsupported:derived_join'],
     ['SELECT GROUP_CONCAT(name) FROM school', 'unsupported:aggregate_group_concat'],
     ['SELECT instr(name, 1) FROM school', 'unsupported:function_instr'],
     ['SELECT 1', 'unsupported:constant_select'],
@@ -283,6 +295,11 @@ describe('decompose: executed sequences equal the SQL result', () => {
     "SELECT name FROM school WHERE id IN (SELECT school_id FROM score WHERE subject = 'math' INTERSECT SELECT school_id FROM score WHERE subject = 'read')",
     "SELECT name, date(founded, '+1 month', 'start of month'), strftime('%Y-%m', founded, '-45 days') FROM school",
     "SELECT strftime('%Y', MAX(founded), '+1 year') FROM school",
+    'SELECT name FROM school EXCEPT SELECT subject FROM score ORDER BY name DESC',
+    'SELECT id, name FROM school UNION SELECT school_id, subject FROM score ORDER BY subject LIMIT 4',
+    'SELECT COUNT(T1.name) FROM school AS T1 JOIN (SELECT school_id, COUNT(*) AS n FROM score GROUP BY school_id HAVING n > 1) AS T2 ON T1.id = T2.school_id',
+    'SELECT COUNT(DISTINCT T1.City), SUM(T1.students) FROM school AS T1 INNER JOIN (SELECT school_id FROM score GROUP BY school_id ORDER BY SUM(takers) DESC LIMIT 2) AS T2 ON T1.id = T2.school_id',
+    'SELECT T1.name FROM school AS T1 JOIN score AS T3 ON T1.id = T3.school_id JOIN (SELECT MAX(avg) AS top FROM score) AS T2 ON T3.avg = T2.top',
   ])('%s', async (sql) => {
     const parsed = parseQuery(sql, db);
     if (!parsed.ok) throw new Error(parsed.message);

@@ -155,6 +155,19 @@ describe('parseQuery: clauses', () => {
     expect(query).toMatchObject({ kind: 'set', op: 'union', left: { kind: 'select' }, right: { kind: 'select' } });
     expect((query as Extract<Query, { kind: 'set' }>).orderBy).toHaveLength(1);
   });
+
+  test('a compound ORDER BY names a result column of a member, by name or alias', () => {
+    const order = (sql: string) => (parse(sql).query as Extract<Query, { kind: 'set' }>).orderBy;
+    const byName = order('SELECT name FROM school EXCEPT SELECT subject FROM score ORDER BY name DESC');
+    expect(byName).toEqual([{ expr: column('school', 'school', 'name'), direction: 'desc', selectIndex: 0 }]);
+    expect(order('SELECT id, name FROM school UNION SELECT school_id, subject FROM score ORDER BY school.name')[0].selectIndex).toBe(1);
+    // A later member's column names the same position.
+    expect(order('SELECT id, name FROM school UNION SELECT school_id, subject FROM score ORDER BY subject')[0].selectIndex).toBe(1);
+    expect(order('SELECT name AS n FROM school INTERSECT SELECT subject FROM score ORDER BY n')[0]).toMatchObject({ selectIndex: 0 });
+    expect(parseQuery('SELECT name FROM school UNION SELECT subject FROM score ORDER BY students', SCHEMA)).toMatchObject({
+      ok: false, category: 'parse_error',
+    });
+  });
 });
 
 describe('parseQuery: subqueries and correlation', () => {
