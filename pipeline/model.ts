@@ -121,7 +121,6 @@ export interface SelSequence extends SlotSequence {
 }
 
 export type Formulation = 'slot' | 'sel' | 'rest';
-export const FORMULATIONS: readonly Formulation[] = ['slot', 'sel', 'rest'];
 
 export type ToolPool = 'paper' | 'extended';
 
