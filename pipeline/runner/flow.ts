@@ -140,9 +140,18 @@ export interface KeyPlanner {
   standIn(key: string): object;
 }
 
+/** Where an accepted sample's parts are stored: the cache keys of the stage outcomes it is made of. */
+export interface SampleKeys {
+  gold: string;
+  /** slot.decompose (slot) or sel.expand (sel). */
+  sequence: string;
+  execute: string;
+  verify: string;
+}
+
 export interface ItemPlan {
-  /** Per formulation: the key its verify stage gets when every stage before it accepts. */
-  verify: Partial<Record<PipelineFormulation, string>>;
+  /** Per formulation: the stage keys it gets when every stage before verify accepts. */
+  samples: Partial<Record<PipelineFormulation, SampleKeys>>;
   /** Every stage key on the way, in flow order (to read ahead). */
   keys: string[];
 }
@@ -151,7 +160,8 @@ export interface ItemPlan {
  * The cache keys an item's stages would have if every stage accepted, computed without
  * running or loading anything: keys chain by the upstream key (run-store.ts), so each
  * stage's input can be a stand-in for its upstream output. The verify key of a formulation
- * thus determines everything its result depends on. Undefined when a stage's key needs to
+ * thus determines everything its result depends on, and the keys before it say where an
+ * accepted sample's parts are stored. Undefined when a stage's key needs to
  * look inside an upstream value (the item then simply runs).
  */
 export function planItem(
@@ -168,20 +178,25 @@ export function planItem(
     return planner.standIn(key) as O;
   };
   try {
+    const last = () => keys[keys.length - 1];
     const gold = step(stages.gold, { instance });
+    const goldKey = last();
     const query = step(stages.parse, { sql: instance.sql });
     const slot = step(stages.decompose, { query });
-    const verify: ItemPlan['verify'] = {};
+    const slotKey = last();
+    const samples: ItemPlan['samples'] = {};
     for (const formulation of formulations) {
       const execInput: ExecuteInput =
         formulation === 'sel'
           ? { formulation, sequence: step(stages.expand, { sequence: slot }) }
           : { formulation, sequence: slot };
+      const sequence = formulation === 'sel' ? last() : slotKey;
       const execution = step(stages.execute, execInput);
+      const execute = last();
       step(stages.verify, { formulation, sequence: execInput.sequence, execution, gold });
-      verify[formulation] = keys[keys.length - 1];
+      samples[formulation] = { gold: goldKey, sequence, execute, verify: last() };
     }
-    return { verify, keys };
+    return { samples, keys };
   } catch (error) {
     if (error instanceof OpaqueValueError) return undefined;
     throw error;

@@ -2,10 +2,11 @@ import pLimit from 'p-limit';
 import type { Config } from '../../config/schema.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { orderedFormulations } from '../formulation.js';
-import type { DatabaseInfo, Instance } from '../model.js';
+import type { DatabaseInfo, GoldResult, Instance } from '../model.js';
+import type { Outcome } from '../outcome.js';
 import { ProgressTracker, type ProgressListener } from '../progress.js';
 import { codeFingerprint } from '../code-fingerprint.js';
-import type { FormulationResult, ItemResult, RejectedSample } from '../samples.js';
+import type { AcceptedSample, FormulationResult, ItemResult, RejectedSample, Verification } from '../samples.js';
 import { cacheKeyOf, type RunStore } from '../store/run-store.js';
 import {
   pathStages,
@@ -13,8 +14,10 @@ import {
   runItem,
   SHARED_STAGES,
   stagesReached,
+  type ExecutionRecord,
   type ItemPlan,
   type ItemStages,
+  type SampleKeys,
   type KeyPlanner,
 } from './flow.js';
 import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './stage-runner.js';
@@ -70,7 +73,7 @@ export function planResults(
     const plan = db && planItem(instance, formulations, options.stages, { config: options.config, db, executor: options.executor }, planner);
     if (!plan) continue;
     const resultKeys = Object.fromEntries(
-      formulations.map((f) => [f, cacheKeyOf(RESULT_STAGE, RESULT_RECORD_VERSION, plan.verify[f])]),
+      formulations.map((f) => [f, cacheKeyOf(RESULT_STAGE, RESULT_RECORD_VERSION, plan.samples[f]!.verify)]),
     );
     plans.set(instance, { plan, resultKeys });
   }
@@ -86,8 +89,30 @@ export interface RunResult {
 }
 
 /** Bump when the stored item result record changes shape. */
-const RESULT_RECORD_VERSION = 1;
+const RESULT_RECORD_VERSION = 2;
 const RESULT_STAGE = 'item.result';
+
+/**
+ * What is stored of an item's result per formulation: a rejection as it is; an accepted
+ * sample as the keys of the stage outcomes it is made of (they are stored anyway: no copy).
+ */
+type StoredResult = RejectedSample | { ok: true; parts: SampleKeys };
+
+/** An accepted sample from its stored parts; undefined if one is missing or not accepted. */
+function sampleFromParts(parts: SampleKeys, outcomes: ReadonlyMap<string, Outcome<unknown>>): AcceptedSample | undefined {
+  const [gold, sequence, execution, verification] = [parts.gold, parts.sequence, parts.execute, parts.verify].map((key) =>
+    outcomes.get(key),
+  );
+  if (!gold?.ok || !sequence?.ok || !execution?.ok || !verification?.ok) return undefined;
+  const record = execution.value as ExecutionRecord;
+  return {
+    ok: true,
+    sequence: sequence.value as AcceptedSample['sequence'],
+    outputs: record.ok ? record.outputs : [],
+    gold: gold.value as GoldResult,
+    verification: verification.value as Verification,
+  };
+}
 
 export async function runInProcess(options: InProcessRunOptions): Promise<RunResult> {
   const { config, store } = options;
@@ -108,8 +133,11 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   const resultKeys = new Map<Instance, Record<string, string>>([...plans].map(([i, p]) => [i, p.resultKeys]));
   const found = new Map<string, FormulationResult>();
   if (store) {
-    for (const [key, result] of store.getMany<FormulationResult>([...resultKeys.values()].flatMap(Object.values))) {
-      found.set(key, result);
+    const stored = store.getMany<StoredResult>([...resultKeys.values()].flatMap(Object.values));
+    const parts = store.getMany<Outcome<unknown>>([...stored.values()].flatMap((r) => (r.ok ? Object.values(r.parts) : [])));
+    for (const [key, result] of stored) {
+      const sample = result.ok ? sampleFromParts(result.parts, parts) : result;
+      if (sample) found.set(key, sample);
     }
     store.prefetch(
       [...plans].flatMap(([, { plan, resultKeys: keys }]) => (Object.values(keys).every((key) => found.has(key)) ? [] : plan.keys)),
@@ -126,13 +154,15 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   };
 
   const storeResult = (result: ItemResult): void => {
-    const keys = resultKeys.get(result.instance);
-    if (!store || !keys) return;
+    const planned = plans.get(result.instance);
+    if (!store || !planned) return;
     for (const f of formulations) {
       const r = result.results[f];
+      const key = planned.resultKeys[f];
       // Internal errors are faults of the run, not of the item: never cached.
-      if (!r || (!r.ok && (r.category === INTERNAL_ERROR || r.stage === 'runner'))) continue;
-      if (!found.has(keys[f])) store.put(keys[f], RESULT_STAGE, JSON.stringify(r));
+      if (!r || (!r.ok && (r.category === INTERNAL_ERROR || r.stage === 'runner')) || found.has(key)) continue;
+      const record: StoredResult = r.ok ? { ok: true, parts: planned.plan.samples[f]! } : r;
+      store.put(key, RESULT_STAGE, JSON.stringify(record));
     }
   };
 
