@@ -25,12 +25,13 @@ import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './stage-runner.j
 /**
  * The default runner: every item through the stage graph in this process, at most
  * `config.concurrency` items in flight, each item's finished stage outcomes committed to
- * the run store as soon as the item is done. One item's failure never touches another.
+ * the run store (group commits, run-store.ts). One item's failure never touches another.
  *
- * With a store, each item's result per formulation is also stored whole, under a key
- * planned from the item alone (flow.ts, planItem). A rerun first looks those up for all
- * items in a few batched reads: an item found whole needs no stage outcome read at all
- * (the warm path); the stage outcomes of the others are read ahead in batches too.
+ * With a store, each item's result per formulation is also recorded, under a key planned
+ * from the item alone (flow.ts, planItem): a rejection as is, an accepted sample as the keys
+ * of the stage outcomes it is made of. A rerun first looks those up for all items in a few
+ * batched reads: an item found whole is rebuilt from them without running its flow (the
+ * warm path); the stage outcomes of the others are read ahead in batches.
  */
 
 export interface InProcessRunOptions {
