@@ -1,10 +1,11 @@
 import { selToolSpec } from '../runtime/sel/specs.js';
-import { keysForInitialization, slotToolSpecs } from '../runtime/slot/specs.js';
+import { toolsOf } from '../runtime/slot/catalog.js';
+import { keysForInitialization, slotToolSpec } from '../runtime/slot/specs.js';
 import type { DatabaseInfo, KeyDescription, SelSequence, ToolPool, ToolSpec } from './model.js';
 
 /**
  * Tool specs of one database and tool pool, each built once per distinct content and then
- * shared: a SLOT pool per key universe, a SEL spec per (key universe, name, binding).
+ * shared: a SLOT spec per (key universe, tool), a SEL spec per (key universe, name, binding).
  * Sequences carry only bindings and derived keys (model.ts); the database supplies the
  * starting keys. Shared objects let the format check reuse its compiled validators without
  * rehashing each spec, and a spec is always built from the same data the same way, so
@@ -14,7 +15,7 @@ export class ToolRegistry {
   private readonly universes = new Map<string, { id: number; keys: KeyDescription[] }>();
   private readonly universeOfKeys = new WeakMap<KeyDescription[], number>();
   private readonly universeOfSequence = new WeakMap<SelSequence, { id: number; keys: KeyDescription[] }>();
-  private readonly slotPools = new Map<number, ToolSpec[]>();
+  private readonly slotSpecs = new Map<string, ToolSpec>();
   private readonly selSpecs = new Map<string, ToolSpec>();
 
   constructor(
@@ -22,16 +23,21 @@ export class ToolRegistry {
     readonly pool: ToolPool,
   ) {}
 
-  /** The SLOT pool specified over a key universe. */
-  slotTools(keys: KeyDescription[]): ToolSpec[] {
+  /** The named tools of the SLOT pool, specified over a key universe (names not in the pool are left out). */
+  slotTools(keys: KeyDescription[], names: ReadonlySet<string>): ToolSpec[] {
     let id = this.universeOfKeys.get(keys);
     if (id === undefined) {
       id = this.universe(JSON.stringify(keys), () => keys).id;
       this.universeOfKeys.set(keys, id);
     }
-    let tools = this.slotPools.get(id);
-    if (!tools) this.slotPools.set(id, (tools = slotToolSpecs(keys, this.pool)));
-    return tools;
+    return toolsOf(this.pool)
+      .filter((tool) => names.has(tool))
+      .map((tool) => {
+        const specId = `${id}\0${tool}`;
+        let spec = this.slotSpecs.get(specId);
+        if (!spec) this.slotSpecs.set(specId, (spec = slotToolSpec(tool, keys, this.pool)));
+        return spec;
+      });
   }
 
   /** The spec of one tool of a SEL sequence's universe. */

@@ -39,20 +39,20 @@ export const verifyStage: ItemStage<VerifyInput, Verification> = {
 };
 
 /**
- * The tools the sequence may use: the SEL universe (the tools it calls), or the SLOT pool over its key universe
- * (starting keys plus the keys its calls derive). A sequence that does not even compile
- * gets the starting keys only, and the format check says what is wrong with it.
+ * The specs of the tools the sequence calls, from its SEL universe or from the SLOT pool
+ * over its key universe (starting keys plus the keys its calls derive). A sequence that
+ * does not even compile gets the starting keys only, and the format check says what is
+ * wrong with it; a called name outside the universe is left out, hence `format:unknown_tool`.
  */
 function toolsOf(input: VerifyInput, ctx: StageContext): ToolSpec[] {
   const registry = toolRegistry(ctx.db, ctx.config.pool);
+  // Building only these matters: a SEL universe has a getter per column, every SLOT spec lists every key.
+  const called = new Set(input.sequence.calls.map((call) => call.name));
   if (input.formulation === 'sel') {
-    // Only the specs of the tools it calls matter to the check (a universe has a getter per column).
     const sequence = input.sequence as SelSequence;
-    const called = new Set(sequence.calls.map((call) => call.name));
     return Object.keys(sequence.bindings)
       .filter((name) => called.has(name))
       .map((name) => registry.selTool(sequence, name));
   }
-  const keys = keysForSequenceOrStart(ctx.db, input.sequence, ctx.config.pool);
-  return registry.slotTools(keys);
+  return registry.slotTools(keysForSequenceOrStart(ctx.db, input.sequence, ctx.config.pool), called);
 }
