@@ -33,7 +33,7 @@ beforeAll(() => {
     q('runaway', 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c'),
     q('unparsable', 'SELECT v FROM t WHERE v IS NOT DISTINCT FROM 3'),
     q('window', 'SELECT name, RANK() OVER (ORDER BY v) FROM t'),
-    // Fine as gold (one join, 64M row pairs counted, ~1 s), far slower than the 150 ms execute timeout.
+    // Fine as gold (one join, 64M row pairs counted, ~1 s), far slower than the 300 ms execute timeout.
     q('slow', 'SELECT COUNT(*) FROM t AS a INNER JOIN t AS b ON a.k = b.k'),
     q('nodb', 'SELECT 1', 'atlantis'),
     q('corrupt', 'SELECT 1', 'broken'),
@@ -46,7 +46,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test('bad input, failing SQL, timeouts and unsupported SQL are categorized per item; counts add up', async () => {
   const out = path.join(dir, 'out');
-  const config = parseConfig({ source: dir, out, goldTimeoutMs: 4000, executeTimeoutMs: 150, progress: 'none' });
+  const config = parseConfig({ source: dir, out, goldTimeoutMs: 6000, executeTimeoutMs: 300, progress: 'none' });
   const result = await generate({ config });
   expect(result.aborted).toBe(false);
 
