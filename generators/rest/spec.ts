@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+/**
+ * The REST formulation's data (issue 3, DESIGN.md "REST"): an endpoint spec is what a
+ * synthesizer (the deterministic template one, or the LLM agent) proposes for an instance —
+ * validated data, never code: our own server renders it. Its SQL is one read-only SELECT
+ * whose literals a user would vary are named placeholders `:name`, each a declared query
+ * parameter, bound (never spliced) when the endpoint is called.
+ */
+
+/** Tool-calling APIs limit function names to 64 characters of this alphabet. */
+export const OPERATION_ID = /^[a-zA-Z0-9_-]{1,64}$/;
+/** `/v1/<dataset>/<db>/<slug>`. */
+export const ENDPOINT_PATH = /^\/v1\/[a-z0-9_-]+\/[a-z0-9_-]+\/[a-z0-9_-]+$/;
+/** A query parameter / SQL placeholder name. */
+export const PARAMETER_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+export const ParameterSpecSchema = z
+  .object({
+    name: z.string().regex(PARAMETER_NAME),
+    type: z.enum(['string', 'integer', 'number', 'boolean']),
+    description: z.string().min(1).max(500),
+    required: z.boolean(),
+    example: z.union([z.string(), z.number(), z.boolean()]).optional(),
+  })
+  .strict();
+export type ParameterSpec = z.infer<typeof ParameterSpecSchema>;
+
+export const EndpointSpecSchema = z
+  .object({
+    operationId: z.string().regex(OPERATION_ID),
+    path: z.string().regex(ENDPOINT_PATH),
+    summary: z.string().min(1).max(200),
+    description: z.string().max(2000),
+    parameters: z.array(ParameterSpecSchema).max(32),
+    /** One SELECT; `:name` placeholders for the parameters. */
+    sql: z.string().min(1).max(20_000),
+    response: z.object({ description: z.string().min(1).max(1000) }).strict(),
+  })
+  .strict();
+export type EndpointSpec = z.infer<typeof EndpointSpecSchema>;
+
+/** An argument value as a query string carries it once parsed by the parameter's type. */
+export type ArgumentValue = string | number | boolean;
+
+/** One instance's call of its endpoint (the REST sample's `output`). */
+export interface RestCall {
+  /** The endpoint's operationId. */
+  name: string;
+  path: string;
+  arguments: Record<string, ArgumentValue>;
+}
+
+/** What synthesis produces for one instance. */
+export interface SynthesizedEndpoint {
+  spec: EndpointSpec;
+  call: RestCall;
+}
