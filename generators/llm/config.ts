@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * The LLM knobs (to be embedded in config/schema.ts as `llm`). The API key is deliberately
+ * absent: it comes from the environment only (MISTRAL_API_KEY / OPENAI_API_KEY), so it can
+ * never end up in a config file, a manifest, a log line or a cache key.
+ */
+
+export const LlmProviderSchema = z.enum(['mistral', 'openai', 'ollama']);
+export type LlmProvider = z.infer<typeof LlmProviderSchema>;
+
+/** USD per million tokens. */
+export const ModelPriceSchema = z
+  .object({
+    inputPerMTok: z.number().min(0),
+    outputPerMTok: z.number().min(0),
+  })
+  .strict();
+export type ModelPrice = z.infer<typeof ModelPriceSchema>;
+
+export const LlmConfigSchema = z
+  .object({
+    /** mistral (default; the paper used Mistral-Large), openai (any OpenAI-compatible server), ollama. */
+    provider: LlmProviderSchema.default('mistral'),
+    model: z.string().min(1).default('mistral-large-latest'),
+    temperature: z.number().min(0).max(2).default(0),
+    /** Maximum tokens of a reply (provider default when absent). */
+    maxTokens: z.number().int().min(1).optional(),
+    /** Server base URL, e.g. http://localhost:8000/v1 for vLLM (provider default when absent). */
+    baseUrl: z.url().optional(),
+    /** Per request; the request is aborted when it runs out. */
+    timeoutMs: z.number().int().min(1).default(60_000),
+    /** Our retries (LangChain's and the SDKs' own are disabled) on 429, 5xx and network errors. */
+    maxRetries: z.number().int().min(0).max(20).default(4),
+    backoff: z
+      .object({
+        /** First retry delay; doubled per attempt, full jitter, capped at maxMs. */
+        baseMs: z.number().int().min(0).default(1000),
+        maxMs: z.number().int().min(0).default(30_000),
+      })
+      .strict()
+      .default({ baseMs: 1000, maxMs: 30_000 }),
+    /** Requests in flight at once. */
+    concurrency: z.number().int().min(1).max(256).default(4),
+    requestsPerMinute: z.number().int().min(1).default(60),
+    /** Price per model name, for cost accounting (models not listed cost 0 and are reported as unpriced). */
+    prices: z.record(z.string(), ModelPriceSchema).default({}),
+    /** false: always call the model (replies are still written to the cache). */
+    cache: z.boolean().default(true),
+  })
+  .strict();
+
+export type LlmConfig = z.infer<typeof LlmConfigSchema>;
+export type LlmConfigInput = z.input<typeof LlmConfigSchema>;

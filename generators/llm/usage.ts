@@ -1,0 +1,64 @@
+import type { ModelPrice } from './config.js';
+
+/** Counters of one model (or of all models, in `total`). */
+export interface UsageTotals {
+  /** Requests sent to the provider (retries included). */
+  requests: number;
+  /** Calls answered from the cache (no request, no tokens, no cost). */
+  cacheHits: number;
+  retries: number;
+  /** Calls that ended in a failure after their last attempt. */
+  failures: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+export interface UsageSnapshot {
+  total: UsageTotals;
+  byModel: Record<string, UsageTotals>;
+  /** Models that consumed tokens but have no price in the config (their cost counts as 0). */
+  unpricedModels: string[];
+}
+
+const zero = (): UsageTotals => ({ requests: 0, cacheHits: 0, retries: 0, failures: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
+
+/**
+ * Token usage and cost of every LLM call, for the run's stats. One meter may be shared by
+ * several clients (synthesis agent, judge) so the stats show the whole run.
+ */
+export class UsageMeter {
+  private readonly models = new Map<string, UsageTotals>();
+
+  constructor(private readonly prices: Readonly<Record<string, ModelPrice>> = {}) {}
+
+  count(model: string, counter: 'requests' | 'cacheHits' | 'retries' | 'failures'): void {
+    this.of(model)[counter] += 1;
+  }
+
+  addTokens(model: string, inputTokens: number, outputTokens: number): void {
+    const totals = this.of(model);
+    totals.inputTokens += inputTokens;
+    totals.outputTokens += outputTokens;
+    const price = this.prices[model];
+    if (price) totals.costUsd += (inputTokens * price.inputPerMTok + outputTokens * price.outputPerMTok) / 1e6;
+  }
+
+  snapshot(): UsageSnapshot {
+    const total = zero();
+    const byModel: Record<string, UsageTotals> = {};
+    for (const name of [...this.models.keys()].sort()) {
+      const totals = { ...this.models.get(name)! };
+      byModel[name] = totals;
+      for (const key of Object.keys(total) as (keyof UsageTotals)[]) total[key] += totals[key];
+    }
+    const unpricedModels = Object.keys(byModel).filter((m) => !this.prices[m] && byModel[m].inputTokens + byModel[m].outputTokens > 0);
+    return { total, byModel, unpricedModels };
+  }
+
+  private of(model: string): UsageTotals {
+    let totals = this.models.get(model);
+    if (!totals) this.models.set(model, (totals = zero()));
+    return totals;
+  }
+}
