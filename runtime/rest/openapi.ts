@@ -1,0 +1,94 @@
+import type { EndpointSpec } from '../../generators/rest/spec.js';
+import { DEFAULT_MAX_STRING_LENGTH, parameterSchema } from './parameters.js';
+
+/**
+ * The OpenAPI 3.1 document of a set of REST endpoints: one GET operation per endpoint,
+ * its query parameters described as the server validates them. Pure: the live server
+ * publishes it and emit writes it next to the datasets.
+ */
+
+export interface RestApiInfo {
+  title: string;
+  version: string;
+  /** Longest accepted string parameter (default DEFAULT_MAX_STRING_LENGTH). */
+  maxStringLength?: number;
+}
+
+const VALUE = { type: ['string', 'number', 'null'] };
+
+const RESULT_SCHEMA = {
+  type: 'object',
+  description: 'The rows the endpoint returns, as a table: column names, then rows of values in column order.',
+  properties: {
+    columns: { type: 'array', items: { type: 'string' } },
+    rows: { type: 'array', items: { type: 'array', items: VALUE } },
+  },
+  required: ['columns', 'rows'],
+  additionalProperties: false,
+};
+
+const ERROR_SCHEMA = {
+  type: 'object',
+  properties: {
+    error: {
+      type: 'object',
+      properties: { code: { type: 'string' }, message: { type: 'string' } },
+      required: ['code', 'message'],
+      additionalProperties: false,
+    },
+  },
+  required: ['error'],
+  additionalProperties: false,
+};
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+});
+
+/** `/v1/<dataset>/<db>/<slug>`: operations are grouped by database in the docs. */
+function tagOf(endpoint: EndpointSpec): string {
+  return endpoint.path.split('/')[3] ?? 'default';
+}
+
+export function restOpenApi(endpoints: readonly EndpointSpec[], info: RestApiInfo): Record<string, unknown> {
+  const limits = { maxStringLength: info.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH };
+  const paths: Record<string, unknown> = {};
+  const tags = new Set<string>();
+  for (const endpoint of endpoints) {
+    const tag = tagOf(endpoint);
+    tags.add(tag);
+    paths[endpoint.path] = {
+      get: {
+        operationId: endpoint.operationId,
+        summary: endpoint.summary,
+        ...(endpoint.description ? { description: endpoint.description } : {}),
+        tags: [tag],
+        parameters: endpoint.parameters.map((param) => ({
+          name: param.name,
+          in: 'query',
+          description: param.description,
+          required: param.required,
+          schema: parameterSchema(param, limits),
+          ...(param.example !== undefined ? { example: param.example } : {}),
+        })),
+        responses: {
+          '200': {
+            description: endpoint.response.description,
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Result' } } },
+          },
+          '400': errorResponse('Invalid parameters: missing, unknown, of the wrong type or too long.'),
+          '500': errorResponse('The query failed.'),
+          '504': errorResponse('The query ran past the time limit and was stopped.'),
+        },
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: info.title, version: info.version },
+    tags: [...tags].sort().map((name) => ({ name })),
+    paths,
+    components: { schemas: { Result: RESULT_SCHEMA, Error: ERROR_SCHEMA } },
+  };
+}
