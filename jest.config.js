@@ -8,4 +8,6 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }],
   },
   testTimeout: 60000,
+  // A test that leaks a server or a worker must fail CI, not hang it until its time runs out.
+  forceExit: true,
 };

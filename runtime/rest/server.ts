@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { EndpointSpecSchema, type ArgumentValue, type EndpointSpec } from '../../generators/rest/spec.js';
 import type { DatabaseInfo } from '../../pipeline/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
-import { bindPlaceholders, rewritePlaceholders } from './bind.js';
+import { bindPlaceholders } from '../../generators/rest/bind.js';
+import { placeholderProblem } from '../../generators/rest/placeholders.js';
 import { registerDocs } from './docs.js';
 import { notFound, toErrorResponse } from './errors.js';
 import { restOpenApi } from './openapi.js';
@@ -118,10 +119,8 @@ function checkedRoutes(databases: readonly RestDatabase[]): Route[] {
       paths.add(endpoint.path);
       operationIds.add(endpoint.operationId);
       const declared = new Set(endpoint.parameters.map((param) => param.name));
-      rewritePlaceholders(endpoint.sql, (name) => {
-        if (!declared.has(name)) throw new Error(`endpoint ${endpoint.operationId} uses the undeclared placeholder :${name}`);
-        return '?';
-      });
+      const problem = placeholderProblem(endpoint.sql, declared);
+      if (problem) throw new Error(`endpoint ${endpoint.operationId} uses ${problem}`);
       return { db, endpoint };
     }),
   );

@@ -1,0 +1,155 @@
+import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { Expr, FromItem, OrderItem, Query } from '../sql/ast.js';
+import { parseQuery } from '../sql/normalize.js';
+import { sqlString } from './lexer.js';
+import { replacePlaceholders } from './placeholders.js';
+import type { EndpointSpec } from './spec.js';
+
+/**
+ * A canonical form of an endpoint's query, equal for functionally equivalent endpoints:
+ * the normalized AST (keywords, whitespace and quoting gone) with FROM aliases renamed by
+ * position, result-column aliases dropped, AND/OR operands and commutative operands
+ * sorted, `a > b` written `b < a`, a one-element IN as `=`, GROUP BY keys sorted, and
+ * placeholders abstracted to their type and order of first appearance.
+ */
+
+export interface CanonicalForm {
+  key: string;
+  /** Parameter names in order of first appearance in the canonical form. */
+  parameterOrder: string[];
+}
+
+/** Marks a placeholder in the SQL handed to the parser: no real literal starts so. */
+const MARK = '\u0001nl2api-param:';
+
+type Node = unknown;
+
+export function canonicalForm(spec: EndpointSpec, db: DatabaseInfo): CanonicalForm {
+  const types = new Map(spec.parameters.map((p) => [p.name, p.type]));
+  const parsed = parseQuery(replacePlaceholders(spec.sql, (name) => sqlString(MARK + name)), db);
+  if (!parsed.ok) {
+    // Unparseable (should not pass the format check): equal only to the very same text.
+    const names = spec.parameters.map((p) => p.name);
+    return { key: JSON.stringify(['text', spec.sql.replace(/\s+/g, ' ').trim(), spec.parameters]), parameterOrder: names };
+  }
+  const tree = new Canonicalizer(types).query(parsed.value.query, []);
+  const order: string[] = [];
+  JSON.stringify(tree, (key, value) => {
+    if (key === 'param' && !order.includes(value)) order.push(value);
+    return value;
+  });
+  return { key: JSON.stringify(tree, (key, value) => (key === 'param' ? order.indexOf(value) : value)), parameterOrder: order };
+}
+
+/** Sort key of a node: its JSON without placeholder names (they are renamed afterwards). */
+function sortKey(node: Node): string {
+  return JSON.stringify(node, (key, value) => (key === 'param' ? undefined : value));
+}
+
+function sorted(nodes: Node[]): Node[] {
+  return nodes.map((n) => [sortKey(n), n] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, n]) => n);
+}
+
+const COMMUTATIVE = new Set(['=', '!=', '+', '*', 'IS', 'IS NOT']);
+const FLIPPED: Record<string, string> = { '>': '<', '>=': '<=' };
+
+class Canonicalizer {
+  constructor(private readonly types: ReadonlyMap<string, string>) {}
+
+  /** `scopes`: FROM-item name → positional name, innermost last. */
+  query(query: Query, scopes: Map<string, string>[]): Node {
+    if (query.kind === 'set') {
+      return {
+        set: query.op, left: this.query(query.left, scopes), right: this.query(query.right, scopes),
+        orderBy: this.orderBy(query.orderBy, scopes), limit: this.maybe(query.limit, scopes), offset: this.maybe(query.offset, scopes),
+      };
+    }
+    const scope = new Map<string, string>();
+    const inner = [...scopes, scope];
+    const items = query.from ? [query.from.base, ...query.from.joins.map((j) => j.item)] : [];
+    // Derived tables see the enclosing scopes, not their siblings.
+    const from = items.map((item, i) => {
+      scope.set(item.name.toLowerCase(), `f${scopes.length}_${i}`);
+      return this.fromItem(item, scopes);
+    });
+    return {
+      select: true,
+      distinct: query.distinct,
+      columns: query.columns.map((c) => this.expr(c.expr, inner)),
+      from,
+      joins: query.from?.joins.map((j) => ({ type: j.type, on: this.maybe(j.on, inner) })) ?? [],
+      where: this.maybe(query.where, inner),
+      groupBy: sorted(query.groupBy.map((e) => this.expr(e, inner))),
+      having: this.maybe(query.having, inner),
+      orderBy: this.orderBy(query.orderBy, inner),
+      limit: this.maybe(query.limit, inner),
+      offset: this.maybe(query.offset, inner),
+    };
+  }
+
+  private fromItem(item: FromItem, scopes: Map<string, string>[]): Node {
+    return item.kind === 'table' ? { table: item.table.toLowerCase() } : { derived: this.query(item.query, scopes) };
+  }
+
+  private orderBy(items: OrderItem[], scopes: Map<string, string>[]): Node {
+    return items.map((o) => ({ expr: this.expr(o.expr, scopes), dir: o.direction }));
+  }
+
+  private maybe(expr: Expr | null, scopes: Map<string, string>[]): Node {
+    return expr === null ? null : this.expr(expr, scopes);
+  }
+
+  expr(expr: Expr, scopes: Map<string, string>[]): Node {
+    const e = (x: Expr) => this.expr(x, scopes);
+    switch (expr.kind) {
+      case 'literal':
+        if (typeof expr.value === 'string' && expr.value.startsWith(MARK)) {
+          const name = expr.value.slice(MARK.length);
+          return { type: this.types.get(name) ?? 'string', param: name };
+        }
+        return { lit: expr.type, value: expr.value };
+      case 'column': {
+        const scope = scopes[scopes.length - 1 - expr.depth];
+        return { col: expr.column.toLowerCase(), of: scope?.get(expr.source.toLowerCase()) ?? expr.source.toLowerCase() };
+      }
+      case 'binary': {
+        if (expr.op === 'AND' || expr.op === 'OR') return { op: expr.op, args: sorted(this.chain(expr, expr.op).map(e)) };
+        if (expr.op in FLIPPED) return { op: FLIPPED[expr.op], args: [e(expr.right), e(expr.left)] };
+        const args = [e(expr.left), e(expr.right)];
+        return { op: expr.op, args: COMMUTATIVE.has(expr.op) ? sorted(args) : args };
+      }
+      case 'in':
+        if (expr.list?.length === 1 && !expr.subquery) {
+          return { op: expr.not ? '!=' : '=', args: sorted([e(expr.expr), e(expr.list[0])]) };
+        }
+        return { in: e(expr.expr), not: expr.not, list: expr.list?.map(e) ?? null, subquery: expr.subquery ? this.query(expr.subquery, scopes) : null };
+      case 'unary':
+        return { unary: expr.op, operand: e(expr.operand) };
+      case 'function':
+        return { fn: expr.name, args: expr.args.map(e) };
+      case 'aggregate':
+        return { agg: expr.name, distinct: expr.distinct, star: expr.star, arg: expr.arg ? e(expr.arg) : null, extra: expr.extraArgs.map(e) };
+      case 'window':
+        return { window: expr.name, raw: expr.raw };
+      case 'case':
+        return { case: expr.whens.map((w) => [e(w.when), e(w.then)]), else: expr.else ? e(expr.else) : null };
+      case 'cast':
+        return { cast: e(expr.expr), to: expr.to };
+      case 'between':
+        return { between: e(expr.expr), not: expr.not, low: e(expr.low), high: e(expr.high) };
+      case 'like':
+        return { like: expr.op, not: expr.not, expr: e(expr.expr), pattern: e(expr.pattern) };
+      case 'isNull':
+        return { isNull: e(expr.expr), not: expr.not };
+      case 'exists':
+        return { exists: this.query(expr.query, scopes), not: expr.not };
+      case 'subquery':
+        return { subquery: this.query(expr.query, scopes) };
+    }
+  }
+
+  /** The operands of a chain of one associative operator (`a AND (b AND c)` → a, b, c). */
+  private chain(expr: Expr, op: 'AND' | 'OR'): Expr[] {
+    return expr.kind === 'binary' && expr.op === op ? [...this.chain(expr.left, op), ...this.chain(expr.right, op)] : [expr];
+  }
+}

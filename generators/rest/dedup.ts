@@ -1,0 +1,93 @@
+import type { DatabaseInfo } from '../../pipeline/model.js';
+import { canonicalForm, type CanonicalForm } from './canonical.js';
+import { operationSlug, uniqueName } from './naming.js';
+import type { ArgumentValue, EndpointSpec, RestCall, SynthesizedEndpoint } from './spec.js';
+
+/**
+ * rest.dedup for one database: endpoints whose canonical forms (canonical.ts) are equal are
+ * one endpoint — the first in input order is kept, and the instances of the others call it
+ * with their arguments renamed position by position. Distinct endpoints that share an
+ * operationId or path get `_2`/`-2`... suffixes in input order. Output order is input order.
+ */
+
+export interface DedupMerge {
+  /** Instance whose endpoint was kept. */
+  kept: string;
+  /** Instance whose endpoint was merged into it. */
+  merged: string;
+  reason: string;
+}
+
+export interface DedupResult {
+  canonical: EndpointSpec[];
+  calls: Map<string, RestCall>;
+  merges: DedupMerge[];
+}
+
+interface Group {
+  instanceId: string;
+  endpoint: SynthesizedEndpoint;
+  form: CanonicalForm;
+  spec: EndpointSpec;
+}
+
+export function dedupEndpoints(endpoints: { instanceId: string; endpoint: SynthesizedEndpoint }[], db: DatabaseInfo): DedupResult {
+  const groups = new Map<string, Group>();
+  const membership: { instanceId: string; endpoint: SynthesizedEndpoint; form: CanonicalForm; group: Group }[] = [];
+  const merges: DedupMerge[] = [];
+  for (const { instanceId, endpoint } of endpoints) {
+    const form = canonicalForm(endpoint.spec, db);
+    let group = groups.get(form.key);
+    if (!group) {
+      group = { instanceId, endpoint, form, spec: endpoint.spec };
+      groups.set(form.key, group);
+    } else {
+      merges.push({ kept: group.instanceId, merged: instanceId, reason: mergeReason(group.endpoint.spec, endpoint.spec) });
+    }
+    membership.push({ instanceId, endpoint, form, group });
+  }
+
+  const ids = new Set<string>();
+  const paths = new Set<string>();
+  const canonical = [...groups.values()].map((group) => {
+    const operationId = uniqueCapped(group.spec.operationId, ids);
+    const base = group.spec.path.slice(0, group.spec.path.lastIndexOf('/') + 1);
+    const segment = operationId === group.spec.operationId ? group.spec.path.slice(base.length) : operationSlug(operationId);
+    const path = base + uniqueName(segment, paths, '-');
+    group.spec = { ...group.spec, operationId, path };
+    return group.spec;
+  });
+
+  const calls = new Map<string, RestCall>();
+  for (const { instanceId, endpoint, form, group } of membership) {
+    const args: Record<string, ArgumentValue> = {};
+    form.parameterOrder.forEach((name, i) => {
+      if (Object.hasOwn(endpoint.call.arguments, name)) args[group.form.parameterOrder[i]] = endpoint.call.arguments[name];
+    });
+    calls.set(instanceId, { name: group.spec.operationId, path: group.spec.path, arguments: args });
+  }
+  return { canonical, calls, merges };
+}
+
+/** `id`, else `id_2`, ... kept within 64 characters; compared case-insensitively. */
+function uniqueCapped(id: string, taken: Set<string>): string {
+  if (!taken.has(id.toLowerCase())) {
+    taken.add(id.toLowerCase());
+    return id;
+  }
+  for (let n = 2; ; n++) {
+    const suffix = `_${n}`;
+    const candidate = id.slice(0, 64 - suffix.length) + suffix;
+    if (!taken.has(candidate.toLowerCase())) {
+      taken.add(candidate.toLowerCase());
+      return candidate;
+    }
+  }
+}
+
+function mergeReason(kept: EndpointSpec, merged: EndpointSpec): string {
+  const same = kept.sql === merged.sql && JSON.stringify(kept.parameters.map((p) => p.name)) === JSON.stringify(merged.parameters.map((p) => p.name));
+  return same
+    ? `identical SQL: ${merged.operationId} is ${kept.operationId}`
+    : `equivalent SQL up to parameter names, aliases, formatting and operand order: ${merged.operationId} → ${kept.operationId}`;
+}

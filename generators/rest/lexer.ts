@@ -1,0 +1,134 @@
+/**
+ * A SQLite lexer with source positions. REST synthesis rewrites SQL by token (a literal
+ * becomes a placeholder, a placeholder becomes `?`) and must never touch the inside of a
+ * string, a quoted identifier or a comment; regexes over raw text cannot promise that.
+ * Lossless: the tokens' texts concatenate back to the input.
+ */
+
+export type TokenKind =
+  | 'space'
+  | 'comment'
+  /** 'text' (doubled quotes escape). */
+  | 'string'
+  /** "name": an identifier (or, in SQLite's fallback, a string: resolve it first). */
+  | 'dquote'
+  /** `name` or [name]. */
+  | 'quoted'
+  | 'number'
+  | 'word'
+  /** `:name`, and SQLite's other parameter forms `?`, `?NNN`, `@name`, `$name`. */
+  | 'param'
+  | 'op'
+  | 'punct';
+
+export interface Token {
+  kind: TokenKind;
+  text: string;
+  start: number;
+  end: number;
+  /** A string, quoted identifier or block comment that runs to the end of the input. */
+  unterminated?: boolean;
+}
+
+const OPERATORS = ['<=', '>=', '<>', '!=', '==', '||', '<<', '>>', '=', '<', '>', '+', '-', '*', '/', '%', '&', '|', '~'];
+const WORD_START = /[\p{L}_]/u;
+const WORD_PART = /[\p{L}\p{N}_$]/u;
+
+export function tokenize(sql: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  const push = (kind: TokenKind, end: number, unterminated = false) => {
+    tokens.push({ kind, text: sql.slice(i, end), start: i, end, ...(unterminated ? { unterminated } : {}) });
+    i = end;
+  };
+  while (i < sql.length) {
+    const ch = sql[i];
+    const next = sql[i + 1];
+    if (/\s/.test(ch)) {
+      let j = i + 1;
+      while (j < sql.length && /\s/.test(sql[j])) j++;
+      push('space', j);
+    } else if (ch === '-' && next === '-') {
+      const end = sql.indexOf('\n', i);
+      push('comment', end === -1 ? sql.length : end);
+    } else if (ch === '/' && next === '*') {
+      const end = sql.indexOf('*/', i + 2);
+      push('comment', end === -1 ? sql.length : end + 2, end === -1);
+    } else if (ch === "'" || ch === '"' || ch === '`' || ch === '[') {
+      const close = ch === '[' ? ']' : ch;
+      let j = i + 1;
+      let closed = false;
+      while (j < sql.length) {
+        if (sql[j] === close) {
+          if (close !== ']' && sql[j + 1] === close) {
+            j += 2;
+            continue;
+          }
+          closed = true;
+          break;
+        }
+        j++;
+      }
+      push(ch === "'" ? 'string' : ch === '"' ? 'dquote' : 'quoted', closed ? j + 1 : sql.length, !closed);
+    } else if (/[0-9]/.test(ch) || (ch === '.' && /[0-9]/.test(next ?? ''))) {
+      push('number', numberEnd(sql, i));
+    } else if (WORD_START.test(ch)) {
+      let j = i + 1;
+      while (j < sql.length && WORD_PART.test(sql[j])) j++;
+      push('word', j);
+    } else if ((ch === ':' || ch === '@' || ch === '$') && WORD_START.test(next ?? '')) {
+      let j = i + 2;
+      while (j < sql.length && WORD_PART.test(sql[j])) j++;
+      push('param', j);
+    } else if (ch === '?') {
+      let j = i + 1;
+      while (j < sql.length && /[0-9]/.test(sql[j])) j++;
+      push('param', j);
+    } else {
+      const op = OPERATORS.find((o) => sql.startsWith(o, i));
+      if (op) push('op', i + op.length);
+      else push('punct', i + 1);
+    }
+  }
+  return tokens;
+}
+
+function numberEnd(sql: string, start: number): number {
+  const hex = /^0[xX][0-9a-fA-F]+/.exec(sql.slice(start, start + 40));
+  if (hex) return start + hex[0].length;
+  const match = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?/.exec(sql.slice(start));
+  return start + (match ? match[0].length : 1);
+}
+
+/** Tokens that carry meaning (not whitespace or comments). */
+export function significant(tokens: Token[]): Token[] {
+  return tokens.filter((t) => t.kind !== 'space' && t.kind !== 'comment');
+}
+
+/** The unquoted text of a string, double-quoted or quoted token. */
+export function unquote(token: Token): string {
+  if (token.kind === 'quoted' && token.text.startsWith('[')) return token.text.slice(1, -1);
+  if (token.kind !== 'string' && token.kind !== 'dquote' && token.kind !== 'quoted') return token.text;
+  const quote = token.text[0];
+  const body = token.unterminated ? token.text.slice(1) : token.text.slice(1, -1);
+  return body.split(quote + quote).join(quote);
+}
+
+export function isWord(token: Token | undefined, ...words: string[]): boolean {
+  return token?.kind === 'word' && words.includes(token.text.toUpperCase());
+}
+
+/** A `:name` placeholder's name; null for other tokens. */
+export function placeholderName(token: Token): string | null {
+  return token.kind === 'param' && token.text.startsWith(':') ? token.text.slice(1) : null;
+}
+
+/** Replaces tokens by index (`replacements`: token index → new text). */
+export function splice(tokens: Token[], replacements: ReadonlyMap<number, string>): string {
+  return tokens.map((t, i) => replacements.get(i) ?? t.text).join('');
+}
+
+/** A text literal for `value`, quotes doubled. */
+export function sqlString(value: string): string {
+  return `'${value.split("'").join("''")}'`;
+}

@@ -1,0 +1,130 @@
+import type { ResolvedColumn } from './columns.js';
+import type { SiteOp, ValueSite } from './value-sites.js';
+
+/**
+ * Names and phrases for endpoints and parameters, from column names and the dataset's
+ * column descriptions: identifiers split into words (`CDSCode` → cds code,
+ * `County Name` → county name), rejoined as snake_case, camelCase or a slug.
+ */
+
+export function words(text: string): string[] {
+  return (text.match(/[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+/g) ?? []).map((w) => w.toLowerCase());
+}
+
+export function snake(parts: string[]): string {
+  return parts.join('_');
+}
+
+export function pascal(parts: string[]): string {
+  return parts.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+}
+
+/** A path segment: lower-case `[a-z0-9_-]`, never empty. */
+export function slug(text: string): string {
+  const s = text.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '');
+  return s || 'x';
+}
+
+/** camelCase words → kebab slug (`getSchoolsByCountyName` → get-schools-by-county-name). */
+export function operationSlug(operationId: string): string {
+  return slug(words(operationId).join('-'));
+}
+
+/** Cuts a camelCase identifier to `max` characters at a word boundary. */
+export function truncateIdentifier(id: string, max = 64): string {
+  if (id.length <= max) return id;
+  const cut = id.slice(0, max);
+  const boundary = Math.max(...[...cut.matchAll(/[A-Z_]/g)].map((m) => m.index ?? 0));
+  return boundary > max / 2 ? cut.slice(0, boundary) : cut;
+}
+
+/** Cuts text to `max` characters with an ellipsis. */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
+}
+
+const FORMAT_PARTS: Record<string, string> = { '%Y': 'year', '%m': 'month', '%d': 'day', '%Y-%m': 'year month', '%H': 'hour', '%Y-%m-%d': 'date' };
+const FUNCTION_PARTS: Record<string, string> = {
+  COUNT: 'count', SUM: 'total', TOTAL: 'total', AVG: 'average', MIN: 'minimum', MAX: 'maximum',
+  SUBSTR: 'part', SUBSTRING: 'part', LENGTH: 'length', LOWER: 'lowercase', UPPER: 'uppercase',
+};
+
+/** The words naming what a site compares: the column, and the function part of it. */
+function comparedWords(site: ValueSite, column: ResolvedColumn | null): { name: string[]; phrase: string } {
+  const columnName = column ? column.column.name : site.columns[0]?.name ?? '';
+  const description = columnLabel(columnName, column?.column.description ?? '');
+  const part = site.fn === null ? null : (site.fnFormat !== null ? FORMAT_PARTS[site.fnFormat] : undefined) ?? FUNCTION_PARTS[site.fn] ?? site.fn.toLowerCase();
+  const base = nameWords(columnName, column?.column.description ?? '');
+  if (part === null) return { name: base, phrase: description };
+  const partWords = words(part);
+  if (site.fn !== null && ['COUNT', 'SUM', 'TOTAL', 'AVG', 'MIN', 'MAX'].includes(site.fn)) {
+    return { name: [...partWords, ...base], phrase: `the ${part} of ${description || 'rows'}` };
+  }
+  return { name: [...base, ...partWords], phrase: `the ${part} of ${description}` };
+}
+
+const PREFIX: Partial<Record<SiteOp, string>> = {
+  '!=': 'excluded', 'NOT IN': 'excluded', 'NOT LIKE': 'excluded', '>': 'min', '>=': 'min', BETWEEN_LOW: 'min', '<': 'max', '<=': 'max', BETWEEN_HIGH: 'max',
+};
+
+/** A parameter name for a site (before de-duplication), matching PARAMETER_NAME. */
+export function parameterBaseName(site: ValueSite, column: ResolvedColumn | null): string {
+  const name = comparedWords(site, column).name;
+  const prefix = PREFIX[site.op];
+  const suffix = site.op === 'LIKE' || site.op === 'NOT LIKE' ? ['pattern'] : [];
+  const all = [...(prefix ? [prefix] : []), ...(name.length ? name : ['value']), ...suffix];
+  const joined = snake(all).slice(0, 56).replace(/_+$/, '');
+  return /^[a-z]/.test(joined) ? joined : `p_${joined}`.slice(0, 56);
+}
+
+const DESCRIPTION: Record<SiteOp, (what: string) => string> = {
+  '=': (w) => `Value of ${w} to match`,
+  '!=': (w) => `Value of ${w} to exclude`,
+  IN: (w) => `One of the values of ${w} to match`,
+  'NOT IN': (w) => `One of the values of ${w} to exclude`,
+  '>': (w) => `Lower bound (exclusive) of ${w}`,
+  '>=': (w) => `Lower bound (inclusive) of ${w}`,
+  BETWEEN_LOW: (w) => `Lower bound (inclusive) of ${w}`,
+  '<': (w) => `Upper bound (exclusive) of ${w}`,
+  '<=': (w) => `Upper bound (inclusive) of ${w}`,
+  BETWEEN_HIGH: (w) => `Upper bound (inclusive) of ${w}`,
+  LIKE: (w) => `SQL LIKE pattern (% matches any text, _ one character) for ${w}`,
+  'NOT LIKE': (w) => `SQL LIKE pattern (% matches any text, _ one character) of ${w} to exclude`,
+};
+
+/** What a parameter filters on, as a phrase (`lower bound (exclusive) of enrollment`). */
+export function parameterPhrase(site: ValueSite, column: ResolvedColumn | null): string {
+  return DESCRIPTION[site.op](comparedWords(site, column).phrase || 'the value');
+}
+
+/** The phrase, with the column's value description when it is short. */
+export function parameterDescription(site: ValueSite, column: ResolvedColumn | null): string {
+  const values = column?.column.valueDescription.trim().replace(/\s+/g, ' ') ?? '';
+  const text = parameterPhrase(site, column);
+  return clip(values && values.length <= 200 ? `${text} (${values})` : text, 500);
+}
+
+/**
+ * Words naming a column: its own, unless it is cryptic (BIRD's `A2`, `A11`) and its
+ * description is a short name (`district_name`).
+ */
+export function nameWords(columnName: string, description: string): string[] {
+  const own = words(columnName);
+  const described = words(description);
+  const cryptic = columnName.replace(/[^A-Za-z0-9]/g, '').length <= 3 && /[0-9]/.test(columnName);
+  return (cryptic && described.length > 0 && described.length <= 4 ? described : own).slice(0, 6);
+}
+
+/** A short label for a column: its description when brief, else its name; no trailing period. */
+export function columnLabel(columnName: string, description: string): string {
+  const text = description.trim().replace(/\.+$/, '');
+  return text && text.length <= 60 ? text : words(columnName).join(' ') || columnName;
+}
+
+/** Picks `base`, else `base_2`, `base_3`, ... not in `taken`; records it. */
+export function uniqueName(base: string, taken: Set<string>, separator = '_'): string {
+  let name = base;
+  for (let n = 2; taken.has(name); n++) name = `${base}${separator}${n}`;
+  taken.add(name);
+  return name;
+}

@@ -1,0 +1,30 @@
+import type { ArgumentValue, ParameterSpec } from './spec.js';
+import type { ResolvedColumn } from './columns.js';
+import { columnAffinity } from './columns.js';
+
+/**
+ * Which parameter types may be compared with a column. A bound value has no affinity, so
+ * SQLite converts it by the column's affinity exactly as it would the literal it replaced;
+ * the rule is about the API making sense: text columns take strings, INTEGER/REAL columns
+ * take numbers, NUMERIC (dates, decimals) and untyped columns take either.
+ */
+export function typeFitsColumn(type: ParameterSpec['type'], column: ResolvedColumn): boolean {
+  const affinity = columnAffinity(column.column);
+  if (affinity === 'text') return type === 'string';
+  if (affinity === 'integer' || affinity === 'real') return type !== 'string';
+  return true;
+}
+
+/** Whether a value is of a parameter type (integers must be integral and safe). */
+export function valueFitsType(value: unknown, type: ParameterSpec['type']): value is ArgumentValue {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return typeof value === 'number' && Number.isSafeInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+  }
+}

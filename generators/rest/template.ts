@@ -1,0 +1,205 @@
+import type { DatabaseInfo, Instance } from '../../pipeline/model.js';
+import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
+import type { Expr, Query, SelectItem, SelectQuery } from '../sql/ast.js';
+import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../sql/double-quotes.js';
+import { parseQuery } from '../sql/normalize.js';
+import { columnAffinity, columnResolver, type ColumnResolver, type ResolvedColumn } from './columns.js';
+import { checkEndpointSpec } from './format-check.js';
+import { splice, tokenize, unquote, type Token } from './lexer.js';
+import { clip, operationSlug, parameterBaseName, parameterDescription, parameterPhrase, pascal, columnLabel, slug, truncateIdentifier, uniqueName, words } from './naming.js';
+import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from './spec.js';
+import { findValueSites, type Clause, type ValueSite } from './value-sites.js';
+
+/**
+ * The deterministic template synthesizer (issue 3): the literals a user would vary — the
+ * operands of comparisons, IN lists, BETWEEN bounds and LIKE patterns in WHERE, HAVING and
+ * JOIN ... ON — become typed `:name` parameters named after the column they are compared
+ * with; the call's arguments are the question's own values, so calling the endpoint
+ * reproduces the gold query. LIMIT counts and the literals of computed columns stay: they
+ * are the question's shape, not its values.
+ */
+
+const PARAMETER_CLAUSES: ReadonlySet<Clause> = new Set(['where', 'having', 'on']);
+
+interface Parameter {
+  spec: ParameterSpec;
+  phrase: string;
+  value: ArgumentValue;
+}
+
+export function synthesizeFromTemplate(instance: Instance, db: DatabaseInfo, datasetName: string): Outcome<SynthesizedEndpoint> {
+  const sql = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql)).trim();
+  const parsed = parseQuery(sql, db);
+  if (!parsed.ok) return reject('synth_failed', `gold SQL does not parse: ${parsed.message}`);
+  const query = parsed.value.query;
+  const resolve = columnResolver(query, db);
+  const tokens = tokenize(sql);
+
+  const taken = new Set<string>();
+  const parameters: Parameter[] = [];
+  const replacements = new Map<number, string>();
+  for (const site of findValueSites(tokens)) {
+    if (!PARAMETER_CLAUSES.has(site.clause)) continue;
+    const column = resolveSite(site, resolve);
+    const typed = typedValue(tokens, site, column);
+    if (typed === null) continue;
+    const name = uniqueName(parameterBaseName(site, column), taken);
+    parameters.push({
+      spec: { name, type: typed.type, description: parameterDescription(site, column), required: true, example: typed.value },
+      phrase: parameterPhrase(site, column),
+      value: typed.value,
+    });
+    for (let i = site.first; i <= site.last; i++) replacements.set(i, i === site.first ? `:${name}` : '');
+  }
+
+  const spec = endpointSpec(query, splice(tokens, replacements), parameters, resolve, db, datasetName);
+  const verdict = checkEndpointSpec(spec, db);
+  if (!verdict.ok) return reject('synth_failed', `synthesized spec fails ${verdict.category}: ${verdict.message}`);
+  const args = Object.fromEntries(parameters.map((p) => [p.spec.name, p.value]));
+  return accept({ spec, call: { name: spec.operationId, path: spec.path, arguments: args } });
+}
+
+function resolveSite(site: ValueSite, resolve: ColumnResolver): ResolvedColumn | null {
+  for (const ref of site.columns) {
+    const column = resolve(ref);
+    if (column) return column;
+  }
+  return null;
+}
+
+/**
+ * The literal as a typed argument. A bound value takes the compared column's affinity just
+ * as the literal did, so `int_col = '5'` may become integer 5 and `text_col = 2012` the
+ * string '2012' (its text as written) without changing the rows. A literal that fits no
+ * type of its column (`int_col = 'n/a'`), or is compared with nothing nameable, stays.
+ */
+function typedValue(tokens: Token[], site: ValueSite, column: ResolvedColumn | null): { type: ParameterSpec['type']; value: ArgumentValue } | null {
+  if (site.columns.length === 0 && site.fn === null) return null;
+  const literal = tokens[site.last];
+  const affinity = site.bare && column ? columnAffinity(column.column) : 'blob';
+  const isLike = site.op === 'LIKE' || site.op === 'NOT LIKE';
+  if (literal.kind === 'string') {
+    const text = unquote(literal);
+    if (isLike || (affinity !== 'integer' && affinity !== 'real')) return { type: 'string', value: text };
+    const number = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(text) ? Number(text) : NaN;
+    if (!Number.isFinite(number)) return null;
+    return Number.isSafeInteger(number) && !/[.eE]/.test(text) ? { type: 'integer', value: number } : { type: 'number', value: number };
+  }
+  if (literal.kind !== 'number' || isLike || /^0x/i.test(literal.text)) return null;
+  const signed = tokens.slice(site.first, site.last + 1).filter((t) => t.kind !== 'space' && t.kind !== 'comment').map((t) => t.text).join('');
+  if (affinity === 'text') return { type: 'string', value: signed.replace(/^\+/, '') };
+  const value = Number(signed);
+  if (/[.eE]/.test(literal.text)) return Number.isFinite(value) ? { type: 'number', value } : null;
+  return Number.isSafeInteger(value) ? { type: 'integer', value } : null;
+}
+
+// ---- endpoint metadata ----------------------------------------------------------------------
+
+function endpointSpec(
+  query: Query,
+  sql: string,
+  parameters: Parameter[],
+  resolve: ColumnResolver,
+  db: DatabaseInfo,
+  datasetName: string,
+): EndpointSpec {
+  const select = firstSelect(query);
+  const items = select.columns;
+  const baseTable = select.from?.base.kind === 'table' ? select.from.base.table : null;
+  const subject = items.length > 2 && baseTable ? [...words(baseTable), 'details'] : items.flatMap((item, i) => [...(i ? ['and'] : []), ...itemWords(item, baseTable)]);
+  const filters = [...new Set(parameters.map((p) => p.spec.name.replace(/_\d+$/, '')))].slice(0, 3);
+  const operationId = truncateIdentifier(
+    `get${pascal(subject.slice(0, 8)) || 'Rows'}${filters.length ? `By${filters.map((f) => pascal(f.split('_'))).join('And')}` : ''}`,
+  );
+  const phrases = items.slice(0, 6).map((item) => itemPhrase(item, resolve));
+  const filterText = parameters.map((p) => p.phrase.replace(/^./, (c) => c.toLowerCase()));
+  const summary = clip(`Get ${phrases.join(', ')}${parameters.length ? ` by ${filters.map((f) => f.split('_').join(' ')).join(', ')}` : ''}`, 200);
+  const description = clip(
+    [
+      `Returns ${phrases.join('; ')}${items.length > phrases.length ? ` and ${items.length - phrases.length} more columns` : ''}${tablesOf(select)}.`,
+      parameters.length ? `Filtered by: ${filterText.join('; ')}.` : '',
+      shapeText(query, resolve),
+    ].filter(Boolean).join(' '),
+    2000,
+  );
+  const response = clip(`Rows with the columns ${items.map((item, i) => `${item.name} (${phrases[i] ?? itemPhrase(item, resolve)})`).join(', ')}`, 1000);
+  return {
+    operationId,
+    path: `/v1/${slug(datasetName)}/${slug(db.dbId)}/${operationSlug(operationId)}`,
+    summary,
+    description,
+    parameters: parameters.map((p) => p.spec),
+    sql,
+    response: { description: response },
+  };
+}
+
+function firstSelect(query: Query): SelectQuery {
+  return query.kind === 'select' ? query : firstSelect(query.left);
+}
+
+function firstColumn(expr: Expr): Extract<Expr, { kind: 'column' }> | null {
+  if (expr.kind === 'column') return expr;
+  const children: Expr[] =
+    expr.kind === 'binary' ? [expr.left, expr.right]
+    : expr.kind === 'unary' ? [expr.operand]
+    : expr.kind === 'function' ? expr.args
+    : expr.kind === 'aggregate' ? (expr.arg ? [expr.arg] : [])
+    : expr.kind === 'cast' ? [expr.expr]
+    : expr.kind === 'case' ? expr.whens.flatMap((w) => [w.then, w.when]).concat(expr.else ? [expr.else] : [])
+    : [];
+  for (const child of children) {
+    const found = firstColumn(child);
+    if (found) return found;
+  }
+  return null;
+}
+
+const AGGREGATE_WORDS: Record<string, string> = { COUNT: 'count', SUM: 'total', TOTAL: 'total', AVG: 'average', MIN: 'min', MAX: 'max', GROUP_CONCAT: 'list' };
+
+function itemWords(item: SelectItem, baseTable: string | null): string[] {
+  const expr = item.expr;
+  if (expr.kind === 'column') return words(expr.column).slice(0, 6);
+  if (item.alias) return words(item.alias).slice(0, 6);
+  const column = firstColumn(expr);
+  if (expr.kind === 'aggregate') return [AGGREGATE_WORDS[expr.name], ...(column ? words(column.column) : baseTable ? words(baseTable) : ['rows'])];
+  return column ? words(column.column).slice(0, 6) : ['value'];
+}
+
+function describe(column: Extract<Expr, { kind: 'column' }>, resolve: ColumnResolver): string {
+  const info = resolve({ qualifier: column.source, name: column.column });
+  return columnLabel(column.column, info?.column.description ?? '');
+}
+
+function itemPhrase(item: SelectItem, resolve: ColumnResolver): string {
+  const expr = item.expr;
+  if (expr.kind === 'column') return describe(expr, resolve);
+  const column = firstColumn(expr);
+  if (expr.kind === 'aggregate') {
+    const what = column ? describe(column, resolve) : 'rows';
+    return `${expr.name === 'COUNT' ? 'number' : AGGREGATE_WORDS[expr.name]} of ${expr.distinct ? 'distinct ' : ''}${what}`;
+  }
+  return column ? `a value computed from ${describe(column, resolve)}` : `the value ${item.name}`;
+}
+
+function tablesOf(select: SelectQuery): string {
+  if (!select.from) return '';
+  const tables = [select.from.base, ...select.from.joins.map((j) => j.item)].map((i) => (i.kind === 'table' ? i.table : 'a derived table'));
+  return ` from ${[...new Set(tables)].join(', ')}`;
+}
+
+function shapeText(query: Query, resolve: ColumnResolver): string {
+  const parts: string[] = [];
+  if (query.kind === 'select' && query.groupBy.length) parts.push('Grouped per ' + query.groupBy.map((e) => exprLabel(e, resolve)).join(', ') + '.');
+  if (query.orderBy.length) {
+    parts.push('Ordered by ' + query.orderBy.map((o) => `${exprLabel(o.expr, resolve)} (${o.direction === 'desc' ? 'descending' : 'ascending'})`).join(', ') + '.');
+  }
+  if (query.limit?.kind === 'literal') parts.push(`At most ${query.limit.raw} row${query.limit.raw === '1' ? '' : 's'}.`);
+  return parts.join(' ');
+}
+
+function exprLabel(expr: Expr, resolve: ColumnResolver): string {
+  const column = firstColumn(expr);
+  if (expr.kind === 'aggregate') return `${AGGREGATE_WORDS[expr.name]} of ${column ? describe(column, resolve) : 'rows'}`;
+  return column ? describe(column, resolve) : 'a computed value';
+}

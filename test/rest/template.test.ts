@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import type { DatabaseInfo } from '../../pipeline/model.js';
+import { checkEndpointSpec } from '../../generators/rest/format-check.js';
+import { ENDPOINT_PATH, OPERATION_ID, type SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import { synthesizeFromTemplate } from '../../generators/rest/template.js';
+import { removeTempDirs } from '../sql/fixtures.js';
+import { callRows, instance, rows, schoolsDb } from './fixtures.js';
+
+let db: DatabaseInfo;
+beforeAll(() => {
+  db = schoolsDb();
+});
+afterAll(removeTempDirs);
+
+function synth(sql: string): SynthesizedEndpoint {
+  const outcome = synthesizeFromTemplate(instance(sql), db, 'Test Set');
+  if (!outcome.ok) throw new Error(`${outcome.category}: ${outcome.message}`);
+  const endpoint = outcome.value;
+  expect(checkEndpointSpec(endpoint.spec, db).ok).toBe(true);
+  expect(endpoint.spec.operationId).toMatch(OPERATION_ID);
+  expect(endpoint.spec.path).toMatch(ENDPOINT_PATH);
+  // The call reproduces the question: same rows as the original SQL.
+  expect(callRows(db, endpoint)).toEqual(rows(db, sql));
+  return endpoint;
+}
+
+const params = (e: SynthesizedEndpoint) => e.spec.parameters.map((p) => [p.name, p.type, p.example]);
+
+describe('synthesizeFromTemplate', () => {
+  test('equality on a text column: named, typed, described, with the question value', () => {
+    const e = synth("SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = 'Alameda'");
+    expect(e.spec.sql).toBe('SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = :county_name');
+    expect(params(e)).toEqual([['county_name', 'string', 'Alameda']]);
+    expect(e.spec.parameters[0].description).toBe('Value of name of the county to match');
+    expect(e.call.arguments).toEqual({ county_name: 'Alameda' });
+    expect(e.spec.operationId).toBe('getNameByCountyName');
+    expect(e.spec.path).toBe('/v1/test-set/schools/get-name-by-county-name');
+    expect(e.call).toMatchObject({ name: e.spec.operationId, path: e.spec.path });
+    expect(e.spec.summary).not.toContain('q?');
+  });
+
+  test('range comparisons name bounds min_/max_ and dedupe with suffixes', () => {
+    const e = synth('SELECT name FROM school WHERE enrollment > 100 AND enrollment <= 1200 AND rate >= 0.3 AND rate < 0.6');
+    expect(params(e)).toEqual([
+      ['min_enrollment', 'integer', 100], ['max_enrollment', 'integer', 1200], ['min_rate', 'number', 0.3], ['max_rate', 'number', 0.6],
+    ]);
+    const twice = synth("SELECT name FROM school WHERE name = 'Oak High' OR name = 'Elm Academy'");
+    expect(params(twice).map((p) => p[0])).toEqual(['name', 'name_2']);
+  });
+
+  test('IN lists, BETWEEN bounds, LIKE patterns, negative numbers, mirrored comparisons', () => {
+    expect(params(synth('SELECT name FROM school WHERE county_id IN (1, 3)'))).toEqual([['county_id', 'integer', 1], ['county_id_2', 'integer', 3]]);
+    expect(params(synth('SELECT name FROM school WHERE enrollment BETWEEN 100 AND 700'))).toEqual([['min_enrollment', 'integer', 100], ['max_enrollment', 'integer', 700]]);
+    expect(params(synth("SELECT name FROM school WHERE name LIKE '%High%'"))).toEqual([['name_pattern', 'string', '%High%']]);
+    expect(params(synth('SELECT name FROM school WHERE rate > -1'))).toEqual([['min_rate', 'integer', -1]]);
+    expect(params(synth('SELECT name FROM school WHERE 500 < enrollment'))).toEqual([['min_enrollment', 'integer', 500]]);
+  });
+
+  test('HAVING aggregates, ON literals and functions of columns', () => {
+    expect(params(synth('SELECT county_id FROM school GROUP BY county_id HAVING COUNT(id) > 1'))).toEqual([['min_count_id', 'integer', 1]]);
+    expect(params(synth("SELECT T1.county_name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id AND T2.code = '100'"))).toEqual([['code', 'string', '100']]);
+    expect(params(synth("SELECT name FROM school WHERE STRFTIME('%Y', opened) = '2001'"))).toEqual([['opened_year', 'string', '2001']]);
+  });
+
+  test('types follow the column: text columns take strings, integer columns numbers', () => {
+    expect(params(synth('SELECT name FROM school WHERE code = 300'))).toEqual([['code', 'string', '300']]);
+    expect(params(synth("SELECT name FROM school WHERE enrollment = '650'"))).toEqual([['enrollment', 'integer', 650]]);
+    expect(params(synth("SELECT name FROM school WHERE opened > '2000-01-01'"))).toEqual([['min_opened', 'string', '2000-01-01']]);
+    // A literal no type of its column fits stays in the SQL.
+    expect(synth("SELECT name FROM school WHERE enrollment = 'n/a'").spec.parameters).toEqual([]);
+  });
+
+  test('cryptic column names take their short description', () => {
+    expect(params(synth("SELECT name FROM school WHERE A2 = 'Fresno'"))).toEqual([['city_name', 'string', 'Fresno']]);
+  });
+
+  test('select-list literals, LIMIT and strings that look like SQL stay untouched', () => {
+    const e = synth(
+      "SELECT name, CASE WHEN rate > 0.5 THEN 'high' ELSE 'low' END FROM school WHERE name = 'It''s: a :test school' OR name <> 'x WHERE y = 1' ORDER BY rate DESC LIMIT 2",
+    );
+    expect(e.spec.sql).toBe("SELECT name, CASE WHEN rate > 0.5 THEN 'high' ELSE 'low' END FROM school WHERE name = :name OR name <> :excluded_name ORDER BY rate DESC LIMIT 2");
+    expect(e.call.arguments).toEqual({ name: "It's: a :test school", excluded_name: 'x WHERE y = 1' });
+  });
+
+  test('double-quoted strings are resolved as SQLite would before parametrizing', () => {
+    const e = synthesizeFromTemplate(instance('SELECT "name" FROM school WHERE name = "Oak High"'), db, 'test');
+    expect(e.ok && e.value.spec.sql).toBe('SELECT "name" FROM school WHERE name = :name');
+    expect(e.ok && e.value.call.arguments).toEqual({ name: 'Oak High' });
+  });
+
+  test('no literal to vary: an endpoint without parameters', () => {
+    const e = synth('SELECT COUNT(*) FROM school');
+    expect(e.spec.parameters).toEqual([]);
+    expect(e.spec.operationId).toBe('getCountSchool');
+  });
+
+  test('unparseable SQL is synth_failed', () => {
+    const outcome = synthesizeFromTemplate(instance('SELECT nope FROM school'), db, 'test');
+    expect(outcome).toMatchObject({ ok: false, category: 'synth_failed' });
+  });
+});
