@@ -8,6 +8,6 @@ export default {
     '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }],
   },
   testTimeout: 60000,
-  // A test that leaks a server or a worker must fail CI, not hang it until its time runs out.
+  // A leaked handle (a server, a worker) must not keep CI waiting until its time runs out.
   forceExit: true,
 };
