@@ -20,13 +20,15 @@ import { packageRoot } from '../pipeline/package-root.js';
 import { loadSource } from '../pipeline/sources/index.js';
 import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';
+import { restThroughput } from './rest-throughput.js';
 
 /**
  * `npm run bench [-- <bird dir>]`: in one run, (a) the baseline: every gold SQL executed
  * once in-process (median of three runs); (b) a cold `generate` (fresh output and cache) in
  * a child process (median of three); (c) warm reruns on the same cache: into the same output directory (outputs kept) and into
  * a fresh one (files rendered from cached results); (d) a rerun with one question's SQL
- * changed; (e) the paper tool pool, for coverage. Prints the comparison and writes
+ * changed; (e) the paper tool pool, for coverage; (f) REST server throughput for three
+ * representative endpoints (rest-throughput.ts). Prints the comparison and writes
  * output/bench.json.
  */
 
@@ -135,6 +137,12 @@ async function main(): Promise<void> {
     );
     process.stderr.write('(e) paper pool...\n');
     const paper = await generateInChild([...common, '--pool', 'paper'], path.join(work, 'paper'));
+    process.stderr.write('(f) REST server throughput...\n');
+    const source = await loadSource(birdDir);
+    const rest = await restThroughput(source.instances, new Map(source.databases.map((db) => [db.dbId, db])), {
+      connections: 8,
+      durationSeconds: 3,
+    });
 
     const report = {
       birdDir,
@@ -154,6 +162,7 @@ async function main(): Promise<void> {
           },
         ]),
       ),
+      restThroughput: rest,
       paperPoolCoverage: Object.fromEntries(Object.entries(paper.stats.formulations).map(([f, s]) => [f, { ...s.total, coveragePct: pct(s.total) }])),
     };
 
@@ -173,6 +182,11 @@ async function main(): Promise<void> {
       `peak RSS (main pipeline process; SQL workers not included): cold ${cold.stats.timing.peakRssMb} MB, warm ${warm.stats.timing.peakRssMb} MB`,
       `paper pool coverage: ${Object.entries(paper.stats.formulations).map(([f, s]) => `${f} ${pct(s.total).toFixed(1)}%`).join(', ')}`,
     );
+    for (const r of rest) {
+      lines.push(
+        `REST ${r.shape} (q${r.instanceId}, ${r.operationId}): ${r.requestsPerSecond} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.errors} errors (8 connections, 3 s, loopback)`,
+      );
+    }
     process.stdout.write(`${lines.join('\n')}\n`);
     const reportFile = path.join(root, 'output', 'bench.json');
     await writeFileAtomic(reportFile, jsonText(report));
