@@ -1,4 +1,4 @@
-import { splice, tokenize } from './lexer.js';
+import { splice, tokenize } from '../sql/lexer.js';
 import { valueFitsType } from './parameter-types.js';
 import { placeholderOccurrences } from './placeholders.js';
 import type { ArgumentValue, ParameterSpec } from './spec.js';

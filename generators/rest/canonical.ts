@@ -1,7 +1,7 @@
 import type { DatabaseInfo } from '../../pipeline/model.js';
 import type { Expr, FromItem, OrderItem, Query } from '../sql/ast.js';
 import { parseQuery } from '../sql/normalize.js';
-import { sqlString } from './lexer.js';
+import { sqlString } from '../sql/lexer.js';
 import { replacePlaceholders } from './placeholders.js';
 import type { EndpointSpec } from './spec.js';
 

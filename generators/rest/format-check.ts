@@ -3,7 +3,7 @@ import { schemaIdentifiers } from '../sql/double-quotes.js';
 import type { Query } from '../sql/ast.js';
 import { parseQuery } from '../sql/normalize.js';
 import { columnResolver } from './columns.js';
-import { isWord, significant, tokenize, unquote, type Token } from './lexer.js';
+import { isWord, significant, tokenize, unquote, type Token } from '../sql/lexer.js';
 import { slug } from './naming.js';
 import { typeFitsColumn, valueFitsType } from './parameter-types.js';
 import { placeholderOccurrences, replacePlaceholders } from './placeholders.js';

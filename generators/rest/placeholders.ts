@@ -1,4 +1,4 @@
-import { placeholderName, splice, tokenize, type Token } from './lexer.js';
+import { placeholderName, splice, tokenize, type Token } from '../sql/lexer.js';
 
 /**
  * `:name` placeholders as tokens: occurrences in strings, quoted identifiers and comments

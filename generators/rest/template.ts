@@ -5,7 +5,7 @@ import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../sql/double-quo
 import { parseQuery } from '../sql/normalize.js';
 import { columnAffinity, columnResolver, type ColumnResolver, type ResolvedColumn } from './columns.js';
 import { checkEndpointSpec } from './format-check.js';
-import { splice, tokenize, unquote, type Token } from './lexer.js';
+import { splice, tokenize, unquote, type Token } from '../sql/lexer.js';
 import { clip, operationSlug, parameterBaseName, parameterDescription, parameterPhrase, pascal, columnLabel, slug, truncateIdentifier, uniqueName, words } from './naming.js';
 import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from './spec.js';
 import { findValueSites, type Clause, type ValueSite } from './value-sites.js';

@@ -1,4 +1,5 @@
 import type { DatabaseInfo } from '../../pipeline/model.js';
+import { significant, sqlString, tokenize, unquote, type Token } from './lexer.js';
 
 /**
  * SQLite reads `"x"` as an identifier when it names something in scope and otherwise, for
@@ -7,70 +8,6 @@ import type { DatabaseInfo } from '../../pipeline/model.js';
  * (and parses) the way the dataset's authors saw it run.
  */
 
-type Token = { kind: 'single' | 'double' | 'other'; text: string };
-
-/** Splits SQL into quoted tokens and the text between them (comments and `...`/[...] kept whole). */
-function tokenize(sql: string): Token[] {
-  const tokens: Token[] = [];
-  let plain = '';
-  let i = 0;
-  const flushPlain = () => {
-    if (plain) tokens.push({ kind: 'other', text: plain });
-    plain = '';
-  };
-  while (i < sql.length) {
-    const ch = sql[i];
-    const closing = ch === "'" || ch === '"' || ch === '`' ? ch : ch === '[' ? ']' : undefined;
-    if (closing) {
-      let j = i + 1;
-      while (j < sql.length) {
-        if (sql[j] === closing) {
-          // A doubled quote inside a quoted token is an escaped quote.
-          if (closing !== ']' && sql[j + 1] === closing) {
-            j += 2;
-            continue;
-          }
-          break;
-        }
-        j++;
-      }
-      const text = sql.slice(i, j + 1);
-      if (ch === "'" || ch === '"') {
-        flushPlain();
-        tokens.push({ kind: ch === "'" ? 'single' : 'double', text });
-      } else {
-        plain += text;
-      }
-      i = j + 1;
-      continue;
-    }
-    const commentEnd =
-      ch === '-' && sql[i + 1] === '-'
-        ? sql.indexOf('\n', i) === -1
-          ? sql.length
-          : sql.indexOf('\n', i)
-        : ch === '/' && sql[i + 1] === '*'
-          ? sql.indexOf('*/', i + 2) === -1
-            ? sql.length
-            : sql.indexOf('*/', i + 2) + 2
-          : -1;
-    if (commentEnd !== -1) {
-      plain += sql.slice(i, commentEnd);
-      i = commentEnd;
-      continue;
-    }
-    plain += ch;
-    i++;
-  }
-  flushPlain();
-  return tokens;
-}
-
-function unquote(token: string): string {
-  const quote = token[0];
-  return token.slice(1, -1).split(quote + quote).join(quote);
-}
-
 /**
  * Rewrites every double-quoted token that does not name one of `identifiers` (compared
  * case-insensitively) into a single-quoted string literal.
@@ -78,41 +15,44 @@ function unquote(token: string): string {
 export function resolveDoubleQuotedStrings(sql: string, identifiers: ReadonlySet<string>): string {
   return tokenize(sql)
     .map((token) => {
-      if (token.kind !== 'double') return token.text;
-      const name = unquote(token.text);
-      if (identifiers.has(name.toLowerCase())) return token.text;
-      return `'${name.split("'").join("''")}'`;
+      if (token.kind !== 'dquote') return token.text;
+      const name = unquote(token);
+      return identifiers.has(name.toLowerCase()) ? token.text : sqlString(name);
     })
     .join('');
 }
 
 /**
- * Lower-cased names a double-quoted token may refer to in `sql`: the tables it mentions,
- * their columns, and the aliases it defines (`AS name`, `table alias`).
+ * Lower-cased names a double-quoted token may refer to in `sql`: the tables it mentions
+ * (bare or quoted), their columns, and the aliases it defines (`AS name`, `table alias`).
  */
 export function schemaIdentifiers(db: DatabaseInfo, sql: string): Set<string> {
-  const unquotedText = tokenize(sql)
-    .filter((t) => t.kind === 'other')
-    .map((t) => t.text)
-    .join(' ');
-  const words = new Set((unquotedText.match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []).map((w) => w.toLowerCase()));
-  // Table names can themselves be quoted (`order`, "order"): accept any quoted mention too.
-  const quotedNames = new Set(
-    tokenize(sql)
-      .filter((t) => t.kind === 'double')
-      .map((t) => unquote(t.text).toLowerCase()),
+  const tokens = significant(tokenize(sql));
+  const mentioned = new Set(
+    tokens.filter((t) => t.kind === 'word' || t.kind === 'dquote' || t.kind === 'quoted').map((t) => unquote(t).toLowerCase()),
   );
-  const backquoted = (sql.match(/`[^`]*`|\[[^\]]*\]/g) ?? []).map((t) => t.slice(1, -1).toLowerCase());
   const identifiers = new Set<string>();
   for (const table of db.tables) {
     const name = table.name.toLowerCase();
-    if (!words.has(name) && !quotedNames.has(name) && !backquoted.includes(name)) continue;
+    if (!mentioned.has(name)) continue;
     identifiers.add(name);
     for (const column of table.columns) identifiers.add(column.name.toLowerCase());
   }
-  const aliasPattern = /\bAS\s+([A-Za-z_][A-Za-z0-9_]*)/gi;
-  for (const match of unquotedText.matchAll(aliasPattern)) identifiers.add(match[1].toLowerCase());
-  const tableAliasPattern = /\b(?:FROM|JOIN)\s+(?:`[^`]*`|\[[^\]]*\]|[A-Za-z_][A-Za-z0-9_]*)\s+(?:AS\s+)?([A-Za-z_][A-Za-z0-9_]*)/gi;
-  for (const match of sql.matchAll(tableAliasPattern)) identifiers.add(match[1].toLowerCase());
+  tokens.forEach((token, i) => {
+    const alias = aliasAt(tokens, i);
+    if (alias) identifiers.add(alias);
+  });
   return identifiers;
+}
+
+const isKeyword = (token: Token | undefined, keyword: string) => token?.kind === 'word' && token.text.toUpperCase() === keyword;
+const isName = (token: Token | undefined) => token?.kind === 'word' || token?.kind === 'quoted';
+
+/** The alias a bare word at `i` defines: after AS, or right after a table name in FROM/JOIN. */
+function aliasAt(tokens: Token[], i: number): string | undefined {
+  const token = tokens[i];
+  if (token.kind !== 'word') return undefined;
+  if (isKeyword(tokens[i - 1], 'AS')) return token.text.toLowerCase();
+  const afterTable = isName(tokens[i - 1]) && (isKeyword(tokens[i - 2], 'FROM') || isKeyword(tokens[i - 2], 'JOIN'));
+  return afterTable ? token.text.toLowerCase() : undefined;
 }

@@ -3,6 +3,7 @@ import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
 import { abbreviateSql } from '../../runtime/sql/readonly.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from './double-quotes.js';
+import { significant, tokenize } from './lexer.js';
 
 /**
  * The gold stage: runs an instance's gold SQL read-only, with a timeout, and records what
@@ -14,7 +15,8 @@ export async function runGold(
   executor: SqlExecutor,
   timeoutMs: number,
 ): Promise<Outcome<GoldResult>> {
-  if (!/^(select|with)\b/i.test(stripLeadingNoise(instance.sql))) {
+  const keyword = firstKeyword(instance.sql);
+  if (keyword !== 'select' && keyword !== 'with') {
     return reject('gold_error', `not a read-only SELECT: ${abbreviateSql(instance.sql)}`);
   }
   const executedSql = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql));
@@ -53,21 +55,19 @@ export function resultShape(sql: string): ResultShape {
   return { ordered, distinct: select >= 0 && words[select + 1] === 'distinct' };
 }
 
+/** The top-level tokens, lower-cased (words) or as `x` (anything else): depth-0 only. */
 function topLevelWords(sql: string): string[] {
-  const text = sql
-    .replace(/--[^\n]*|\/\*[\s\S]*?(\*\/|$)/g, ' ')
-    .replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|`[^`]*`|\[[^\]]*\]/g, ' x ');
   let depth = 0;
-  let outside = '';
-  for (const ch of text) {
-    if (ch === '(') depth++;
-    outside += depth === 0 && ch !== ')' ? ch : ' ';
-    if (ch === ')') depth = Math.max(0, depth - 1);
+  const words: string[] = [];
+  for (const token of significant(tokenize(sql))) {
+    if (token.text === '(') depth++;
+    else if (token.text === ')') depth = Math.max(0, depth - 1);
+    else if (depth === 0) words.push(token.kind === 'word' ? token.text.toLowerCase() : 'x');
   }
-  return outside.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? [];
+  return words;
 }
 
-/** Comments, whitespace and opening parentheses before the first keyword. */
-function stripLeadingNoise(sql: string): string {
-  return sql.replace(/^(?:\s+|--[^\n]*\n?|\/\*[\s\S]*?\*\/|\()*/, '');
+/** The first keyword, past comments and opening parentheses. */
+function firstKeyword(sql: string): string | undefined {
+  return significant(tokenize(sql)).find((token) => token.text !== '(')?.text.toLowerCase();
 }

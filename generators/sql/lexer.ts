@@ -1,8 +1,8 @@
 /**
- * A SQLite lexer with source positions. REST synthesis rewrites SQL by token (a literal
- * becomes a placeholder, a placeholder becomes `?`) and must never touch the inside of a
- * string, a quoted identifier or a comment; regexes over raw text cannot promise that.
- * Lossless: the tokens' texts concatenate back to the input.
+ * A SQLite lexer with source positions, for code that reads or rewrites SQL by token
+ * (double-quoted strings resolved, literals turned into placeholders, placeholders into `?`)
+ * and must never touch the inside of a string, a quoted identifier or a comment: regexes
+ * over raw text cannot promise that. Lossless: the tokens' texts concatenate back to the input.
  */
 
 export type TokenKind =
