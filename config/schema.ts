@@ -1,11 +1,36 @@
 import { z } from 'zod';
+import { LlmConfigSchema } from '../generators/llm/config.js';
 
 /**
  * Every knob of a pipeline run, with its default. The JSON config file (`--config`) and the
  * CLI flags are validated against this one schema (config/load.ts merges them).
  */
 
-export const PipelineFormulation = z.enum(['slot', 'sel']);
+export const PipelineFormulation = z.enum(['slot', 'sel', 'rest']);
+
+/** The REST formulation's knobs (issue 3). */
+export const RestConfigSchema = z
+  .object({
+    /**
+     * Who proposes endpoints: `auto` = the LLM agent when `llm` is configured, else the
+     * deterministic template synthesizer.
+     */
+    synthesizer: z.enum(['auto', 'template', 'llm']).default('auto'),
+    /** Synthesis attempts per instance in the verify-and-retry loop (each failure is fed back). */
+    attempts: z.number().int().min(1).max(10).default(2),
+    /** After the LLM's last failed attempt, try the template synthesizer before rejecting. */
+    templateFallback: z.boolean().default(true),
+    /** Instances per LLM synthesis call. */
+    batchSize: z.number().int().min(1).max(50).default(4),
+    /** With an LLM: judge responses the deterministic comparison cannot decide. */
+    judge: z.boolean().default(true),
+    /** With an LLM: let the de-duplication agent propose merges (each verified by execution). */
+    dedupAgent: z.boolean().default(true),
+    /** Longest string parameter the server accepts. */
+    maxStringLength: z.number().int().min(1).max(100_000).default(1000),
+  })
+  .strict();
+export type RestConfig = z.infer<typeof RestConfigSchema>;
 
 export const ConfigSchema = z
   .object({
@@ -15,7 +40,7 @@ export const ConfigSchema = z
     datasetName: z.string().min(1).optional(),
     /** Restrict the run to these databases (all when absent). */
     dbIds: z.array(z.string().min(1)).min(1).optional(),
-    formulations: z.array(PipelineFormulation).min(1).default(['slot', 'sel']),
+    formulations: z.array(PipelineFormulation).min(1).default(['slot', 'sel', 'rest']),
     /** `paper` reproduces the paper's 7 SLOT tools; `extended` adds our extensions. */
     pool: z.enum(['extended', 'paper']).default('extended'),
     /** Items in flight at once in the in-process runner. */
@@ -45,6 +70,9 @@ export const ConfigSchema = z
      * (false: hash every database file on every run).
      */
     fingerprintCache: z.boolean().default(true),
+    rest: RestConfigSchema.default(RestConfigSchema.parse({})),
+    /** The LLM (synthesis agent, judge, dedup agent); absent: no LLM is used at all. */
+    llm: LlmConfigSchema.optional(),
     /** `auto`: progress bars on a TTY, periodic log lines otherwise. */
     progress: z.enum(['auto', 'bar', 'log', 'none']).default('auto'),
   })
@@ -66,5 +94,12 @@ export function outputRelevantConfig(config: Config): Record<string, unknown> {
     goldTimeoutMs: config.goldTimeoutMs,
     executeTimeoutMs: config.executeTimeoutMs,
     dbIds: config.dbIds ?? null,
+    ...(config.formulations.includes('rest') ? { rest: restRelevantConfig(config) } : {}),
   };
+}
+
+/** What changes REST output: the rest knobs and, when an LLM is used, which one and how (never its key). */
+function restRelevantConfig(config: Config): Record<string, unknown> {
+  const llm = config.llm && { provider: config.llm.provider, model: config.llm.model, temperature: config.llm.temperature, maxTokens: config.llm.maxTokens ?? null };
+  return { ...config.rest, llm: llm ?? null };
 }

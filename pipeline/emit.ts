@@ -2,7 +2,8 @@ import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import { selToolSpecs } from '../runtime/sel/specs.js';
 import { keysForInitialization, keysForSequenceOrStart, slotToolSpecs, toOpenApi } from '../runtime/slot/specs.js';
-import type { PipelineFormulation } from './formulation.js';
+import type { PipelineFormulation, SequenceFormulation } from './formulation.js';
+import { emitRestDatabase } from './emit-rest.js';
 import { jsonlText, jsonText, writeFileAtomic } from './files.js';
 import { sha256 } from './hash.js';
 import type {
@@ -21,7 +22,7 @@ import type { AcceptedSample, ItemResult } from './samples.js';
 
 /**
  * The artifacts of one database: per formulation its samples (JSONL, instance order), its
- * tool specs (OpenAI function format) and their OpenAPI document. Every write is atomic;
+ * tool specs (OpenAI function format) and their OpenAPI document (REST: emit-rest.ts). Every write is atomic;
  * every byte is a function of the samples and the config.
  */
 
@@ -40,7 +41,7 @@ export async function writeArtifact(outDir: string, relative: string, content: s
 /** One JSONL line, keys in the published order. */
 export function sampleRecord(
   datasetName: string,
-  formulation: PipelineFormulation,
+  formulation: SequenceFormulation,
   instance: Instance,
   sample: AcceptedSample,
 ): Record<string, unknown> {
@@ -83,7 +84,7 @@ function plainOutput(output: ToolOutput): SqlValue | SqlValue[] | Record<string,
  */
 export function databaseKeys(
   db: DatabaseInfo,
-  formulation: PipelineFormulation,
+  formulation: SequenceFormulation,
   samples: readonly AcceptedSample[],
   pool: ToolPool,
 ): KeyDescription[] {
@@ -129,22 +130,27 @@ export interface DatabaseEmitInput {
 }
 
 export async function emitDatabase(input: DatabaseEmitInput): Promise<EmittedFile[]> {
-  const { db, datasetName, outDir } = input;
   const files: EmittedFile[] = [];
   for (const formulation of input.formulations) {
-    const accepted = input.items.flatMap((item) => {
-      const result = item.results[formulation];
-      return result?.ok ? [{ instance: item.instance, sample: result }] : [];
-    });
-    const lines = accepted.map(({ instance, sample }) => sampleRecord(datasetName, formulation, instance, sample));
-    files.push(await writeArtifact(outDir, `${formulation}/${db.dbId}.jsonl`, jsonlText(lines)));
-    const samples = accepted.map((a) => a.sample);
-    const keys = databaseKeys(db, formulation, samples, input.config.pool);
-    const tools =
-      formulation === 'slot' ? slotToolSpecs(keys, input.config.pool) : selToolsOfDatabase(samples, keys, input.config.pool);
-    files.push(await writeArtifact(outDir, `tools/${formulation}/${db.dbId}.json`, jsonText(tools)));
-    const openapi = toOpenApi(tools, { title: `${datasetName} ${formulation.toUpperCase()} tools: ${db.dbId}`, version: input.version });
-    files.push(await writeArtifact(outDir, `openapi/${formulation}/${db.dbId}.json`, jsonText(openapi)));
+    files.push(...(formulation === 'rest' ? await emitRestDatabase(input) : await emitSequences(input, formulation)));
   }
+  return files;
+}
+
+async function emitSequences(input: DatabaseEmitInput, formulation: SequenceFormulation): Promise<EmittedFile[]> {
+  const { db, datasetName, outDir } = input;
+  const accepted = input.items.flatMap((item) => {
+    const result = item.results[formulation];
+    return result?.ok ? [{ instance: item.instance, sample: result }] : [];
+  });
+  const lines = accepted.map(({ instance, sample }) => sampleRecord(datasetName, formulation, instance, sample));
+  const files = [await writeArtifact(outDir, `${formulation}/${db.dbId}.jsonl`, jsonlText(lines))];
+  const samples = accepted.map((a) => a.sample);
+  const keys = databaseKeys(db, formulation, samples, input.config.pool);
+  const tools =
+    formulation === 'slot' ? slotToolSpecs(keys, input.config.pool) : selToolsOfDatabase(samples, keys, input.config.pool);
+  files.push(await writeArtifact(outDir, `tools/${formulation}/${db.dbId}.json`, jsonText(tools)));
+  const openapi = toOpenApi(tools, { title: `${datasetName} ${formulation.toUpperCase()} tools: ${db.dbId}`, version: input.version });
+  files.push(await writeArtifact(outDir, `openapi/${formulation}/${db.dbId}.json`, jsonText(openapi)));
   return files;
 }

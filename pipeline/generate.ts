@@ -6,11 +6,13 @@ import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { createSqlPool } from '../runtime/sql/pool.js';
 import { writeArtifact, type EmittedFile } from './emit.js';
 import { jsonlText, jsonText } from './files.js';
-import { orderedFormulations, type PipelineFormulation } from './formulation.js';
+import { orderedFormulations, sequenceFormulations, type PipelineFormulation } from './formulation.js';
 import { hashJson } from './hash.js';
 import type { ProgressListener } from './progress.js';
-import { planResults, runInProcess } from './runner/in-process.js';
-import { StageRunner } from './runner/stage-runner.js';
+import { planResults, runInProcess, type RunResult } from './runner/in-process.js';
+import { restSynthesisKey, runRest, type RestDedupStats, type RestServices } from './runner/rest.js';
+import { restServices } from './rest-services.js';
+import { INTERNAL_ERROR, StageRunner } from './runner/stage-runner.js';
 import { codeFingerprint } from './code-fingerprint.js';
 import { rememberRunOutputs, reusableRunOutputs, runOutputsKey } from './output-reuse.js';
 import type { ItemStages } from './runner/flow.js';
@@ -43,6 +45,8 @@ export interface GenerateOptions {
   executor?: SqlExecutor;
   /** Default: the registry's stages (tests swap in toy stages). */
   stages?: ItemStages;
+  /** REST's synthesizer, judge and dedup agent; default: from the config (rest-services.ts). */
+  restServices?: RestServices;
 }
 
 export interface GenerateResult {
@@ -81,15 +85,26 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const executor = memoizeExecutor(options.executor ?? ownExecutor!);
   const stages = options.stages ?? ITEM_STAGES;
   const code = codeFingerprint();
+  const wantsRest = formulations.includes('rest');
+  const services = wantsRest ? (options.restServices ? { services: options.restServices, usage: null, close: () => {} } : restServices(config, executor)) : null;
   const timing = (stageMetrics: RunTiming['stages'], outputsReused: boolean): RunTiming => ({
     wallMs: Math.round(performance.now() - started),
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     stages: stageMetrics,
     outputsReused,
+    ...(services?.usage ? { llm: services.usage.snapshot() } : {}),
   });
   try {
     const runOptions = { config, databases: source.databases, instances: source.instances, stages, executor };
-    const plans = planResults(runOptions, new StageRunner(store, { retries: 0, baseMs: 0, maxMs: 0 }, undefined, code));
+    const planner = new StageRunner(store, { retries: 0, baseMs: 0, maxMs: 0 }, undefined, code);
+    const plans = planResults(runOptions, planner);
+    const databases = new Map(source.databases.map((db) => [db.dbId, db]));
+    const restKeys = services
+      ? source.instances.map((instance) => {
+          const db = databases.get(instance.dbId);
+          return db ? restSynthesisKey(instance, db, { config, datasetName, services: services.services, stageRunner: planner, executor, code }) : null;
+        })
+      : null;
     // Every item planned: the run's outputs have a key, and may be on disk already.
     const outputsKey =
       plans.size === source.instances.length
@@ -102,6 +117,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
               // Content and schema (with the descriptions that end up in tool specs).
               databases: source.databases.map((db) => [db.dbId, dbCacheKey(db)]),
               results: source.instances.map((instance) => plans.get(instance)!.resultKeys),
+              ...(services ? { rest: restKeys, dedup: services.services.dedupFingerprint } : {}),
             },
             code,
           )
@@ -114,29 +130,47 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       return { outDir, stats, files: reused.manifest.files, aborted: false, warnings: source.warnings };
     }
 
-    const run = await runInProcess({
-      ...runOptions,
-      store,
-      signal: options.signal,
-      onProgress: options.onProgress,
-      codeFingerprint: code,
-      plans,
-    });
+    const run: RunResult = sequenceFormulations(formulations).length
+      ? await runInProcess({ ...runOptions, store, signal: options.signal, onProgress: options.onProgress, codeFingerprint: code, plans })
+      : { items: source.instances.map((instance) => ({ instance, results: {} })), metrics: new Map(), aborted: false };
     if (run.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
+    const rest = services
+      ? await runRest({
+          config,
+          databases: source.databases,
+          instances: source.instances,
+          datasetName,
+          executor,
+          store,
+          stageRunner: new StageRunner(store, { retries: config.retries, baseMs: config.backoff.baseMs, maxMs: config.backoff.maxMs }, undefined, code),
+          services: services.services,
+          code,
+          signal: options.signal,
+          onProgress: options.onProgress,
+        })
+      : null;
+    if (rest?.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
+    for (const item of rest ? run.items : []) item.results.rest = rest!.results.get(item.instance);
 
-    const statsWithoutTiming = checkedStats(source, datasetName, formulations, run.items);
+    const statsWithoutTiming = checkedStats(source, datasetName, formulations, run.items, rest?.dedup);
     const files = await emitAll(source, datasetName, formulations, run.items, config, outDir);
-    const metrics = Object.fromEntries([...run.metrics].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]));
+    const metrics = Object.fromEntries([...run.metrics, ...(rest?.metrics ?? [])].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]));
     const stats: RunStats = { ...statsWithoutTiming, timing: timing(metrics, false) };
     await writeArtifact(outDir, 'stats.json', jsonText(stats));
     const manifest = manifestOf(source, datasetName, config, stats, files);
     await writeArtifact(outDir, 'manifest.json', jsonText(manifest));
-    if (outputsKey) rememberRunOutputs(store, outputsKey, { stats: statsWithoutTiming, manifest });
+    // A run with internal errors (faults of the run, not of the items) must run again next time.
+    if (outputsKey && !hasInternalErrors(statsWithoutTiming)) rememberRunOutputs(store, outputsKey, { stats: statsWithoutTiming, manifest });
     return { outDir, stats, files, aborted: false, warnings: source.warnings };
   } finally {
     store.close();
+    services?.close();
     await ownExecutor?.close();
   }
+}
+
+function hasInternalErrors(stats: DeterministicStats): boolean {
+  return Object.values(stats.formulations).some((f) => Object.keys(f.total.rejectedBy).some((reason) => reason.endsWith(`:${INTERNAL_ERROR}`)));
 }
 
 type LoadedSource = Awaited<ReturnType<typeof ingestStage.run>>;
@@ -147,6 +181,7 @@ function checkedStats(
   datasetName: string,
   formulations: readonly PipelineFormulation[],
   items: readonly ItemResult[],
+  rest?: RestDedupStats,
 ): DeterministicStats {
   const dbIds = [...new Set([...source.databases.map((db) => db.dbId), ...source.rejections.map((r) => r.db)])];
   const expected = new Map<string, number>(dbIds.map((db) => [db, 0]));
@@ -154,7 +189,7 @@ function checkedStats(
   for (const r of source.rejections) expected.set(r.db, (expected.get(r.db) ?? 0) + 1);
   const stats = computeStats({ dataset: datasetName, dbIds, formulations, items, ingestRejections: source.rejections });
   assertNothingLost(stats, expected);
-  return stats;
+  return rest ? { ...stats, rest } : stats;
 }
 
 /** emit per database (in id order), then the run's rejections. */

@@ -1,43 +1,44 @@
-import type { PipelineFormulation } from './formulation.js';
+import type { SequenceFormulation } from './formulation.js';
 import { SHARED_STAGES, pathStages } from './runner/flow.js';
-import type { StageName } from './stage.js';
 
-/** Per stage: items done (computed, cached or skipped because an earlier stage rejected). */
+/**
+ * Per stage: items done (computed, cached or skipped because an earlier stage rejected).
+ * `stage` is a label: a stage name, or `rest.<stage>` for REST's own execute and verify.
+ */
 export interface ProgressEvent {
-  stage: StageName;
+  stage: string;
   done: number;
   total: number;
 }
 
 export type ProgressListener = (event: ProgressEvent) => void;
 
-/** Counts stage completions against totals known up front (items × formulations on the path). */
+/** Counts stage completions against totals known up front. */
 export class ProgressTracker {
-  private readonly counts = new Map<StageName, { done: number; total: number }>();
+  private readonly counts = new Map<string, { done: number; total: number }>();
 
   constructor(
-    items: number,
-    formulations: readonly PipelineFormulation[],
+    totals: Iterable<[stage: string, total: number]>,
     private readonly listener?: ProgressListener,
   ) {
-    for (const stage of SHARED_STAGES) this.counts.set(stage, { done: 0, total: items });
-    for (const f of formulations) {
-      for (const stage of pathStages(f)) {
-        const entry = this.counts.get(stage) ?? { done: 0, total: 0 };
-        entry.total += items;
-        this.counts.set(stage, entry);
-      }
-    }
+    for (const [stage, total] of totals) this.counts.set(stage, { done: 0, total: (this.counts.get(stage)?.total ?? 0) + total });
+  }
+
+  /** The SLOT/SEL flow: the shared prefix once per item, each formulation's path once per item. */
+  static forSequences(items: number, formulations: readonly SequenceFormulation[], listener?: ProgressListener): ProgressTracker {
+    const totals: [string, number][] = formulations.length ? SHARED_STAGES.map((s) => [s, items]) : [];
+    for (const f of formulations) for (const stage of pathStages(f)) totals.push([stage, items]);
+    return new ProgressTracker(totals, listener);
   }
 
   stages(): ProgressEvent[] {
     return [...this.counts].map(([stage, c]) => ({ stage, ...c }));
   }
 
-  done(stage: StageName): void {
+  done(stage: string, count = 1): void {
     const entry = this.counts.get(stage);
     if (!entry) return;
-    entry.done++;
+    entry.done += count;
     this.listener?.({ stage, ...entry });
   }
 }

@@ -1,4 +1,6 @@
-import type { PipelineFormulation } from './formulation.js';
+import type { SynthesizedEndpoint } from '../generators/rest/spec.js';
+import type { FailedAttempt } from '../generators/rest/synthesis.js';
+import type { SequenceFormulation } from './formulation.js';
 import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput, Verdict } from './model.js';
 import type { StageName } from './stage.js';
 
@@ -33,7 +35,23 @@ export interface RejectedSample {
 
 export type FormulationResult = AcceptedSample | RejectedSample;
 
+/** A verified REST sample: the instance's call of its (canonical) endpoint and the response. */
+export interface AcceptedRestSample {
+  ok: true;
+  /** The endpoint after dedup, as served. */
+  endpoint: SynthesizedEndpoint;
+  /** The response body the live server returned (`{columns, rows}`). */
+  response: unknown;
+  gold: GoldResult;
+  verification: Verification;
+  /** Who proposed the endpoint (`template`, `llm:<provider>/<model>`) and the attempts it took. */
+  synthesizer: string;
+  attempts: FailedAttempt[];
+}
+
+export type RestResult = AcceptedRestSample | RejectedSample;
+
 export interface ItemResult {
   instance: Instance;
-  results: Partial<Record<PipelineFormulation, FormulationResult>>;
+  results: Partial<Record<SequenceFormulation, FormulationResult>> & { rest?: RestResult };
 }

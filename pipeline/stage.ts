@@ -18,6 +18,8 @@ export const STAGE_NAMES = [
   'parse',
   'slot.decompose',
   'sel.expand',
+  'rest.synthesize',
+  'rest.dedup',
   'execute',
   'verify',
   'emit',
@@ -60,8 +62,7 @@ export interface BarrierContext {
 }
 
 /**
- * A per-database stage that needs every item of the database first (emit; later
- * rest.dedup). Runs after all item stages of that database are terminal.
+ * A per-database stage that needs every item of the database first (rest.dedup, emit). Runs after all item stages of that database are terminal.
  */
 export interface BarrierStage<I, O> {
   kind: 'barrier';

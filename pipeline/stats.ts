@@ -1,7 +1,9 @@
-import { orderedFormulations, type PipelineFormulation } from './formulation.js';
+import { orderedFormulations, REST_STAGES, type PipelineFormulation } from './formulation.js';
 import type { Rejection } from './model.js';
 import { SHARED_STAGES, pathStages } from './runner/flow.js';
 import type { StageMetrics } from './runner/stage-runner.js';
+import type { RestDedupStats } from './runner/rest.js';
+import type { UsageSnapshot } from '../generators/llm/usage.js';
 import type { ItemResult } from './samples.js';
 import type { StageName } from './stage.js';
 
@@ -34,6 +36,8 @@ export interface FormulationStats {
 
 export interface RunTiming {
   wallMs: number;
+  /** LLM requests, cache hits, retries, tokens and cost of the run (when an LLM is configured). */
+  llm?: UsageSnapshot;
   peakRssMb: number;
   stages: Record<string, StageMetrics>;
   /** Nothing changed since the run that wrote the outputs on disk: they were kept (output-reuse.ts). */
@@ -43,6 +47,8 @@ export interface RunTiming {
 export interface RunStats {
   dataset: string;
   formulations: Partial<Record<PipelineFormulation, FormulationStats>>;
+  /** REST endpoints per database before/after dedup and every merge with its reason. */
+  rest?: RestDedupStats;
   timing: RunTiming;
 }
 
@@ -111,7 +117,7 @@ export function computeStats(args: {
       if (!t) stages.set(stage, (t = { input: 0, accepted: 0, rejected: 0 }));
       return t;
     };
-    const funnel: StageName[] = ['ingest', ...SHARED_STAGES, ...pathStages(f)];
+    const funnel: StageName[] = ['ingest', ...(f === 'rest' ? REST_STAGES : [...SHARED_STAGES, ...pathStages(f)])];
     for (const stage of funnel) stageTally(stage);
 
     for (const r of expandIngestRejections(args.ingestRejections, [f]).filter((r) => r.formulation === f)) {

@@ -34,6 +34,8 @@ export interface Synthesizer {
    * params): part of the cache key of rest.synthesize.
    */
   readonly fingerprint: unknown;
+  /** Its answer never depends on the feedback (the template): one attempt is all it gets. */
+  readonly ignoresFeedback?: boolean;
   /** One outcome per request, same order; a rejection's category says why (`llm:timeout`, ...). */
   synthesize(requests: readonly SynthesisRequest[], db: DatabaseInfo, datasetName: string): Promise<Outcome<SynthesizedEndpoint>[]>;
 }
@@ -42,5 +44,6 @@ export interface Synthesizer {
 export const templateSynthesizer: Synthesizer = {
   name: 'template',
   fingerprint: 'template',
+  ignoresFeedback: true,
   synthesize: async (requests, db, datasetName) => requests.map(({ instance }) => synthesizeFromTemplate(instance, db, datasetName)),
 };

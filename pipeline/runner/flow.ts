@@ -1,4 +1,4 @@
-import type { PipelineFormulation } from '../formulation.js';
+import type { SequenceFormulation } from '../formulation.js';
 import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from '../model.js';
 import type { Outcome } from '../outcome.js';
 import type { FormulationResult, ItemResult, Verification } from '../samples.js';
@@ -29,7 +29,7 @@ export type ExecutionRecord =
   | { ok: false; error: { name: string; message: string; code?: string } };
 
 export interface VerifyInput {
-  formulation: PipelineFormulation;
+  formulation: SequenceFormulation;
   sequence: SlotSequence | SelSequence;
   execution: ExecutionRecord;
   gold: GoldResult;
@@ -48,7 +48,7 @@ export interface ItemStages<Q = unknown> {
 export type RunStage = <I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext) => Promise<Outcome<O>>;
 
 /** The stages a formulation goes through after slot.decompose. */
-export function pathStages(formulation: PipelineFormulation): StageName[] {
+export function pathStages(formulation: SequenceFormulation): StageName[] {
   return formulation === 'sel' ? ['sel.expand', 'execute', 'verify'] : ['execute', 'verify'];
 }
 export const SHARED_STAGES: StageName[] = ['gold', 'parse', 'slot.decompose'];
@@ -60,7 +60,7 @@ export interface FlowHooks {
 
 export async function runItem(
   instance: Instance,
-  formulations: readonly PipelineFormulation[],
+  formulations: readonly SequenceFormulation[],
   stages: ItemStages,
   ctx: StageContext,
   run: RunStage,
@@ -94,7 +94,7 @@ export async function runItem(
   if (!slot.ok) return rejectAll('slot.decompose', slot);
 
   // The formulations are independent from here on.
-  const finish = async (formulation: PipelineFormulation): Promise<FormulationResult> => {
+  const finish = async (formulation: SequenceFormulation): Promise<FormulationResult> => {
     const remaining = pathStages(formulation);
     const step = async <I, O>(stage: ItemStage<I, O>, input: I): Promise<Outcome<O>> => {
       const outcome = await run(stage, input, ctx);
@@ -151,7 +151,7 @@ export interface SampleKeys {
 
 export interface ItemPlan {
   /** Per formulation: the stage keys it gets when every stage before verify accepts. */
-  samples: Partial<Record<PipelineFormulation, SampleKeys>>;
+  samples: Partial<Record<SequenceFormulation, SampleKeys>>;
   /** Every stage key on the way, in flow order (to read ahead). */
   keys: string[];
 }
@@ -166,7 +166,7 @@ export interface ItemPlan {
  */
 export function planItem(
   instance: Instance,
-  formulations: readonly PipelineFormulation[],
+  formulations: readonly SequenceFormulation[],
   stages: ItemStages,
   ctx: StageContext,
   planner: KeyPlanner,
@@ -210,11 +210,11 @@ export function planItem(
  */
 export function stagesReached(
   results: ItemResult['results'],
-  formulations: readonly PipelineFormulation[],
+  formulations: readonly SequenceFormulation[],
 ): StageName[] {
   const reached: StageName[] = [];
   let shared = 0;
-  const path = new Map<PipelineFormulation, StageName[]>();
+  const path = new Map<SequenceFormulation, StageName[]>();
   for (const f of formulations) {
     const result = results[f];
     const order = [...SHARED_STAGES, ...pathStages(f)];

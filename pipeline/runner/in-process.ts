@@ -1,7 +1,7 @@
 import pLimit from 'p-limit';
 import type { Config } from '../../config/schema.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
-import { orderedFormulations } from '../formulation.js';
+import { sequenceFormulations } from '../formulation.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../model.js';
 import type { Outcome } from '../outcome.js';
 import { ProgressTracker, type ProgressListener } from '../progress.js';
@@ -23,7 +23,7 @@ import {
 import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './stage-runner.js';
 
 /**
- * The default runner: every item through the stage graph in this process, at most
+ * The default runner of the SLOT/SEL stages: every item through the stage graph in this process, at most
  * `config.concurrency` items in flight, each item's finished stage outcomes committed to
  * the run store (group commits, run-store.ts). One item's failure never touches another.
  *
@@ -66,7 +66,7 @@ export function planResults(
   options: Pick<InProcessRunOptions, 'config' | 'databases' | 'instances' | 'stages' | 'executor'>,
   planner: KeyPlanner,
 ): Map<Instance, PlannedItem> {
-  const formulations = orderedFormulations(options.config.formulations);
+  const formulations = sequenceFormulations(options.config.formulations);
   const databases = new Map(options.databases.map((db) => [db.dbId, db]));
   const plans = new Map<Instance, PlannedItem>();
   for (const instance of options.instances) {
@@ -117,7 +117,7 @@ function sampleFromParts(parts: SampleKeys, outcomes: ReadonlyMap<string, Outcom
 
 export async function runInProcess(options: InProcessRunOptions): Promise<RunResult> {
   const { config, store } = options;
-  const formulations = orderedFormulations(config.formulations);
+  const formulations = sequenceFormulations(config.formulations);
   const databases = new Map(options.databases.map((db) => [db.dbId, db]));
   const stageRunner = new StageRunner(
     store,
@@ -125,7 +125,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
     options.sleep,
     store ? (options.codeFingerprint ?? codeFingerprint()) : '',
   );
-  const progress = new ProgressTracker(options.instances.length, formulations, options.onProgress);
+  const progress = ProgressTracker.forSequences(options.instances.length, formulations, options.onProgress);
   const limit = pLimit(config.concurrency);
   const contextOf = (db: DatabaseInfo) => ({ config, db, executor: options.executor });
 

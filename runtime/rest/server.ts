@@ -3,12 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { EndpointSpecSchema, type ArgumentValue, type EndpointSpec } from '../../generators/rest/spec.js';
 import type { DatabaseInfo } from '../../pipeline/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
-import { bindPlaceholders } from '../../generators/rest/bind.js';
 import { placeholderProblem } from '../../generators/rest/placeholders.js';
 import { registerDocs } from './docs.js';
 import { notFound, toErrorResponse } from './errors.js';
 import { restOpenApi } from './openapi.js';
-import { checkFinite, DEFAULT_MAX_STRING_LENGTH, querystringSchema } from './parameters.js';
+import { runEndpoint } from './endpoint.js';
+import { DEFAULT_MAX_STRING_LENGTH, querystringSchema } from './parameters.js';
 
 /**
  * The live REST server (DESIGN.md "REST"): every endpoint spec served as a GET with query
@@ -54,7 +54,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
   const maxStringLength = options.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH;
   const routes = checkedRoutes(options.databases);
   const openapi = restOpenApi(
-    routes.map((route) => route.endpoint),
+    documentedEndpoints(routes),
     { title: options.title, version: options.version, maxStringLength },
   );
 
@@ -80,11 +80,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
 
   for (const { db, endpoint } of routes) {
     app.get(endpoint.path, { schema: { querystring: querystringSchema(endpoint.parameters, { maxStringLength }) } }, async (request) => {
-      const args = request.query as Record<string, ArgumentValue>;
-      checkFinite(endpoint.parameters, args);
-      const bound = bindPlaceholders(endpoint.sql, args, endpoint.parameters);
-      const result = await options.executor.run({ dbPath: db.path, sql: bound.sql, params: bound.params, timeoutMs: options.timeoutMs });
-      return { columns: result.columns, rows: result.rows };
+      return runEndpoint(endpoint, request.query as Record<string, ArgumentValue>, db, options.executor, options.timeoutMs);
     });
   }
 
@@ -103,14 +99,15 @@ interface Route {
 }
 
 /**
- * Every endpoint valid against its schema, every placeholder declared, and no two
- * endpoints with the same path or operationId: refused at startup, not per request.
+ * Every endpoint valid against its schema, every placeholder declared, no two endpoints
+ * with the same path, nor of one database with the same operationId: refused at startup,
+ * not per request.
  */
 function checkedRoutes(databases: readonly RestDatabase[]): Route[] {
   const paths = new Set<string>();
-  const operationIds = new Set<string>();
-  return databases.flatMap(({ db, endpoints }) =>
-    endpoints.map((candidate) => {
+  return databases.flatMap(({ db, endpoints }) => {
+    const operationIds = new Set<string>();
+    return endpoints.map((candidate) => {
       const parsed = EndpointSpecSchema.safeParse(candidate);
       if (!parsed.success) throw new Error(`endpoint ${candidate.operationId} of ${db.dbId} is invalid: ${parsed.error.message}`);
       const endpoint = parsed.data;
@@ -122,7 +119,20 @@ function checkedRoutes(databases: readonly RestDatabase[]): Route[] {
       const problem = placeholderProblem(endpoint.sql, declared);
       if (problem) throw new Error(`endpoint ${endpoint.operationId} uses ${problem}`);
       return { db, endpoint };
-    }),
+    });
+  });
+}
+
+/**
+ * Operation ids are unique per database (they are the tools of one database's samples);
+ * one document over several databases qualifies an id that several of them use with its
+ * database (`<db>__<id>`), as OpenAPI wants ids unique in a document.
+ */
+function documentedEndpoints(routes: readonly Route[]): EndpointSpec[] {
+  const uses = new Map<string, number>();
+  for (const { endpoint } of routes) uses.set(endpoint.operationId, (uses.get(endpoint.operationId) ?? 0) + 1);
+  return routes.map(({ db, endpoint }) =>
+    uses.get(endpoint.operationId)! > 1 ? { ...endpoint, operationId: `${db.dbId}__${endpoint.operationId}` } : endpoint,
   );
 }
 

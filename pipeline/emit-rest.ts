@@ -1,0 +1,53 @@
+import type { EndpointSpec } from '../generators/rest/spec.js';
+import { restOpenApi } from '../runtime/rest/openapi.js';
+import { restToolSpecs } from '../runtime/rest/tools.js';
+import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit.js';
+import { jsonlText, jsonText } from './files.js';
+import type { Instance } from './model.js';
+import type { AcceptedRestSample } from './samples.js';
+
+/**
+ * The REST artifacts of one database: `rest/<db>.jsonl` (one line per verified sample,
+ * instance order), the endpoints those samples call as an OpenAPI 3.1 document and as an
+ * OpenAI-format tool list. Endpoints no verified sample calls are not published.
+ */
+
+export function restSampleRecord(datasetName: string, instance: Instance, sample: AcceptedRestSample): Record<string, unknown> {
+  const { call } = sample.endpoint;
+  return {
+    sample_id: instance.id,
+    dataset_name: datasetName,
+    formulation: 'rest',
+    input: instance.question,
+    evidence: instance.evidence,
+    query: instance.sql,
+    gold_answer: sample.gold.rows,
+    output: [{ name: call.name, arguments: call.arguments, path: call.path }],
+    output_after_executing_api: sample.response,
+    difficulty: instance.difficulty,
+    synthesizer: sample.synthesizer,
+    attempts: sample.attempts.length + 1,
+    verification: sample.verification,
+  };
+}
+
+/** The endpoints the samples call, each once, in the order first called. */
+export function calledEndpoints(samples: readonly AcceptedRestSample[]): EndpointSpec[] {
+  const byId = new Map<string, EndpointSpec>();
+  for (const sample of samples) if (!byId.has(sample.endpoint.spec.operationId)) byId.set(sample.endpoint.spec.operationId, sample.endpoint.spec);
+  return [...byId.values()];
+}
+
+export async function emitRestDatabase(input: DatabaseEmitInput): Promise<EmittedFile[]> {
+  const { db, datasetName, outDir } = input;
+  const accepted = input.items.flatMap((item) => (item.results.rest?.ok ? [{ instance: item.instance, sample: item.results.rest }] : []));
+  const lines = accepted.map(({ instance, sample }) => restSampleRecord(datasetName, instance, sample));
+  const endpoints = calledEndpoints(accepted.map((a) => a.sample));
+  const maxStringLength = input.config.rest.maxStringLength;
+  const openapi = restOpenApi(endpoints, { title: `${datasetName} REST API: ${db.dbId}`, version: input.version, maxStringLength });
+  return [
+    await writeArtifact(outDir, `rest/${db.dbId}.jsonl`, jsonlText(lines)),
+    await writeArtifact(outDir, `tools/rest/${db.dbId}.json`, jsonText(restToolSpecs(endpoints, maxStringLength))),
+    await writeArtifact(outDir, `openapi/rest/${db.dbId}.json`, jsonText(openapi)),
+  ];
+}

@@ -1,0 +1,30 @@
+import { dedupEndpoints, type DedupResult } from '../../generators/rest/dedup.js';
+import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import type { DatabaseInfo } from '../model.js';
+
+/**
+ * rest.dedup, the per-database barrier: once every instance of the database has its
+ * endpoint, equivalent endpoints are merged (deterministically, canonical.ts), then the
+ * de-duplication agent, if there is one, may merge near-duplicates it proves equivalent by
+ * execution. Every merge carries its reason.
+ */
+
+export interface DedupAgent {
+  /** Further merges of `result`'s endpoints; each one verified, never merely proposed. */
+  refine(result: DedupResult, db: DatabaseInfo): Promise<DedupResult>;
+}
+
+export interface DatabaseDedup extends DedupResult {
+  /** Endpoints before de-duplication (one per synthesized instance). */
+  before: number;
+}
+
+export async function dedupDatabase(
+  endpoints: readonly { instanceId: string; endpoint: SynthesizedEndpoint }[],
+  db: DatabaseInfo,
+  agent: DedupAgent | null,
+): Promise<DatabaseDedup> {
+  const merged = dedupEndpoints([...endpoints], db);
+  const refined = agent && merged.canonical.length > 1 ? await agent.refine(merged, db) : merged;
+  return { ...refined, before: endpoints.length };
+}

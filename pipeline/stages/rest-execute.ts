@@ -1,0 +1,26 @@
+import type { RestCall } from '../../generators/rest/spec.js';
+import type { RestResponse } from '../../verifiers/rest.js';
+import { TransientError } from '../outcome.js';
+
+/**
+ * execute for REST: the instance's call, made over HTTP against the live server (the
+ * arguments as a query string, as any client would send them). A response of any status is
+ * data for the execution check; a failure to get one at all is transient.
+ */
+export async function callOverHttp(baseUrl: string, call: RestCall, timeoutMs: number): Promise<RestResponse> {
+  const url = new URL(call.path, baseUrl);
+  for (const [name, value] of Object.entries(call.arguments)) url.searchParams.set(name, String(value));
+  let response: Response;
+  try {
+    // The server stops the query at timeoutMs and answers 504; the margin is for the answer to arrive.
+    response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs + 10_000) });
+  } catch (error) {
+    throw new TransientError(`GET ${call.path} failed: ${(error as Error).message}`);
+  }
+  const text = await response.text();
+  try {
+    return { status: response.status, body: JSON.parse(text) };
+  } catch {
+    return { status: response.status, body: { error: { code: 'not_json', message: text.slice(0, 200) } } };
+  }
+}

@@ -1,0 +1,71 @@
+import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import type { FailedAttempt, Synthesizer } from '../../generators/rest/synthesis.js';
+import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../model.js';
+
+/**
+ * rest.synthesize with the verify-and-retry loop, for the instances of one database: the
+ * synthesizer proposes endpoints, each is checked (format → execution → semantic, exactly
+ * the checks the served endpoint will face), and the instances whose endpoint failed are
+ * sent back with every failure so far as feedback, up to `attempts` times; then once to the
+ * fallback (the template synthesizer, when the LLM keeps failing); then they are rejected
+ * with the last failure's category.
+ */
+
+export type SynthesisRecord =
+  | { ok: true; endpoint: SynthesizedEndpoint; synthesizer: string; attempts: FailedAttempt[] }
+  | { ok: false; category: string; message: string; attempts: FailedAttempt[] };
+
+export interface SynthesisItem {
+  instance: Instance;
+  gold: GoldResult;
+}
+
+export interface SynthesisLoopContext {
+  db: DatabaseInfo;
+  datasetName: string;
+  synthesizer: Synthesizer;
+  fallback: Synthesizer | null;
+  attempts: number;
+  /** The checks of a candidate: its first failure, or null when it passes them all. */
+  check(endpoint: SynthesizedEndpoint, item: SynthesisItem): Promise<Verdict | null>;
+  /** Called as items end (for progress). */
+  onSettled?(count: number): void;
+}
+
+export async function synthesizeWithRetries(items: readonly SynthesisItem[], ctx: SynthesisLoopContext): Promise<SynthesisRecord[]> {
+  const records: (SynthesisRecord | undefined)[] = items.map(() => undefined);
+  const history: FailedAttempt[][] = items.map(() => []);
+
+  const round = async (synthesizer: Synthesizer, indices: number[]): Promise<number[]> => {
+    const requests = indices.map((i) => ({ instance: items[i].instance, previous: history[i] }));
+    const outcomes = await synthesizer.synthesize(requests, ctx.db, ctx.datasetName);
+    await Promise.all(
+      indices.map(async (i, k) => {
+        const outcome = outcomes[k];
+        if (!outcome.ok) return void history[i].push({ category: outcome.category, message: outcome.message });
+        const failure = await ctx.check(outcome.value, items[i]);
+        if (!failure) records[i] = { ok: true, endpoint: outcome.value, synthesizer: synthesizer.name, attempts: [...history[i]] };
+        else history[i].push({ category: failure.category, message: failure.message, endpoint: { spec: outcome.value.spec, arguments: outcome.value.call.arguments } });
+      }),
+    );
+    const remaining = indices.filter((i) => !records[i]);
+    ctx.onSettled?.(indices.length - remaining.length);
+    return remaining;
+  };
+
+  let pending = items.map((_, i) => i);
+  const tries = ctx.synthesizer.ignoresFeedback ? 1 : ctx.attempts;
+  for (let attempt = 0; attempt < tries && pending.length; attempt++) pending = await round(ctx.synthesizer, pending);
+  if (ctx.fallback && ctx.fallback !== ctx.synthesizer && pending.length) pending = await round(ctx.fallback, pending);
+  for (const i of pending) {
+    const last = history[i][history[i].length - 1];
+    records[i] = {
+      ok: false,
+      category: last.category,
+      message: `rejected after ${history[i].length} attempt(s); last: ${last.message}`,
+      attempts: history[i],
+    };
+  }
+  ctx.onSettled?.(pending.length);
+  return records as SynthesisRecord[];
+}

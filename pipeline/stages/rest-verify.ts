@@ -1,0 +1,63 @@
+import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import { runEndpoint } from '../../runtime/rest/endpoint.js';
+import type { SqlExecutor } from '../../runtime/sql/executor.js';
+import type { AnswerJudge } from '../../verifiers/judge.js';
+import { checkRestExecution, checkRestFormat, checkRestSemantic, type RestResponse } from '../../verifiers/rest.js';
+import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../model.js';
+import { accept, reject, TransientError, type Outcome } from '../outcome.js';
+import type { Verification } from '../samples.js';
+
+/**
+ * REST verification: format → execution → semantic, the first failure rejecting with its
+ * category (as for SLOT/SEL). A response the comparison rules cannot decide goes to the
+ * judge when there is one; its verdict and rationale become the semantic verdict.
+ */
+
+export interface RestVerifyContext {
+  db: DatabaseInfo;
+  maxStringLength: number;
+  judge: AnswerJudge | null;
+}
+
+/** The checks of an endpoint call; `respond` makes the call, only once the format check passed. */
+export async function verifyRest(
+  endpoint: SynthesizedEndpoint,
+  respond: () => Promise<RestResponse>,
+  item: { instance: Instance; gold: GoldResult },
+  ctx: RestVerifyContext,
+): Promise<{ outcome: Outcome<Verification>; response: RestResponse | null }> {
+  const format = checkRestFormat(endpoint, ctx.db, ctx.maxStringLength);
+  const response = format.ok ? await respond() : null;
+  const execution: Verdict = !response ? notRun('execution', 'the format check failed') : checkRestExecution(response);
+  let semantic: Verdict = execution.ok && response ? checkRestSemantic(response, item.gold) : notRun('semantic', 'execution failed');
+  if (semantic.category === 'semantic:undecidable' && ctx.judge && response) {
+    const verdict = await ctx.judge.judge({ question: item.instance.question, evidence: item.instance.evidence, gold: item.gold, response: response.body });
+    semantic = { ok: verdict.ok, category: verdict.category, message: verdict.message };
+  }
+  const verification: Verification = { format, execution, semantic };
+  const failed = [format, execution, semantic].find((v) => !v.ok);
+  return { outcome: failed ? reject(failed.category, failed.message) : accept(verification), response };
+}
+
+const notRun = (check: string, why: string): Verdict => ({ ok: false, category: `${check}:not_run`, message: why });
+
+/**
+ * A candidate endpoint's response without the server: what the server would answer, except
+ * that SQL errors keep SQLite's message (the server hides it from clients; the retry
+ * loop's feedback needs it). Only called on specs that passed the format check.
+ */
+export async function directResponse(
+  endpoint: SynthesizedEndpoint,
+  db: DatabaseInfo,
+  executor: SqlExecutor,
+  timeoutMs: number,
+): Promise<RestResponse> {
+  try {
+    return { status: 200, body: await runEndpoint(endpoint.spec, endpoint.call.arguments, db, executor, timeoutMs) };
+  } catch (error) {
+    if (error instanceof TransientError) throw error;
+    const { name, message } = error instanceof Error ? error : new Error(String(error));
+    const status = name === 'SqlTimeoutError' ? 504 : name === 'BindError' || name === 'InvalidParameterError' ? 400 : 500;
+    return { status, body: { error: { code: name, message } } };
+  }
+}
