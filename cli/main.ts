@@ -44,7 +44,7 @@ export function buildProgram(): Command {
       .description('generate SLOT/SEL datasets from a source (BIRD layout, or JSONL + SQLite dir)')
       .option('--source <dir>', 'dataset source directory (or question file)')
       .option('--dataset-name <name>', "the samples' dataset_name (default: from the source, e.g. bird-dev)")
-      .option('--formulations <list>', 'comma-separated: slot,sel', commaList)
+      .option('--formulations <list>', 'comma-separated: slot,sel,rest (default all three)', commaList)
       .option('--out <dir>', 'output directory (default: output)')
       .option('--db <id...>', 'only these databases (repeatable)'),
   );

@@ -55,7 +55,7 @@ describe('nl2api CLI', () => {
     expect(badFlag.code).toBe(1);
     expect(badFlag.stderr).toMatch(/positive integer/);
 
-    const badFormulation = cli('generate', '--source', demo, '--formulations', 'slot,rest');
+    const badFormulation = cli('generate', '--source', demo, '--formulations', 'slot,graphql');
     expect(badFormulation.code).toBe(1);
     expect(badFormulation.stderr).toMatch(/formulations/);
   });

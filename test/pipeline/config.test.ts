@@ -19,7 +19,7 @@ describe('config', () => {
   test('every knob has a default', async () => {
     const config = await loadConfig();
     expect(config).toEqual({
-      formulations: ['slot', 'sel'],
+      formulations: ['slot', 'sel', 'rest'],
       pool: 'extended',
       concurrency: 8,
       sqlWorkers: 2,
@@ -31,6 +31,7 @@ describe('config', () => {
       cache: true,
       fingerprintCache: true,
       progress: 'auto',
+      rest: { synthesizer: 'auto', attempts: 2, templateFallback: true, batchSize: 4, judge: true, dedupAgent: true, maxStringLength: 1000 },
     });
     expect(cacheDirOf(config)).toBe(path.resolve('output', '.cache'));
   });
@@ -57,7 +58,7 @@ describe('config', () => {
     [{ concurrency: 0 }, /concurrency/],
     [{ concurrency: 2.5 }, /concurrency/],
     [{ pool: 'huge' }, /pool/],
-    [{ formulations: ['slot', 'rest'] }, /formulations/],
+    [{ formulations: ['slot', 'graphql'] }, /formulations/],
     [{ formulations: [] }, /formulations/],
     [{ retries: -1 }, /retries/],
     [{ backoff: { baseMs: 'fast' } }, /backoff/],
