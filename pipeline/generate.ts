@@ -12,7 +12,7 @@ import type { ProgressListener } from './progress.js';
 import { planResults, runInProcess, type RunResult } from './runner/in-process.js';
 import { restSynthesisKey, runRest, type RestDedupStats, type RestServices } from './runner/rest.js';
 import { restServices } from './rest-services.js';
-import { INTERNAL_ERROR, StageRunner } from './runner/stage-runner.js';
+import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './runner/stage-runner.js';
 import { codeFingerprint } from './code-fingerprint.js';
 import { rememberRunOutputs, reusableRunOutputs, runOutputsKey } from './output-reuse.js';
 import type { ItemStages } from './runner/flow.js';
@@ -154,7 +154,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
 
     const statsWithoutTiming = checkedStats(source, datasetName, formulations, run.items, rest?.dedup);
     const files = await emitAll(source, datasetName, formulations, run.items, config, outDir);
-    const metrics = Object.fromEntries([...run.metrics, ...(rest?.metrics ?? [])].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]));
+    const metrics = Object.fromEntries([...sumMetrics([run.metrics, rest?.metrics ?? new Map()])].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]));
     const stats: RunStats = { ...statsWithoutTiming, timing: timing(metrics, false) };
     await writeArtifact(outDir, 'stats.json', jsonText(stats));
     const manifest = manifestOf(source, datasetName, config, stats, files);
@@ -167,6 +167,18 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     services?.close();
     await ownExecutor?.close();
   }
+}
+
+/** Per stage, the sum of several runners' metrics (REST's gold runs through its own stage runner). */
+function sumMetrics(all: readonly ReadonlyMap<string, StageMetrics>[]): Map<string, StageMetrics> {
+  const sum = new Map<string, StageMetrics>();
+  for (const metrics of all) {
+    for (const [stage, m] of metrics) {
+      const total = sum.get(stage) ?? { cacheHits: 0, runs: 0, retries: 0, ms: 0 };
+      sum.set(stage, { cacheHits: total.cacheHits + m.cacheHits, runs: total.runs + m.runs, retries: total.retries + m.retries, ms: total.ms + m.ms });
+    }
+  }
+  return sum;
 }
 
 function hasInternalErrors(stats: DeterministicStats): boolean {

@@ -1,5 +1,4 @@
 import type { ResultSet } from './model.js';
-import { LruMap } from '../runtime/lru.js';
 import type { SqlExecutor, SqlRequest } from '../runtime/sql/executor.js';
 
 /**
@@ -7,7 +6,8 @@ import type { SqlExecutor, SqlRequest } from '../runtime/sql/executor.js';
  * the SLOT calls they bind to, so an item's two formulations send the very same SQL, at
  * about the same time: without this, every SLOT query would run twice. Databases are
  * opened read-only, so the same statement gives the same result; requests in flight are
- * shared (errors included), finished results are kept in a small LRU, small ones only.
+ * shared (errors included), finished results are kept in an LRU bounded by entries and by
+ * cells in all (REST runs each endpoint once to check it, then again over HTTP).
  */
 
 export interface SqlMemoOptions {
@@ -15,22 +15,42 @@ export interface SqlMemoOptions {
   maxEntries?: number;
   /** Results with more cells than this are shared while in flight but not kept. */
   maxCells?: number;
+  /** Cells kept in all (least recently used dropped first). */
+  maxTotalCells?: number;
 }
 
 export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}): SqlExecutor {
-  const maxEntries = options.maxEntries ?? 1024;
+  const maxEntries = options.maxEntries ?? 8192;
   const maxCells = options.maxCells ?? 50_000;
+  const maxTotalCells = options.maxTotalCells ?? 2_000_000;
   const inFlight = new Map<string, Promise<ResultSet>>();
-  const done = new LruMap<string, ResultSet>(maxEntries);
+  // Map iteration order is insertion order: re-inserting on a hit marks an entry most recent.
+  const done = new Map<string, { result: ResultSet; cells: number }>();
+  let totalCells = 0;
 
   const keep = (key: string, result: ResultSet) => {
-    if (result.rows.length * Math.max(1, result.columns.length) <= maxCells) done.set(key, result);
+    const cells = result.rows.length * Math.max(1, result.columns.length);
+    if (cells > maxCells || done.has(key)) return;
+    done.set(key, { result, cells });
+    totalCells += cells;
+    for (const [oldest, entry] of done) {
+      if (done.size <= maxEntries && totalCells <= maxTotalCells) break;
+      done.delete(oldest);
+      totalCells -= entry.cells;
+    }
+  };
+  const lookup = (key: string): ResultSet | undefined => {
+    const entry = done.get(key);
+    if (!entry) return undefined;
+    done.delete(key);
+    done.set(key, entry);
+    return entry.result;
   };
 
   return {
     async run(request: SqlRequest): Promise<ResultSet> {
       const key = JSON.stringify([request.dbPath, request.sql, request.params.map(String), request.params.map((p) => typeof p)]);
-      const hit = done.get(key);
+      const hit = lookup(key);
       if (hit) return copy(hit);
       let pending = inFlight.get(key);
       if (!pending) {

@@ -5,6 +5,7 @@ import { parseQuery } from '../sql/normalize.js';
 import { columnResolver } from './columns.js';
 import { isWord, significant, tokenize, unquote, type Token } from '../sql/lexer.js';
 import { slug } from './naming.js';
+import { LruMap } from '../../runtime/lru.js';
 import { typeFitsColumn, valueFitsType } from './parameter-types.js';
 import { placeholderOccurrences, replacePlaceholders } from './placeholders.js';
 import { EndpointSpecSchema, type EndpointSpec, type ParameterSpec } from './spec.js';
@@ -27,10 +28,17 @@ const NAME_ERRORS = /^(no such column|no such table|ambiguous column name)/;
 export function checkEndpointSpec(spec: EndpointSpec, db: DatabaseInfo): Verdict {
   const early = checkShape(spec, db) ?? checkStatement(spec.sql) ?? checkPlaceholders(spec);
   if (early) return early;
-  const parsed = parseNames(spec, db);
-  if ('ok' in parsed) return parsed;
-  return checkTypes(spec, db, parsed) ?? { ok: true, category: 'format:ok', message: 'spec well-formed' };
+  // Parsing is most of the cost, and the same SQL is checked again after dedup renamed its endpoint.
+  const key = JSON.stringify([db.dbId, db.fingerprint, spec.sql, spec.parameters]);
+  return sqlVerdicts.getOrSet(key, () => {
+    const parsed = parseNames(spec, db);
+    if ('ok' in parsed) return parsed;
+    return checkTypes(spec, db, parsed) ?? { ok: true, category: 'format:ok', message: 'spec well-formed' };
+  });
 }
+
+/** The SQL-dependent verdicts (a pure function of the SQL, parameters and database). */
+const sqlVerdicts = new LruMap<string, Verdict>(4096);
 
 function fail(why: string, message: string): Verdict {
   return { ok: false, category: `format:${why}`, message };

@@ -276,6 +276,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     store?.flush();
     if (server) await (await server).close();
   }
+  for (const [stage, m] of options.stageRunner.metrics) metrics.set(stage, m);
   return { results, dedup: dedupStats(dedups, results), metrics, aborted: results.size < count };
 }
 
