@@ -6,6 +6,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { ConfigInput } from '../config/schema.js';
 import { generate, SourceError } from '../pipeline/generate.js';
+import { serveDataset } from '../pipeline/serve.js';
 import { packageRoot, packageVersion } from '../pipeline/package-root.js';
 import { InvariantError } from '../pipeline/stats.js';
 import { createProgressReporter } from './progress.js';
@@ -27,6 +28,20 @@ interface GenerateFlags {
   cacheDir?: string;
   fingerprintCache?: boolean;
   progress?: string;
+  synthesizer?: string;
+  llmProvider?: string;
+  llmModel?: string;
+  llmBaseUrl?: string;
+}
+
+interface ServeFlags {
+  source?: string;
+  out?: string;
+  db?: string[];
+  host: string;
+  port: number;
+  config?: string;
+  sqlWorkers?: number;
 }
 
 const EXIT_INTERRUPTED = 130;
@@ -34,14 +49,14 @@ const EXIT_INTERRUPTED = 130;
 export function buildProgram(): Command {
   const program = new Command()
     .name('nl2api')
-    .description('Turns NL2SQL datasets into verified tool-calling datasets (SLOT, SEL)')
+    .description('Turns NL2SQL datasets into verified tool-calling datasets (SLOT, SEL, REST)')
     .version(packageVersion())
     .showHelpAfterError();
 
   const run = withRunOptions(
     program
       .command('generate')
-      .description('generate SLOT/SEL datasets from a source (BIRD layout, or JSONL + SQLite dir)')
+      .description('generate SLOT/SEL/REST datasets from a source (BIRD layout, or JSONL + SQLite dir)')
       .option('--source <dir>', 'dataset source directory (or question file)')
       .option('--dataset-name <name>', "the samples' dataset_name (default: from the source, e.g. bird-dev)")
       .option('--formulations <list>', 'comma-separated: slot,sel,rest (default all three)', commaList)
@@ -64,7 +79,33 @@ export function buildProgram(): Command {
       command,
     );
   });
+  program
+    .command('serve')
+    .description("serve a generated dataset's REST endpoints live (OpenAPI at /openapi.json, docs at /docs)")
+    .option('--source <dir>', 'the dataset source the endpoints were generated from (its databases are served)')
+    .option('--out <dir>', 'the output directory of that generate run (default: output)')
+    .option('--db <id...>', 'only these databases (repeatable)')
+    .option('--host <host>', 'interface to bind (loopback unless told otherwise)', '127.0.0.1')
+    .option('--port <n>', 'port (0: any free one)', nonNegativeInt, 8080)
+    .option('--sql-workers <n>', 'SQL worker processes', positiveInt)
+    .option('--config <file>', 'JSON config file (timeouts, string limits; flags override it)')
+    .action(async (flags: ServeFlags) => {
+      process.exitCode = await runServe(flags);
+    });
   return program;
+}
+
+async function runServe(flags: ServeFlags): Promise<number> {
+  const config = await loadConfig({ file: flags.config, flags: { source: flags.source, out: flags.out, dbIds: flags.db, sqlWorkers: flags.sqlWorkers } });
+  const handle = await serveDataset({ config, host: flags.host, port: flags.port });
+  for (const { dbId, endpoints } of handle.databases) process.stdout.write(`${dbId}: ${endpoints} endpoints\n`);
+  process.stdout.write(`serving on ${handle.server.url} (OpenAPI: ${handle.server.url}/openapi.json, docs: ${handle.server.url}/docs)\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await handle.close();
+  return 0;
 }
 
 function withRunOptions(command: Command): Command {
@@ -76,7 +117,11 @@ function withRunOptions(command: Command): Command {
     .option('--no-cache', 'recompute everything (results are still cached)')
     .option('--cache-dir <dir>', 'run store directory (default: <out>/.cache)')
     .option('--no-fingerprint-cache', 'hash every database file (do not trust an unchanged size and mtime)')
-    .addOption(new Option('--progress <mode>', 'progress display').choices(['auto', 'bar', 'log', 'none']));
+    .addOption(new Option('--progress <mode>', 'progress display').choices(['auto', 'bar', 'log', 'none']))
+    .addOption(new Option('--synthesizer <who>', 'REST endpoint synthesizer (auto: the LLM when one is configured)').choices(['auto', 'template', 'llm']))
+    .addOption(new Option('--llm-provider <provider>', 'LLM provider (API key from MISTRAL_API_KEY / OPENAI_API_KEY)').choices(['mistral', 'openai', 'ollama']))
+    .option('--llm-model <name>', 'LLM model name')
+    .option('--llm-base-url <url>', 'LLM server base URL (e.g. a local vLLM or llama.cpp server)');
 }
 
 async function runGenerate(flags: GenerateFlags, command: Command): Promise<number> {
@@ -95,6 +140,8 @@ async function runGenerate(flags: GenerateFlags, command: Command): Promise<numb
     cacheDir: given('cacheDir') ? flags.cacheDir : undefined,
     fingerprintCache: given('fingerprintCache') ? flags.fingerprintCache : undefined,
     progress: given('progress') ? (flags.progress as ConfigInput['progress']) : undefined,
+    rest: given('synthesizer') ? { synthesizer: flags.synthesizer as 'auto' } : undefined,
+    llm: llmFlags(flags),
   };
   const config = await loadConfig({ file: flags.config, flags: cliFlags });
 
@@ -125,6 +172,22 @@ async function runGenerate(flags: GenerateFlags, command: Command): Promise<numb
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** The LLM flags given, as a partial `llm` block (merged over the config file's). */
+function llmFlags(flags: GenerateFlags): ConfigInput['llm'] {
+  const llm = {
+    ...(flags.llmProvider ? { provider: flags.llmProvider as 'mistral' } : {}),
+    ...(flags.llmModel ? { model: flags.llmModel } : {}),
+    ...(flags.llmBaseUrl ? { baseUrl: flags.llmBaseUrl } : {}),
+  };
+  return Object.keys(llm).length ? llm : undefined;
+}
+
+function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port number (0-65535)');
+  return n;
 }
 
 function commaList(value: string): string[] {

@@ -9,8 +9,20 @@ import type { AcceptedRestSample } from './samples.js';
 /**
  * The REST artifacts of one database: `rest/<db>.jsonl` (one line per verified sample,
  * instance order), the endpoints those samples call as an OpenAPI 3.1 document and as an
- * OpenAI-format tool list. Endpoints no verified sample calls are not published.
+ * OpenAI-format tool list, and as specs with their SQL (`rest/endpoints/<db>.json`, what
+ * `nl2api serve` serves). Endpoints no verified sample calls are not published.
  */
+
+/** What `nl2api serve` reads: the database's endpoints and the content hash of the database they were verified on. */
+export interface ServedEndpoints {
+  db: string;
+  fingerprint: string;
+  endpoints: EndpointSpec[];
+}
+
+export function endpointsFile(dbId: string): string {
+  return `rest/endpoints/${dbId}.json`;
+}
 
 export function restSampleRecord(datasetName: string, instance: Instance, sample: AcceptedRestSample): Record<string, unknown> {
   const { call } = sample.endpoint;
@@ -45,8 +57,10 @@ export async function emitRestDatabase(input: DatabaseEmitInput): Promise<Emitte
   const endpoints = calledEndpoints(accepted.map((a) => a.sample));
   const maxStringLength = input.config.rest.maxStringLength;
   const openapi = restOpenApi(endpoints, { title: `${datasetName} REST API: ${db.dbId}`, version: input.version, maxStringLength });
+  const served: ServedEndpoints = { db: db.dbId, fingerprint: db.fingerprint, endpoints };
   return [
     await writeArtifact(outDir, `rest/${db.dbId}.jsonl`, jsonlText(lines)),
+    await writeArtifact(outDir, endpointsFile(db.dbId), jsonText(served)),
     await writeArtifact(outDir, `tools/rest/${db.dbId}.json`, jsonText(restToolSpecs(endpoints, maxStringLength))),
     await writeArtifact(outDir, `openapi/rest/${db.dbId}.json`, jsonText(openapi)),
   ];

@@ -10,7 +10,8 @@ import { orderedFormulations, sequenceFormulations, type PipelineFormulation } f
 import { hashJson } from './hash.js';
 import type { ProgressListener } from './progress.js';
 import { planResults, runInProcess, type RunResult } from './runner/in-process.js';
-import { restSynthesisKey, runRest, type RestDedupStats, type RestServices } from './runner/rest.js';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { restSynthesisKey, runRest, type RestDedupStats } from './runner/rest.js';
 import { restServices } from './rest-services.js';
 import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './runner/stage-runner.js';
 import { codeFingerprint } from './code-fingerprint.js';
@@ -45,8 +46,8 @@ export interface GenerateOptions {
   executor?: SqlExecutor;
   /** Default: the registry's stages (tests swap in toy stages). */
   stages?: ItemStages;
-  /** REST's synthesizer, judge and dedup agent; default: from the config (rest-services.ts). */
-  restServices?: RestServices;
+  /** The chat model behind REST's LLM agents; default: createChatModel(config.llm). Tests pass a scripted one. */
+  chatModel?: BaseChatModel;
 }
 
 export interface GenerateResult {
@@ -86,7 +87,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const stages = options.stages ?? ITEM_STAGES;
   const code = codeFingerprint();
   const wantsRest = formulations.includes('rest');
-  const services = wantsRest ? (options.restServices ? { services: options.restServices, usage: null, close: () => {} } : restServices(config, executor)) : null;
+  const services = wantsRest ? restServices(config, executor, { model: options.chatModel }) : null;
   const timing = (stageMetrics: RunTiming['stages'], outputsReused: boolean): RunTiming => ({
     wallMs: Math.round(performance.now() - started),
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),

@@ -1,0 +1,75 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '../config/schema.js';
+import { createRestServer, type RestDatabase, type RestServer } from '../runtime/rest/server.js';
+import { createSqlPool } from '../runtime/sql/pool.js';
+import { endpointsFile, type ServedEndpoints } from './emit-rest.js';
+import { SourceError } from './generate.js';
+import { packageVersion } from './package-root.js';
+import { loadSource } from './sources/index.js';
+
+/**
+ * `nl2api serve`: the REST endpoints a run generated (`<out>/rest/endpoints/<db>.json`),
+ * served live over the source's databases. A database whose content changed since the run
+ * verified its endpoints is refused: the published answers would no longer hold.
+ */
+
+export interface ServeOptions {
+  config: Config;
+  host: string;
+  port: number;
+}
+
+export interface ServingHandle {
+  server: RestServer;
+  databases: { dbId: string; endpoints: number }[];
+  close(): Promise<void>;
+}
+
+export async function serveDataset(options: ServeOptions): Promise<ServingHandle> {
+  const { config } = options;
+  if (!config.source) throw new SourceError('no source given (--source <dir>): the databases to serve');
+  const outDir = path.resolve(config.out);
+  const source = await loadSource(config.source, { dbIds: config.dbIds }).catch((error: Error) => {
+    throw new SourceError(error.message);
+  });
+  const databases: RestDatabase[] = [];
+  for (const db of source.databases) {
+    const file = path.join(outDir, ...endpointsFile(db.dbId).split('/'));
+    const text = await readFile(file, 'utf8').catch(() => undefined);
+    if (text === undefined) {
+      if (config.dbIds) throw new SourceError(`no REST endpoints for ${db.dbId} in ${outDir} (run generate with the rest formulation first)`);
+      continue;
+    }
+    const served = JSON.parse(text) as ServedEndpoints;
+    if (served.fingerprint !== db.fingerprint) {
+      throw new SourceError(`${db.dbId}: the database changed since its endpoints were generated and verified; run generate again`);
+    }
+    databases.push({ db, endpoints: served.endpoints });
+  }
+  if (databases.length === 0) throw new SourceError(`no REST endpoints in ${outDir} for the databases of ${config.source}`);
+  const pool = createSqlPool({ size: config.sqlWorkers });
+  try {
+    const server = await createRestServer({
+      databases,
+      executor: pool,
+      timeoutMs: config.executeTimeoutMs,
+      host: options.host,
+      port: options.port,
+      title: `${config.datasetName ?? source.datasetName} REST API`,
+      version: packageVersion(),
+      maxStringLength: config.rest.maxStringLength,
+    });
+    return {
+      server,
+      databases: databases.map(({ db, endpoints }) => ({ dbId: db.dbId, endpoints: endpoints.length })),
+      close: async () => {
+        await server.close();
+        await pool.close();
+      },
+    };
+  } catch (error) {
+    await pool.close();
+    throw error;
+  }
+}
