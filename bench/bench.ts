@@ -20,21 +20,25 @@ import { packageRoot } from '../pipeline/package-root.js';
 import { loadSource } from '../pipeline/sources/index.js';
 import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';
+import { restDatasetFigures } from './rest-dataset.js';
 import { restThroughput } from './rest-throughput.js';
 
 /**
  * `npm run bench [-- <bird dir>]`: in one run, (a) the baseline: every gold SQL executed
- * once in-process (median of three runs); (b) a cold `generate` (fresh output and cache) in
- * a child process (median of three); (c) warm reruns on the same cache: into the same output directory (outputs kept) and into
- * a fresh one (files rendered from cached results); (d) a rerun with one question's SQL
- * changed; (e) the paper tool pool, for coverage; (f) REST server throughput for three
- * representative endpoints (rest-throughput.ts). Prints the comparison and writes
- * output/bench.json.
+ * once in-process (median of three runs); (b) a cold SLOT/SEL `generate` (fresh output and
+ * cache) in a child process (median of three); (c) warm reruns on the same cache: into the
+ * same output directory (outputs kept) and into a fresh one (files rendered from cached
+ * results); (d) a rerun with one question's SQL changed; (e) the paper tool pool, for
+ * coverage; (f) the REST formulation with the template synthesizer, cold and warm: coverage,
+ * endpoints before/after dedup, parameters per endpoint (rest-dataset.ts); (g) REST server
+ * throughput for three representative endpoints (rest-throughput.ts). Prints the comparison
+ * and writes output/bench.json.
  */
 
 const root = packageRoot();
 const birdDir = path.resolve(root, process.argv[2] ?? process.env.NL2API_BIRD_DIR ?? '../shared/bird-dev');
 const COLD_TARGET = 10;
+const REST_COVERAGE_TARGET = 95;
 const WARM_TARGET = 0.1;
 
 interface ChildRun {
@@ -137,7 +141,14 @@ async function main(): Promise<void> {
     );
     process.stderr.write('(e) paper pool...\n');
     const paper = await generateInChild([...common, '--pool', 'paper'], path.join(work, 'paper'));
-    process.stderr.write('(f) REST server throughput...\n');
+    process.stderr.write('(f) REST formulation (template synthesizer), cold then warm...\n');
+    const restCache = path.join(work, 'rest-cache');
+    const restArgs = ['--source', birdDir, '--formulations', 'rest', '--cache-dir', restCache];
+    const restCold = await generateInChild(restArgs, path.join(work, 'rest'));
+    const restWarm = await generateInChild(restArgs, path.join(work, 'rest'));
+    const restFigures = restDatasetFigures(path.join(work, 'rest'));
+    const restStats = restCold.stats.formulations.rest!;
+    process.stderr.write('(g) REST server throughput...\n');
     const source = await loadSource(birdDir);
     const rest = await restThroughput(source.instances, new Map(source.databases.map((db) => [db.dbId, db])), {
       connections: 8,
@@ -162,6 +173,18 @@ async function main(): Promise<void> {
           },
         ]),
       ),
+      rest: {
+        coverage: { ...restStats.total, coveragePct: pct(restStats.total), target: `>= ${REST_COVERAGE_TARGET}%` },
+        byDb: Object.fromEntries(Object.entries(restStats.byDb).map(([db, t]) => [db, { input: t.input, accepted: t.accepted, coveragePct: pct(t) }])),
+        endpointsBeforeAfterDedup: restCold.stats.rest?.byDb,
+        merges: restCold.stats.rest?.merges.length,
+        ...restFigures,
+        coldMs: Math.round(restCold.wallMs),
+        coldRatioToBaseline: restCold.wallMs / base.ms,
+        warmMs: Math.round(restWarm.wallMs),
+        warmRatioToCold: restWarm.wallMs / restCold.wallMs,
+        stages: restCold.stats.timing.stages,
+      },
       restThroughput: rest,
       paperPoolCoverage: Object.fromEntries(Object.entries(paper.stats.formulations).map(([f, s]) => [f, { ...s.total, coveragePct: pct(s.total) }])),
     };
@@ -181,6 +204,14 @@ async function main(): Promise<void> {
       `one question's SQL changed: ${fmt(changed.wallMs)}  ${((100 * changed.wallMs) / cold.wallMs).toFixed(1)}% of cold; stage runs: ${Object.entries(changed.stats.timing.stages).map(([stage, m]) => `${stage} ${m.runs}`).join(', ')}`,
       `peak RSS (main pipeline process; SQL workers not included): cold ${cold.stats.timing.peakRssMb} MB, warm ${warm.stats.timing.peakRssMb} MB`,
       `paper pool coverage: ${Object.entries(paper.stats.formulations).map(([f, s]) => `${f} ${pct(s.total).toFixed(1)}%`).join(', ')}`,
+    );
+    const dedup = restCold.stats.rest?.byDb ?? {};
+    lines.push(
+      `REST coverage (template synthesizer, no LLM): ${restStats.total.accepted}/${restStats.total.input} = ${pct(restStats.total).toFixed(1)}% (target >= ${REST_COVERAGE_TARGET}%: ${ok(pct(restStats.total) >= REST_COVERAGE_TARGET)})`,
+      `  top rejections: ${topRejections(restStats.total, 6).map(([r, n]) => `${r} (${n})`).join(', ') || 'none'}`,
+      `  endpoints per database, synthesized → after dedup → published: ${Object.entries(dedup).map(([db, d]) => `${db} ${d.before}→${d.after}→${d.published}`).join(', ')}`,
+      `  ${restFigures.endpoints} endpoints for ${restFigures.samples} samples (${restCold.stats.rest?.merges.length ?? 0} merges); mean parameters per endpoint ${restFigures.meanParametersPerEndpoint.toFixed(2)}, per sample ${restFigures.meanArgumentsPerSample.toFixed(2)} (the paper: 1.38); operation names over 64 characters: ${restFigures.operationIdsOver64}`,
+      `  REST cold generate ${fmt(restCold.wallMs)} = ${(restCold.wallMs / base.ms).toFixed(1)}x baseline; warm rerun ${fmt(restWarm.wallMs)} = ${((100 * restWarm.wallMs) / restCold.wallMs).toFixed(1)}% of its cold run`,
     );
     for (const r of rest) {
       lines.push(

@@ -5,7 +5,7 @@ import type { LlmMessage } from '../llm/messages.js';
 import { completeStructured, failureFeedback } from '../llm/structured.js';
 import type { ColumnInfo, DatabaseInfo, Instance, TableInfo } from '../../pipeline/model.js';
 import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
-import { clip, operationSlug, slug, truncateIdentifier } from './naming.js';
+import { clip, endpointPath, truncateIdentifier } from './naming.js';
 import { loadPrompt, type PromptTemplate } from './prompts.js';
 import { EndpointSpecSchema, type ArgumentValue, type EndpointSpec, type SynthesizedEndpoint } from './spec.js';
 import type { FailedAttempt, SynthesisRequest, Synthesizer } from './synthesis.js';
@@ -137,11 +137,6 @@ function toEndpoint(proposed: unknown, db: DatabaseInfo, datasetName: string): O
   if (!spec.success) return reject('llm:schema', z.prettifyError(spec.error));
   const args = Object.fromEntries(Object.entries(endpoint.arguments).filter((entry): entry is [string, ArgumentValue] => entry[1] !== null));
   return accept({ spec: spec.data, call: { name: operationId, path: spec.data.path, arguments: args } });
-}
-
-/** The path is ours, from the operation id: a model never chooses where its endpoint is served. */
-export function endpointPath(datasetName: string, dbId: string, operationId: string): string {
-  return `/v1/${slug(datasetName)}/${slug(dbId)}/${operationSlug(operationId)}`;
 }
 
 // ---- the request ------------------------------------------------------------------------------

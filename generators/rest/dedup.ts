@@ -60,10 +60,13 @@ export function dedupEndpoints(endpoints: { instanceId: string; endpoint: Synthe
 
   const calls = new Map<string, RestCall>();
   for (const { instanceId, endpoint, form, group } of membership) {
-    const args: Record<string, ArgumentValue> = {};
+    const renamed = new Map<string, ArgumentValue>();
     form.parameterOrder.forEach((name, i) => {
-      if (Object.hasOwn(endpoint.call.arguments, name)) args[group.form.parameterOrder[i]] = endpoint.call.arguments[name];
+      if (Object.hasOwn(endpoint.call.arguments, name)) renamed.set(group.form.parameterOrder[i], endpoint.call.arguments[name]);
     });
+    // Arguments in the kept endpoint's declaration order, as a reader of the sample expects.
+    const args: Record<string, ArgumentValue> = {};
+    for (const { name } of group.spec.parameters) if (renamed.has(name)) args[name] = renamed.get(name)!;
     calls.set(instanceId, { name: group.spec.operationId, path: group.spec.path, arguments: args });
   }
   return { canonical, calls, merges };

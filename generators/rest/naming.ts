@@ -26,6 +26,11 @@ export function slug(text: string): string {
 }
 
 /** camelCase words → kebab slug (`getSchoolsByCountyName` → get-schools-by-county-name). */
+/** `/v1/<dataset>/<db>/<slug>`: every synthesizer's paths are ours, from the operation id (a model never chooses where its endpoint is served). */
+export function endpointPath(datasetName: string, dbId: string, operationId: string): string {
+  return `/v1/${slug(datasetName)}/${slug(dbId)}/${operationSlug(operationId)}`;
+}
+
 export function operationSlug(operationId: string): string {
   return slug(words(operationId).join('-'));
 }

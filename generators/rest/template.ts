@@ -5,7 +5,7 @@ import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../sql/double-quo
 import { parseQuery } from '../sql/normalize.js';
 import { columnAffinity, columnResolver, type ColumnResolver, type ResolvedColumn } from './columns.js';
 import { splice, tokenize, unquote, type Token } from '../sql/lexer.js';
-import { clip, operationSlug, parameterBaseName, parameterDescription, parameterPhrase, pascal, columnLabel, slug, truncateIdentifier, uniqueName, words } from './naming.js';
+import { clip, endpointPath, parameterBaseName, parameterDescription, parameterPhrase, pascal, columnLabel, truncateIdentifier, uniqueName, words } from './naming.js';
 import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from './spec.js';
 import { findValueSites, type Clause, type ValueSite } from './value-sites.js';
 
@@ -123,7 +123,7 @@ function endpointSpec(
   const response = clip(`Rows with the columns ${items.map((item, i) => `${item.name} (${phrases[i] ?? itemPhrase(item, resolve)})`).join(', ')}`, 1000);
   return {
     operationId,
-    path: `/v1/${slug(datasetName)}/${slug(db.dbId)}/${operationSlug(operationId)}`,
+    path: endpointPath(datasetName, db.dbId, operationId),
     summary,
     description,
     parameters: parameters.map((p) => p.spec),
