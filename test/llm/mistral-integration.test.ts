@@ -6,7 +6,7 @@ import type { LlmConfigInput } from '../../generators/llm/config.js';
 import { completeStructured } from '../../generators/llm/structured.js';
 import { UsageMeter } from '../../generators/llm/usage.js';
 import { FakeClock, llmConfig } from './helpers.js';
-import { completion, errorReply, startScriptedServer, type ScriptedResponse, type ScriptedServer } from './scripted-server.js';
+import { completion, errorReply, scriptedServerPerTest, type ScriptedResponse } from './scripted-server.js';
 
 /**
  * The real @langchain/mistralai client (and @mistralai/mistralai under it) against a
@@ -21,14 +21,10 @@ const messages = [
   { role: 'user' as const, content: 'Which schools are in Alameda county?' },
 ];
 
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const startServer = scriptedServerPerTest();
 
 async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {}) {
-  server = await startScriptedServer(script);
+  const server = await startServer(script);
   const config = llmConfig({ provider: 'mistral', model: 'mistral-large-latest', baseUrl: server.url, timeoutMs: 2000, ...overrides });
   const clock = new FakeClock(); // backoff waits are recorded, not slept
   const usage = new UsageMeter({ 'mistral-large-latest': { inputPerMTok: 2, outputPerMTok: 6 } });

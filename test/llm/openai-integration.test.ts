@@ -4,21 +4,17 @@ import { LlmClient } from '../../generators/llm/client.js';
 import type { LlmConfigInput } from '../../generators/llm/config.js';
 import { completeStructured } from '../../generators/llm/structured.js';
 import { FakeClock, llmConfig } from './helpers.js';
-import { completion, errorReply, startScriptedServer, type ScriptedResponse, type ScriptedServer } from './scripted-server.js';
+import { completion, errorReply, scriptedServerPerTest, type ScriptedResponse } from './scripted-server.js';
 
 /** The OpenAI-compatible path (vLLM, llama.cpp, LM Studio): the real @langchain/openai client against a scripted server. */
 
 const Answer = z.object({ operation: z.string() }).strict();
 const messages = [{ role: 'user' as const, content: 'Name the endpoint.' }];
 
-let server: ScriptedServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const startServer = scriptedServerPerTest();
 
 async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {}) {
-  server = await startScriptedServer(script);
+  const server = await startServer(script);
   const config = llmConfig({ provider: 'openai', model: 'qwen2.5-coder', baseUrl: `${server.url}/v1`, timeoutMs: 2000, ...overrides });
   const clock = new FakeClock();
   const client = new LlmClient({ model: createChatModel(config, {}), config, clock });

@@ -93,3 +93,13 @@ function send(res: ServerResponse, step: ScriptedResponse): void {
   res.writeHead(step.status ?? 200, { 'content-type': 'application/json', ...step.headers });
   res.end(body);
 }
+
+/** For a describe block: a scripted server per test, closed after each test. */
+export function scriptedServerPerTest(): (script: ScriptedResponse[]) => Promise<ScriptedServer> {
+  let server: ScriptedServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  return async (script) => (server = await startScriptedServer(script));
+}

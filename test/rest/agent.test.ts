@@ -17,7 +17,7 @@ import type { DatabaseInfo, Instance } from '../../pipeline/model.js';
 import type { Outcome } from '../../pipeline/outcome.js';
 import { loadSource } from '../../pipeline/sources/index.js';
 import { FakeClock, llmConfig, ScriptedChatModel, type Step } from '../llm/helpers.js';
-import { completion, errorReply, startScriptedServer, type ScriptedResponse, type ScriptedServer } from '../llm/scripted-server.js';
+import { completion, errorReply, scriptedServerPerTest, type ScriptedResponse } from '../llm/scripted-server.js';
 import { removeTempDirs, tempDir } from '../sql/fixtures.js';
 import { callRows, rows, schoolsDb } from './fixtures.js';
 
@@ -260,14 +260,10 @@ describe('createLlmSynthesizer through @langchain/mistralai', () => {
     pricing = source.instances.find((i) => i.id === '5')!;
   });
 
-  let server: ScriptedServer | undefined;
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
+  const startServer = scriptedServerPerTest();
 
   async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {}) {
-    server = await startScriptedServer(script);
+    const server = await startServer(script);
     const config = llmConfig({ provider: 'mistral', model: 'mistral-large-latest', baseUrl: server.url, timeoutMs: 2000, maxRetries: 2, backoff: { baseMs: 1, maxMs: 5 }, ...overrides });
     const client = new LlmClient({ model: createChatModel(config, { MISTRAL_API_KEY: 'test-key' }), config, cache: new MemoryLlmCache(), clock: new FakeClock() });
     return { server, client, synthesizer: createLlmSynthesizer(client, { providerLabel: 'mistral/mistral-large-latest' }) };
