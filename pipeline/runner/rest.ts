@@ -185,7 +185,8 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
         });
         instances.forEach((instance, i) => {
           synthesized.set(instance, records[i]);
-          store?.put(synthKeys.get(instance)!, 'rest.synthesize', JSON.stringify(records[i]));
+          const record = records[i];
+          if (record.ok || record.category !== INTERNAL_ERROR) store?.put(synthKeys.get(instance)!, 'rest.synthesize', JSON.stringify(record));
         });
         store?.commit();
       }

@@ -25,6 +25,7 @@ export async function dedupDatabase(
   agent: DedupAgent | null,
 ): Promise<DatabaseDedup> {
   const merged = dedupEndpoints([...endpoints], db);
-  const refined = agent && merged.canonical.length > 1 ? await agent.refine(merged, db) : merged;
+  // The agent can only add merges: if it fails, the deterministic result stands.
+  const refined = agent && merged.canonical.length > 1 ? await agent.refine(merged, db).catch(() => merged) : merged;
   return { ...refined, before: endpoints.length };
 }

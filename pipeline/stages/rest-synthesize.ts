@@ -1,6 +1,7 @@
 import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
 import type { FailedAttempt, Synthesizer } from '../../generators/rest/synthesis.js';
 import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../model.js';
+import { INTERNAL_ERROR } from '../runner/stage-runner.js';
 
 /**
  * rest.synthesize with the verify-and-retry loop, for the instances of one database: the
@@ -38,12 +39,12 @@ export async function synthesizeWithRetries(items: readonly SynthesisItem[], ctx
 
   const round = async (synthesizer: Synthesizer, indices: number[]): Promise<number[]> => {
     const requests = indices.map((i) => ({ instance: items[i].instance, previous: history[i] }));
-    const outcomes = await synthesizer.synthesize(requests, ctx.db, ctx.datasetName);
+    const outcomes = await synthesizer.synthesize(requests, ctx.db, ctx.datasetName).catch((error: unknown) => requests.map(() => internalError(error)));
     await Promise.all(
       indices.map(async (i, k) => {
         const outcome = outcomes[k];
         if (!outcome.ok) return void history[i].push({ category: outcome.category, message: outcome.message });
-        const failure = await ctx.check(outcome.value, items[i]);
+        const failure = await ctx.check(outcome.value, items[i]).catch(internalError);
         if (!failure) records[i] = { ok: true, endpoint: outcome.value, synthesizer: synthesizer.name, attempts: [...history[i]] };
         else history[i].push({ category: failure.category, message: failure.message, endpoint: { spec: outcome.value.spec, arguments: outcome.value.call.arguments } });
       }),
@@ -68,4 +69,9 @@ export async function synthesizeWithRetries(items: readonly SynthesisItem[], ctx
   }
   ctx.onSettled?.(pending.length);
   return records as SynthesisRecord[];
+}
+
+/** A throw where an outcome was expected is a fault of the run (a bug, a crashed worker): never cached, retried next run. */
+function internalError(error: unknown): { ok: false; category: string; message: string } {
+  return { ok: false, category: INTERNAL_ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
 }

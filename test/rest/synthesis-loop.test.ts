@@ -1,0 +1,65 @@
+import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
+import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../../pipeline/model.js';
+import { synthesizeWithRetries, type SynthesisItem } from '../../pipeline/stages/rest-synthesize.js';
+import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import type { SynthesisRequest, Synthesizer } from '../../generators/rest/synthesis.js';
+
+/** The verify-and-retry loop with scripted synthesizers and checks: attempts, feedback, fallback, faults. */
+
+const db = { dbId: 'shop' } as DatabaseInfo;
+const gold = { columns: ['n'], rows: [[1]] } as GoldResult;
+const item = (id: string): SynthesisItem => ({ instance: { id, question: `q${id}` } as Instance, gold });
+const endpoint = (tag: string): SynthesizedEndpoint => ({
+  spec: { operationId: tag, path: `/v1/d/shop/${tag}`, summary: tag, description: '', parameters: [], sql: 'SELECT 1', response: { description: 'x' } },
+  call: { name: tag, path: `/v1/d/shop/${tag}`, arguments: {} },
+});
+
+/** Proposes `<name>-<attempt>` for each request; records what it was asked. */
+function scripted(name: string, reply?: (request: SynthesisRequest) => Outcome<SynthesizedEndpoint>): Synthesizer & { seen: SynthesisRequest[][] } {
+  const seen: SynthesisRequest[][] = [];
+  return {
+    name,
+    fingerprint: name,
+    seen,
+    synthesize: async (requests) => {
+      seen.push(requests.map((r) => ({ ...r, previous: [...r.previous] })));
+      return requests.map((r) => reply?.(r) ?? accept(endpoint(`${name}-${r.previous.length + 1}`)));
+    },
+  };
+}
+
+/** Passes the endpoints whose operationId is in `good`. */
+const checkPassing = (...good: string[]) => async (candidate: SynthesizedEndpoint): Promise<Verdict | null> =>
+  good.includes(candidate.spec.operationId) ? null : { ok: false, category: 'semantic:value_mismatch', message: `${candidate.spec.operationId} is wrong` };
+
+const loop = (synthesizer: Synthesizer, check: (e: SynthesizedEndpoint) => Promise<Verdict | null>, fallback: Synthesizer | null = null, attempts = 2) =>
+  synthesizeWithRetries([item('a')], { db, datasetName: 'd', synthesizer, fallback, attempts, check });
+
+test('a failed check goes back with the failure as feedback; the second attempt is accepted with its history', async () => {
+  const llm = scripted('llm');
+  const [record] = await loop(llm, checkPassing('llm-2'));
+  expect(record).toMatchObject({ ok: true, synthesizer: 'llm', endpoint: { spec: { operationId: 'llm-2' } } });
+  expect(record.attempts).toEqual([expect.objectContaining({ category: 'semantic:value_mismatch', endpoint: expect.objectContaining({ spec: expect.objectContaining({ operationId: 'llm-1' }) }) })]);
+  expect(llm.seen[1][0].previous).toHaveLength(1);
+});
+
+test('after the last attempt the fallback gets one try; without one, the last failure\'s category rejects', async () => {
+  const withFallback = await loop(scripted('llm'), checkPassing('template-3'), scripted('template'));
+  expect(withFallback[0]).toMatchObject({ ok: true, synthesizer: 'template' });
+  const without = await loop(scripted('llm', (r) => (r.previous.length ? reject('llm:invalid_json', 'not JSON') : accept(endpoint('x')))), checkPassing());
+  expect(without[0]).toMatchObject({ ok: false, category: 'llm:invalid_json', message: expect.stringMatching(/after 2 attempt/) });
+});
+
+test('a synthesizer that ignores feedback gets one attempt', async () => {
+  const template = { ...scripted('template'), ignoresFeedback: true };
+  const [record] = await loop(template, checkPassing());
+  expect(template.seen).toHaveLength(1);
+  expect(record).toMatchObject({ ok: false, category: 'semantic:value_mismatch' });
+});
+
+test('a synthesizer or check that throws is an internal error of that attempt, not of the run', async () => {
+  const broken: Synthesizer = { name: 'broken', fingerprint: 'b', synthesize: async () => { throw new Error('boom'); } };
+  expect((await loop(broken, checkPassing()))[0]).toMatchObject({ ok: false, category: 'internal_error', message: expect.stringMatching(/boom/) });
+  const crashingCheck = async (): Promise<Verdict | null> => { throw new Error('worker died'); };
+  expect((await loop(scripted('llm'), crashingCheck, null, 1))[0]).toMatchObject({ ok: false, category: 'internal_error' });
+});
