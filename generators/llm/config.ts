@@ -26,7 +26,10 @@ export const LlmConfigSchema = z
     temperature: z.number().min(0).max(2).default(0),
     /** Maximum tokens of a reply (provider default when absent). */
     maxTokens: z.number().int().min(1).optional(),
-    /** Server base URL, e.g. http://localhost:8000/v1 for vLLM (provider default when absent). */
+    /**
+     * Server base URL (provider default when absent). openai: up to `/v1`, e.g.
+     * http://localhost:8000/v1 for vLLM; mistral: without it (the SDK adds `/v1/chat/completions`).
+     */
     baseUrl: z.url().optional(),
     /** Per request; the request is aborted when it runs out. */
     timeoutMs: z.number().int().min(1).default(60_000),

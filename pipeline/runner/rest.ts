@@ -162,7 +162,8 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     if (hit) synthesized.set(instance, hit);
   }
   progress.done('rest.synthesize', synthesized.size);
-  const byDb = groupByDb([...golds.keys()].filter((i) => !synthesized.has(i)));
+  // Instance order, not the order golds finished in: batches (and so LLM prompts) are the same on every run.
+  const byDb = groupByDb(options.instances.filter((i) => golds.has(i) && !synthesized.has(i)));
   await timed(
     'rest.synthesize',
     async () => {

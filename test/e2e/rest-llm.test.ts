@@ -8,6 +8,7 @@ import type { ConfigInput } from '../../config/schema.js';
 import type { LlmConfigInput } from '../../generators/llm/config.js';
 import { generate, type GenerateResult } from '../../pipeline/generate.js';
 import type { Rejection } from '../../pipeline/model.js';
+import { packageRoot } from '../../pipeline/package-root.js';
 import type { RunStats } from '../../pipeline/stats.js';
 import { createSqlPool } from '../../runtime/sql/pool.js';
 import type { SqlExecutor, SqlRequest } from '../../runtime/sql/executor.js';
@@ -43,7 +44,7 @@ beforeAll(() => {
   root = mkdtempSync(path.join(os.tmpdir(), 'nl2api-rest-llm-'));
   // A copy: whatever the scripted LLM proposes must never reach the repository's databases.
   source = path.join(root, 'demo');
-  cpSync(path.join(process.cwd(), 'seeds', 'demo'), source, { recursive: true });
+  cpSync(path.join(packageRoot(), 'seeds', 'demo'), source, { recursive: true });
   savedKey = process.env.MISTRAL_API_KEY;
   process.env.MISTRAL_API_KEY = API_KEY;
 });
@@ -141,7 +142,7 @@ function expectNothingLost({ stats, samples, rejections }: Pick<Run, 'stats' | '
   for (const [db, n] of Object.entries(DBS)) expect(stats.formulations.rest!.byDb[db].input).toBe(n);
 }
 
-/** `db/category` → count, for rejections. */
+/** Rejections as `id → stage:category`. */
 function verdicts(rejections: readonly Rejection[]): Record<string, string> {
   return Object.fromEntries(rejections.map((r) => [r.id, `${r.stage}:${r.category}`]));
 }
@@ -223,8 +224,27 @@ test('happy path: every instance gets a good LLM endpoint; batches, usage, and a
   const third = await run(llm, { dir: first.dir, outName: 'out-again' });
   expect(llm.requests).toHaveLength(asked);
   expect(third.stats.timing.outputsReused).toBe(false);
-  expect(third.stats.timing.llm!.total).toMatchObject({ requests: 0, failures: 0 });
+  // The synthesis records come from the run store; the dedup agent (not a cached stage) is answered by the LLM reply cache.
+  expect(third.stats.timing.llm!.total).toMatchObject({ requests: 0, failures: 0, cacheHits: dedupCalls });
   for (const db of Object.keys(DBS)) expect(third.restFiles[db].equals(first.restFiles[db])).toBe(true);
+});
+
+test.each([1, 7, 50])('batchSize %i: ceil(n / batchSize) synthesis calls per database, every instance once', async (batchSize) => {
+  const llm = await scripted();
+  const { stats, samples } = await run(llm, { rest: { batchSize, dedupAgent: false } });
+  expect(stats.formulations.rest!.total).toMatchObject({ accepted: TOTAL, rejected: 0 });
+  for (const sample of samples.values()) expect(sample).toMatchObject({ synthesizer: LLM_LABEL, attempts: 1 });
+  for (const [db, n] of Object.entries(DBS)) {
+    const calls = llm.of('synthesis').filter((r) => r.db === db);
+    expect(calls).toHaveLength(Math.ceil(n / batchSize));
+    const asked = calls.flatMap((c) => c.instances!);
+    expect(asked).toHaveLength(n);
+    expect(new Set(asked).size).toBe(n);
+    for (const call of calls) expect(call.instances!.length).toBeLessThanOrEqual(batchSize);
+  }
+  // Without the dedup agent, synthesis is all the LLM is asked.
+  expect(llm.requests).toHaveLength(llm.of('synthesis').length);
+  expect(stats.timing.llm!.total.requests).toBe(llm.requests.length);
 });
 
 test('feedback loop: a hallucinated column is fed back, the second reply is accepted with attempts 2', async () => {
@@ -408,11 +428,11 @@ describe('HTTP failures of the LLM', () => {
 
   test('a reply slower than llm.timeoutMs → llm:timeout (no fallback), the connection cut', async () => {
     const llm = await scripted({
-      synthesisReply: (ctx) => (ctx.db === 'bookstore' && ctx.instances.some((i) => i.id === '5') ? { delayMs: 3000 } : undefined),
+      synthesisReply: (ctx) => (ctx.db === 'bookstore' && ctx.instances.some((i) => i.id === '5') ? { delayMs: 10_000 } : undefined),
     });
     const started = Date.now();
     const { samples, rejections, stats } = await run(llm, { rest: { templateFallback: false }, llm: { timeoutMs: 300, maxRetries: 0 } });
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(8000); // the slow replies were not waited for
     expect(verdicts(rejections)).toEqual({ '5': 'rest.synthesize:llm:timeout' });
     const slow = synthesisRequestsOf(llm, '5');
     expect(slow).toHaveLength(2);
@@ -438,8 +458,10 @@ describe('the answer judge', () => {
     const llm = await scripted({ endpoint: extraColumn, judge: () => ({ verdict: 'yes', rationale: RATIONALE }) });
     const { samples, stats } = await run(llm, { rest: { templateFallback: false } });
     expect(stats.formulations.rest!.total).toMatchObject({ accepted: TOTAL, rejected: 0 });
+    // Asked once in the retry loop; the served endpoint's identical verdict comes from the reply cache.
     const judged = llm.of('judge');
-    expect(judged.length).toBeGreaterThanOrEqual(1);
+    expect(judged).toHaveLength(1);
+    expect(stats.timing.llm!.total.cacheHits).toBeGreaterThanOrEqual(1);
     for (const request of judged) expect(/^Question: (.*)$/m.exec(request.messages[1].content)![1]).toBe(QUESTION_0);
     const sample = samples.get('0')!;
     expect(sample).toMatchObject({ synthesizer: LLM_LABEL, attempts: 1 });

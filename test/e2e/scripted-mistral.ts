@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { promptsDir } from '../../generators/rest/prompts.js';
 
 /**
  * A content-based scripted Mistral: a local HTTP server speaking Mistral's chat-completions
@@ -106,7 +107,7 @@ export interface ScriptedMistral {
   close(): Promise<void>;
 }
 
-const PROMPTS_DIR = path.join(process.cwd(), 'seeds', 'prompts');
+const PROMPTS_DIR = promptsDir();
 /** The first line of each agent's system prompt: how a request says who is asking. */
 const AGENT_MARKERS: [Agent, string][] = (
   [
