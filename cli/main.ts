@@ -6,7 +6,6 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { ConfigInput } from '../config/schema.js';
 import { generate, SourceError } from '../pipeline/generate.js';
-import { serveDataset } from '../pipeline/serve.js';
 import { packageRoot, packageVersion } from '../pipeline/package-root.js';
 import { InvariantError } from '../pipeline/stats.js';
 import { createProgressReporter } from './progress.js';
@@ -97,6 +96,7 @@ export function buildProgram(): Command {
 
 async function runServe(flags: ServeFlags): Promise<number> {
   const config = await loadConfig({ file: flags.config, flags: { source: flags.source, out: flags.out, dbIds: flags.db, sqlWorkers: flags.sqlWorkers } });
+  const { serveDataset } = await import('../pipeline/serve.js');
   const handle = await serveDataset({ config, host: flags.host, port: flags.port });
   for (const { dbId, endpoints } of handle.databases) process.stdout.write(`${dbId}: ${endpoints} endpoints\n`);
   process.stdout.write(`serving on ${handle.server.url} (OpenAPI: ${handle.server.url}/openapi.json, docs: ${handle.server.url}/docs)\n`);

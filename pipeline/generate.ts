@@ -11,7 +11,8 @@ import { hashJson } from './hash.js';
 import type { ProgressListener } from './progress.js';
 import { planResults, runInProcess, type RunResult } from './runner/in-process.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { restSynthesisKey, runRest, type RestDedupStats } from './runner/rest.js';
+import type { RestDedupStats } from './runner/rest.js';
+import { restSynthesisKey } from './runner/rest-keys.js';
 import { restServices } from './rest-services.js';
 import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './runner/stage-runner.js';
 import { codeFingerprint } from './code-fingerprint.js';
@@ -87,7 +88,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const stages = options.stages ?? ITEM_STAGES;
   const code = codeFingerprint();
   const wantsRest = formulations.includes('rest');
-  const services = wantsRest ? restServices(config, executor, { model: options.chatModel }) : null;
+  const services = wantsRest ? await restServices(config, executor, { model: options.chatModel }) : null;
   const timing = (stageMetrics: RunTiming['stages'], outputsReused: boolean): RunTiming => ({
     wallMs: Math.round(performance.now() - started),
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
@@ -136,7 +137,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       : { items: source.instances.map((instance) => ({ instance, results: {} })), metrics: new Map(), aborted: false };
     if (run.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
     const rest = services
-      ? await runRest({
+      ? await (await import('./runner/rest.js')).runRest({
           config,
           databases: source.databases,
           instances: source.instances,

@@ -1,7 +1,6 @@
 import type { DatabaseInfo, Instance } from '../../pipeline/model.js';
 import type { Outcome } from '../../pipeline/outcome.js';
 import type { ArgumentValue, EndpointSpec, SynthesizedEndpoint } from './spec.js';
-import { synthesizeFromTemplate } from './template.js';
 
 /**
  * The synthesizer contract of rest.synthesize: instances of one database in, one endpoint
@@ -40,10 +39,17 @@ export interface Synthesizer {
   synthesize(requests: readonly SynthesisRequest[], db: DatabaseInfo, datasetName: string): Promise<Outcome<SynthesizedEndpoint>[]>;
 }
 
-/** The deterministic synthesizer: feedback cannot change its answer, so it ignores it. */
+/**
+ * The deterministic synthesizer: feedback cannot change its answer, so it ignores it. Its
+ * module (and the SQL parser) loads on first use: a run served from the cache needs only
+ * the fingerprint.
+ */
 export const templateSynthesizer: Synthesizer = {
   name: 'template',
   fingerprint: 'template',
   ignoresFeedback: true,
-  synthesize: async (requests, db, datasetName) => requests.map(({ instance }) => synthesizeFromTemplate(instance, db, datasetName)),
+  async synthesize(requests, db, datasetName) {
+    const { synthesizeFromTemplate } = await import('./template.js');
+    return requests.map(({ instance }) => synthesizeFromTemplate(instance, db, datasetName));
+  },
 };

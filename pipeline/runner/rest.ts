@@ -3,7 +3,8 @@ import { performance } from 'node:perf_hooks';
 import type { Config } from '../../config/schema.js';
 import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
 import type { Synthesizer } from '../../generators/rest/synthesis.js';
-import { createRestServer, type RestServer } from '../../runtime/rest/server.js';
+import type { RestServer } from '../../runtime/rest/server.js';
+import { lazy } from '../lazy.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import type { AnswerJudge } from '../../verifiers/judge.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../model.js';
@@ -17,6 +18,7 @@ import { callOverHttp } from '../stages/rest-execute.js';
 import { synthesizeWithRetries, type SynthesisItem, type SynthesisRecord } from '../stages/rest-synthesize.js';
 import { directResponse, verifyRest, type RestVerifyContext } from '../stages/rest-verify.js';
 import { cacheKeyOf, type RunStore } from '../store/run-store.js';
+import { restSynthesisKey } from './rest-keys.js';
 import { withRetries } from './retry.js';
 import { INTERNAL_ERROR, type StageMetrics, type StageRunner } from './stage-runner.js';
 
@@ -72,40 +74,12 @@ export interface RestRunResult {
   aborted: boolean;
 }
 
-const SYNTH_VERSION = 1;
+// Fastify and the docs UI load only when some call is not in the cache.
+const restServer = lazy(() => import('../../runtime/rest/server.js'));
+
 const VERIFY_VERSION = 1;
 
 type FinalRecord = { ok: true; response: unknown; verification: Verification } | { ok: false; stage: 'execute' | 'verify'; category: string; message: string };
-
-/** The key of an instance's rest.synthesize record: computable before anything runs. */
-export function restSynthesisKey(
-  instance: Instance,
-  db: DatabaseInfo,
-  options: Pick<RestRunOptions, 'config' | 'datasetName' | 'services' | 'stageRunner' | 'executor' | 'code'>,
-): string {
-  const { config, services } = options;
-  const goldKey = options.stageRunner.keyOf(goldStage, { instance }, { config, db, executor: options.executor });
-  return cacheKeyOf(
-    'rest.synthesize',
-    SYNTH_VERSION,
-    {
-      question: instance.question,
-      evidence: instance.evidence,
-      sql: instance.sql,
-      gold: goldKey,
-      db: dbCacheKey(db),
-      dataset: options.datasetName,
-      synthesizer: services.synthesizer.fingerprint,
-      fallback: services.fallback?.fingerprint ?? null,
-      judge: services.judge?.fingerprint ?? null,
-      attempts: config.rest.attempts,
-      maxStringLength: config.rest.maxStringLength,
-      timeoutMs: config.executeTimeoutMs,
-    },
-    undefined,
-    options.code,
-  );
-}
 
 export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   const { config, store, services } = options;
@@ -214,14 +188,16 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   // 4. execute over HTTP, verify.
   let server: Promise<RestServer> | undefined;
   const serverUrl = async (): Promise<string> => {
-    server ??= createRestServer({
-      databases: options.databases.map((db) => ({ db, endpoints: dedups.get(db.dbId)!.canonical })),
-      executor: options.executor,
-      timeoutMs: config.executeTimeoutMs,
-      title: `${options.datasetName} REST API`,
-      version: packageVersion(),
-      maxStringLength: config.rest.maxStringLength,
-    });
+    server ??= restServer().then(({ createRestServer }) =>
+      createRestServer({
+        databases: options.databases.map((db) => ({ db, endpoints: dedups.get(db.dbId)!.canonical })),
+        executor: options.executor,
+        timeoutMs: config.executeTimeoutMs,
+        title: `${options.datasetName} REST API`,
+        version: packageVersion(),
+        maxStringLength: config.rest.maxStringLength,
+      }),
+    );
     return (await server).url;
   };
   const finals: { instance: Instance; endpoint: SynthesizedEndpoint; record: SynthesisRecord & { ok: true }; key: string }[] = [];
@@ -234,7 +210,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     const key = cacheKeyOf(
       'rest.verify',
       VERIFY_VERSION,
-      { endpoint, gold: synthKeys.get(instance), db: dbCacheKey(databases.get(instance.dbId)!), judge: services.judge?.fingerprint ?? null, maxStringLength: config.rest.maxStringLength, timeoutMs: config.executeTimeoutMs },
+      { endpoint, synthesis: synthKeys.get(instance), db: dbCacheKey(databases.get(instance.dbId)!), judge: services.judge?.fingerprint ?? null, maxStringLength: config.rest.maxStringLength, timeoutMs: config.executeTimeoutMs },
       undefined,
       options.code,
     );

@@ -1,0 +1,59 @@
+import path from 'node:path';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { cacheDirOf } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import type { LlmConfig } from '../generators/llm/config.js';
+import { createChatModel } from '../generators/llm/chat-model.js';
+import { LlmClient } from '../generators/llm/client.js';
+import { SqliteLlmCache } from '../generators/llm/sqlite-cache.js';
+import { UsageMeter } from '../generators/llm/usage.js';
+import { createLlmSynthesizer } from '../generators/rest/agent.js';
+import { applyVerifiedMerges, dedupAgentFingerprint, proposeMerges } from '../generators/rest/dedup-agent.js';
+import { templateSynthesizer } from '../generators/rest/synthesis.js';
+import { runEndpoint } from '../runtime/rest/endpoint.js';
+import type { SqlExecutor } from '../runtime/sql/executor.js';
+import { createLlmJudge } from '../verifiers/llm-judge.js';
+import type { RestServiceHandle } from './rest-services.js';
+import type { DedupAgent } from './stages/rest-dedup.js';
+
+/**
+ * REST's services with an LLM: the LLM agent (the template as its fallback), the judge and
+ * the dedup agent, all through one LlmClient — one reply cache in the run's cache
+ * directory, one rate limit, one usage meter. Loaded only by runs with an LLM (rest-services.ts).
+ */
+export function llmRestServices(config: Config, llm: LlmConfig, executor: SqlExecutor, model?: BaseChatModel, env?: NodeJS.ProcessEnv): RestServiceHandle {
+  const useLlm = config.rest.synthesizer !== 'template';
+  const usage = new UsageMeter(llm.prices);
+  const cache = new SqliteLlmCache(path.join(cacheDirOf(config), 'llm-cache.sqlite'));
+  const client = new LlmClient({ model: model ?? createChatModel(llm, env), config: llm, cache, usage });
+  const providerLabel = `${llm.provider}/${llm.model}`;
+  return {
+    services: {
+      synthesizer: useLlm ? createLlmSynthesizer(client, { batchSize: config.rest.batchSize, providerLabel }) : templateSynthesizer,
+      fallback: useLlm && config.rest.templateFallback ? templateSynthesizer : null,
+      judge: config.rest.judge ? createLlmJudge(client, { providerLabel }) : null,
+      dedupAgent: config.rest.dedupAgent ? llmDedupAgent(client, executor, config) : null,
+      dedupFingerprint: config.rest.dedupAgent ? { prompts: dedupAgentFingerprint(), llm: llmIdentity(llm) } : null,
+    },
+    usage,
+    close: () => cache.close(),
+  };
+}
+
+/** The agent proposes; only merges that execution proves identical are applied. */
+function llmDedupAgent(client: LlmClient, executor: SqlExecutor, config: Config): DedupAgent {
+  return {
+    async refine(result, db) {
+      const { proposals } = await proposeMerges(client, result.canonical, db.dbId);
+      if (proposals.length === 0) return result;
+      const run = (spec: Parameters<typeof runEndpoint>[0], args: Parameters<typeof runEndpoint>[1]) =>
+        runEndpoint(spec, args, db, executor, config.executeTimeoutMs).catch(() => null);
+      const { canonical, calls, merges } = await applyVerifiedMerges(result, proposals, run);
+      return { canonical, calls, merges };
+    },
+  };
+}
+
+function llmIdentity(llm: LlmConfig): unknown {
+  return { provider: llm.provider, model: llm.model, temperature: llm.temperature, maxTokens: llm.maxTokens ?? null };
+}
