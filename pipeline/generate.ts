@@ -14,7 +14,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import type { RestDedupStats } from './runner/rest.js';
 import { restSynthesisKey } from './runner/rest-keys.js';
 import { restServices } from './rest-services.js';
-import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './runner/stage-runner.js';
+import { INTERNAL_ERROR, metricsOf, StageRunner, type StageMetrics } from './runner/stage-runner.js';
 import { codeFingerprint } from './code-fingerprint.js';
 import { rememberRunOutputs, reusableRunOutputs, runOutputsKey } from './output-reuse.js';
 import type { ItemStages } from './runner/flow.js';
@@ -176,8 +176,11 @@ function sumMetrics(all: readonly ReadonlyMap<string, StageMetrics>[]): Map<stri
   const sum = new Map<string, StageMetrics>();
   for (const metrics of all) {
     for (const [stage, m] of metrics) {
-      const total = sum.get(stage) ?? { cacheHits: 0, runs: 0, retries: 0, ms: 0 };
-      sum.set(stage, { cacheHits: total.cacheHits + m.cacheHits, runs: total.runs + m.runs, retries: total.retries + m.retries, ms: total.ms + m.ms });
+      const total = metricsOf(sum, stage);
+      total.cacheHits += m.cacheHits;
+      total.runs += m.runs;
+      total.retries += m.retries;
+      total.ms += m.ms;
     }
   }
   return sum;

@@ -1,4 +1,5 @@
 import type { ResultSet } from './model.js';
+import { LruMap } from '../runtime/lru.js';
 import type { SqlExecutor, SqlRequest } from '../runtime/sql/executor.js';
 
 /**
@@ -24,33 +25,17 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
   const maxCells = options.maxCells ?? 50_000;
   const maxTotalCells = options.maxTotalCells ?? 2_000_000;
   const inFlight = new Map<string, Promise<ResultSet>>();
-  // Map iteration order is insertion order: re-inserting on a hit marks an entry most recent.
-  const done = new Map<string, { result: ResultSet; cells: number }>();
-  let totalCells = 0;
+  const cellsOf = (result: ResultSet) => result.rows.length * Math.max(1, result.columns.length);
+  const done = new LruMap<string, ResultSet>(maxEntries, { weigh: cellsOf, maxWeight: maxTotalCells });
 
   const keep = (key: string, result: ResultSet) => {
-    const cells = result.rows.length * Math.max(1, result.columns.length);
-    if (cells > maxCells || done.has(key)) return;
-    done.set(key, { result, cells });
-    totalCells += cells;
-    for (const [oldest, entry] of done) {
-      if (done.size <= maxEntries && totalCells <= maxTotalCells) break;
-      done.delete(oldest);
-      totalCells -= entry.cells;
-    }
-  };
-  const lookup = (key: string): ResultSet | undefined => {
-    const entry = done.get(key);
-    if (!entry) return undefined;
-    done.delete(key);
-    done.set(key, entry);
-    return entry.result;
+    if (cellsOf(result) <= maxCells) done.set(key, result);
   };
 
   return {
     async run(request: SqlRequest): Promise<ResultSet> {
       const key = JSON.stringify([request.dbPath, request.sql, request.params.map(String), request.params.map((p) => typeof p)]);
-      const hit = lookup(key);
+      const hit = done.get(key);
       if (hit) return copy(hit);
       let pending = inFlight.get(key);
       if (!pending) {

@@ -1,23 +1,34 @@
-/** A bounded map that drops the least recently used entry first. */
+/**
+ * A bounded map that drops the least recently used entry first. Bounded by entries, and
+ * optionally by a total weight (`weigh` each value, keep at most `maxWeight` in all).
+ */
 export class LruMap<K, V> {
-  private readonly entries = new Map<K, V>();
+  private readonly entries = new Map<K, { value: V; weight: number }>();
+  private totalWeight = 0;
 
-  constructor(private readonly maxEntries: number) {}
+  constructor(
+    private readonly maxEntries: number,
+    private readonly weights?: { weigh: (value: V) => number; maxWeight: number },
+  ) {}
 
   get(key: K): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      // Map iteration order is insertion order: re-inserting marks it most recent.
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    // Map iteration order is insertion order: re-inserting marks it most recent.
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.value;
   }
 
   set(key: K, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as K);
+    this.delete(key);
+    const weight = this.weights?.weigh(value) ?? 0;
+    this.entries.set(key, { value, weight });
+    this.totalWeight += weight;
+    for (const oldest of this.entries.keys()) {
+      if (this.entries.size <= this.maxEntries && this.totalWeight <= (this.weights?.maxWeight ?? Infinity)) break;
+      this.delete(oldest);
+    }
   }
 
   /** The cached value, or `make()`'s, remembered. */
@@ -25,5 +36,12 @@ export class LruMap<K, V> {
     let value = this.get(key);
     if (value === undefined) this.set(key, (value = make()));
     return value;
+  }
+
+  private delete(key: K): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.totalWeight -= entry.weight;
   }
 }

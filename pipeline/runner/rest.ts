@@ -20,7 +20,7 @@ import { directResponse, verifyRest, type RestVerifyContext } from '../stages/re
 import { cacheKeyOf, type RunStore } from '../store/run-store.js';
 import { restSynthesisKey } from './rest-keys.js';
 import { withRetries } from './retry.js';
-import { INTERNAL_ERROR, type StageMetrics, type StageRunner } from './stage-runner.js';
+import { INTERNAL_ERROR, metricsOf, type StageMetrics, type StageRunner } from './stage-runner.js';
 
 /**
  * The REST runner (DESIGN.md: gold → rest.synthesize → rest.dedup → execute → verify):
@@ -86,8 +86,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   const databases = new Map(options.databases.map((db) => [db.dbId, db]));
   const metrics = new Map<string, StageMetrics>();
   const timed = async <T>(stage: string, work: () => Promise<T>, runs = 1, hits = 0): Promise<T> => {
-    const m = metrics.get(stage) ?? { cacheHits: 0, runs: 0, retries: 0, ms: 0 };
-    metrics.set(stage, m);
+    const m = metricsOf(metrics, stage);
     const started = performance.now();
     try {
       return await work();
@@ -174,10 +173,11 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
 
   // 3. rest.dedup, per database.
   const dedups = new Map<string, DatabaseDedup>();
+  const instancesByDb = groupByDb(options.instances);
   await timed('rest.dedup', async () => {
     for (const db of [...options.databases].sort((a, b) => (a.dbId < b.dbId ? -1 : 1))) {
-      const endpoints = options.instances.flatMap((instance) => {
-        const record = instance.dbId === db.dbId ? synthesized.get(instance) : undefined;
+      const endpoints = (instancesByDb.get(db.dbId) ?? []).flatMap((instance) => {
+        const record = synthesized.get(instance);
         return record?.ok ? [{ instanceId: instance.id, endpoint: record.endpoint }] : [];
       });
       dedups.set(db.dbId, await dedupDatabase(endpoints, db, services.dedupAgent));
@@ -226,8 +226,8 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
         limit(async () => {
           let final = cachedFinal.get(key);
           if (final) {
-            countHit(metrics, 'rest.execute');
-            countHit(metrics, 'rest.verify');
+            metricsOf(metrics, 'rest.execute').cacheHits++;
+            metricsOf(metrics, 'rest.verify').cacheHits++;
           } else {
             if (options.signal?.aborted) return;
             final = await finalCheck({ instance, gold: golds.get(instance)! }, endpoint, serverUrl, verifyContext(databases.get(instance.dbId)!), timed, config);
@@ -279,12 +279,6 @@ async function finalCheck(
   } catch (error) {
     return { ok: false, stage: 'execute', category: INTERNAL_ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
   }
-}
-
-function countHit(metrics: Map<string, StageMetrics>, stage: string): void {
-  const m = metrics.get(stage) ?? { cacheHits: 0, runs: 0, retries: 0, ms: 0 };
-  m.cacheHits++;
-  metrics.set(stage, m);
 }
 
 function dedupStats(dedups: ReadonlyMap<string, DatabaseDedup>, results: ReadonlyMap<Instance, RestResult>): RestDedupStats {

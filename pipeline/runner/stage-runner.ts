@@ -102,13 +102,15 @@ export class StageRunner {
   }
 
   private metricsOf(name: string): StageMetrics {
-    let metrics = this.metrics.get(name);
-    if (!metrics) {
-      metrics = { cacheHits: 0, runs: 0, retries: 0, ms: 0 };
-      this.metrics.set(name, metrics);
-    }
-    return metrics;
+    return metricsOf(this.metrics, name);
   }
+}
+
+/** A stage's entry in a metrics table, created at zero on first use. */
+export function metricsOf(table: Map<string, StageMetrics>, stage: string): StageMetrics {
+  let metrics = table.get(stage);
+  if (!metrics) table.set(stage, (metrics = { cacheHits: 0, runs: 0, retries: 0, ms: 0 }));
+  return metrics;
 }
 
 /** Thrown when a stage's cache key looks inside an upstream value while keys are planned. */

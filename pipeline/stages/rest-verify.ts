@@ -1,5 +1,6 @@
 import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
 import { runEndpoint } from '../../runtime/rest/endpoint.js';
+import { toErrorResponse } from '../../runtime/rest/errors.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import type { AnswerJudge } from '../../verifiers/judge.js';
 import { checkRestExecution, checkRestFormat, checkRestSemantic, type RestResponse } from '../../verifiers/rest.js';
@@ -42,8 +43,8 @@ export async function verifyRest(
 const notRun = (check: string, why: string): Verdict => ({ ok: false, category: `${check}:not_run`, message: why });
 
 /**
- * A candidate endpoint's response without the server: what the server would answer, except
- * that SQL errors keep SQLite's message (the server hides it from clients; the retry
+ * A candidate endpoint's response without the server: the status the server would answer
+ * (runtime/rest/errors.ts), but the failure's own message: SQL errors keep SQLite's (the server hides it from clients; the retry
  * loop's feedback needs it). Only called on specs that passed the format check.
  */
 export async function directResponse(
@@ -56,8 +57,8 @@ export async function directResponse(
     return { status: 200, body: await runEndpoint(endpoint.spec, endpoint.call.arguments, db, executor, timeoutMs) };
   } catch (error) {
     if (error instanceof TransientError) throw error;
-    const { name, message } = error instanceof Error ? error : new Error(String(error));
-    const status = name === 'SqlTimeoutError' ? 504 : name === 'BindError' || name === 'InvalidParameterError' ? 400 : 500;
-    return { status, body: { error: { code: name, message } } };
+    const { status, body } = toErrorResponse(error, timeoutMs);
+    const message = error instanceof Error ? error.message : String(error);
+    return { status, body: { error: { code: body.error.code, message } } };
   }
 }
