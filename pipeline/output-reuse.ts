@@ -3,7 +3,8 @@ import path from 'node:path';
 import type { EmittedFile } from './emit.js';
 import { sha256 } from './hash.js';
 import type { DeterministicStats } from './stats.js';
-import { cacheKeyOf, type RunStore } from './store/run-store.js';
+import type { OutcomeStore } from './store/outcome-store.js';
+import { cacheKeyOf } from './store/run-store.js';
 
 /**
  * The run-level cache: what a whole run wrote (its stats and manifest), keyed by everything
@@ -26,13 +27,13 @@ export function runOutputsKey(parts: unknown, code: string): string {
   return cacheKeyOf(STAGE, VERSION, parts, undefined, code);
 }
 
-export function rememberRunOutputs(store: RunStore, key: string, outputs: RunOutputs): void {
+export function rememberRunOutputs(store: OutcomeStore, key: string, outputs: RunOutputs): void {
   store.put(key, STAGE, JSON.stringify(outputs));
 }
 
 /** The outputs recorded under `key`, if every file they list is in `outDir` with its recorded content. */
-export async function reusableRunOutputs(store: RunStore, key: string, outDir: string): Promise<RunOutputs | undefined> {
-  const record = store.getMany<RunOutputs>([key]).get(key);
+export async function reusableRunOutputs(store: OutcomeStore, key: string, outDir: string): Promise<RunOutputs | undefined> {
+  const record = (await store.getMany<RunOutputs>([key])).get(key);
   if (!record) return undefined;
   for (const file of record.manifest.files) {
     const content = await readFile(path.join(outDir, ...file.path.split('/'))).catch(() => undefined);

@@ -7,7 +7,8 @@ import type { Outcome } from '../outcome.js';
 import { ProgressTracker, type ProgressListener } from '../progress.js';
 import { codeFingerprint } from '../code-fingerprint.js';
 import type { AcceptedSample, FormulationResult, ItemResult, RejectedSample, Verification } from '../samples.js';
-import { cacheKeyOf, type RunStore } from '../store/run-store.js';
+import type { OutcomeStore } from '../store/outcome-store.js';
+import { cacheKeyOf } from '../store/run-store.js';
 import {
   pathStages,
   planItem,
@@ -41,7 +42,7 @@ export interface InProcessRunOptions {
   stages: ItemStages;
   executor: SqlExecutor;
   /** null: no cache at all (tests, or a throwaway run). */
-  store: RunStore | null;
+  store: OutcomeStore | null;
   signal?: AbortSignal;
   onProgress?: ProgressListener;
   /** Injectable for tests (backoff without waiting). */
@@ -134,13 +135,13 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   const resultKeys = new Map<Instance, Record<string, string>>([...plans].map(([i, p]) => [i, p.resultKeys]));
   const found = new Map<string, FormulationResult>();
   if (store) {
-    const stored = store.getMany<StoredResult>([...resultKeys.values()].flatMap(Object.values));
-    const parts = store.getMany<Outcome<unknown>>([...stored.values()].flatMap((r) => (r.ok ? Object.values(r.parts) : [])));
+    const stored = await store.getMany<StoredResult>([...resultKeys.values()].flatMap(Object.values));
+    const parts = await store.getMany<Outcome<unknown>>([...stored.values()].flatMap((r) => (r.ok ? Object.values(r.parts) : [])));
     for (const [key, result] of stored) {
       const sample = result.ok ? sampleFromParts(result.parts, parts) : result;
       if (sample) found.set(key, sample);
     }
-    store.prefetch(
+    await store.prefetch(
       [...plans].flatMap(([, { plan, resultKeys: keys }]) => (Object.values(keys).every((key) => found.has(key)) ? [] : plan.keys)),
     );
   }
@@ -187,7 +188,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
       const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       result = rejectedEverywhere(instance, 'runner', INTERNAL_ERROR, message);
     }
-    store?.commit();
+    await store?.commit();
     return result;
   };
 
@@ -204,7 +205,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   const settled = await Promise.all(
     options.instances.map((instance) => (!options.signal?.aborted && cachedResult(instance)) || limit(() => runOne(instance))),
   );
-  store?.flush();
+  await store?.flush();
   const items = settled.filter((r): r is ItemResult => r !== null).sort((a, b) => a.instance.index - b.instance.index);
   return { items, metrics: stageRunner.metrics, aborted: items.length < options.instances.length };
 }

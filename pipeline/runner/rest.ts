@@ -17,7 +17,8 @@ import { dedupDatabase, type DatabaseDedup, type DedupAgent } from '../stages/re
 import { callOverHttp } from '../stages/rest-execute.js';
 import { synthesizeWithRetries, type SynthesisItem, type SynthesisRecord } from '../stages/rest-synthesize.js';
 import { directResponse, verifyRest, type RestVerifyContext } from '../stages/rest-verify.js';
-import { cacheKeyOf, type RunStore } from '../store/run-store.js';
+import type { OutcomeStore } from '../store/outcome-store.js';
+import { cacheKeyOf } from '../store/run-store.js';
 import { restSynthesisKey } from './rest-keys.js';
 import { withRetries } from './retry.js';
 import { INTERNAL_ERROR, metricsOf, type StageMetrics, type StageRunner } from './stage-runner.js';
@@ -52,7 +53,7 @@ export interface RestRunOptions {
   instances: readonly Instance[];
   datasetName: string;
   executor: SqlExecutor;
-  store: RunStore | null;
+  store: OutcomeStore | null;
   /** Runs gold (its cache is shared with the SLOT/SEL flow). */
   stageRunner: StageRunner;
   services: RestServices;
@@ -128,7 +129,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   // 2. rest.synthesize, per database, misses only.
   const synthKeys = new Map<Instance, string>();
   for (const instance of golds.keys()) synthKeys.set(instance, restSynthesisKey(instance, databases.get(instance.dbId)!, options));
-  const cachedSynth = store ? store.getMany<SynthesisRecord>([...synthKeys.values()]) : new Map<string, SynthesisRecord>();
+  const cachedSynth = store ? await store.getMany<SynthesisRecord>([...synthKeys.values()]) : new Map<string, SynthesisRecord>();
   const synthesized = new Map<Instance, SynthesisRecord>();
   for (const [instance, key] of synthKeys) {
     const hit = cachedSynth.get(key);
@@ -162,7 +163,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
           const record = records[i];
           if (record.ok || record.category !== INTERNAL_ERROR) store?.put(synthKeys.get(instance)!, 'rest.synthesize', JSON.stringify(record));
         });
-        store?.commit();
+        await store?.commit();
       }
     },
     [...byDb.values()].reduce((n, list) => n + list.length, 0),
@@ -216,7 +217,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     );
     finals.push({ instance, endpoint, record, key });
   }
-  const cachedFinal = store ? store.getMany<FinalRecord>(finals.map((f) => f.key)) : new Map<string, FinalRecord>();
+  const cachedFinal = store ? await store.getMany<FinalRecord>(finals.map((f) => f.key)) : new Map<string, FinalRecord>();
   const failed = count - goldFailures - finals.length;
   progress.done('rest.execute', failed);
   progress.done('rest.verify', failed);
@@ -232,7 +233,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
             if (options.signal?.aborted) return;
             final = await finalCheck({ instance, gold: golds.get(instance)! }, endpoint, serverUrl, verifyContext(databases.get(instance.dbId)!), timed, config);
             if (final.ok || final.category !== INTERNAL_ERROR) store?.put(key, 'rest.verify', JSON.stringify(final));
-            store?.commit();
+            await store?.commit();
           }
           progress.done('rest.execute');
           progress.done('rest.verify');
@@ -251,7 +252,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
       ),
     );
   } finally {
-    store?.flush();
+    await store?.flush();
     if (server) await (await server).close();
   }
   for (const [stage, m] of options.stageRunner.metrics) metrics.set(stage, m);

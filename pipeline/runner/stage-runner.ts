@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { reject, rejectionFrom, type Outcome } from '../outcome.js';
 import type { ItemStage, StageContext } from '../stage.js';
-import { cacheKeyOf, type RunStore } from '../store/run-store.js';
+import type { OutcomeStore } from '../store/outcome-store.js';
+import { cacheKeyOf } from '../store/run-store.js';
 import { withRetries, type RetryPolicy } from './retry.js';
 
 /**
@@ -30,7 +31,7 @@ export class StageRunner {
 
   /** `code`: the code fingerprint, part of every key (code-fingerprint.ts). */
   constructor(
-    private readonly store: RunStore | null,
+    private readonly store: OutcomeStore | null,
     private readonly policy: RetryPolicy,
     private readonly sleep?: (ms: number) => Promise<void>,
     private readonly code = '',
@@ -43,7 +44,7 @@ export class StageRunner {
     try {
       if (this.store) {
         key = this.keyOf(stage, input, ctx);
-        const cached = this.store.get<O>(key);
+        const cached = await this.store.get<O>(key);
         if (cached) {
           metrics.cacheHits++;
           return this.remember(key, cached);

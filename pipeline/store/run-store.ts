@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { canonicalJson, sha256 } from '../hash.js';
 import type { Outcome } from '../outcome.js';
+import type { OutcomeStore } from './outcome-store.js';
 
 /**
  * The run store: terminal stage outcomes (accepted and rejected) keyed by a content hash
@@ -48,7 +49,7 @@ export function cacheKeyOf(
 /** SQLite's default limit of bound parameters is 32766; stay well below. */
 const BATCH = 500;
 
-export class RunStore {
+export class RunStore implements OutcomeStore {
   private readonly db: Database.Database;
   private readonly read: boolean;
   private readonly pending = new Map<string, { stage: string; value: string }>();
@@ -88,14 +89,14 @@ export class RunStore {
     this.commitIntervalMs = options.commitIntervalMs ?? 200;
   }
 
-  get<T>(key: string): Outcome<T> | undefined {
+  async get<T>(key: string): Promise<Outcome<T> | undefined> {
     const text = this.text(key);
     return text === undefined ? undefined : (JSON.parse(text) as Outcome<T>);
   }
 
   /** Many records at once (any JSON the caller stored), by key; absent keys are left out. */
-  getMany<T>(keys: readonly string[]): Map<string, T> {
-    this.prefetch(keys);
+  async getMany<T>(keys: readonly string[]): Promise<Map<string, T>> {
+    this.prefetchNow(keys);
     const found = new Map<string, T>();
     for (const key of keys) {
       const text = this.text(key);
@@ -105,7 +106,11 @@ export class RunStore {
   }
 
   /** Reads these keys ahead in a few statements; the next `get` of each is served from memory. */
-  prefetch(keys: readonly string[]): void {
+  async prefetch(keys: readonly string[]): Promise<void> {
+    this.prefetchNow(keys);
+  }
+
+  private prefetchNow(keys: readonly string[]): void {
     if (!this.read) return;
     const wanted = [...new Set(keys)].filter((key) => !this.pending.has(key) && !this.prefetched.has(key));
     for (let i = 0; i < wanted.length; i += BATCH) {
@@ -123,12 +128,16 @@ export class RunStore {
   }
 
   /** Writes the buffered outcomes if the last write is `commitIntervalMs` old. */
-  commit(): void {
-    if (Date.now() - this.lastCommit >= this.commitIntervalMs) this.flush();
+  async commit(): Promise<void> {
+    if (Date.now() - this.lastCommit >= this.commitIntervalMs) this.flushNow();
   }
 
   /** Writes the buffered outcomes now, in one transaction. */
-  flush(): void {
+  async flush(): Promise<void> {
+    this.flushNow();
+  }
+
+  private flushNow(): void {
     if (this.pending.size === 0 || this.closed) return;
     this.lastCommit = Date.now();
     const entries = [...this.pending];
@@ -168,7 +177,7 @@ export class RunStore {
 
   close(): void {
     if (this.closed) return;
-    this.flush();
+    this.flushNow();
     this.closed = true;
     this.db.close();
   }
