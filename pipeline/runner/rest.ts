@@ -10,17 +10,22 @@ import type { AnswerJudge } from '../../verifiers/judge.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../model.js';
 import { packageVersion } from '../package-root.js';
 import { ProgressTracker, type ProgressListener } from '../progress.js';
-import type { AcceptedRestSample, RejectedSample, RestResult, Verification } from '../samples.js';
-import { dbCacheKey } from '../stages/db-key.js';
-import { goldStage } from '../stages/gold.js';
-import { dedupDatabase, type DatabaseDedup, type DedupAgent } from '../stages/rest-dedup.js';
-import { callOverHttp } from '../stages/rest-execute.js';
-import { synthesizeWithRetries, type SynthesisItem, type SynthesisRecord } from '../stages/rest-synthesize.js';
-import { directResponse, verifyRest, type RestVerifyContext } from '../stages/rest-verify.js';
+import type { AcceptedRestSample, RejectedSample, RestResult } from '../samples.js';
+import type { DatabaseDedup, DedupAgent } from '../stages/rest-dedup.js';
+import type { SynthesisRecord } from '../stages/rest-synthesize.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
-import { cacheKeyOf } from '../store/run-store.js';
 import { restSynthesisKey } from './rest-keys.js';
-import { withRetries } from './retry.js';
+import {
+  dedupFor,
+  finalCheck,
+  finalKeyOf,
+  goldOf,
+  groupByDb,
+  servedEndpoint,
+  synthesisBatches,
+  synthesizeBatch,
+  type FinalRecord,
+} from './rest-phases.js';
 import { INTERNAL_ERROR, metricsOf, type StageMetrics, type StageRunner } from './stage-runner.js';
 
 /**
@@ -60,6 +65,13 @@ export interface RestRunOptions {
   code: string;
   signal?: AbortSignal;
   onProgress?: ProgressListener;
+  /**
+   * false: compute nothing, only assemble what the store holds (a queue driver after its
+   * workers are done); a missing record is an internal error of that instance.
+   */
+  computeMisses?: boolean;
+  /** Instances already decided (a queue job that failed for good): they take no part. */
+  settled?: ReadonlyMap<Instance, RejectedSample>;
 }
 
 export interface RestDedupStats {
@@ -78,12 +90,10 @@ export interface RestRunResult {
 // Fastify and the docs UI load only when some call is not in the cache.
 const restServer = lazy(() => import('../../runtime/rest/server.js'));
 
-const VERIFY_VERSION = 1;
-
-type FinalRecord = { ok: true; response: unknown; verification: Verification } | { ok: false; stage: 'execute' | 'verify'; category: string; message: string };
 
 export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
-  const { config, store, services } = options;
+  const { config, store } = options;
+  const computeMisses = options.computeMisses ?? true;
   const databases = new Map(options.databases.map((db) => [db.dbId, db]));
   const metrics = new Map<string, StageMetrics>();
   const timed = async <T>(stage: string, work: () => Promise<T>, runs = 1, hits = 0): Promise<T> => {
@@ -102,71 +112,64 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     [['rest.synthesize', count], ['rest.dedup', options.databases.length], ['rest.execute', count], ['rest.verify', count]],
     options.onProgress,
   );
-  const results = new Map<Instance, RestResult>();
+  const results = new Map<Instance, RestResult>(options.settled ?? []);
   const reject = (instance: Instance, stage: RejectedSample['stage'], category: string, message: string) =>
     results.set(instance, { ok: false, stage, category, message });
-  const verifyContext = (db: DatabaseInfo) => ({ db, maxStringLength: config.rest.maxStringLength, judge: services.judge });
+  const notComputed = (instance: Instance, stage: RejectedSample['stage']) =>
+    reject(instance, stage, INTERNAL_ERROR, 'not in the shared store: the queue run did not compute it');
+  const skipped = (n: number) => ['rest.synthesize', 'rest.execute', 'rest.verify'].forEach((stage) => progress.done(stage, n));
+  skipped(results.size);
+  const open = options.instances.filter((instance) => !results.has(instance));
 
   // 1. gold.
   const limit = pLimit(config.concurrency);
   const golds = new Map<Instance, GoldResult>();
   await Promise.all(
-    options.instances.map((instance) =>
+    open.map((instance) =>
       limit(async () => {
         const db = databases.get(instance.dbId);
         if (!db) return void reject(instance, 'ingest', 'bad_input', `unknown database ${instance.dbId}`);
-        const gold = await options.stageRunner.run(goldStage, { instance }, { config, db, executor: options.executor });
+        const gold = await goldOf(instance, db, options);
         if (gold.ok) golds.set(instance, gold.value);
         else reject(instance, 'gold', gold.category, gold.message);
       }),
     ),
   );
-  const goldFailures = count - golds.size;
-  progress.done('rest.synthesize', goldFailures);
-  progress.done('rest.execute', goldFailures);
-  progress.done('rest.verify', goldFailures);
+  skipped(open.length - golds.size);
 
-  // 2. rest.synthesize, per database, misses only.
+  // 2. rest.synthesize: the cached records, then the batches of the others.
   const synthKeys = new Map<Instance, string>();
-  for (const instance of golds.keys()) synthKeys.set(instance, restSynthesisKey(instance, databases.get(instance.dbId)!, options));
+  for (const instance of open) {
+    const db = databases.get(instance.dbId);
+    if (db) synthKeys.set(instance, restSynthesisKey(instance, db, options));
+  }
   const cachedSynth = store ? await store.getMany<SynthesisRecord>([...synthKeys.values()]) : new Map<string, SynthesisRecord>();
   const synthesized = new Map<Instance, SynthesisRecord>();
   for (const [instance, key] of synthKeys) {
-    const hit = cachedSynth.get(key);
+    const hit = golds.has(instance) && cachedSynth.get(key);
     if (hit) synthesized.set(instance, hit);
   }
   progress.done('rest.synthesize', synthesized.size);
-  // Instance order, not the order golds finished in: batches (and so LLM prompts) are the same on every run.
-  const byDb = groupByDb(options.instances.filter((i) => golds.has(i) && !synthesized.has(i)));
+  const batches = synthesisBatches([...synthKeys.keys()], (instance) => !cachedSynth.has(synthKeys.get(instance)!), config.rest.batchSize);
+  const batchRuns = batches.reduce((n, batch) => n + batch.filter((i) => golds.has(i)).length, 0);
   await timed(
     'rest.synthesize',
-    async () => {
-      for (const [dbId, instances] of byDb) {
-        if (options.signal?.aborted) break;
-        const db = databases.get(dbId)!;
-        const items: SynthesisItem[] = instances.map((instance) => ({ instance, gold: golds.get(instance)! }));
-        const records = await synthesizeWithRetries(items, {
-          db,
-          datasetName: options.datasetName,
-          synthesizer: services.synthesizer,
-          fallback: services.fallback,
-          attempts: config.rest.attempts,
-          check: async (endpoint, item) => {
-            const respond = () => directResponse(endpoint, db, options.executor, config.executeTimeoutMs);
-            const { outcome } = await verifyRest(endpoint, respond, item, verifyContext(db));
-            return outcome.ok ? null : { ok: false, category: outcome.category, message: outcome.message };
-          },
-          onSettled: (n) => progress.done('rest.synthesize', n),
-        });
-        instances.forEach((instance, i) => {
-          synthesized.set(instance, records[i]);
-          const record = records[i];
-          if (record.ok || record.category !== INTERNAL_ERROR) store?.put(synthKeys.get(instance)!, 'rest.synthesize', JSON.stringify(record));
-        });
-        await store?.commit();
-      }
-    },
-    [...byDb.values()].reduce((n, list) => n + list.length, 0),
+    () =>
+      Promise.all(
+        batches.map((batch) =>
+          limit(async () => {
+            const ready = batch.filter((instance) => golds.has(instance));
+            if (options.signal?.aborted || ready.length === 0) return;
+            if (!computeMisses) return void ready.forEach((instance) => notComputed(instance, 'rest.synthesize'));
+            const items = ready.map((instance) => ({ instance, gold: golds.get(instance)! }));
+            const keys = ready.map((instance) => synthKeys.get(instance)!);
+            const records = await synthesizeBatch(items, keys, databases.get(ready[0].dbId)!, options, (n) => progress.done('rest.synthesize', n));
+            ready.forEach((instance, i) => synthesized.set(instance, records[i]));
+            await store?.commit();
+          }),
+        ),
+      ),
+    batchRuns,
     synthesized.size,
   );
   if (options.signal?.aborted) return { results, dedup: { byDb: {}, merges: [] }, metrics, aborted: true };
@@ -174,14 +177,14 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
 
   // 3. rest.dedup, per database.
   const dedups = new Map<string, DatabaseDedup>();
-  const instancesByDb = groupByDb(options.instances);
+  const instancesByDb = groupByDb(open);
   await timed('rest.dedup', async () => {
     for (const db of [...options.databases].sort((a, b) => (a.dbId < b.dbId ? -1 : 1))) {
-      const endpoints = (instancesByDb.get(db.dbId) ?? []).flatMap((instance) => {
+      const entries = (instancesByDb.get(db.dbId) ?? []).flatMap((instance) => {
         const record = synthesized.get(instance);
-        return record?.ok ? [{ instanceId: instance.id, endpoint: record.endpoint }] : [];
+        return record?.ok ? [{ instanceId: instance.id, synthesisKey: synthKeys.get(instance)!, endpoint: record.endpoint }] : [];
       });
-      dedups.set(db.dbId, await dedupDatabase(endpoints, db, services.dedupAgent));
+      dedups.set(db.dbId, (await dedupFor(db, entries, options)).dedup);
       progress.done('rest.dedup');
     }
   });
@@ -189,36 +192,18 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   // 4. execute over HTTP, verify.
   let server: Promise<RestServer> | undefined;
   const serverUrl = async (): Promise<string> => {
-    server ??= restServer().then(({ createRestServer }) =>
-      createRestServer({
-        databases: options.databases.map((db) => ({ db, endpoints: dedups.get(db.dbId)!.canonical })),
-        executor: options.executor,
-        timeoutMs: config.executeTimeoutMs,
-        title: `${options.datasetName} REST API`,
-        version: packageVersion(),
-        maxStringLength: config.rest.maxStringLength,
-      }),
-    );
+    server ??= startRestServer(options, dedups);
     return (await server).url;
   };
   const finals: { instance: Instance; endpoint: SynthesizedEndpoint; record: SynthesisRecord & { ok: true }; key: string }[] = [];
   for (const [instance, record] of synthesized) {
     if (!record.ok) continue;
-    const dedup = dedups.get(instance.dbId)!;
-    const call = dedup.calls.get(instance.id)!;
-    const spec = dedup.canonical.find((s) => s.operationId === call.name)!;
-    const endpoint = { spec, call };
-    const key = cacheKeyOf(
-      'rest.verify',
-      VERIFY_VERSION,
-      { endpoint, synthesis: synthKeys.get(instance), db: dbCacheKey(databases.get(instance.dbId)!), judge: services.judge?.fingerprint ?? null, maxStringLength: config.rest.maxStringLength, timeoutMs: config.executeTimeoutMs },
-      undefined,
-      options.code,
-    );
-    finals.push({ instance, endpoint, record, key });
+    const db = databases.get(instance.dbId)!;
+    const endpoint = servedEndpoint(dedups.get(instance.dbId)!, instance.id);
+    finals.push({ instance, endpoint, record, key: finalKeyOf(endpoint, synthKeys.get(instance)!, db, options) });
   }
   const cachedFinal = store ? await store.getMany<FinalRecord>(finals.map((f) => f.key)) : new Map<string, FinalRecord>();
-  const failed = count - goldFailures - finals.length;
+  const failed = golds.size - finals.length;
   progress.done('rest.execute', failed);
   progress.done('rest.verify', failed);
   try {
@@ -231,23 +216,15 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
             metricsOf(metrics, 'rest.verify').cacheHits++;
           } else {
             if (options.signal?.aborted) return;
-            final = await finalCheck({ instance, gold: golds.get(instance)! }, endpoint, serverUrl, verifyContext(databases.get(instance.dbId)!), timed, config);
-            if (final.ok || final.category !== INTERNAL_ERROR) store?.put(key, 'rest.verify', JSON.stringify(final));
+            if (!computeMisses) return void notComputed(instance, 'execute');
+            const db = databases.get(instance.dbId)!;
+            final = await finalCheck({ instance, gold: golds.get(instance)! }, endpoint, key, serverUrl, db, options, timed);
             await store?.commit();
           }
           progress.done('rest.execute');
           progress.done('rest.verify');
           if (!final.ok) return void reject(instance, final.stage, final.category, final.message);
-          const sample: AcceptedRestSample = {
-            ok: true,
-            endpoint,
-            response: final.response,
-            gold: golds.get(instance)!,
-            verification: final.verification,
-            synthesizer: record.synthesizer,
-            attempts: record.attempts,
-          };
-          results.set(instance, sample);
+          results.set(instance, acceptedSample(endpoint, final, golds.get(instance)!, record));
         }),
       ),
     );
@@ -259,27 +236,24 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   return { results, dedup: dedupStats(dedups, results), metrics, aborted: results.size < count };
 }
 
-/** The call over HTTP, then its checks; a call that got no response at all is an internal error (not cached). */
-async function finalCheck(
-  item: SynthesisItem,
-  endpoint: SynthesizedEndpoint,
-  serverUrl: () => Promise<string>,
-  ctx: RestVerifyContext,
-  timed: <T>(stage: string, work: () => Promise<T>) => Promise<T>,
-  config: Config,
-): Promise<FinalRecord> {
-  const policy = { retries: config.retries, baseMs: config.backoff.baseMs, maxMs: config.backoff.maxMs };
-  const respond = async () => {
-    const url = await serverUrl();
-    return timed('rest.execute', () => withRetries(() => callOverHttp(url, endpoint.call, config.executeTimeoutMs), policy));
-  };
-  try {
-    const { outcome, response } = await timed('rest.verify', () => verifyRest(endpoint, respond, item, ctx));
-    if (outcome.ok) return { ok: true, response: response!.body, verification: outcome.value };
-    return { ok: false, stage: 'verify', category: outcome.category, message: outcome.message };
-  } catch (error) {
-    return { ok: false, stage: 'execute', category: INTERNAL_ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
-  }
+/** The live server of these databases' deduped endpoints, on an ephemeral loopback port. */
+export async function startRestServer(
+  options: Pick<RestRunOptions, 'databases' | 'executor' | 'config' | 'datasetName'>,
+  dedups: ReadonlyMap<string, DatabaseDedup>,
+): Promise<RestServer> {
+  const { createRestServer } = await restServer();
+  return createRestServer({
+    databases: options.databases.filter((db) => dedups.has(db.dbId)).map((db) => ({ db, endpoints: dedups.get(db.dbId)!.canonical })),
+    executor: options.executor,
+    timeoutMs: options.config.executeTimeoutMs,
+    title: `${options.datasetName} REST API`,
+    version: packageVersion(),
+    maxStringLength: options.config.rest.maxStringLength,
+  });
+}
+
+function acceptedSample(endpoint: SynthesizedEndpoint, final: FinalRecord & { ok: true }, gold: GoldResult, record: SynthesisRecord & { ok: true }): AcceptedRestSample {
+  return { ok: true, endpoint, response: final.response, gold, verification: final.verification, synthesizer: record.synthesizer, attempts: record.attempts };
 }
 
 function dedupStats(dedups: ReadonlyMap<string, DatabaseDedup>, results: ReadonlyMap<Instance, RestResult>): RestDedupStats {
@@ -297,10 +271,4 @@ function dedupStats(dedups: ReadonlyMap<string, DatabaseDedup>, results: Readonl
     merges.push(...dedup.merges.map((m) => ({ db, ...m })));
   }
   return { byDb, merges };
-}
-
-function groupByDb(instances: readonly Instance[]): Map<string, Instance[]> {
-  const byDb = new Map<string, Instance[]>();
-  for (const instance of instances) byDb.set(instance.dbId, [...(byDb.get(instance.dbId) ?? []), instance]);
-  return byDb;
 }
