@@ -4,12 +4,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
-import type { ConfigInput } from '../config/schema.js';
+import type { Config, ConfigInput } from '../config/schema.js';
 import { generate, SourceError } from '../pipeline/generate.js';
 import { packageRoot, packageVersion } from '../pipeline/package-root.js';
 import { InvariantError } from '../pipeline/stats.js';
 import { createProgressReporter } from './progress.js';
 import { summaryTable } from './summary.js';
+import { commaList, nonNegativeInt, positiveInt } from './args.js';
+import { addQueueCommands } from './queue-commands.js';
 
 /** The `nl2api` command. Errors a user can fix print one clear line and exit 1. */
 
@@ -31,6 +33,9 @@ interface GenerateFlags {
   llmProvider?: string;
   llmModel?: string;
   llmBaseUrl?: string;
+  queue?: string;
+  localWorkers?: boolean;
+  run?: string;
 }
 
 interface ServeFlags {
@@ -91,6 +96,7 @@ export function buildProgram(): Command {
     .action(async (flags: ServeFlags) => {
       process.exitCode = await runServe(flags);
     });
+  addQueueCommands(program, withRunOptions, (flags, command) => configFromFlags(flags as GenerateFlags, command));
   return program;
 }
 
@@ -121,30 +127,14 @@ function withRunOptions(command: Command): Command {
     .addOption(new Option('--synthesizer <who>', 'REST endpoint synthesizer (auto: the LLM when one is configured)').choices(['auto', 'template', 'llm']))
     .addOption(new Option('--llm-provider <provider>', 'LLM provider (API key from MISTRAL_API_KEY / OPENAI_API_KEY)').choices(['mistral', 'openai', 'ollama']))
     .option('--llm-model <name>', 'LLM model name')
-    .option('--llm-base-url <url>', 'LLM server base URL (e.g. a local vLLM or llama.cpp server)');
+    .option('--llm-base-url <url>', 'LLM server base URL (e.g. a local vLLM or llama.cpp server)')
+    .option('--queue <url>', 'run on the BullMQ queue backend at this Redis URL (e.g. redis://127.0.0.1:6379)')
+    .option('--no-local-workers', 'with --queue: only enqueue and wait (work is done by `nl2api worker`s)')
+    .option('--run <id>', 'with --queue: attach to this run (a restarted driver resumes it)');
 }
 
 async function runGenerate(flags: GenerateFlags, command: Command): Promise<number> {
-  // Only flags given on the command line override the config file (commander fills defaults).
-  const given = (key: keyof GenerateFlags) => command.getOptionValueSource(key) === 'cli';
-  const cliFlags: ConfigInput = {
-    source: flags.source,
-    datasetName: flags.datasetName,
-    formulations: given('formulations') ? (flags.formulations as ConfigInput['formulations']) : undefined,
-    out: flags.out,
-    dbIds: given('db') ? flags.db : undefined,
-    pool: given('pool') ? (flags.pool as ConfigInput['pool']) : undefined,
-    concurrency: given('concurrency') ? flags.concurrency : undefined,
-    sqlWorkers: given('sqlWorkers') ? flags.sqlWorkers : undefined,
-    cache: given('cache') ? flags.cache : undefined,
-    cacheDir: given('cacheDir') ? flags.cacheDir : undefined,
-    fingerprintCache: given('fingerprintCache') ? flags.fingerprintCache : undefined,
-    progress: given('progress') ? (flags.progress as ConfigInput['progress']) : undefined,
-    rest: given('synthesizer') ? { synthesizer: flags.synthesizer as 'auto' } : undefined,
-    llm: llmFlags(flags),
-  };
-  const config = await loadConfig({ file: flags.config, flags: cliFlags });
-
+  const config = await configFromFlags(flags, command);
   const controller = new AbortController();
   const onSignal = () => {
     if (controller.signal.aborted) process.exit(EXIT_INTERRUPTED); // second Ctrl-C: now
@@ -174,6 +164,31 @@ async function runGenerate(flags: GenerateFlags, command: Command): Promise<numb
   }
 }
 
+/** The run's config: the file's, with the flags given on the command line over it (commander fills defaults). */
+export async function configFromFlags(flags: GenerateFlags, command: Command): Promise<Config> {
+  const given = (key: keyof GenerateFlags) => command.getOptionValueSource(key) === 'cli';
+  const cliFlags: ConfigInput = {
+    source: flags.source,
+    datasetName: flags.datasetName,
+    formulations: given('formulations') ? (flags.formulations as ConfigInput['formulations']) : undefined,
+    out: flags.out,
+    dbIds: given('db') ? flags.db : undefined,
+    pool: given('pool') ? (flags.pool as ConfigInput['pool']) : undefined,
+    concurrency: given('concurrency') ? flags.concurrency : undefined,
+    sqlWorkers: given('sqlWorkers') ? flags.sqlWorkers : undefined,
+    cache: given('cache') ? flags.cache : undefined,
+    cacheDir: given('cacheDir') ? flags.cacheDir : undefined,
+    fingerprintCache: given('fingerprintCache') ? flags.fingerprintCache : undefined,
+    progress: given('progress') ? (flags.progress as ConfigInput['progress']) : undefined,
+    rest: given('synthesizer') ? { synthesizer: flags.synthesizer as 'auto' } : undefined,
+    llm: llmFlags(flags),
+    queue: flags.queue
+      ? { url: flags.queue, ...(given('localWorkers') ? { localWorkers: flags.localWorkers } : {}), ...(flags.run ? { runId: flags.run } : {}) }
+      : undefined,
+  };
+  return loadConfig({ file: flags.config, flags: cliFlags });
+}
+
 /** The LLM flags given, as a partial `llm` block (merged over the config file's). */
 function llmFlags(flags: GenerateFlags): ConfigInput['llm'] {
   const llm = {
@@ -182,25 +197,6 @@ function llmFlags(flags: GenerateFlags): ConfigInput['llm'] {
     ...(flags.llmBaseUrl ? { baseUrl: flags.llmBaseUrl } : {}),
   };
   return Object.keys(llm).length ? llm : undefined;
-}
-
-function nonNegativeInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port number (0-65535)');
-  return n;
-}
-
-function commaList(value: string): string[] {
-  return value
-    .split(',')
-    .map((v) => v.trim())
-    .filter(Boolean);
-}
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
-  return n;
 }
 
 export async function main(argv: string[] = process.argv): Promise<void> {

@@ -32,6 +32,29 @@ export const RestConfigSchema = z
   .strict();
 export type RestConfig = z.infer<typeof RestConfigSchema>;
 
+/** The queue backend (issue 4): absent, the in-process runner. */
+export const QueueConfigSchema = z
+  .object({
+    /** Redis URL, e.g. redis://127.0.0.1:6379. */
+    url: z.string().min(1),
+    /** Key prefix of the queues, the store, the LLM cache and the run registry in Redis. */
+    prefix: z.string().regex(/^[A-Za-z0-9_-]+$/).default('nl2api'),
+    /** The driver also works on its run (false: only enqueue and wait for `nl2api worker`s). */
+    localWorkers: z.boolean().default(true),
+    /** Jobs in flight per stage group in the driver's own workers. */
+    concurrency: z.number().int().min(1).max(1024).default(8),
+    /** Attach to this run (a restarted driver resumes it); default: a new run id. */
+    runId: z.string().regex(/^[A-Za-z0-9_-]+$/).optional(),
+    /** Tries of a job (a crash, a fault) before it is a rejection. */
+    attempts: z.number().int().min(1).max(100).default(3),
+    /** A job whose worker died is taken back after this long. */
+    lockDurationMs: z.number().int().min(1000).default(30_000),
+    /** How often the driver polls the barriers and progress. */
+    pollMs: z.number().int().min(10).default(200),
+  })
+  .strict();
+export type QueueConfig = z.infer<typeof QueueConfigSchema>;
+
 export const ConfigSchema = z
   .object({
     /** Dataset source directory (BIRD layout or generic JSONL + SQLite dir). */
@@ -73,6 +96,7 @@ export const ConfigSchema = z
     rest: RestConfigSchema.default(RestConfigSchema.parse({})),
     /** The LLM (synthesis agent, judge, dedup agent); absent: no LLM is used at all. */
     llm: LlmConfigSchema.optional(),
+    queue: QueueConfigSchema.optional(),
     /** `auto`: progress bars on a TTY, periodic log lines otherwise. */
     progress: z.enum(['auto', 'bar', 'log', 'none']).default('auto'),
   })

@@ -14,7 +14,10 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import type { RestDedupStats } from './runner/rest.js';
 import { restSynthesisKey } from './runner/rest-keys.js';
 import { restServices } from './rest-services.js';
-import { INTERNAL_ERROR, metricsOf, StageRunner, type StageMetrics } from './runner/stage-runner.js';
+import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, StageRunner, type StageMetrics } from './runner/stage-runner.js';
+import type { OutcomeStore } from './store/outcome-store.js';
+import type { QueueDriveResult } from './queue/driver.js';
+import { queueBackend } from './queue/backend.js';
 import { codeFingerprint } from './code-fingerprint.js';
 import { rememberRunOutputs, reusableRunOutputs, runOutputsKey } from './output-reuse.js';
 import type { ItemStages } from './runner/flow.js';
@@ -71,30 +74,35 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const formulations = orderedFormulations(config.formulations);
   const outDir = path.resolve(config.out);
 
-  const store = new RunStore({ dir: cacheDirOf(config), read: config.cache });
+  // Database fingerprints are remembered locally; outcomes live in Redis with a queue backend, else here too.
+  const local = new RunStore({ dir: cacheDirOf(config), read: config.cache });
   let source;
   try {
     source = await ingestStage.run(config.source, {
       dbIds: config.dbIds,
-      fingerprint: config.fingerprintCache ? (file) => store.fingerprint(file, sha256File) : undefined,
+      fingerprint: config.fingerprintCache ? (file) => local.fingerprint(file, sha256File) : undefined,
     });
   } catch (error) {
-    store.close();
+    local.close();
     throw new SourceError((error as Error).message);
   }
+  const backend = config.queue ? await queueBackend(config) : null;
+  const store: OutcomeStore = backend?.store ?? local;
   const ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers });
   const datasetName = config.datasetName ?? source.datasetName;
   const executor = memoizeExecutor(options.executor ?? ownExecutor!);
   const stages = options.stages ?? ITEM_STAGES;
   const code = codeFingerprint();
   const wantsRest = formulations.includes('rest');
-  const services = wantsRest ? await restServices(config, executor, { model: options.chatModel }) : null;
+  const services = wantsRest ? await restServices(config, executor, { model: options.chatModel, shared: backend?.sharedLlm }) : null;
+  let queued: QueueDriveResult | null = null;
   const timing = (stageMetrics: RunTiming['stages'], outputsReused: boolean): RunTiming => ({
     wallMs: Math.round(performance.now() - started),
     peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     stages: stageMetrics,
     outputsReused,
     ...(services?.usage ? { llm: services.usage.snapshot() } : {}),
+    ...(queued ? { queueRunId: queued.runId } : {}),
   });
   try {
     const runOptions = { config, databases: source.databases, instances: source.instances, stages, executor };
@@ -132,8 +140,29 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       return { outDir, stats, files: reused.manifest.files, aborted: false, warnings: source.warnings };
     }
 
-    const run: RunResult = sequenceFormulations(formulations).length
-      ? await runInProcess({ ...runOptions, store, signal: options.signal, onProgress: options.onProgress, codeFingerprint: code, plans })
+    const sequences = sequenceFormulations(formulations).length > 0;
+    if (backend) {
+      queued = await backend.drive({
+        config,
+        queue: config.queue!,
+        redis: backend.redis,
+        store,
+        spec: { config, datasetName, databases: source.databases, instances: source.instances, code },
+        source: config.source,
+        out: outDir,
+        resultKeys: sequences ? new Map([...plans].map(([instance, plan]) => [instance, Object.values(plan.resultKeys)])) : null,
+        synthesisKeys: restKeys && new Map(source.instances.flatMap((instance, i) => (restKeys[i] ? [[instance, restKeys[i]!]] : []))),
+        signal: options.signal,
+        onProgress: options.onProgress,
+        chatModel: options.chatModel,
+      });
+      if (queued.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
+      if (services?.usage) for (const [model, totals] of Object.entries(queued.llm)) services.usage.add(model, totals);
+    }
+    // With a queue backend, the workers have computed everything: the runners only assemble it from the store.
+    const computeMisses = !queued;
+    const run: RunResult = sequences
+      ? await runInProcess({ ...runOptions, store, signal: options.signal, onProgress: queued ? undefined : options.onProgress, codeFingerprint: code, plans, computeMisses })
       : { items: source.instances.map((instance) => ({ instance, results: {} })), metrics: new Map(), aborted: false };
     if (run.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
     const rest = services
@@ -148,25 +177,33 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
           services: services.services,
           code,
           signal: options.signal,
-          onProgress: options.onProgress,
+          onProgress: queued ? undefined : options.onProgress,
+          computeMisses,
         })
       : null;
     if (rest?.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
     for (const item of rest ? run.items : []) item.results.rest = rest!.results.get(item.instance);
+    if (queued) explainJobFailures(run.items, queued.failed);
 
     const statsWithoutTiming = checkedStats(source, datasetName, formulations, run.items, rest?.dedup);
     const files = await emitAll(source, datasetName, formulations, run.items, config, outDir);
-    const metrics = Object.fromEntries([...sumMetrics([run.metrics, rest?.metrics ?? new Map()])].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]));
+    const metrics = Object.fromEntries([...(queued ? queued.metrics : sumMetrics([run.metrics, rest?.metrics ?? new Map()]))].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]));
     const stats: RunStats = { ...statsWithoutTiming, timing: timing(metrics, false) };
     await writeArtifact(outDir, 'stats.json', jsonText(stats));
     const manifest = manifestOf(source, datasetName, config, stats, files);
     await writeArtifact(outDir, 'manifest.json', jsonText(manifest));
     // A run with internal errors (faults of the run, not of the items) must run again next time.
     if (outputsKey && !hasInternalErrors(statsWithoutTiming)) rememberRunOutputs(store, outputsKey, { stats: statsWithoutTiming, manifest });
+    await store.flush();
+    await queued?.registry.finish(queued.runId, { state: 'completed', outcome: manifest.counts });
     return { outDir, stats, files, aborted: false, warnings: source.warnings };
+  } catch (error) {
+    await queued?.registry.finish(queued.runId, { state: 'failed', error: (error as Error).message }).catch(() => {});
+    throw error;
   } finally {
-    store.close();
+    local.close();
     services?.close();
+    await backend?.close();
     await ownExecutor?.close();
   }
 }
@@ -184,6 +221,21 @@ function sumMetrics(all: readonly ReadonlyMap<string, StageMetrics>[]): Map<stri
     }
   }
   return sum;
+}
+
+/**
+ * An instance whose job failed for good was not computed: the assembling runners report it
+ * as missing from the store; it becomes a `job_failed` rejection that says which job failed and why.
+ */
+function explainJobFailures(items: readonly ItemResult[], failed: QueueDriveResult['failed']): void {
+  for (const item of items) {
+    for (const [formulation, result] of Object.entries(item.results)) {
+      const reason = (formulation === 'rest' ? failed.rest : failed.sequence).get(item.instance.index);
+      if (reason && result && !result.ok && result.category === INTERNAL_ERROR && result.message === NOT_COMPUTED) {
+        item.results[formulation as PipelineFormulation] = { ...result, category: 'job_failed', message: reason };
+      }
+    }
+  }
 }
 
 function hasInternalErrors(stats: DeterministicStats): boolean {

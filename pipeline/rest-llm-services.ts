@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { cacheDirOf } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { LlmConfig } from '../generators/llm/config.js';
@@ -13,7 +12,7 @@ import { templateSynthesizer } from '../generators/rest/synthesis.js';
 import { runEndpoint } from '../runtime/rest/endpoint.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { createLlmJudge } from '../verifiers/llm-judge.js';
-import type { RestServiceHandle } from './rest-services.js';
+import type { RestServiceHandle, RestServiceOptions } from './rest-services.js';
 import type { DedupAgent } from './stages/rest-dedup.js';
 
 /**
@@ -21,11 +20,17 @@ import type { DedupAgent } from './stages/rest-dedup.js';
  * the dedup agent, all through one LlmClient — one reply cache in the run's cache
  * directory, one rate limit, one usage meter. Loaded only by runs with an LLM (rest-services.ts).
  */
-export function llmRestServices(config: Config, llm: LlmConfig, executor: SqlExecutor, model?: BaseChatModel, env?: NodeJS.ProcessEnv): RestServiceHandle {
+export function llmRestServices(config: Config, llm: LlmConfig, executor: SqlExecutor, options: RestServiceOptions): RestServiceHandle {
   const useLlm = config.rest.synthesizer !== 'template';
   const usage = new UsageMeter(llm.prices);
-  const cache = new SqliteLlmCache(path.join(cacheDirOf(config), 'llm-cache.sqlite'));
-  const client = new LlmClient({ model: model ?? createChatModel(llm, env), config: llm, cache, usage });
+  const file = options.shared ? null : new SqliteLlmCache(path.join(cacheDirOf(config), 'llm-cache.sqlite'));
+  const client = new LlmClient({
+    model: options.model ?? createChatModel(llm, options.env),
+    config: llm,
+    cache: options.shared?.cache ?? file!,
+    rateLimiter: options.shared?.rateLimiter,
+    usage,
+  });
   const providerLabel = `${llm.provider}/${llm.model}`;
   return {
     services: {
@@ -36,7 +41,7 @@ export function llmRestServices(config: Config, llm: LlmConfig, executor: SqlExe
       dedupFingerprint: config.rest.dedupAgent ? { prompts: dedupAgentFingerprint(), llm: llmIdentity(llm) } : null,
     },
     usage,
-    close: () => cache.close(),
+    close: () => file?.close(),
   };
 }
 

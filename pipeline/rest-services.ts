@@ -2,6 +2,8 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
 import { templateSynthesizer } from '../generators/rest/synthesis.js';
+import type { LlmCache } from '../generators/llm/cache.js';
+import type { RateLimiter } from '../generators/llm/rate-limiter.js';
 import type { UsageMeter } from '../generators/llm/usage.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
 import type { RestServices } from './runner/rest.js';
@@ -22,6 +24,8 @@ export interface RestServiceOptions {
   /** Default: createChatModel(config.llm) — tests pass a scripted model. */
   model?: BaseChatModel;
   env?: NodeJS.ProcessEnv;
+  /** The reply cache and rate limit shared by every worker (the queue backend's, in Redis); default: a cache file in the cache dir, a limit of this process. */
+  shared?: { cache: LlmCache; rateLimiter: RateLimiter };
 }
 
 /** LangChain and the providers' SDKs take most of a second to load: only runs with an LLM load them. */
@@ -31,5 +35,5 @@ export async function restServices(config: Config, executor: SqlExecutor, option
     return { services: { synthesizer: templateSynthesizer, fallback: null, judge: null, dedupAgent: null, dedupFingerprint: null }, usage: null, close: () => {} };
   }
   const { llmRestServices } = await import('./rest-llm-services.js');
-  return llmRestServices(config, config.llm, executor, options.model, options.env);
+  return llmRestServices(config, config.llm, executor, options);
 }

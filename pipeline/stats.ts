@@ -42,6 +42,8 @@ export interface RunTiming {
   stages: Record<string, StageMetrics>;
   /** Nothing changed since the run that wrote the outputs on disk: they were kept (output-reuse.ts). */
   outputsReused?: boolean;
+  /** The queue run (BullMQ backend) that computed this output; `stages` and `llm` are then its workers'. */
+  queueRunId?: string;
 }
 
 export interface RunStats {

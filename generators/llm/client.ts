@@ -53,7 +53,7 @@ export class LlmClient {
     this.config = options.config;
     this.cache = options.cache;
     this.clock = options.clock ?? systemClock;
-    this.rateLimiter = options.rateLimiter ?? new TokenBucketRateLimiter(options.config.requestsPerMinute, this.clock);
+    this.rateLimiter = options.rateLimiter ?? new TokenBucketRateLimiter(options.config.requestsPerMinute, this.clock, options.config.burst ?? options.config.requestsPerMinute);
     this.usage = options.usage ?? new UsageMeter(options.config.prices);
     this.random = options.random ?? Math.random;
     this.limit = pLimit(options.config.concurrency);

@@ -46,6 +46,8 @@ export const LlmConfigSchema = z
     /** Requests in flight at once. */
     concurrency: z.number().int().min(1).max(256).default(4),
     requestsPerMinute: z.number().int().min(1).default(60),
+    /** Requests let through at once after an idle spell (default: one minute's worth). 1: evenly spaced. */
+    burst: z.number().int().min(1).optional(),
     /** Price per model name, for cost accounting (models not listed cost 0 and are reported as unpriced). */
     prices: z.record(z.string(), ModelPriceSchema).default({}),
     /** false: always call the model (replies are still written to the cache). */

@@ -36,6 +36,12 @@ export class UsageMeter {
     this.of(model)[counter] += 1;
   }
 
+  /** Counters measured elsewhere (a queue worker's), added to this meter's. */
+  add(model: string, totals: UsageTotals): void {
+    const mine = this.of(model);
+    for (const key of Object.keys(mine) as (keyof UsageTotals)[]) mine[key] += totals[key];
+  }
+
   addTokens(model: string, inputTokens: number, outputTokens: number): void {
     const totals = this.of(model);
     totals.inputTokens += inputTokens;

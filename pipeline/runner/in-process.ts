@@ -51,6 +51,8 @@ export interface InProcessRunOptions {
   codeFingerprint?: string;
   /** Result keys planned already (`planResults`), so that a caller that needed them first does not plan twice. */
   plans?: Map<Instance, PlannedItem>;
+  /** false: only assemble what the store holds (a queue driver); a missing outcome is an internal error. */
+  computeMisses?: boolean;
 }
 
 export interface PlannedItem {
@@ -125,6 +127,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
     { retries: config.retries, baseMs: config.backoff.baseMs, maxMs: config.backoff.maxMs },
     options.sleep,
     store ? (options.codeFingerprint ?? codeFingerprint()) : '',
+    options.computeMisses ?? true,
   );
   const progress = ProgressTracker.forSequences(options.instances.length, formulations, options.onProgress);
   const limit = pLimit(config.concurrency);

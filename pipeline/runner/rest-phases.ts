@@ -107,8 +107,8 @@ export function dedupKeyOf(db: DatabaseInfo, entries: readonly DedupEntry[], ctx
 /** A database's dedup, from the store when it was computed before (by this run, a worker, or an earlier run). */
 export async function dedupFor(db: DatabaseInfo, entries: readonly DedupEntry[], ctx: RestPhaseContext): Promise<{ key: string; dedup: DatabaseDedup; cached: boolean }> {
   const key = dedupKeyOf(db, entries, ctx);
-  const stored = ctx.store && (await ctx.store.getMany<StoredDedup>([key])).get(key);
-  if (stored) return { key, dedup: { ...stored, calls: new Map(stored.calls) }, cached: true };
+  const stored = ctx.store && (await storedDedup(key, ctx.store));
+  if (stored) return { key, dedup: stored, cached: true };
   const dedup = await dedupDatabase(
     entries.map((e) => ({ instanceId: e.instanceId, endpoint: e.endpoint })),
     db,
@@ -119,6 +119,11 @@ export async function dedupFor(db: DatabaseInfo, entries: readonly DedupEntry[],
 }
 
 type StoredDedup = Omit<DatabaseDedup, 'calls'> & { calls: [string, RestCall][] };
+
+export async function storedDedup(key: string, store: OutcomeStore): Promise<DatabaseDedup | undefined> {
+  const stored = (await store.getMany<StoredDedup>([key])).get(key);
+  return stored && { ...stored, calls: new Map(stored.calls) };
+}
 
 /** The served endpoint and call of an instance after dedup. */
 export function servedEndpoint(dedup: DatabaseDedup, instanceId: string): SynthesizedEndpoint {

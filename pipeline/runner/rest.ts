@@ -26,7 +26,7 @@ import {
   synthesizeBatch,
   type FinalRecord,
 } from './rest-phases.js';
-import { INTERNAL_ERROR, metricsOf, type StageMetrics, type StageRunner } from './stage-runner.js';
+import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, type StageMetrics, type StageRunner } from './stage-runner.js';
 
 /**
  * The REST runner (DESIGN.md: gold → rest.synthesize → rest.dedup → execute → verify):
@@ -70,8 +70,6 @@ export interface RestRunOptions {
    * workers are done); a missing record is an internal error of that instance.
    */
   computeMisses?: boolean;
-  /** Instances already decided (a queue job that failed for good): they take no part. */
-  settled?: ReadonlyMap<Instance, RejectedSample>;
 }
 
 export interface RestDedupStats {
@@ -112,14 +110,12 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     [['rest.synthesize', count], ['rest.dedup', options.databases.length], ['rest.execute', count], ['rest.verify', count]],
     options.onProgress,
   );
-  const results = new Map<Instance, RestResult>(options.settled ?? []);
+  const results = new Map<Instance, RestResult>();
   const reject = (instance: Instance, stage: RejectedSample['stage'], category: string, message: string) =>
     results.set(instance, { ok: false, stage, category, message });
-  const notComputed = (instance: Instance, stage: RejectedSample['stage']) =>
-    reject(instance, stage, INTERNAL_ERROR, 'not in the shared store: the queue run did not compute it');
+  const notComputed = (instance: Instance, stage: RejectedSample['stage']) => reject(instance, stage, INTERNAL_ERROR, NOT_COMPUTED);
   const skipped = (n: number) => ['rest.synthesize', 'rest.execute', 'rest.verify'].forEach((stage) => progress.done(stage, n));
-  skipped(results.size);
-  const open = options.instances.filter((instance) => !results.has(instance));
+  const open = options.instances;
 
   // 1. gold.
   const limit = pLimit(config.concurrency);

@@ -13,6 +13,8 @@ import { withRetries, type RetryPolicy } from './retry.js';
  */
 
 export const INTERNAL_ERROR = 'internal_error';
+/** The message of an outcome that an assembling runner (computeMisses: false) did not find. */
+export const NOT_COMPUTED = 'not in the shared store: the queue run did not compute it';
 
 export interface StageMetrics {
   /** Stage invocations that found their outcome in the cache. */
@@ -35,6 +37,8 @@ export class StageRunner {
     private readonly policy: RetryPolicy,
     private readonly sleep?: (ms: number) => Promise<void>,
     private readonly code = '',
+    /** false: a cache miss is an internal error instead of a run (a queue driver assembling its workers' results). */
+    private readonly computeMisses = true,
   ) {}
 
   async run<I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext): Promise<Outcome<O>> {
@@ -50,6 +54,7 @@ export class StageRunner {
           return this.remember(key, cached);
         }
       }
+      if (!this.computeMisses) return reject(INTERNAL_ERROR, NOT_COMPUTED);
       metrics.runs++;
       const outcome = await withRetries(() => stage.run(input, ctx), this.policy, {
         onRetry: () => metrics.retries++,

@@ -1,0 +1,162 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { commaList, positiveInt } from './args.js';
+import type { Config } from '../config/schema.js';
+import { STAGE_GROUPS, STAGE_QUEUES, type StageGroup } from '../pipeline/queue/jobs.js';
+
+/**
+ * The queue backend's commands: `worker`, `status`, `runs`, `schedule`. BullMQ and ioredis
+ * load only when one of them runs.
+ */
+
+interface QueueFlags {
+  queue: string;
+  prefix: string;
+}
+
+const DEFAULT_URL = 'redis://127.0.0.1:6379';
+
+export function addQueueCommands(program: Command, generateOptions: (command: Command) => Command, configOf: (flags: Record<string, unknown>, command: Command) => Promise<Config>): void {
+  const withQueue = (command: Command) =>
+    command.option('--queue <url>', 'Redis URL of the queue backend', process.env.REDIS_URL ?? DEFAULT_URL).option('--prefix <prefix>', 'key prefix in Redis', 'nl2api');
+
+  withQueue(program.command('worker').description('work on queued runs: any number of workers, on any machine that reaches Redis and the databases'))
+    .option('--concurrency <n>', 'jobs in flight per stage group', positiveInt, 4)
+    .option('--stages <list>', `stage groups to work on (default all): ${STAGE_GROUPS.join(',')}`, stageList)
+    .option('--sql-workers <n>', 'SQL worker processes', positiveInt, 2)
+    .option('--lock-duration <ms>', 'a job whose worker died is taken back after this long', positiveInt, 30_000)
+    .option('--grace <s>', 'on SIGTERM, finish the jobs in hand for at most this long, then return them', positiveInt, 30)
+    .action(async (flags: QueueFlags & { concurrency: number; stages?: StageGroup[]; sqlWorkers: number; lockDuration: number; grace: number }) => {
+      const { startQueueWorkers } = await import('../pipeline/queue/worker.js');
+      const { scheduledRunProcessor } = await import('../pipeline/queue/scheduled-run.js');
+      const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+      const workers = await startQueueWorkers({
+        url: flags.queue,
+        prefix: flags.prefix,
+        concurrency: flags.concurrency,
+        groups: flags.stages,
+        sqlWorkers: flags.sqlWorkers,
+        lockDurationMs: flags.lockDuration,
+        log,
+        driveRun: scheduledRunProcessor({ url: flags.queue, prefix: flags.prefix, log }),
+      });
+      const signal = await new Promise<NodeJS.Signals>((resolve) => {
+        process.once('SIGINT', () => resolve('SIGINT'));
+        process.once('SIGTERM', () => resolve('SIGTERM'));
+      });
+      log(`worker: ${signal}: finishing the jobs in hand (at most ${flags.grace} s)`);
+      const finished = await Promise.race([workers.close().then(() => true), sleep(flags.grace * 1000).then(() => false)]);
+      if (!finished) {
+        log('worker: grace period over: the jobs in hand go back to the queue');
+        await workers.close(true);
+      }
+      log('worker: stopped');
+    });
+
+  withQueue(program.command('status').description('progress of a queued run per stage: planned, done, failed, waiting/active, rate, ETA'))
+    .option('--run <id>', 'the run (default: the newest)')
+    .action(async (flags: QueueFlags & { run?: string }) => {
+      process.exitCode = await withRegistry(flags, async (registry, queues) => {
+        const runId = flags.run ?? (await registry.list(1))[0]?.runId;
+        const record = runId && (await registry.get(runId));
+        if (!record) {
+          process.stderr.write(flags.run ? `nl2api: no run ${flags.run}\n` : 'nl2api: no runs yet\n');
+          return 1;
+        }
+        const elapsed = ((record.finishedAt ?? Date.now()) - record.createdAt) / 1000;
+        process.stdout.write(`run ${record.runId}: ${record.state}, ${record.dataset}, ${elapsed.toFixed(0)} s${record.error ? ` (${record.error})` : ''}\n`);
+        const rows: string[][] = [['stage', 'planned', 'done', 'failed', 'queue waiting', 'queue active', 'rate/s', 'ETA']];
+        for (const p of await registry.progress(record.runId)) {
+          const counts = await queues(p.group).getJobCounts('waiting', 'active', 'waiting-children', 'delayed', 'prioritized');
+          const rate = elapsed > 0 ? p.done / elapsed : 0;
+          const left = p.total - p.done - p.failed;
+          const eta = left === 0 ? '-' : rate > 0 && record.state === 'running' ? `${Math.ceil(left / rate)} s` : '?';
+          rows.push([p.group, `${p.total}`, `${p.done}`, `${p.failed}`, `${(counts.waiting ?? 0) + (counts['waiting-children'] ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0)}`, `${counts.active ?? 0}`, rate.toFixed(1), eta]);
+        }
+        process.stdout.write(`${table(rows)}\n`);
+        return 0;
+      });
+    });
+
+  withQueue(program.command('runs').description('queued runs, newest first, with their outcome'))
+    .option('--limit <n>', 'how many', positiveInt, 20)
+    .action(async (flags: QueueFlags & { limit: number }) => {
+      process.exitCode = await withRegistry(flags, async (registry) => {
+        const rows = [['run', 'state', 'dataset', 'started', 'duration', 'outcome']];
+        for (const r of await registry.list(flags.limit)) {
+          const outcome = Object.entries(r.outcome ?? {}).map(([f, c]) => `${f} ${c.accepted}/${c.input}`).join(', ');
+          const duration = r.finishedAt ? `${((r.finishedAt - r.createdAt) / 1000).toFixed(1)} s` : '-';
+          rows.push([r.runId, r.state, r.dataset, new Date(r.createdAt).toISOString(), duration, outcome || (r.error ?? '')]);
+        }
+        process.stdout.write(rows.length > 1 ? `${table(rows)}\n` : 'no runs yet\n');
+        return 0;
+      });
+    });
+
+  generateOptions(
+    program
+      .command('schedule')
+      .option('--prefix <prefix>', 'key prefix in Redis', 'nl2api').description('register a (nightly) regeneration with the job scheduler; each run writes a new version under --out')
+      .option('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *"')
+      .option('--tz <zone>', 'time zone of the pattern (default: the server\'s)')
+      .option('--name <name>', 'scheduler name (one schedule per name)', 'nightly')
+      .option('--now', 'also enqueue one run now')
+      .option('--list', 'list the registered schedules')
+      .option('--remove', 'remove the schedule --name')
+      .option('--source <dir>', 'dataset source directory')
+      .option('--out <dir>', 'base directory of the versioned outputs (versions/<v>/, latest.json)')
+      .option('--db <id...>', 'only these databases (repeatable)')
+      .option('--formulations <list>', 'comma-separated: slot,sel,rest', commaList),
+  ).action(async (flags: Partial<QueueFlags> & Record<string, unknown>, command: Command) => {
+    const { scheduleRuns } = await import('../pipeline/queue/schedule.js');
+    const lines = await scheduleRuns({
+      url: flags.queue ?? process.env.REDIS_URL ?? DEFAULT_URL,
+      prefix: flags.prefix ?? 'nl2api',
+      name: String(flags.name),
+      cron: flags.cron as string | undefined,
+      tz: flags.tz as string | undefined,
+      now: Boolean(flags.now),
+      list: Boolean(flags.list),
+      remove: Boolean(flags.remove),
+      config: flags.list || flags.remove ? undefined : await configOf(flags, command),
+    });
+    for (const line of lines) process.stdout.write(`${line}\n`);
+  });
+}
+
+async function withRegistry(
+  flags: QueueFlags,
+  work: (registry: import('../pipeline/queue/registry.js').RunRegistry, queues: (group: StageGroup) => import('bullmq').Queue) => Promise<number>,
+): Promise<number> {
+  const { redisConnection, closeConnection } = await import('../pipeline/queue/connection.js');
+  const { RunRegistry } = await import('../pipeline/queue/registry.js');
+  const { Queue } = await import('bullmq');
+  const redis = redisConnection(flags.queue, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+  const opened = new Map<StageGroup, import('bullmq').Queue>();
+  try {
+    await redis.ping();
+    return await work(new RunRegistry(redis, flags.prefix), (group) => {
+      let queue = opened.get(group);
+      if (!queue) opened.set(group, (queue = new Queue(STAGE_QUEUES[group], { connection: redis, prefix: flags.prefix })));
+      return queue;
+    });
+  } catch (error) {
+    process.stderr.write(`nl2api: cannot read the queue at ${flags.queue}: ${(error as Error).message}\n`);
+    return 1;
+  } finally {
+    await Promise.all([...opened.values()].map((q) => q.close()));
+    await closeConnection(redis);
+  }
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+}
+
+function stageList(value: string): StageGroup[] {
+  const groups = value.split(',').map((v) => v.trim()).filter(Boolean);
+  for (const g of groups) if (!STAGE_GROUPS.includes(g as StageGroup)) throw new InvalidArgumentError(`unknown stage group ${g} (one of ${STAGE_GROUPS.join(', ')})`);
+  return groups as StageGroup[];
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());

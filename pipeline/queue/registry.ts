@@ -1,0 +1,142 @@
+import type { Redis } from 'ioredis';
+import type { UsageTotals } from '../../generators/llm/usage.js';
+import type { StageMetrics } from '../runner/stage-runner.js';
+import { STAGE_GROUPS, type RunSpec, type StageGroup } from './jobs.js';
+
+/**
+ * The runs of a queue backend, in Redis next to the queues: each run's spec (what workers
+ * read), its record (state, times, outcome), and per stage group the set of job ids done
+ * and failed (sets, so a job that runs twice after a crash counts once) — what `status`
+ * and `runs` show. Workers add their stage metrics and LLM usage to the run's counters.
+ */
+
+export type RunState = 'running' | 'completed' | 'failed' | 'aborted';
+
+export interface RunRecord {
+  runId: string;
+  state: RunState;
+  dataset: string;
+  source: string;
+  out: string;
+  createdAt: number;
+  finishedAt?: number;
+  /** Per formulation: accepted / input, once completed. */
+  outcome?: Record<string, { input: number; accepted: number; rejected: number }>;
+  error?: string;
+  scheduler?: string;
+}
+
+export interface StageProgress {
+  group: StageGroup;
+  total: number;
+  done: number;
+  failed: number;
+}
+
+const LLM_COUNTERS: (keyof UsageTotals)[] = ['requests', 'cacheHits', 'retries', 'failures', 'inputTokens', 'outputTokens', 'costUsd'];
+const STAGE_COUNTERS: (keyof StageMetrics)[] = ['cacheHits', 'runs', 'retries', 'ms'];
+
+export class RunRegistry {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  private key(...parts: string[]): string {
+    return [this.prefix, 'runs', ...parts].join(':');
+  }
+
+  async create(spec: RunSpec, record: Omit<RunRecord, 'state' | 'createdAt'>): Promise<RunRecord> {
+    const existing = await this.get(spec.runId);
+    if (existing) {
+      // Re-attaching to a run (its driver restarted): it is running again.
+      const resumed: RunRecord = { ...existing, state: 'running', finishedAt: undefined, error: undefined };
+      await this.redis.set(this.key(spec.runId, 'record'), JSON.stringify(resumed));
+      await this.redis.set(this.key(spec.runId, 'spec'), JSON.stringify(spec));
+      return resumed;
+    }
+    const created: RunRecord = { ...record, state: 'running', createdAt: Date.now() };
+    await this.redis
+      .multi()
+      .set(this.key(spec.runId, 'spec'), JSON.stringify(spec))
+      .set(this.key(spec.runId, 'record'), JSON.stringify(created))
+      .zadd(this.key(), created.createdAt, spec.runId)
+      .exec();
+    return created;
+  }
+
+  async spec(runId: string): Promise<RunSpec | undefined> {
+    const text = await this.redis.get(this.key(runId, 'spec'));
+    return text ? (JSON.parse(text) as RunSpec) : undefined;
+  }
+
+  async get(runId: string): Promise<RunRecord | undefined> {
+    const text = await this.redis.get(this.key(runId, 'record'));
+    return text ? (JSON.parse(text) as RunRecord) : undefined;
+  }
+
+  async finish(runId: string, update: Pick<RunRecord, 'state'> & Partial<RunRecord>): Promise<void> {
+    const record = await this.get(runId);
+    if (!record) return;
+    await this.redis.set(this.key(runId, 'record'), JSON.stringify({ ...record, ...update, finishedAt: Date.now() }));
+  }
+
+  /** Newest first. */
+  async list(limit = 50): Promise<RunRecord[]> {
+    const ids = await this.redis.zrevrange(this.key(), 0, limit - 1);
+    const records = await Promise.all(ids.map((id) => this.get(id)));
+    return records.filter((r): r is RunRecord => r !== undefined);
+  }
+
+  /** Jobs a run has (or will have) in a stage group: sets, so planning twice counts once. */
+  async plan(runId: string, group: StageGroup, jobIds: readonly string[]): Promise<void> {
+    const pipeline = this.redis.pipeline().sadd(this.key(runId, 'groups'), group);
+    for (let i = 0; i < jobIds.length; i += 1000) pipeline.sadd(this.key(runId, 'planned', group), ...jobIds.slice(i, i + 1000));
+    await pipeline.exec();
+  }
+
+  async markDone(runId: string, group: StageGroup, jobId: string): Promise<void> {
+    await this.redis.sadd(this.key(runId, 'done', group), jobId);
+  }
+
+  async markFailed(runId: string, group: StageGroup, jobId: string): Promise<void> {
+    await this.redis.sadd(this.key(runId, 'failed', group), jobId);
+  }
+
+  async progress(runId: string): Promise<StageProgress[]> {
+    const present = new Set(await this.redis.smembers(this.key(runId, 'groups')));
+    const groups = STAGE_GROUPS.filter((group) => present.has(group));
+    const pipeline = this.redis.pipeline();
+    for (const group of groups) {
+      pipeline.scard(this.key(runId, 'planned', group)).scard(this.key(runId, 'done', group)).scard(this.key(runId, 'failed', group));
+    }
+    const counts = ((await pipeline.exec()) ?? []).map(([, n]) => Number(n));
+    return groups.map((group, i) => ({ group, total: counts[3 * i], done: counts[3 * i + 1], failed: counts[3 * i + 2] }));
+  }
+
+  /** A worker's stage metrics and LLM usage for one job, added to the run's counters. */
+  async addMetrics(runId: string, stages: ReadonlyMap<string, StageMetrics>, llm: Record<string, UsageTotals>): Promise<void> {
+    const pipeline = this.redis.pipeline();
+    for (const [stage, m] of stages) for (const c of STAGE_COUNTERS) if (m[c]) pipeline.hincrbyfloat(this.key(runId, 'stages'), `${stage}|${c}`, m[c]);
+    for (const [model, totals] of Object.entries(llm)) for (const c of LLM_COUNTERS) if (totals[c]) pipeline.hincrbyfloat(this.key(runId, 'llm'), `${model}|${c}`, totals[c]);
+    await pipeline.exec();
+  }
+
+  async metrics(runId: string): Promise<{ stages: Map<string, StageMetrics>; llm: Record<string, UsageTotals> }> {
+    const [stageFields, llmFields] = await Promise.all([this.redis.hgetall(this.key(runId, 'stages')), this.redis.hgetall(this.key(runId, 'llm'))]);
+    const stages = new Map<string, StageMetrics>();
+    for (const [field, value] of Object.entries(stageFields)) {
+      const [stage, counter] = field.split('|') as [string, keyof StageMetrics];
+      const m = stages.get(stage) ?? { cacheHits: 0, runs: 0, retries: 0, ms: 0 };
+      m[counter] = Number(value);
+      stages.set(stage, m);
+    }
+    const llm: Record<string, UsageTotals> = {};
+    for (const [field, value] of Object.entries(llmFields)) {
+      const [model, counter] = field.split('|') as [string, keyof UsageTotals];
+      llm[model] ??= { requests: 0, cacheHits: 0, retries: 0, failures: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+      llm[model][counter] = Number(value);
+    }
+    return { stages, llm };
+  }
+}

@@ -1,0 +1,313 @@
+import { stat } from 'node:fs/promises';
+import { Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job, type Processor } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import type { UsageTotals } from '../../generators/llm/usage.js';
+import type { RestServer } from '../../runtime/rest/server.js';
+import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
+import { codeFingerprint } from '../code-fingerprint.js';
+import type { DatabaseInfo } from '../model.js';
+import { restServices, type RestServiceHandle } from '../rest-services.js';
+import { runInProcess } from '../runner/in-process.js';
+import { restSynthesisKey } from '../runner/rest-keys.js';
+import { dedupFor, finalCheck, finalKeyOf, goldOf, servedEndpoint, storedDedup, synthesizeBatch, type FinalRecord, type RestPhaseContext } from '../runner/rest-phases.js';
+import { startRestServer } from '../runner/rest.js';
+import { INTERNAL_ERROR, StageRunner } from '../runner/stage-runner.js';
+import type { SynthesisRecord } from '../stages/rest-synthesize.js';
+import { sha256File } from '../sources/schema.js';
+import { memoizeExecutor } from '../sql-memo.js';
+import { ITEM_STAGES } from '../stages/index.js';
+import { RedisStore } from '../store/redis-store.js';
+import { closeConnection, DEFAULT_PREFIX, redisConnection } from './connection.js';
+import { crashIfPoisoned } from './faults.js';
+import { jobId, STAGE_GROUPS, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type StageGroup, type SynthesisJob, type VerifyJob } from './jobs.js';
+import { childJobOptions } from './options.js';
+import { RunRegistry } from './registry.js';
+import { sharedLlm } from './shared-llm.js';
+
+/**
+ * A queue worker: one BullMQ Worker per stage group, running the same stage code as the
+ * in-process runner against the shared Redis store, so a worker needs only Redis and the
+ * databases (at the paths the run names; their content is checked against the run's
+ * fingerprints before the first job touches them). Results are written to the store before
+ * a job completes: a worker killed at any point loses nothing another worker cannot redo.
+ */
+
+export interface QueueWorkerOptions {
+  url: string;
+  prefix?: string;
+  /** Jobs in flight per stage group. */
+  concurrency: number;
+  /** Stage groups to work on (default: all). */
+  groups?: readonly StageGroup[];
+  /** SQL worker processes of this worker (killable, for timeouts). */
+  sqlWorkers?: number;
+  /** BullMQ lock: a job whose worker died is taken back after this long. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  /** Tests pass a scripted chat model. */
+  chatModel?: BaseChatModel;
+  log?: (line: string) => void;
+  /** Drives scheduled runs (the `run` group); set by the CLI, which can load generate(). */
+  driveRun?: Processor;
+}
+
+export interface QueueWorkers {
+  /** Finishes the jobs in hand (or, with `force`, leaves them to be taken back) and closes everything. */
+  close(force?: boolean): Promise<void>;
+}
+
+interface RunContext {
+  spec: RunSpec;
+  databases: Map<string, DatabaseInfo>;
+  services?: Promise<RestServiceHandle | null>;
+  /** Usage already added to the run's counters. */
+  reported: Record<string, UsageTotals>;
+}
+
+export async function startQueueWorkers(options: QueueWorkerOptions): Promise<QueueWorkers> {
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  const redis = redisConnection(options.url);
+  const registry = new RunRegistry(redis, prefix);
+  const store = new RedisStore(redis, { prefix });
+  const code = codeFingerprint();
+  let pool: SqlPool | undefined;
+  const executor = () => memoizeExecutor((pool ??= createSqlPool({ size: options.sqlWorkers ?? 2 })));
+  const sql = lazyValue(executor);
+  const runs = new Map<string, Promise<RunContext>>();
+  const servers = new Map<string, Promise<RestServer>>();
+  const checked = new Map<string, Promise<void>>();
+  const log = options.log ?? (() => {});
+
+  const contextOf = (runId: string): Promise<RunContext> => {
+    let context = runs.get(runId);
+    if (!context) {
+      context = loadRun(runId);
+      runs.set(runId, context);
+      context.catch(() => runs.delete(runId));
+      // Keep the few latest runs only.
+      if (runs.size > 4) runs.delete(runs.keys().next().value!);
+    }
+    return context;
+  };
+  const loadRun = async (runId: string): Promise<RunContext> => {
+    const spec = await registry.spec(runId);
+    if (!spec) throw new UnrecoverableError(`run ${runId} is not known to this Redis`);
+    if (spec.code !== code) throw new UnrecoverableError(`this worker's build (${code.slice(0, 12)}) differs from the run's (${spec.code.slice(0, 12)}): its results would not match`);
+    return { spec, databases: new Map(spec.databases.map((db) => [db.dbId, db])), reported: {} };
+  };
+  /** The database as the run saw it: same content, or the job fails for good. */
+  const databaseOf = async (ctx: RunContext, dbId: string): Promise<DatabaseInfo> => {
+    const db = ctx.databases.get(dbId);
+    if (!db) throw new UnrecoverableError(`run ${ctx.spec.runId} has no database ${dbId}`);
+    const info = await stat(db.path).catch(() => null);
+    if (!info) throw new UnrecoverableError(`database ${dbId} is not at ${db.path} on this worker`);
+    const key = `${db.path}|${info.size}|${info.mtimeMs}|${db.fingerprint}`;
+    let check = checked.get(key);
+    if (!check) {
+      check = sha256File(db.path).then((hash) => {
+        if (hash !== db.fingerprint) throw new UnrecoverableError(`database ${dbId} at ${db.path} differs from the one the run was planned on`);
+      });
+      checked.set(key, check);
+      check.catch(() => checked.delete(key));
+    }
+    await check;
+    return db;
+  };
+  const servicesOf = (ctx: RunContext): Promise<RestServiceHandle | null> =>
+    (ctx.services ??= restServices(ctx.spec.config, sql(), {
+      model: options.chatModel,
+      shared: sharedLlm(redis, prefix, ctx.spec.config),
+    }));
+  const stageRunnerOf = (spec: RunSpec) =>
+    new StageRunner(store, { retries: spec.config.retries, baseMs: spec.config.backoff.baseMs, maxMs: spec.config.backoff.maxMs }, undefined, spec.code);
+  const restContext = async (ctx: RunContext, stageRunner: StageRunner): Promise<RestPhaseContext> => {
+    const services = await servicesOf(ctx);
+    if (!services) throw new UnrecoverableError('REST services unavailable');
+    return { config: ctx.spec.config, datasetName: ctx.spec.datasetName, executor: sql(), store, stageRunner, services: services.services, code: ctx.spec.code };
+  };
+  /** Adds a job's stage metrics and the LLM usage since the last report to the run's counters. */
+  const report = async (ctx: RunContext, stageRunner: { metrics: StageRunner['metrics'] }): Promise<void> => {
+    const usage = ctx.services ? (await ctx.services)?.usage?.snapshot().byModel ?? {} : {};
+    const delta: Record<string, UsageTotals> = {};
+    for (const [model, totals] of Object.entries(usage)) {
+      const before = ctx.reported[model];
+      delta[model] = Object.fromEntries(Object.entries(totals).map(([k, v]) => [k, v - (before?.[k as keyof UsageTotals] ?? 0)])) as unknown as UsageTotals;
+      ctx.reported[model] = { ...totals };
+    }
+    await registry.addMetrics(ctx.spec.runId, stageRunner.metrics, delta);
+  };
+
+  const processors: Partial<Record<StageGroup, Processor>> = {
+    item: async (job: Job<ItemJob>) => {
+      const ctx = await contextOf(job.data.runId);
+      const instance = ctx.spec.instances[job.data.index];
+      crashIfPoisoned(instance.id);
+      const db = await databaseOf(ctx, instance.dbId);
+      const run = await runInProcess({ config: ctx.spec.config, databases: [db], instances: [instance], stages: ITEM_STAGES, executor: sql(), store, codeFingerprint: ctx.spec.code });
+      const fault = Object.values(run.items[0].results).find((r) => r && !r.ok && r.category === INTERNAL_ERROR);
+      await report(ctx, run);
+      if (fault && !fault.ok) throw new Error(`${fault.stage}: ${fault.message}`);
+      await registry.markDone(ctx.spec.runId, 'item', job.id!);
+      return { ok: true };
+    },
+    'rest.synthesize': async (job: Job<SynthesisJob>) => {
+      const ctx = await contextOf(job.data.runId);
+      const db = await databaseOf(ctx, job.data.db);
+      const stageRunner = stageRunnerOf(ctx.spec);
+      const rest = await restContext(ctx, stageRunner);
+      const batch = job.data.indices.map((i) => ctx.spec.instances[i]);
+      batch.forEach((instance) => crashIfPoisoned(instance.id));
+      const golds = await Promise.all(batch.map((instance) => goldOf(instance, db, rest)));
+      const fault = golds.find((g) => !g.ok && g.category === INTERNAL_ERROR);
+      const ready = batch.flatMap((instance, k) => (golds[k].ok ? [{ instance, gold: golds[k].value }] : []));
+      const records = await synthesizeBatch(ready, ready.map(({ instance }) => restSynthesisKey(instance, db, rest)), db, rest);
+      await store.flush();
+      await report(ctx, stageRunner);
+      const failed = fault ?? records.find((r) => !r.ok && r.category === INTERNAL_ERROR);
+      if (failed && !failed.ok) throw new Error(`rest.synthesize: ${failed.message}`);
+      await registry.markDone(ctx.spec.runId, 'rest.synthesize', job.id!);
+      return { ok: true };
+    },
+    'rest.dedup': async (job: Job<DedupJob>, token?: string) => {
+      const ctx = await contextOf(job.data.runId);
+      if (job.data.step !== 'await-verify') {
+        const db = await databaseOf(ctx, job.data.db);
+        const rest = await restContext(ctx, stageRunnerOf(ctx.spec));
+        const instances = ctx.spec.instances.filter((i) => i.dbId === db.dbId);
+        const keys = instances.map((instance) => restSynthesisKey(instance, db, rest));
+        const records = await store.getMany<SynthesisRecord>(keys);
+        const entries = instances.flatMap((instance, k) => {
+          const record = records.get(keys[k]);
+          return record?.ok ? [{ instanceId: instance.id, synthesisKey: keys[k], endpoint: record.endpoint }] : [];
+        });
+        const { key, dedup } = await dedupFor(db, entries, rest);
+        await store.flush();
+        const byId = new Map(instances.map((i) => [i.id, i]));
+        const finals = entries.map((e) => ({ instance: byId.get(e.instanceId)!, key: finalKeyOf(servedEndpoint(dedup, e.instanceId), e.synthesisKey, db, rest) }));
+        const cached = await store.getMany<FinalRecord>(finals.map((f) => f.key));
+        const missing = finals.filter((f) => !cached.has(f.key));
+        const ids = missing.map(({ instance }) => jobId(ctx.spec.runId, 'verify', instance.index));
+        await registry.plan(ctx.spec.runId, 'rest.verify', ids);
+        await verifyQueue().addBulk(
+          missing.map(({ instance }, k) => ({
+            name: 'rest.verify',
+            data: { runId: ctx.spec.runId, index: instance.index, dedupKey: key } satisfies VerifyJob,
+            opts: { ...childJobOptions(ctx.spec.config), jobId: ids[k], parent: { id: job.id!, queue: job.queueQualifiedName } },
+          })),
+        );
+        await job.updateData({ ...job.data, step: 'await-verify' });
+      }
+      if (await job.moveToWaitingChildren(token!)) throw new WaitingChildrenError();
+      await registry.markDone(ctx.spec.runId, 'rest.dedup', job.id!);
+      return { failures: failureIds(await job.getIgnoredChildrenFailures()) } satisfies BarrierResult;
+    },
+    'rest.verify': async (job: Job<VerifyJob>) => {
+      const ctx = await contextOf(job.data.runId);
+      const instance = ctx.spec.instances[job.data.index];
+      crashIfPoisoned(instance.id);
+      const db = await databaseOf(ctx, instance.dbId);
+      const stageRunner = stageRunnerOf(ctx.spec);
+      const rest = await restContext(ctx, stageRunner);
+      const gold = await goldOf(instance, db, rest);
+      const synthesisKey = restSynthesisKey(instance, db, rest);
+      const record = (await store.getMany<SynthesisRecord>([synthesisKey])).get(synthesisKey);
+      const dedup = await storedDedup(job.data.dedupKey, store);
+      if (!gold.ok || !record?.ok || !dedup) throw new Error(`rest.verify: the inputs of instance ${instance.id} are not in the store`);
+      const endpoint = servedEndpoint(dedup, instance.id);
+      const key = finalKeyOf(endpoint, synthesisKey, db, rest);
+      const serverUrl = async () => (await serverFor(job.data.dedupKey, db, dedup, ctx)).url;
+      const final = await finalCheck({ instance, gold: gold.value }, endpoint, key, serverUrl, db, rest, (_stage, work) => work());
+      await store.flush();
+      await report(ctx, stageRunner);
+      if (!final.ok && final.category === INTERNAL_ERROR) throw new Error(`rest.verify: ${final.message}`);
+      await registry.markDone(ctx.spec.runId, 'rest.verify', job.id!);
+      return { ok: true };
+    },
+    emit: async (job: Job<BarrierJob>) => {
+      const failures = failureIds(await job.getIgnoredChildrenFailures());
+      for (const value of Object.values(await job.getChildrenValues<Partial<BarrierResult>>())) Object.assign(failures, value?.failures ?? {});
+      await registry.markDone(job.data.runId, 'emit', job.id!);
+      return { failures } satisfies BarrierResult;
+    },
+    run: options.driveRun,
+  };
+
+  /** One live server per deduped database (this worker's, on a loopback port), the latest few kept. */
+  const serverFor = (dedupKey: string, db: DatabaseInfo, dedup: Awaited<ReturnType<typeof storedDedup>> & object, ctx: RunContext): Promise<RestServer> => {
+    let server = servers.get(dedupKey);
+    if (!server) {
+      server = startRestServer({ databases: [db], executor: sql(), config: ctx.spec.config, datasetName: ctx.spec.datasetName }, new Map([[db.dbId, dedup]]));
+      servers.set(dedupKey, server);
+      server.catch(() => servers.delete(dedupKey));
+      if (servers.size > 16) {
+        const [oldest, evicted] = servers.entries().next().value!;
+        servers.delete(oldest);
+        void evicted.then((s) => s.close()).catch(() => {});
+      }
+    }
+    return server;
+  };
+
+  const connections: Redis[] = [];
+  const verifyQueue = lazyValue(() => {
+    const connection = redisConnection(options.url);
+    connections.push(connection);
+    return new Queue(STAGE_QUEUES['rest.verify'], { connection, prefix });
+  });
+
+  const workers: Worker[] = [];
+  for (const group of options.groups ?? STAGE_GROUPS) {
+    const processor = processors[group];
+    if (!processor) continue;
+    const connection = redisConnection(options.url);
+    connections.push(connection);
+    const worker = new Worker(STAGE_QUEUES[group], processor, {
+      connection,
+      prefix,
+      // A scheduled run is driven by one worker at a time; everything else as configured.
+      concurrency: group === 'run' ? 1 : options.concurrency,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? options.lockDurationMs ?? 30_000,
+      maxStalledCount: 1,
+    });
+    worker.on('failed', (job, error) => {
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void registry.markFailed(job.data.runId, group, job.id!).catch(() => {});
+      log(`${group} job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
+    });
+    worker.on('error', (error) => log(`${group} worker: ${error.message}`));
+    workers.push(worker);
+  }
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
+  log(`worker: ${workers.length} queues (${(options.groups ?? STAGE_GROUPS).join(', ')}), concurrency ${options.concurrency}`);
+
+  return {
+    async close(force = false) {
+      await Promise.all(workers.map((w) => w.close(force)));
+      if (verifyQueue.loaded()) await verifyQueue().close();
+      await Promise.all([...servers.values()].map((s) => s.then((server) => server.close()).catch(() => {})));
+      for (const context of runs.values()) await context.then((c) => c.services && c.services.then((s) => s?.close())).catch(() => {});
+      await pool?.close();
+      await Promise.all([...connections, redis].map(closeConnection));
+    },
+  };
+}
+
+/** Ignored child failures by job id (BullMQ keys them `<prefix>:<queue>:<id>`). */
+function failureIds(failures: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(failures).map(([key, reason]) => [key.slice(key.lastIndexOf(':') + 1), reason]));
+}
+
+function lazyValue<T>(make: () => T): (() => T) & { loaded(): boolean } {
+  let value: T | undefined;
+  let made = false;
+  const get = () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value!;
+  };
+  return Object.assign(get, { loaded: () => made });
+}
+
