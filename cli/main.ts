@@ -36,6 +36,7 @@ interface GenerateFlags {
   queue?: string;
   localWorkers?: boolean;
   run?: string;
+  queuePrefix?: string;
 }
 
 interface ServeFlags {
@@ -130,7 +131,8 @@ function withRunOptions(command: Command): Command {
     .option('--llm-base-url <url>', 'LLM server base URL (e.g. a local vLLM or llama.cpp server)')
     .option('--queue <url>', 'run on the BullMQ queue backend at this Redis URL (e.g. redis://127.0.0.1:6379)')
     .option('--no-local-workers', 'with --queue: only enqueue and wait (work is done by `nl2api worker`s)')
-    .option('--run <id>', 'with --queue: attach to this run (a restarted driver resumes it)');
+    .option('--run <id>', 'with --queue: attach to this run (a restarted driver resumes it)')
+    .option('--queue-prefix <prefix>', 'with --queue: key prefix in Redis (workers must use the same --prefix)');
 }
 
 async function runGenerate(flags: GenerateFlags, command: Command): Promise<number> {
@@ -145,7 +147,8 @@ async function runGenerate(flags: GenerateFlags, command: Command): Promise<numb
   process.on('SIGTERM', onSignal);
   const progress = await createProgressReporter(config.progress);
   try {
-    const result = await generate({ config, signal: controller.signal, onProgress: progress.listener });
+    const log = (line: string) => process.stderr.write(`${line}\n`);
+    const result = await generate({ config, signal: controller.signal, onProgress: progress.listener, log });
     progress.stop();
     for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
     if (result.aborted || !result.stats) {
@@ -183,7 +186,12 @@ export async function configFromFlags(flags: GenerateFlags, command: Command): P
     rest: given('synthesizer') ? { synthesizer: flags.synthesizer as 'auto' } : undefined,
     llm: llmFlags(flags),
     queue: flags.queue
-      ? { url: flags.queue, ...(given('localWorkers') ? { localWorkers: flags.localWorkers } : {}), ...(flags.run ? { runId: flags.run } : {}) }
+      ? {
+          url: flags.queue,
+          ...(given('localWorkers') ? { localWorkers: flags.localWorkers } : {}),
+          ...(flags.run ? { runId: flags.run } : {}),
+          ...(flags.queuePrefix ? { prefix: flags.queuePrefix } : {}),
+        }
       : undefined,
   };
   return loadConfig({ file: flags.config, flags: cliFlags });

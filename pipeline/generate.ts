@@ -52,6 +52,8 @@ export interface GenerateOptions {
   stages?: ItemStages;
   /** The chat model behind REST's LLM agents; default: createChatModel(config.llm). Tests pass a scripted one. */
   chatModel?: BaseChatModel;
+  /** Lines worth a user's attention while the run goes (the queue run's id, worker faults). */
+  log?: (line: string) => void;
 }
 
 export interface GenerateResult {
@@ -155,6 +157,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
         signal: options.signal,
         onProgress: options.onProgress,
         chatModel: options.chatModel,
+        log: options.log,
       });
       if (queued.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
       if (services?.usage) for (const [model, totals] of Object.entries(queued.llm)) services.usage.add(model, totals);

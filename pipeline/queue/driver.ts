@@ -64,6 +64,8 @@ export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveR
   await registry.create({ ...spec, runId }, { runId, dataset: spec.datasetName, source: input.source, out: input.out, scheduler: input.scheduler });
 
   const work = await plannedWork(input, runId);
+  const count = (m: Map<string, unknown[]>) => [...m.values()].reduce((n, list) => n + list.length, 0);
+  input.log?.(`queue run ${runId} (resume with --run ${runId}): ${count(work.items)} item jobs, ${count(work.batches)} synthesis batches, ${work.dbIds.length} databases${input.queue.localWorkers ? '' : '; waiting for workers'}`);
   const connections = [redisConnection(queue.url), redisConnection(queue.url)];
   const flows = new FlowProducer({ connection: connections[0], prefix: queue.prefix });
   const barriers = new Queue<BarrierJob>(STAGE_QUEUES.emit, { connection: connections[1], prefix: queue.prefix });

@@ -12,7 +12,7 @@ import { packageRoot } from '../../pipeline/package-root.js';
 import type { RunStats } from '../../pipeline/stats.js';
 import { createSqlPool } from '../../runtime/sql/pool.js';
 import type { SqlExecutor, SqlRequest } from '../../runtime/sql/executor.js';
-import { goodEndpoint, startScriptedMistral, type Behaviour, type ScriptedMistral, type WireEndpoint } from './scripted-mistral.js';
+import { goodEndpoint, startScriptedMistral, type Behaviour, type ScriptedMistral, type WireEndpoint } from '../../bench/scripted-mistral.js';
 
 /**
  * The REST formulation end to end with an LLM: the real pipeline (gold, rest.synthesize

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { promptsDir } from '../../generators/rest/prompts.js';
+import { promptsDir } from '../generators/rest/prompts.js';
 
 /**
  * A content-based scripted Mistral: a local HTTP server speaking Mistral's chat-completions
