@@ -211,7 +211,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   try {
     await buildProgram().parseAsync(argv);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof SourceError || error instanceof InvariantError) {
+    if (error instanceof ConfigError || error instanceof SourceError || error instanceof InvariantError || (error instanceof Error && error.name === 'QueueUnavailableError')) {
       process.stderr.write(`nl2api: ${error.message}\n`);
     } else {
       process.stderr.write(`nl2api: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
