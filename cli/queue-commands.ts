@@ -24,8 +24,9 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
     .option('--stages <list>', `stage groups to work on (default all): ${STAGE_GROUPS.join(',')}`, stageList)
     .option('--sql-workers <n>', 'SQL worker processes', positiveInt, 2)
     .option('--lock-duration <ms>', 'a job whose worker died is taken back after this long', positiveInt, 30_000)
+    .option('--max-stalls <n>', 'a job whose worker died more often than this fails (a poison job)', positiveInt, 2)
     .option('--grace <s>', 'on SIGTERM, finish the jobs in hand for at most this long, then return them', positiveInt, 30)
-    .action(async (flags: QueueFlags & { concurrency: number; stages?: StageGroup[]; sqlWorkers: number; lockDuration: number; grace: number }) => {
+    .action(async (flags: QueueFlags & { concurrency: number; stages?: StageGroup[]; sqlWorkers: number; lockDuration: number; maxStalls: number; grace: number }) => {
       const { startQueueWorkers } = await import('../pipeline/queue/worker.js');
       const { scheduledRunProcessor } = await import('../pipeline/queue/scheduled-run.js');
       const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
@@ -36,6 +37,7 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
         groups: flags.stages,
         sqlWorkers: flags.sqlWorkers,
         lockDurationMs: flags.lockDuration,
+        maxStalls: flags.maxStalls,
         log,
         driveRun: scheduledRunProcessor({ url: flags.queue, prefix: flags.prefix, log }),
       });

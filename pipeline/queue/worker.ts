@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job, type Processor } from 'bullmq';
+import { DelayedError, Queue, UnrecoverableError, WaitingChildrenError, Worker, type Job, type Processor } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { UsageTotals } from '../../generators/llm/usage.js';
@@ -22,6 +22,7 @@ import { closeConnection, DEFAULT_PREFIX, redisConnection } from './connection.j
 import { crashIfPoisoned } from './faults.js';
 import { jobId, STAGE_GROUPS, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type StageGroup, type SynthesisJob, type VerifyJob } from './jobs.js';
 import { childJobOptions } from './options.js';
+import { SuspectIsolation } from './isolation.js';
 import { RunRegistry } from './registry.js';
 import { sharedLlm } from './shared-llm.js';
 
@@ -45,6 +46,11 @@ export interface QueueWorkerOptions {
   /** BullMQ lock: a job whose worker died is taken back after this long. */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  /**
+   * A job whose worker died this many times is taken back again; once more, and it fails
+   * (a poison job). 2: an innocent job caught in two crashes of its neighbours still completes.
+   */
+  maxStalls?: number;
   /** Tests pass a scripted chat model. */
   chatModel?: BaseChatModel;
   log?: (line: string) => void;
@@ -56,6 +62,9 @@ export interface QueueWorkers {
   /** Finishes the jobs in hand (or, with `force`, leaves them to be taken back) and closes everything. */
   close(force?: boolean): Promise<void>;
 }
+
+/** How long a job handed back while a suspect runs stays out of the queue. */
+const POSTPONE_MS = 500;
 
 interface RunContext {
   spec: RunSpec;
@@ -257,9 +266,32 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
   });
 
   const workers: Worker[] = [];
+  const isolation = new SuspectIsolation({
+    pause: async () => void (await Promise.all(workers.map((w) => w.pause(true)))),
+    resume: () => workers.forEach((w) => w.resume()),
+  });
   for (const group of options.groups ?? STAGE_GROUPS) {
-    const processor = processors[group];
-    if (!processor) continue;
+    const work = processors[group];
+    if (!work) continue;
+    // The run driver only waits: it is never isolated (it would hold back every stage job).
+    const processor: Processor =
+      group === 'run'
+        ? work
+        : async (job, token) => {
+            let stalls = 0;
+            return isolation.run(
+              // BullMQ counts stalls in the job's hash (`stc`) but does not hand the count to the processor.
+              async () => (stalls = Number(await redis.hget(`${job.queueQualifiedName}:${job.id}`, 'stc')) || 0) > 0,
+              () => {
+                if (stalls > 0) log(`${group} job ${job.id} stalled before (${stalls}x): running it alone`);
+                return work(job, token);
+              },
+              async () => {
+                await job.moveToDelayed(Date.now() + POSTPONE_MS * (0.5 + Math.random()), token);
+                throw new DelayedError();
+              },
+            );
+          };
     const connection = redisConnection(options.url);
     connections.push(connection);
     const worker = new Worker(STAGE_QUEUES[group], processor, {
@@ -269,7 +301,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       concurrency: group === 'run' ? 1 : options.concurrency,
       lockDuration: options.lockDurationMs ?? 30_000,
       stalledInterval: options.stalledIntervalMs ?? options.lockDurationMs ?? 30_000,
-      maxStalledCount: 1,
+      maxStalledCount: options.maxStalls ?? 2,
     });
     worker.on('failed', (job, error) => {
       if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void registry.markFailed(job.data.runId, group, job.id!).catch(() => {});

@@ -139,7 +139,7 @@ test('a poison job (it kills its worker) is retried, then rejected as job_failed
   const env = { NL2API_POISON: POISON };
   const workers: CliProcess[] = [];
   const spawn = () => {
-    const w = startWorker({ url: redis.url, prefix, concurrency: 2, lockDurationMs: 1000, env });
+    const w = startWorker({ url: redis.url, prefix, concurrency: 2, lockDurationMs: 3000, env });
     workers.push(w);
     // A supervisor restarts what dies, as systemd or Kubernetes would.
     void w.exited.then(() => supervising && spawn());
