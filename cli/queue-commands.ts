@@ -56,7 +56,8 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
 
   withQueue(program.command('status').description('progress of a queued run per stage: planned, done, failed, waiting/active, rate, ETA'))
     .option('--run <id>', 'the run (default: the newest)')
-    .action(async (flags: QueueFlags & { run?: string }) => {
+    .option('--failed', 'also list the run\'s failed jobs (kept in Redis for a month) with their reasons')
+    .action(async (flags: QueueFlags & { run?: string; failed?: boolean }) => {
       process.exitCode = await withRegistry(flags, async (registry, queues) => {
         const runId = flags.run ?? (await registry.list(1))[0]?.runId;
         const record = runId && (await registry.get(runId));
@@ -75,6 +76,15 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
           rows.push([p.group, `${p.total}`, `${p.done}`, `${p.failed}`, `${(counts.waiting ?? 0) + (counts['waiting-children'] ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0)}`, `${counts.active ?? 0}`, rate.toFixed(1), eta]);
         }
         process.stdout.write(`${table(rows)}\n`);
+        if (flags.failed) {
+          const failed = [['job', 'stage', 'attempts', 'reason']];
+          for (const group of STAGE_GROUPS) {
+            for (const job of await queues(group).getFailed()) {
+              if (job.id?.startsWith(`${record.runId}.`)) failed.push([job.id, group, `${job.attemptsMade}`, job.failedReason ?? '']);
+            }
+          }
+          process.stdout.write(failed.length > 1 ? `\nfailed jobs:\n${table(failed)}\n` : '\nno failed jobs\n');
+        }
         return 0;
       });
     });

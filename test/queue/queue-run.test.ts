@@ -167,6 +167,10 @@ test('a poison job (it kills its worker) is retried, then rejected as job_failed
     const rest = stats(out).formulations.rest.total;
     expect(rest.rejectedBy['rest.synthesize:job_failed']).toBe(4);
     expect(rest.accepted).toBe(46);
+    // The failed jobs are kept for inspection.
+    const status = await runCli(['status', '--queue', redis.url, '--prefix', prefix, '--run', 'poison-1', '--failed']);
+    expect(status.stdout).toMatch(/failed jobs:\n.*\npoison-1\.item\.3\s+item\s+\d+\s+job stalled more than allowable limit/);
+    expect(status.stdout).toMatch(/poison-1\.synth\.bookstore\.0\s+rest\.synthesize/);
   } finally {
     supervising = false;
     await stopAll(workers);
