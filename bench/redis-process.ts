@@ -1,3 +1,5 @@
+import type { Redis } from 'ioredis';
+import { closeConnection, redisConnection } from '../pipeline/queue/connection.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
@@ -168,4 +170,21 @@ function onPath(binary: string): boolean {
       return false;
     }
   });
+}
+
+/** A test Redis and two connections to it (two workers, as far as the code under test can tell). */
+export async function connectedPair(): Promise<{ server: TestRedis; redis: Redis; other: Redis; close(): Promise<void> }> {
+  const server = await redisForTests();
+  const redis = redisConnection(server.url);
+  const other = redisConnection(server.url);
+  return {
+    server,
+    redis,
+    other,
+    async close() {
+      await closeConnection(redis);
+      await closeConnection(other);
+      await server.stop();
+    },
+  };
 }

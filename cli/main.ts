@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config, ConfigInput } from '../config/schema.js';
 import { generate, SourceError } from '../pipeline/generate.js';

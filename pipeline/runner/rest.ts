@@ -1,11 +1,9 @@
 import pLimit from 'p-limit';
 import { performance } from 'node:perf_hooks';
-import type { Config } from '../../config/schema.js';
 import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
 import type { Synthesizer } from '../../generators/rest/synthesis.js';
 import type { RestServer } from '../../runtime/rest/server.js';
 import { lazy } from '../lazy.js';
-import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import type { AnswerJudge } from '../../verifiers/judge.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../model.js';
 import { packageVersion } from '../package-root.js';
@@ -13,7 +11,6 @@ import { ProgressTracker, type ProgressListener } from '../progress.js';
 import type { AcceptedRestSample, RejectedSample, RestResult } from '../samples.js';
 import type { DatabaseDedup, DedupAgent } from '../stages/rest-dedup.js';
 import type { SynthesisRecord } from '../stages/rest-synthesize.js';
-import type { OutcomeStore } from '../store/outcome-store.js';
 import { restSynthesisKey } from './rest-keys.js';
 import {
   dedupFor,
@@ -25,8 +22,9 @@ import {
   synthesisBatches,
   synthesizeBatch,
   type FinalRecord,
+  type RestPhaseContext,
 } from './rest-phases.js';
-import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, type StageMetrics, type StageRunner } from './stage-runner.js';
+import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, type StageMetrics } from './stage-runner.js';
 
 /**
  * The REST runner (DESIGN.md: gold → rest.synthesize → rest.dedup → execute → verify):
@@ -52,17 +50,9 @@ export interface RestServices {
   dedupFingerprint: unknown;
 }
 
-export interface RestRunOptions {
-  config: Config;
+export interface RestRunOptions extends RestPhaseContext {
   databases: readonly DatabaseInfo[];
   instances: readonly Instance[];
-  datasetName: string;
-  executor: SqlExecutor;
-  store: OutcomeStore | null;
-  /** Runs gold (its cache is shared with the SLOT/SEL flow). */
-  stageRunner: StageRunner;
-  services: RestServices;
-  code: string;
   signal?: AbortSignal;
   onProgress?: ProgressListener;
   /**

@@ -1,22 +1,15 @@
 import type { Redis } from 'ioredis';
 import { RedisLlmCache } from '../../generators/llm/redis-cache.js';
-import { closeConnection, redisConnection } from '../../pipeline/queue/connection.js';
-import { redisForTests, type TestRedis } from '../support/redis.js';
+import { connectedPair, type TestRedis } from '../support/redis.js';
 
 let server: TestRedis;
 let redis: Redis;
 let other: Redis;
 
-beforeAll(async () => {
-  server = await redisForTests();
-  redis = redisConnection(server.url);
-  other = redisConnection(server.url);
-});
-afterAll(async () => {
-  await closeConnection(redis);
-  await closeConnection(other);
-  await server.stop();
-});
+let close: () => Promise<void>;
+
+beforeAll(async () => ({ server, redis, other, close } = await connectedPair()));
+afterAll(() => close());
 
 describe('RedisLlmCache', () => {
   test('a reply put is read back as is; an unknown key misses', async () => {

@@ -1,22 +1,15 @@
 import type { Redis } from 'ioredis';
 import { RedisRateLimiter } from '../../generators/llm/redis-rate-limiter.js';
-import { closeConnection, redisConnection } from '../../pipeline/queue/connection.js';
-import { redisForTests, type TestRedis } from '../support/redis.js';
+import { connectedPair, type TestRedis } from '../support/redis.js';
 
 let server: TestRedis;
 let redis: Redis;
 let other: Redis;
 
-beforeAll(async () => {
-  server = await redisForTests();
-  redis = redisConnection(server.url);
-  other = redisConnection(server.url);
-});
-afterAll(async () => {
-  await closeConnection(redis);
-  await closeConnection(other);
-  await server.stop();
-});
+let close: () => Promise<void>;
+
+beforeAll(async () => ({ server, redis, other, close } = await connectedPair()));
+afterAll(() => close());
 
 /** When each acquisition was admitted, in ms since `start`, sorted. */
 async function admissions(acquire: (i: number) => Promise<void>, n: number): Promise<number[]> {

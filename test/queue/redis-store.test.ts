@@ -1,8 +1,7 @@
 import { jest } from '@jest/globals';
 import type { Redis } from 'ioredis';
-import { closeConnection, redisConnection } from '../../pipeline/queue/connection.js';
 import { RedisStore } from '../../pipeline/store/redis-store.js';
-import { redisForTests, type TestRedis } from '../support/redis.js';
+import { connectedPair, type TestRedis } from '../support/redis.js';
 
 let server: TestRedis;
 let redis: Redis;
@@ -10,16 +9,10 @@ let other: Redis;
 let prefix: string;
 let run = 0;
 
-beforeAll(async () => {
-  server = await redisForTests();
-  redis = redisConnection(server.url);
-  other = redisConnection(server.url);
-});
-afterAll(async () => {
-  await closeConnection(redis);
-  await closeConnection(other);
-  await server.stop();
-});
+let close: () => Promise<void>;
+
+beforeAll(async () => ({ server, redis, other, close } = await connectedPair()));
+afterAll(() => close());
 // Each test its own keys.
 beforeEach(() => {
   prefix = `${server.prefix}-${++run}`;
