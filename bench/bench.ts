@@ -20,6 +20,7 @@ import { packageRoot } from '../pipeline/package-root.js';
 import { loadSource } from '../pipeline/sources/index.js';
 import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';
+import { queueBench } from './queue-bench.js';
 import { restDatasetFigures } from './rest-dataset.js';
 import { restThroughput } from './rest-throughput.js';
 
@@ -31,8 +32,10 @@ import { restThroughput } from './rest-throughput.js';
  * results); (d) a rerun with one question's SQL changed; (e) the paper tool pool, for
  * coverage; (f) the REST formulation with the template synthesizer, cold and warm: coverage,
  * endpoints before/after dedup, parameters per endpoint (rest-dataset.ts); (g) REST server
- * throughput for three representative endpoints (rest-throughput.ts). Prints the comparison
- * and writes output/bench.json.
+ * throughput for three representative endpoints (rest-throughput.ts); (h) the queue backend:
+ * overhead, scale-out over worker processes, a shared rate limit, incremental nightly runs,
+ * faults (queue-bench.ts; NL2API_BENCH_QUEUE=0 skips it). Prints the comparison and writes
+ * output/bench.json.
  */
 
 const root = packageRoot();
@@ -154,6 +157,8 @@ async function main(): Promise<void> {
       connections: 8,
       durationSeconds: 3,
     });
+    process.stderr.write('(h) queue backend (NL2API_BENCH_QUEUE=0 skips it)...\n');
+    const queue = await queueBench(birdDir, work);
 
     const report = {
       birdDir,
@@ -186,6 +191,7 @@ async function main(): Promise<void> {
         stages: restCold.stats.timing.stages,
       },
       restThroughput: rest,
+      queue: queue.report,
       paperPoolCoverage: Object.fromEntries(Object.entries(paper.stats.formulations).map(([f, s]) => [f, { ...s.total, coveragePct: pct(s.total) }])),
     };
 
@@ -218,6 +224,7 @@ async function main(): Promise<void> {
         `REST ${r.shape} (q${r.instanceId}, ${r.operationId}): ${r.requestsPerSecond} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.errors} errors (8 connections, 3 s, loopback)`,
       );
     }
+    lines.push(...queue.lines);
     process.stdout.write(`${lines.join('\n')}\n`);
     const reportFile = path.join(root, 'output', 'bench.json');
     await writeFileAtomic(reportFile, jsonText(report));

@@ -36,9 +36,10 @@ import { startScriptedMistral, type Agent, type Behaviour, type ScriptedMistral 
 const LLM_DELAY_MS = 200;
 const OVERHEAD_TARGET = 1.5;
 const SCALE_BARS: Record<number, number> = { 2: 1.8, 4: 3.2 };
-/** Below what 4 workers reach unlimited on 2 shared cores (~600/min): 900/min would not bind here. */
+/** Well below what 4 workers reach without a limit on 2 shared cores (600-800/min): 900/min would not bind here. */
 const RATE_LIMIT_RPM = 360;
 const UNLIMITED_RPM = 10_000_000;
+const RATE_WORKER_CONCURRENCY = 4;
 const RATE_TOLERANCE = 0.05;
 const NIGHTLY_TARGET = 0.1;
 const CHANGED_QUESTIONS = 10;
@@ -66,8 +67,14 @@ const tail = (text: string, lines = 15) => text.trim().split('\n').slice(-lines)
 
 /** Every child process the bench starts, until it exits: what cleanup must end. */
 const live = new Set<CliProcess>();
+/** Set by SIGINT/SIGTERM: nothing new is started, so that the bench unwinds into its cleanup. */
+let interrupted = false;
 
 function track(process_: CliProcess): CliProcess {
+  if (interrupted) {
+    process_.child.kill('SIGKILL');
+    throw new Error('interrupted');
+  }
   live.add(process_);
   void process_.exited.then(() => live.delete(process_));
   return process_;
@@ -321,14 +328,28 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
     lines.push('queue backend: skipped (NL2API_BENCH_QUEUE=0)');
     return { report: { skipped: true }, lines };
   }
-  const root = mkdtempSync(path.join(work, 'queue-'));
+  const root = mkdtempSync(path.join(work, 'nl2api-queue-'));
   const builtAt = builtCodeMtime();
+  const sectionStarted = performance.now();
   const tag = randomBytes(3).toString('hex');
   let redis: RedisProcess | undefined;
   let persistent: RedisProcess | undefined;
   let mistral: ScriptedMistral | undefined;
-  // Ctrl-C or a kill of the bench: end the children, so that the awaits fail and finally runs.
-  const onSignal = () => void killAll();
+  // Ctrl-C or a kill of the bench: start nothing more, end every process we started, remove
+  // our files, exit (a wait on a dead run or server would otherwise hold the bench for minutes).
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return;
+    interrupted = true;
+    log(`queue bench: ${signal}: stopping its processes`);
+    void (async () => {
+      await killAll();
+      await mistral?.close().catch(() => {});
+      await redis?.stop().catch(() => {});
+      await persistent?.stop().catch(() => {});
+      rmSync(root, { recursive: true, force: true });
+      process.exit(130);
+    })();
+  };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
@@ -477,8 +498,13 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       }
       const windowRatio = (s: (typeof scale)[number]) => one.synthWindowMs / s.synthWindowMs;
       const fixed = (s: (typeof scale)[number]) => s.beforeMs + s.afterMs;
+      const cpuPerInstance = (s: (typeof scale)[number]) => (s.workerCpuS === undefined ? '?' : `${((1000 * s.workerCpuS) / s.run.stats.formulations.rest!.total.input).toFixed(1)} ms`);
+      const amdahl = (n: number) => (fixed(one) + one.synthWindowMs) / (fixed(one) + one.synthWindowMs / n);
       lines.push(
         `      synthesis-window speed-up: ${scale.slice(1).map((s) => `${s.n}/1 ${windowRatio(s).toFixed(2)}x`).join(', ')}; time outside the window (startup, ingest, planning, last dedup/verify, assembly, emit): ${scale.map((s) => `N=${s.n} ${fmt(fixed(s))}`).join(', ')}`,
+      );
+      lines.push(
+        `      diagnosis: with N=1's time outside the window (${fmt(fixed(one))}) and a window that scaled perfectly, throughput could reach 2/1 ${amdahl(2).toFixed(2)}x, 4/1 ${amdahl(4).toFixed(2)}x; workers' CPU per instance ${scale.map((s) => `N=${s.n} ${cpuPerInstance(s)}`).join(', ')} (same work: the rest is per-worker setup and contention); the window's excess over its LLM floor per call and worker: ${scale.map((s) => `N=${s.n} ${(((s.synthWindowMs - (byAgent(s.seen).synthesis * LLM_DELAY_MS) / s.n) * s.n) / Math.max(1, byAgent(s.seen).synthesis)).toFixed(0)} ms`).join(', ')}`,
       );
 
       // ---- 3. a binding rate limit across 4 workers ----
@@ -486,7 +512,8 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       const limited = configFile('config-limited', { requestsPerMinute: RATE_LIMIT_RPM, burst: 1 });
       // A source copy holding these databases' questions only: `--db` is broken on the queue backend (see the report).
       const rateSource = sourceCopy(birdDir, path.join(root, 'rate-source', 'bird-dev'), (questions) => questions.filter((q) => RATE_DBS.includes(q.db_id)));
-      const rate = await withWorkers(4, 2, restArgs(rateSource, 'scripted-ratelimit', limited, 'ratelimit'), path.join(root, 'q3'));
+      // 4 jobs per worker: 16 waiting on the limiter, so that it binds at every moment, not just on average.
+      const rate = await withWorkers(4, RATE_WORKER_CONCURRENCY, restArgs(rateSource, 'scripted-ratelimit', limited, 'ratelimit'), path.join(root, 'q3'));
       const times = rate.seen.map((a) => a.at).sort((a, b) => a - b);
       const spanMs = times.length > 1 ? times[times.length - 1] - times[0] : 0;
       const observedRpm = spanMs > 0 ? ((times.length - 1) / spanMs) * 60_000 : 0;
@@ -501,7 +528,7 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       const unlimitedRpm = rpmOf(scale.find((s) => s.n === 4)?.seen ?? []);
       const binds = unlimitedRpm !== undefined && unlimitedRpm > RATE_LIMIT_RPM * 1.2;
       report.rateLimit = {
-        config: { llm: { requestsPerMinute: RATE_LIMIT_RPM, burst: 1 }, workers: 4, workerConcurrency: 2, dbs: RATE_DBS },
+        config: { llm: { requestsPerMinute: RATE_LIMIT_RPM, burst: 1 }, workers: 4, workerConcurrency: RATE_WORKER_CONCURRENCY, dbs: RATE_DBS },
         plan: planOf(rate.run.stderr),
         requests: times.length,
         requestsByAgent: byAgent(rate.seen),
@@ -519,7 +546,7 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
         wallMs: Math.round(rate.run.wallMs),
       };
       lines.push(
-        `  (3) rate limit across 4 workers (\`worker --concurrency 2\` each; config llm {requestsPerMinute: ${RATE_LIMIT_RPM}, burst: 1}; REST over a source copy with the questions of ${RATE_DBS.join(', ')}; plan: ${planOf(rate.run.stderr)}):`,
+        `  (3) rate limit across 4 workers (\`worker --concurrency ${RATE_WORKER_CONCURRENCY}\` each; config llm {requestsPerMinute: ${RATE_LIMIT_RPM}, burst: 1}; REST over a source copy with the questions of ${RATE_DBS.join(', ')}; plan: ${planOf(rate.run.stderr)}):`,
         `      ${times.length} requests (${agentText(byAgent(rate.seen))}) in ${fmt(spanMs)} between first and last arrival → ${observedRpm.toFixed(1)}/min observed vs ${RATE_LIMIT_RPM}/min limit: ${deviation >= 0 ? '+' : ''}${(100 * deviation).toFixed(1)}% (bar within ${RATE_TOLERANCE * 100}%: ${ok(Math.abs(deviation) <= RATE_TOLERANCE)}); without a limit 4 workers × 1 reached ${unlimitedRpm?.toFixed(0) ?? '?'}/min (${binds ? 'the limit binds' : 'WARNING: the limit may not bind'}); ${countsText(rate.run.stats)}`,
         `      inter-arrival: nominal ${nominalMs.toFixed(1)} ms, median ${sortedIntervals.length ? median(sortedIntervals).toFixed(1) : '?'} ms, min ${sortedIntervals[0]?.toFixed(0) ?? '?'} ms, max ${sortedIntervals[sortedIntervals.length - 1]?.toFixed(0) ?? '?'} ms; gaps over 1.5× nominal: ${gaps.map((g) => `${g.ms} ms after request ${g.after}`).join(', ') || 'none'}; rate without the first and last 10% of arrivals ${innerRpm?.toFixed(1) ?? '?'}/min (informational)`,
       );
@@ -594,7 +621,7 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
           workers.push(w);
           // Poison only: a supervisor restarts what dies, as systemd or Kubernetes would.
           if (env.NL2API_POISON) void w.exited.then(() => {
-            if (supervising) {
+            if (supervising && !interrupted) {
               restarts++;
               firstDeath ??= waitForProgress(url, prefix, runId, () => true).then((p) => doneIn(p, 'item'), () => -1);
               spawnWorker();
@@ -698,6 +725,8 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
     } else {
       lines.push('  (5) faults: skipped (NL2API_BENCH_QUEUE_FAULTS=0)');
     }
+    report.sectionMs = Math.round(performance.now() - sectionStarted);
+    lines.push(`  queue section: ${fmt(performance.now() - sectionStarted)}`);
     if (builtCodeMtime() !== builtAt) {
       // Every cache key holds the code's fingerprint: runs on either side of a rebuild share nothing.
       lines.push('  WARNING: dist/ was rebuilt while the queue bench ran; cache-dependent figures (nightly, gold warm) are not valid');
@@ -720,16 +749,12 @@ async function main(): Promise<void> {
   const root = packageRoot();
   const birdDir = path.resolve(root, process.argv[2] ?? process.env.NL2API_BIRD_DIR ?? '../shared/bird-dev');
   if (!existsSync(birdDir)) throw new Error(`BIRD directory ${birdDir} not found (pass it, or set NL2API_BIRD_DIR)`);
-  const work = mkdtempSync(path.join(os.tmpdir(), 'nl2api-queue-bench-'));
-  try {
-    const { report, lines } = await queueBench(birdDir, work);
-    process.stdout.write(`${lines.join('\n')}\n`);
-    const reportFile = path.join(root, 'output', 'queue-bench.json');
-    await writeFileAtomic(reportFile, jsonText({ birdDir, queue: report }));
-    process.stdout.write(`report: ${reportFile}\n`);
-  } finally {
-    rmSync(work, { recursive: true, force: true });
-  }
+  // queueBench makes (and removes) its own temp dir under this one.
+  const { report, lines } = await queueBench(birdDir, os.tmpdir());
+  process.stdout.write(`${lines.join('\n')}\n`);
+  const reportFile = path.join(root, 'output', 'queue-bench.json');
+  await writeFileAtomic(reportFile, jsonText({ birdDir, queue: report }));
+  process.stdout.write(`report: ${reportFile}\n`);
 }
 
 const invoked = process.argv[1] ? pathToFileURL(realpathOr(process.argv[1])).href : '';

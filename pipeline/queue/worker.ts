@@ -6,7 +6,7 @@ import type { UsageTotals } from '../../generators/llm/usage.js';
 import type { RestServer } from '../../runtime/rest/server.js';
 import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
 import { codeFingerprint } from '../code-fingerprint.js';
-import type { DatabaseInfo } from '../model.js';
+import type { DatabaseInfo, Instance } from '../model.js';
 import { restServices, type RestServiceHandle } from '../rest-services.js';
 import { runInProcess } from '../runner/in-process.js';
 import { restSynthesisKey } from '../runner/rest-keys.js';
@@ -69,6 +69,8 @@ const POSTPONE_MS = 500;
 interface RunContext {
   spec: RunSpec;
   databases: Map<string, DatabaseInfo>;
+  /** By `Instance.index` (its place in the source file; a run restricted with --db has gaps). */
+  instances: Map<number, Instance>;
   services?: Promise<RestServiceHandle | null>;
   /** Usage already added to the run's counters. */
   reported: Record<string, UsageTotals>;
@@ -103,7 +105,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
     const spec = await registry.spec(runId);
     if (!spec) throw new UnrecoverableError(`run ${runId} is not known to this Redis`);
     if (spec.code !== code) throw new UnrecoverableError(`this worker's build (${code.slice(0, 12)}) differs from the run's (${spec.code.slice(0, 12)}): its results would not match`);
-    return { spec, databases: new Map(spec.databases.map((db) => [db.dbId, db])), reported: {} };
+    return { spec, databases: new Map(spec.databases.map((db) => [db.dbId, db])), instances: new Map(spec.instances.map((i) => [i.index, i])), reported: {} };
   };
   /** The database as the run saw it: same content, or the job fails for good. */
   const databaseOf = async (ctx: RunContext, dbId: string): Promise<DatabaseInfo> => {
@@ -150,7 +152,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
   const processors: Partial<Record<StageGroup, Processor>> = {
     item: async (job: Job<ItemJob>) => {
       const ctx = await contextOf(job.data.runId);
-      const instance = ctx.spec.instances[job.data.index];
+      const instance = instanceOf(ctx, job.data.index);
       crashIfPoisoned(instance.id);
       const db = await databaseOf(ctx, instance.dbId);
       const run = await runInProcess({ config: ctx.spec.config, databases: [db], instances: [instance], stages: ITEM_STAGES, executor: sql(), store, codeFingerprint: ctx.spec.code });
@@ -165,7 +167,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       const db = await databaseOf(ctx, job.data.db);
       const stageRunner = stageRunnerOf(ctx.spec);
       const rest = await restContext(ctx, stageRunner);
-      const batch = job.data.indices.map((i) => ctx.spec.instances[i]);
+      const batch = job.data.indices.map((i) => instanceOf(ctx, i));
       batch.forEach((instance) => crashIfPoisoned(instance.id));
       const golds = await Promise.all(batch.map((instance) => goldOf(instance, db, rest)));
       const fault = golds.find((g) => !g.ok && g.category === INTERNAL_ERROR);
@@ -213,7 +215,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
     },
     'rest.verify': async (job: Job<VerifyJob>) => {
       const ctx = await contextOf(job.data.runId);
-      const instance = ctx.spec.instances[job.data.index];
+      const instance = instanceOf(ctx, job.data.index);
       crashIfPoisoned(instance.id);
       const db = await databaseOf(ctx, instance.dbId);
       const stageRunner = stageRunnerOf(ctx.spec);
@@ -304,7 +306,11 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       maxStalledCount: options.maxStalls ?? 2,
     });
     worker.on('failed', (job, error) => {
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void registry.markFailed(job.data.runId, group, job.id!).catch(() => {});
+      // Failed for good (attempts used up, unrecoverable, or stalled too often), not merely retried.
+      const markIfFinal = async () => {
+        if (job && (await job.getState()) === 'failed') await registry.markFailed(job.data.runId, group, job.id!);
+      };
+      void markIfFinal().catch(() => {});
       log(`${group} job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
     });
     worker.on('error', (error) => log(`${group} worker: ${error.message}`));
@@ -323,6 +329,12 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       await Promise.all([...connections, redis].map(closeConnection));
     },
   };
+}
+
+function instanceOf(ctx: RunContext, index: number): Instance {
+  const instance = ctx.instances.get(index);
+  if (!instance) throw new UnrecoverableError(`run ${ctx.spec.runId} has no instance ${index}`);
+  return instance;
 }
 
 /** Ignored child failures by job id (BullMQ keys them `<prefix>:<queue>:<id>`). */

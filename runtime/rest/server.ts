@@ -9,6 +9,7 @@ import { notFound, toErrorResponse } from './errors.js';
 import { restOpenApi } from './openapi.js';
 import { runEndpoint } from './endpoint.js';
 import { DEFAULT_MAX_STRING_LENGTH, querystringSchema } from './parameters.js';
+import { useLazyValidators } from './lazy-validators.js';
 
 /**
  * The live REST server (DESIGN.md "REST"): every endpoint spec served as a GET with query
@@ -62,11 +63,10 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
     ...(options.logger ? { loggerInstance: options.logger } : { logger: { level: 'warn' } }),
     // Failures are logged by the error handler; a line per request would drown them.
     logController: new LogController({ disableRequestLogging: true }),
-    // Query strings are text: coerce to the declared types, but refuse (never drop)
-    // unknown parameters and never turn a repeated parameter into a list.
-    ajv: { customOptions: { coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: true } },
   });
 
+  // Query strings are text: coerced to the declared types; unknown parameters refused, never dropped.
+  useLazyValidators(app);
   app.setErrorHandler((error, request, reply) => {
     const response = toErrorResponse(error, options.timeoutMs);
     if (response.internal) request.log.error({ err: error, url: request.url, routeUrl: request.routeOptions.url }, 'REST request failed');

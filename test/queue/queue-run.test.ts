@@ -169,6 +169,7 @@ test('a poison job (it kills its worker) is retried, then rejected as job_failed
     expect(rest.accepted).toBe(46);
     // The failed jobs are kept for inspection.
     const status = await runCli(['status', '--queue', redis.url, '--prefix', prefix, '--run', 'poison-1', '--failed']);
+    expect(status.stdout).toMatch(/^item\s+50\s+49\s+1\s/m);
     expect(status.stdout).toMatch(/failed jobs:\n.*\npoison-1\.item\.3\s+item\s+\d+\s+job stalled more than allowable limit/);
     expect(status.stdout).toMatch(/poison-1\.synth\.bookstore\.0\s+rest\.synthesize/);
   } finally {
@@ -256,6 +257,21 @@ test('an LLM run on two workers: replies are shared through Redis, a rerun asks 
     await llm.close();
   }
 }, 120_000);
+
+test('a run restricted to some databases (--db) on the queue: the same output as in-process', async () => {
+  const { prefix, out } = fresh('db');
+  const workers = [startWorker({ url: redis.url, prefix })];
+  try {
+    const inProcess = await runCli(['generate', '--source', DEMO, '--out', `${out}-in-process`, '--db', 'cycling_club', '--formulations', 'slot,sel', '--progress', 'none']);
+    expect(inProcess.code).toBe(0);
+    const run = driver(redis.url, prefix, out, 'db-1', ['--db', 'cycling_club', '--formulations', 'slot,sel']);
+    expect(await run.exited).toBe(0);
+    expect(read(out, 'manifest.json')).toBe(read(`${out}-in-process`, 'manifest.json'));
+    expect(stats(out).formulations.slot.total.accepted).toBeGreaterThan(0);
+  } finally {
+    await stopAll(workers);
+  }
+});
 
 test('an unreachable Redis is a clear error, at once', async () => {
   const started = Date.now();
