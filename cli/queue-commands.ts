@@ -41,6 +41,8 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
         log,
         driveRun: scheduledRunProcessor({ url: flags.queue, prefix: flags.prefix, log }),
       });
+      // Load what the first jobs will need (the LLM clients, the REST server) while the worker waits for them.
+      void import('../pipeline/rest-llm-services.js').then(() => import('../runtime/rest/server.js')).catch(() => {});
       const signal = await new Promise<NodeJS.Signals>((resolve) => {
         process.once('SIGINT', () => resolve('SIGINT'));
         process.once('SIGTERM', () => resolve('SIGTERM'));
