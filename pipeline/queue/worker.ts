@@ -83,8 +83,8 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
   const store = new RedisStore(redis, { prefix });
   const code = codeFingerprint();
   let pool: SqlPool | undefined;
-  const executor = () => memoizeExecutor((pool ??= createSqlPool({ size: options.sqlWorkers ?? 2 })));
-  const sql = lazyValue(executor);
+  // SQL worker processes start with the first job that runs SQL.
+  const sql = lazyValue(() => memoizeExecutor((pool = createSqlPool({ size: options.sqlWorkers ?? 2 }))));
   const runs = new Map<string, Promise<RunContext>>();
   const servers = new Map<string, Promise<RestServer>>();
   const checked = new Map<string, Promise<void>>();
