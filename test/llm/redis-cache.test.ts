@@ -2,10 +2,7 @@ import type { Redis } from 'ioredis';
 import { RedisLlmCache } from '../../generators/llm/redis-cache.js';
 import { connectedPair, type TestRedis } from '../support/redis.js';
 
-let server: TestRedis;
-let redis: Redis;
-let other: Redis;
-
+let server: TestRedis, redis: Redis, other: Redis;
 let close: () => Promise<void>;
 
 beforeAll(async () => ({ server, redis, other, close } = await connectedPair()));

@@ -2,10 +2,7 @@ import type { Redis } from 'ioredis';
 import { RedisRateLimiter } from '../../generators/llm/redis-rate-limiter.js';
 import { connectedPair, type TestRedis } from '../support/redis.js';
 
-let server: TestRedis;
-let redis: Redis;
-let other: Redis;
-
+let server: TestRedis, redis: Redis, other: Redis;
 let close: () => Promise<void>;
 
 beforeAll(async () => ({ server, redis, other, close } = await connectedPair()));

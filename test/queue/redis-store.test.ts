@@ -3,12 +3,9 @@ import type { Redis } from 'ioredis';
 import { RedisStore } from '../../pipeline/store/redis-store.js';
 import { connectedPair, type TestRedis } from '../support/redis.js';
 
-let server: TestRedis;
-let redis: Redis;
-let other: Redis;
+let server: TestRedis, redis: Redis, other: Redis;
 let prefix: string;
 let run = 0;
-
 let close: () => Promise<void>;
 
 beforeAll(async () => ({ server, redis, other, close } = await connectedPair()));
