@@ -270,11 +270,6 @@ const countsText = (stats: RunStats) =>
     .map(([f, s]) => `${f} ${s.total.accepted}+${s.total.rejected}=${s.total.input}`)
     .join(', ');
 
-const stageRunsText = (stats: RunStats) =>
-  Object.entries(stats.timing.stages)
-    .map(([stage, m]) => `${stage} ${m.runs}`)
-    .join(', ');
-
 interface Question {
   question_id: number;
   db_id: string;

@@ -12,7 +12,7 @@ import { runInProcess } from '../runner/in-process.js';
 import { restSynthesisKey } from '../runner/rest-keys.js';
 import { dedupFor, finalCheck, finalKeyOf, goldOf, servedEndpoint, storedDedup, synthesizeBatch, type FinalRecord, type RestPhaseContext } from '../runner/rest-phases.js';
 import { startRestServer } from '../runner/rest.js';
-import { INTERNAL_ERROR, StageRunner } from '../runner/stage-runner.js';
+import { INTERNAL_ERROR, StageRunner, timedInto } from '../runner/stage-runner.js';
 import type { SynthesisRecord } from '../stages/rest-synthesize.js';
 import { sha256File } from '../sources/schema.js';
 import { memoizeExecutor } from '../sql-memo.js';
@@ -228,7 +228,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       const endpoint = servedEndpoint(dedup, instance.id);
       const key = finalKeyOf(endpoint, synthesisKey, db, rest);
       const serverUrl = async () => (await serverFor(job.data.dedupKey, db, dedup, ctx)).url;
-      const final = await finalCheck({ instance, gold: gold.value }, endpoint, key, serverUrl, db, rest, (_stage, work) => work());
+      const final = await finalCheck({ instance, gold: gold.value }, endpoint, key, serverUrl, db, rest, timedInto(stageRunner.metrics));
       await store.flush();
       await report(ctx, stageRunner);
       if (!final.ok && final.category === INTERNAL_ERROR) throw new Error(`rest.verify: ${final.message}`);

@@ -1,5 +1,4 @@
 import pLimit from 'p-limit';
-import { performance } from 'node:perf_hooks';
 import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
 import type { Synthesizer } from '../../generators/rest/synthesis.js';
 import type { RestServer } from '../../runtime/rest/server.js';
@@ -24,7 +23,7 @@ import {
   type FinalRecord,
   type RestPhaseContext,
 } from './rest-phases.js';
-import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, type StageMetrics } from './stage-runner.js';
+import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, timedInto, type StageMetrics } from './stage-runner.js';
 
 /**
  * The REST runner (DESIGN.md: gold → rest.synthesize → rest.dedup → execute → verify):
@@ -84,17 +83,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   const computeMisses = options.computeMisses ?? true;
   const databases = new Map(options.databases.map((db) => [db.dbId, db]));
   const metrics = new Map<string, StageMetrics>();
-  const timed = async <T>(stage: string, work: () => Promise<T>, runs = 1, hits = 0): Promise<T> => {
-    const m = metricsOf(metrics, stage);
-    const started = performance.now();
-    try {
-      return await work();
-    } finally {
-      m.ms += performance.now() - started;
-      m.runs += runs;
-      m.cacheHits += hits;
-    }
-  };
+  const timed = timedInto(metrics);
   const count = options.instances.length;
   const progress = new ProgressTracker(
     [['rest.synthesize', count], ['rest.dedup', options.databases.length], ['rest.execute', count], ['rest.verify', count]],

@@ -119,6 +119,21 @@ export function metricsOf(table: Map<string, StageMetrics>, stage: string): Stag
   return metrics;
 }
 
+/** A timer that adds a piece of work's time (and its runs and cache hits) to a stage's entry in `table`. */
+export function timedInto(table: Map<string, StageMetrics>) {
+  return async <T>(stage: string, work: () => Promise<T>, runs = 1, hits = 0): Promise<T> => {
+    const metrics = metricsOf(table, stage);
+    const started = performance.now();
+    try {
+      return await work();
+    } finally {
+      metrics.ms += performance.now() - started;
+      metrics.runs += runs;
+      metrics.cacheHits += hits;
+    }
+  };
+}
+
 /** Thrown when a stage's cache key looks inside an upstream value while keys are planned. */
 export class OpaqueValueError extends Error {
   override name = 'OpaqueValueError';
