@@ -146,7 +146,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     if (backend) {
       queued = await backend.drive({
         config,
-        queue: config.queue!,
+        queue: { ...config.queue!, runId: backend.runId },
         redis: backend.redis,
         store,
         spec: { config, datasetName, databases: source.databases, instances: source.instances, code },

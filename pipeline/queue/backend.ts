@@ -11,6 +11,8 @@ import type { QueueDriveInput, QueueDriveResult } from './driver.js';
  */
 export interface QueueBackend {
   redis: Redis;
+  /** The run's id (given with --run, or new). */
+  runId: string;
   store: OutcomeStore;
   sharedLlm: RestServiceOptions['shared'];
   drive(input: QueueDriveInput): Promise<QueueDriveResult>;
@@ -29,11 +31,14 @@ export async function queueBackend(config: Config): Promise<QueueBackend> {
   const { RedisStore } = await import('../store/redis-store.js');
   const { sharedLlm } = await import('./shared-llm.js');
   const { driveQueueRun } = await import('./driver.js');
+  const { newRunId, storePrefix } = await import('./jobs.js');
   const redis = redisConnection(queue.url);
   await reachable(redis, queue.url, closeConnection);
+  const runId = queue.runId ?? newRunId();
   return {
     redis,
-    store: new RedisStore(redis, { prefix: queue.prefix, read: config.cache }),
+    runId,
+    store: new RedisStore(redis, { prefix: storePrefix(queue.prefix, { runId, cache: config.cache }) }),
     sharedLlm: sharedLlm(redis, queue.prefix, config),
     drive: driveQueueRun,
     close: () => closeConnection(redis),

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { FlowProducer, Job, Queue, type FlowJob } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -10,7 +9,7 @@ import { groupByDb, synthesisBatches } from '../runner/rest-phases.js';
 import type { StageMetrics } from '../runner/stage-runner.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { closeConnection, redisConnection } from './connection.js';
-import { jobId, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type SynthesisJob } from './jobs.js';
+import { jobId, newRunId, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type SynthesisJob } from './jobs.js';
 import { childJobOptions } from './options.js';
 import { RunRegistry } from './registry.js';
 import { startQueueWorkers, type QueueWorkers } from './worker.js';
@@ -51,10 +50,6 @@ export interface QueueDriveResult {
   metrics: Map<string, StageMetrics>;
   llm: Record<string, UsageTotals>;
   registry: RunRegistry;
-}
-
-export function newRunId(now = new Date()): string {
-  return `r${now.toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
 }
 
 export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveResult> {

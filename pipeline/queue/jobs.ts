@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config/schema.js';
 import type { DatabaseInfo, Instance } from '../model.js';
 
@@ -85,3 +86,16 @@ export interface RunSpec {
 }
 
 export const jobId = (runId: string, ...parts: (string | number)[]): string => [runId, ...parts].join('.');
+
+export function newRunId(now = new Date()): string {
+  return `r${now.toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * Where a run's stage outcomes live in Redis: the shared store, or, for a run with the cache
+ * off (`--no-cache`), a store of its own, so it reads nothing older but its workers still
+ * share everything it computes.
+ */
+export function storePrefix(prefix: string, run: { runId: string; cache: boolean }): string {
+  return run.cache ? prefix : `${prefix}:fresh:${run.runId}`;
+}

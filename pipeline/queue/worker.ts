@@ -20,7 +20,7 @@ import { ITEM_STAGES } from '../stages/index.js';
 import { RedisStore } from '../store/redis-store.js';
 import { closeConnection, DEFAULT_PREFIX, redisConnection } from './connection.js';
 import { crashIfPoisoned } from './faults.js';
-import { jobId, STAGE_GROUPS, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type StageGroup, type SynthesisJob, type VerifyJob } from './jobs.js';
+import { jobId, STAGE_GROUPS, storePrefix, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type StageGroup, type SynthesisJob, type VerifyJob } from './jobs.js';
 import { childJobOptions } from './options.js';
 import { SuspectIsolation } from './isolation.js';
 import { RunRegistry } from './registry.js';
@@ -71,6 +71,8 @@ interface RunContext {
   databases: Map<string, DatabaseInfo>;
   /** By `Instance.index` (its place in the source file; a run restricted with --db has gaps). */
   instances: Map<number, Instance>;
+  /** The shared store, or the run's own (a run with the cache off: jobs.ts, storePrefix). */
+  store: RedisStore;
   services?: Promise<RestServiceHandle | null>;
   /** Usage already added to the run's counters. */
   reported: Record<string, UsageTotals>;
@@ -80,7 +82,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const redis = redisConnection(options.url);
   const registry = new RunRegistry(redis, prefix);
-  const store = new RedisStore(redis, { prefix });
+  const shared = new RedisStore(redis, { prefix });
   const code = codeFingerprint();
   let pool: SqlPool | undefined;
   // SQL worker processes start with the first job that runs SQL.
@@ -105,7 +107,13 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
     const spec = await registry.spec(runId);
     if (!spec) throw new UnrecoverableError(`run ${runId} is not known to this Redis`);
     if (spec.code !== code) throw new UnrecoverableError(`this worker's build (${code.slice(0, 12)}) differs from the run's (${spec.code.slice(0, 12)}): its results would not match`);
-    return { spec, databases: new Map(spec.databases.map((db) => [db.dbId, db])), instances: new Map(spec.instances.map((i) => [i.index, i])), reported: {} };
+    return {
+      spec,
+      databases: new Map(spec.databases.map((db) => [db.dbId, db])),
+      instances: new Map(spec.instances.map((i) => [i.index, i])),
+      store: spec.config.cache ? shared : new RedisStore(redis, { prefix: storePrefix(prefix, { runId, cache: false }) }),
+      reported: {},
+    };
   };
   /** The database as the run saw it: same content, or the job fails for good. */
   const databaseOf = async (ctx: RunContext, dbId: string): Promise<DatabaseInfo> => {
@@ -130,12 +138,12 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       model: options.chatModel,
       shared: sharedLlm(redis, prefix, ctx.spec.config),
     }));
-  const stageRunnerOf = (spec: RunSpec) =>
+  const stageRunnerOf = ({ spec, store }: RunContext) =>
     new StageRunner(store, { retries: spec.config.retries, baseMs: spec.config.backoff.baseMs, maxMs: spec.config.backoff.maxMs }, undefined, spec.code);
   const restContext = async (ctx: RunContext, stageRunner: StageRunner): Promise<RestPhaseContext> => {
     const services = await servicesOf(ctx);
     if (!services) throw new UnrecoverableError('REST services unavailable');
-    return { config: ctx.spec.config, datasetName: ctx.spec.datasetName, executor: sql(), store, stageRunner, services: services.services, code: ctx.spec.code };
+    return { config: ctx.spec.config, datasetName: ctx.spec.datasetName, executor: sql(), store: ctx.store, stageRunner, services: services.services, code: ctx.spec.code };
   };
   /** Adds a job's stage metrics and the LLM usage since the last report to the run's counters. */
   const report = async (ctx: RunContext, stageRunner: { metrics: StageRunner['metrics'] }): Promise<void> => {
@@ -155,7 +163,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       const instance = instanceOf(ctx, job.data.index);
       crashIfPoisoned(instance.id);
       const db = await databaseOf(ctx, instance.dbId);
-      const run = await runInProcess({ config: ctx.spec.config, databases: [db], instances: [instance], stages: ITEM_STAGES, executor: sql(), store, codeFingerprint: ctx.spec.code });
+      const run = await runInProcess({ config: ctx.spec.config, databases: [db], instances: [instance], stages: ITEM_STAGES, executor: sql(), store: ctx.store, codeFingerprint: ctx.spec.code });
       const fault = Object.values(run.items[0].results).find((r) => r && !r.ok && r.category === INTERNAL_ERROR);
       await report(ctx, run);
       if (fault && !fault.ok) throw new Error(`${fault.stage}: ${fault.message}`);
@@ -165,7 +173,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
     'rest.synthesize': async (job: Job<SynthesisJob>) => {
       const ctx = await contextOf(job.data.runId);
       const db = await databaseOf(ctx, job.data.db);
-      const stageRunner = stageRunnerOf(ctx.spec);
+      const stageRunner = stageRunnerOf(ctx);
       const rest = await restContext(ctx, stageRunner);
       const batch = job.data.indices.map((i) => instanceOf(ctx, i));
       batch.forEach((instance) => crashIfPoisoned(instance.id));
@@ -173,7 +181,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       const fault = golds.find((g) => !g.ok && g.category === INTERNAL_ERROR);
       const ready = batch.flatMap((instance, k) => (golds[k].ok ? [{ instance, gold: golds[k].value }] : []));
       const records = await synthesizeBatch(ready, ready.map(({ instance }) => restSynthesisKey(instance, db, rest)), db, rest);
-      await store.flush();
+      await ctx.store.flush();
       await report(ctx, stageRunner);
       const failed = fault ?? records.find((r) => !r.ok && r.category === INTERNAL_ERROR);
       if (failed && !failed.ok) throw new Error(`rest.synthesize: ${failed.message}`);
@@ -184,19 +192,19 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       const ctx = await contextOf(job.data.runId);
       if (job.data.step !== 'await-verify') {
         const db = await databaseOf(ctx, job.data.db);
-        const rest = await restContext(ctx, stageRunnerOf(ctx.spec));
+        const rest = await restContext(ctx, stageRunnerOf(ctx));
         const instances = ctx.spec.instances.filter((i) => i.dbId === db.dbId);
         const keys = instances.map((instance) => restSynthesisKey(instance, db, rest));
-        const records = await store.getMany<SynthesisRecord>(keys);
+        const records = await ctx.store.getMany<SynthesisRecord>(keys);
         const entries = instances.flatMap((instance, k) => {
           const record = records.get(keys[k]);
           return record?.ok ? [{ instanceId: instance.id, synthesisKey: keys[k], endpoint: record.endpoint }] : [];
         });
         const { key, dedup } = await dedupFor(db, entries, rest);
-        await store.flush();
+        await ctx.store.flush();
         const byId = new Map(instances.map((i) => [i.id, i]));
         const finals = entries.map((e) => ({ instance: byId.get(e.instanceId)!, key: finalKeyOf(servedEndpoint(dedup, e.instanceId), e.synthesisKey, db, rest) }));
-        const cached = await store.getMany<FinalRecord>(finals.map((f) => f.key));
+        const cached = await ctx.store.getMany<FinalRecord>(finals.map((f) => f.key));
         const missing = finals.filter((f) => !cached.has(f.key));
         const ids = missing.map(({ instance }) => jobId(ctx.spec.runId, 'verify', instance.index));
         await registry.plan(ctx.spec.runId, 'rest.verify', ids);
@@ -218,18 +226,18 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       const instance = instanceOf(ctx, job.data.index);
       crashIfPoisoned(instance.id);
       const db = await databaseOf(ctx, instance.dbId);
-      const stageRunner = stageRunnerOf(ctx.spec);
+      const stageRunner = stageRunnerOf(ctx);
       const rest = await restContext(ctx, stageRunner);
       const gold = await goldOf(instance, db, rest);
       const synthesisKey = restSynthesisKey(instance, db, rest);
-      const record = (await store.getMany<SynthesisRecord>([synthesisKey])).get(synthesisKey);
-      const dedup = await storedDedup(job.data.dedupKey, store);
+      const record = (await ctx.store.getMany<SynthesisRecord>([synthesisKey])).get(synthesisKey);
+      const dedup = await storedDedup(job.data.dedupKey, ctx.store);
       if (!gold.ok || !record?.ok || !dedup) throw new Error(`rest.verify: the inputs of instance ${instance.id} are not in the store`);
       const endpoint = servedEndpoint(dedup, instance.id);
       const key = finalKeyOf(endpoint, synthesisKey, db, rest);
       const serverUrl = async () => (await serverFor(job.data.dedupKey, db, dedup, ctx)).url;
       const final = await finalCheck({ instance, gold: gold.value }, endpoint, key, serverUrl, db, rest, timedInto(stageRunner.metrics));
-      await store.flush();
+      await ctx.store.flush();
       await report(ctx, stageRunner);
       if (!final.ok && final.category === INTERNAL_ERROR) throw new Error(`rest.verify: ${final.message}`);
       await registry.markDone(ctx.spec.runId, 'rest.verify', job.id!);

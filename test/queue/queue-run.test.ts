@@ -88,6 +88,12 @@ test('a queue run on worker processes writes byte for byte what the in-process r
     expect(await again.exited).toBe(0);
     expect(again.stderr()).toMatch(/0 item jobs, 0 synthesis batches/);
     expect(read(`${out}-again`, 'manifest.json')).toBe(read(reference, 'manifest.json'));
+
+    // --no-cache: a store of the run's own: everything is computed again, and shared by its workers.
+    const fresh_ = driver(redis.url, prefix, `${out}-no-cache`, 'plain-3', ['--no-cache']);
+    expect(await fresh_.exited).toBe(0);
+    expect(fresh_.stderr()).toMatch(/50 item jobs, 13 synthesis batches/);
+    expect(read(`${out}-no-cache`, 'manifest.json')).toBe(read(reference, 'manifest.json'));
   } finally {
     await stopAll(workers);
   }
