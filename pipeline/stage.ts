@@ -6,9 +6,9 @@ import type { Outcome } from './outcome.js';
 /**
  * The stage contract. A stage is a pure-ish function of plain JSON data plus a context the
  * runner builds (config, the database, a SQL executor): it knows nothing of queues, caches
- * or retries. The in-process runner and a queue-based runner (BullMQ) run the same stages:
- * a job payload is `{ stage, input, dbId }`, and the worker rebuilds the context from its
- * config and the database list.
+ * or retries. The in-process runner and the queue runner (BullMQ, queue/) run the same stages:
+ * a job names its run and its unit of work (queue/jobs.ts), and the worker rebuilds the
+ * context from the run's spec in Redis.
  */
 
 /** Stage names, exactly as in DESIGN.md. */

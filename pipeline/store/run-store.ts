@@ -67,7 +67,7 @@ export class RunStore implements OutcomeStore {
     this.db = new Database(path.join(options.dir, 'run-store.sqlite'));
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    // Another run (or a BullMQ worker) may hold the write lock for a moment.
+    // Another run may hold the write lock for a moment.
     this.db.pragma('busy_timeout = 10000');
     this.db.exec(`CREATE TABLE IF NOT EXISTS results (
       key TEXT PRIMARY KEY,
