@@ -1,7 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { commaList, positiveInt } from './args.js';
+import { textTable } from './table.js';
 import type { Config } from '../config/schema.js';
-import { STAGE_GROUPS, STAGE_QUEUES, type StageGroup } from '../pipeline/queue/jobs.js';
+import { DEFAULT_PREFIX, STAGE_GROUPS, STAGE_QUEUES, type StageGroup } from '../pipeline/queue/jobs.js';
 
 /**
  * The queue backend's commands: `worker`, `status`, `runs`, `schedule`. BullMQ and ioredis
@@ -17,7 +18,7 @@ const DEFAULT_URL = 'redis://127.0.0.1:6379';
 
 export function addQueueCommands(program: Command, generateOptions: (command: Command) => Command, configOf: (flags: Record<string, unknown>, command: Command) => Promise<Config>): void {
   const withQueue = (command: Command) =>
-    command.option('--queue <url>', 'Redis URL of the queue backend', process.env.REDIS_URL ?? DEFAULT_URL).option('--prefix <prefix>', 'key prefix in Redis', 'nl2api');
+    command.option('--queue <url>', 'Redis URL of the queue backend', process.env.REDIS_URL ?? DEFAULT_URL).option('--prefix <prefix>', 'key prefix in Redis', DEFAULT_PREFIX);
 
   withQueue(program.command('worker').description('work on queued runs: any number of workers, on any machine that reaches Redis and the databases'))
     .option('--concurrency <n>', 'jobs in flight per stage group', positiveInt, 4)
@@ -77,7 +78,7 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
           const eta = left === 0 ? '-' : rate > 0 && record.state === 'running' ? `${Math.ceil(left / rate)} s` : '?';
           rows.push([p.group, `${p.total}`, `${p.done}`, `${p.failed}`, `${(counts.waiting ?? 0) + (counts['waiting-children'] ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0)}`, `${counts.active ?? 0}`, rate.toFixed(1), eta]);
         }
-        process.stdout.write(`${table(rows)}\n`);
+        process.stdout.write(`${textTable(rows)}\n`);
         if (flags.failed) {
           const failed = [['job', 'stage', 'attempts', 'reason']];
           for (const group of STAGE_GROUPS) {
@@ -85,7 +86,7 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
               if (job.id?.startsWith(`${record.runId}.`)) failed.push([job.id, group, `${job.attemptsMade}`, job.failedReason ?? '']);
             }
           }
-          process.stdout.write(failed.length > 1 ? `\nfailed jobs:\n${table(failed)}\n` : '\nno failed jobs\n');
+          process.stdout.write(failed.length > 1 ? `\nfailed jobs:\n${textTable(failed)}\n` : '\nno failed jobs\n');
         }
         return 0;
       });
@@ -101,7 +102,7 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
           const duration = r.finishedAt ? `${((r.finishedAt - r.createdAt) / 1000).toFixed(1)} s` : '-';
           rows.push([r.runId, r.state, r.dataset, new Date(r.createdAt).toISOString(), duration, outcome || (r.error ?? '')]);
         }
-        process.stdout.write(rows.length > 1 ? `${table(rows)}\n` : 'no runs yet\n');
+        process.stdout.write(rows.length > 1 ? `${textTable(rows)}\n` : 'no runs yet\n');
         return 0;
       });
     });
@@ -109,7 +110,7 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
   generateOptions(
     program
       .command('schedule')
-      .option('--prefix <prefix>', 'key prefix in Redis', 'nl2api').description('register a (nightly) regeneration with the job scheduler; each run writes a new version under --out')
+      .option('--prefix <prefix>', 'key prefix in Redis', DEFAULT_PREFIX).description('register a (nightly) regeneration with the job scheduler; each run writes a new version under --out')
       .option('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *"')
       .option('--tz <zone>', 'time zone of the pattern (default: the server\'s)')
       .option('--name <name>', 'scheduler name (one schedule per name)', 'nightly')
@@ -124,7 +125,7 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
     const { scheduleRuns } = await import('../pipeline/queue/schedule.js');
     const lines = await scheduleRuns({
       url: flags.queue ?? process.env.REDIS_URL ?? DEFAULT_URL,
-      prefix: flags.prefix ?? 'nl2api',
+      prefix: flags.prefix ?? DEFAULT_PREFIX,
       name: String(flags.name),
       cron: flags.cron as string | undefined,
       tz: flags.tz as string | undefined,
@@ -160,11 +161,6 @@ async function withRegistry(
     await Promise.all([...opened.values()].map((q) => q.close()));
     await closeConnection(redis);
   }
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
 }
 
 function stageList(value: string): StageGroup[] {

@@ -1,5 +1,6 @@
 import type { RunStats, Tally } from '../pipeline/stats.js';
 import { topRejections } from '../pipeline/stats.js';
+import { textTable } from './table.js';
 
 /** The end-of-run table: per formulation and database, with coverage and top rejection reasons. */
 export function summaryTable(stats: RunStats, topN = 3): string {
@@ -9,10 +10,7 @@ export function summaryTable(stats: RunStats, topN = 3): string {
     for (const [db, tally] of Object.entries(fs.byDb)) rows.push(row(formulation, db, tally, topN));
     rows.push(row(formulation, 'TOTAL', fs.total, topN));
   }
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const format = (cells: string[]) =>
-    cells.map((c, i) => (i >= 2 && i <= 5 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
-  return [format(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(format)].join('\n');
+  return textTable([header, ...rows], { rule: true, rightAligned: (column) => column >= 2 && column <= 5 });
 }
 
 export function coverage(tally: Tally): string {

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { cacheDirOf } from '../config/load.js';
 import { outputRelevantConfig, type Config } from '../config/schema.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
-import { createSqlPool } from '../runtime/sql/pool.js';
+import { createSqlPool, type SqlPool } from '../runtime/sql/pool.js';
 import { writeArtifact, type EmittedFile } from './emit.js';
 import { jsonlText, jsonText } from './files.js';
 import { orderedFormulations, sequenceFormulations, type PipelineFormulation } from './formulation.js';
@@ -17,7 +17,8 @@ import { restServices } from './rest-services.js';
 import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, StageRunner, type StageMetrics } from './runner/stage-runner.js';
 import type { OutcomeStore } from './store/outcome-store.js';
 import type { QueueDriveResult } from './queue/driver.js';
-import { queueBackend } from './queue/backend.js';
+import { queueBackend, type QueueBackend } from './queue/backend.js';
+import type { RestServiceHandle } from './rest-services.js';
 import { codeFingerprint } from './code-fingerprint.js';
 import { rememberRunOutputs, reusableRunOutputs, runOutputsKey } from './output-reuse.js';
 import type { ItemStages } from './runner/flow.js';
@@ -88,25 +89,30 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     local.close();
     throw new SourceError((error as Error).message);
   }
-  const backend = config.queue ? await queueBackend(config) : null;
-  const store: OutcomeStore = backend?.store ?? local;
-  const ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers });
-  const datasetName = config.datasetName ?? source.datasetName;
-  const executor = memoizeExecutor(options.executor ?? ownExecutor!);
-  const stages = options.stages ?? ITEM_STAGES;
-  const code = codeFingerprint();
-  const wantsRest = formulations.includes('rest');
-  const services = wantsRest ? await restServices(config, executor, { model: options.chatModel, shared: backend?.sharedLlm }) : null;
+  // Everything opened from here on is closed in the `finally`, whatever fails.
+  let backend: QueueBackend | null = null;
+  let ownExecutor: SqlPool | null = null;
+  let openedServices: RestServiceHandle | null = null;
   let queued: QueueDriveResult | null = null;
-  const timing = (stageMetrics: RunTiming['stages'], outputsReused: boolean): RunTiming => ({
-    wallMs: Math.round(performance.now() - started),
-    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
-    stages: stageMetrics,
-    outputsReused,
-    ...(services?.usage ? { llm: services.usage.snapshot() } : {}),
-    ...(queued ? { queueRunId: queued.runId } : {}),
-  });
   try {
+    backend = config.queue ? await queueBackend(config) : null;
+    const store: OutcomeStore = backend?.store ?? local;
+    ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers });
+    const datasetName = config.datasetName ?? source.datasetName;
+    const executor = memoizeExecutor(options.executor ?? ownExecutor!);
+    const stages = options.stages ?? ITEM_STAGES;
+    const code = codeFingerprint();
+    const wantsRest = formulations.includes('rest');
+    const services = wantsRest ? await restServices(config, executor, { model: options.chatModel, shared: backend?.sharedLlm }) : null;
+    openedServices = services;
+    const timing = (stageMetrics: RunTiming['stages'], outputsReused: boolean): RunTiming => ({
+      wallMs: Math.round(performance.now() - started),
+      peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      stages: stageMetrics,
+      outputsReused,
+      ...(services?.usage ? { llm: services.usage.snapshot() } : {}),
+      ...(queued ? { queueRunId: queued.runId } : {}),
+    });
     const runOptions = { config, databases: source.databases, instances: source.instances, stages, executor };
     const planner = new StageRunner(store, { retries: 0, baseMs: 0, maxMs: 0 }, undefined, code);
     const plans = planResults(runOptions, planner);
@@ -205,7 +211,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     throw error;
   } finally {
     local.close();
-    services?.close();
+    openedServices?.close();
     await backend?.close();
     await ownExecutor?.close();
   }

@@ -21,7 +21,7 @@ export interface UsageSnapshot {
   unpricedModels: string[];
 }
 
-const zero = (): UsageTotals => ({ requests: 0, cacheHits: 0, retries: 0, failures: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
+export const zeroUsage = (): UsageTotals => ({ requests: 0, cacheHits: 0, retries: 0, failures: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
 
 /**
  * Token usage and cost of every LLM call, for the run's stats. One meter may be shared by
@@ -51,7 +51,7 @@ export class UsageMeter {
   }
 
   snapshot(): UsageSnapshot {
-    const total = zero();
+    const total = zeroUsage();
     const byModel: Record<string, UsageTotals> = {};
     for (const name of [...this.models.keys()].sort()) {
       const totals = { ...this.models.get(name)! };
@@ -64,7 +64,7 @@ export class UsageMeter {
 
   private of(model: string): UsageTotals {
     let totals = this.models.get(model);
-    if (!totals) this.models.set(model, (totals = zero()));
+    if (!totals) this.models.set(model, (totals = zeroUsage()));
     return totals;
   }
 }

@@ -7,8 +7,6 @@ import { Redis, type RedisOptions } from 'ioredis';
  * alike. Each owner closes what it opens (`quit`), or the process never exits.
  */
 
-export const DEFAULT_PREFIX = 'nl2api';
-
 export function redisConnection(url: string, options: RedisOptions = {}): Redis {
   return new Redis(url, {
     maxRetriesPerRequest: null,

@@ -16,6 +16,9 @@ import type { DatabaseInfo, Instance } from '../model.js';
  * restarted with `--run <id>`) adds nothing twice.
  */
 
+/** Key prefix of the queues, the store, the LLM cache and the run registry, unless told otherwise. */
+export const DEFAULT_PREFIX = 'nl2api';
+
 export const STAGE_QUEUES = {
   item: 'item',
   'rest.synthesize': 'rest-synthesize',

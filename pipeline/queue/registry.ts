@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { UsageTotals } from '../../generators/llm/usage.js';
-import type { StageMetrics } from '../runner/stage-runner.js';
+import { zeroUsage, type UsageTotals } from '../../generators/llm/usage.js';
+import { metricsOf, type StageMetrics } from '../runner/stage-runner.js';
 import { STAGE_GROUPS, type RunSpec, type StageGroup } from './jobs.js';
 
 /**
@@ -127,14 +127,12 @@ export class RunRegistry {
     const stages = new Map<string, StageMetrics>();
     for (const [field, value] of Object.entries(stageFields)) {
       const [stage, counter] = field.split('|') as [string, keyof StageMetrics];
-      const m = stages.get(stage) ?? { cacheHits: 0, runs: 0, retries: 0, ms: 0 };
-      m[counter] = Number(value);
-      stages.set(stage, m);
+      metricsOf(stages, stage)[counter] = Number(value);
     }
     const llm: Record<string, UsageTotals> = {};
     for (const [field, value] of Object.entries(llmFields)) {
       const [model, counter] = field.split('|') as [string, keyof UsageTotals];
-      llm[model] ??= { requests: 0, cacheHits: 0, retries: 0, failures: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
+      llm[model] ??= zeroUsage();
       llm[model][counter] = Number(value);
     }
     return { stages, llm };

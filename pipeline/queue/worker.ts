@@ -18,9 +18,9 @@ import { sha256File } from '../sources/schema.js';
 import { memoizeExecutor } from '../sql-memo.js';
 import { ITEM_STAGES } from '../stages/index.js';
 import { RedisStore } from '../store/redis-store.js';
-import { closeConnection, DEFAULT_PREFIX, redisConnection } from './connection.js';
+import { closeConnection, redisConnection } from './connection.js';
 import { crashIfPoisoned } from './faults.js';
-import { jobId, STAGE_GROUPS, storePrefix, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type StageGroup, type SynthesisJob, type VerifyJob } from './jobs.js';
+import { DEFAULT_PREFIX, jobId, STAGE_GROUPS, storePrefix, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type StageGroup, type SynthesisJob, type VerifyJob } from './jobs.js';
 import { childJobOptions } from './options.js';
 import { SuspectIsolation } from './isolation.js';
 import { RunRegistry } from './registry.js';
@@ -86,7 +86,8 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
   const code = codeFingerprint();
   let pool: SqlPool | undefined;
   // SQL worker processes start with the first job that runs SQL.
-  const sql = lazyValue(() => memoizeExecutor((pool = createSqlPool({ size: options.sqlWorkers ?? 2 }))));
+  let executor: ReturnType<typeof memoizeExecutor> | undefined;
+  const sql = () => (executor ??= memoizeExecutor((pool = createSqlPool({ size: options.sqlWorkers ?? 2 }))));
   const runs = new Map<string, Promise<RunContext>>();
   const servers = new Map<string, Promise<RestServer>>();
   const checked = new Map<string, Promise<void>>();
@@ -269,11 +270,15 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
   };
 
   const connections: Redis[] = [];
-  const verifyQueue = lazyValue(() => {
-    const connection = redisConnection(options.url);
-    connections.push(connection);
-    return new Queue(STAGE_QUEUES['rest.verify'], { connection, prefix });
-  });
+  let verifyQueueOpened: Queue | undefined;
+  const verifyQueue = (): Queue => {
+    if (!verifyQueueOpened) {
+      const connection = redisConnection(options.url);
+      connections.push(connection);
+      verifyQueueOpened = new Queue(STAGE_QUEUES['rest.verify'], { connection, prefix });
+    }
+    return verifyQueueOpened;
+  };
 
   const workers: Worker[] = [];
   const isolation = new SuspectIsolation({
@@ -330,7 +335,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
   return {
     async close(force = false) {
       await Promise.all(workers.map((w) => w.close(force)));
-      if (verifyQueue.loaded()) await verifyQueue().close();
+      await verifyQueueOpened?.close();
       await Promise.all([...servers.values()].map((s) => s.then((server) => server.close()).catch(() => {})));
       for (const context of runs.values()) await context.then((c) => c.services && c.services.then((s) => s?.close())).catch(() => {});
       await pool?.close();
@@ -348,18 +353,5 @@ function instanceOf(ctx: RunContext, index: number): Instance {
 /** Ignored child failures by job id (BullMQ keys them `<prefix>:<queue>:<id>`). */
 function failureIds(failures: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(failures).map(([key, reason]) => [key.slice(key.lastIndexOf(':') + 1), reason]));
-}
-
-function lazyValue<T>(make: () => T): (() => T) & { loaded(): boolean } {
-  let value: T | undefined;
-  let made = false;
-  const get = () => {
-    if (!made) {
-      value = make();
-      made = true;
-    }
-    return value!;
-  };
-  return Object.assign(get, { loaded: () => made });
 }
 

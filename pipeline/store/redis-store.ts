@@ -15,7 +15,7 @@ import type { OutcomeStore } from './outcome-store.js';
  */
 
 export interface RedisStoreOptions {
-  /** Key prefix shared by everything of one deployment (connection.ts: DEFAULT_PREFIX). */
+  /** Key prefix shared by everything of one deployment (queue/jobs.ts: DEFAULT_PREFIX). */
   prefix: string;
   /** false: every read misses (everything recomputes) but results are still written. */
   read?: boolean;
