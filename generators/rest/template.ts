@@ -7,6 +7,7 @@ import { columnAffinity, columnResolver, type ColumnResolver, type ResolvedColum
 import { splice, tokenize, unquote, type Token } from '../sql/lexer.js';
 import { clip, endpointPath, parameterBaseName, parameterDescription, parameterPhrase, pascal, columnLabel, truncateIdentifier, uniqueName, words } from './naming.js';
 import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from './spec.js';
+import { numericParameterType } from './parameter-types.js';
 import { findValueSites, type Clause, type ValueSite } from './value-sites.js';
 
 /**
@@ -81,14 +82,14 @@ function typedValue(tokens: Token[], site: ValueSite, column: ResolvedColumn | n
     if (isLike || (affinity !== 'integer' && affinity !== 'real')) return { type: 'string', value: text };
     const number = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(text) ? Number(text) : NaN;
     if (!Number.isFinite(number)) return null;
-    return Number.isSafeInteger(number) && !/[.eE]/.test(text) ? { type: 'integer', value: number } : { type: 'number', value: number };
+    return { type: numericParameterType(affinity, Number.isSafeInteger(number) && !/[.eE]/.test(text)), value: number };
   }
   if (literal.kind !== 'number' || isLike || /^0x/i.test(literal.text)) return null;
   const signed = tokens.slice(site.first, site.last + 1).filter((t) => t.kind !== 'space' && t.kind !== 'comment').map((t) => t.text).join('');
   if (affinity === 'text') return { type: 'string', value: signed.replace(/^\+/, '') };
   const value = Number(signed);
   if (/[.eE]/.test(literal.text)) return Number.isFinite(value) ? { type: 'number', value } : null;
-  return Number.isSafeInteger(value) ? { type: 'integer', value } : null;
+  return Number.isSafeInteger(value) ? { type: numericParameterType(affinity, true), value } : null;
 }
 
 // ---- endpoint metadata ----------------------------------------------------------------------

@@ -3,6 +3,9 @@ import type { DatabaseInfo } from '../../pipeline/model.js';
 import { checkEndpointSpec } from '../../generators/rest/format-check.js';
 import { ENDPOINT_PATH, OPERATION_ID, type SynthesizedEndpoint } from '../../generators/rest/spec.js';
 import { synthesizeFromTemplate } from '../../generators/rest/template.js';
+import { bindPlaceholders } from '../../generators/rest/bind.js';
+import { querystringSchema } from '../../runtime/rest/parameters.js';
+import { Ajv } from 'ajv';
 import { removeTempDirs } from '../sql/fixtures.js';
 import { callRows, instance, rows, schoolsDb } from './fixtures.js';
 
@@ -52,7 +55,7 @@ describe('synthesizeFromTemplate', () => {
     expect(params(synth('SELECT name FROM school WHERE county_id IN (1, 3)'))).toEqual([['county_id', 'integer', 1], ['county_id_2', 'integer', 3]]);
     expect(params(synth('SELECT name FROM school WHERE enrollment BETWEEN 100 AND 700'))).toEqual([['min_enrollment', 'integer', 100], ['max_enrollment', 'integer', 700]]);
     expect(params(synth("SELECT name FROM school WHERE name LIKE '%High%'"))).toEqual([['name_pattern', 'string', '%High%']]);
-    expect(params(synth('SELECT name FROM school WHERE rate > -1'))).toEqual([['min_rate', 'integer', -1]]);
+    expect(params(synth('SELECT name FROM school WHERE rate > -1'))).toEqual([['min_rate', 'number', -1]]);
     expect(params(synth('SELECT name FROM school WHERE 500 < enrollment'))).toEqual([['min_enrollment', 'integer', 500]]);
   });
 
@@ -66,8 +69,23 @@ describe('synthesizeFromTemplate', () => {
     expect(params(synth('SELECT name FROM school WHERE code = 300'))).toEqual([['code', 'string', '300']]);
     expect(params(synth("SELECT name FROM school WHERE enrollment = '650'"))).toEqual([['enrollment', 'integer', 650]]);
     expect(params(synth("SELECT name FROM school WHERE opened > '2000-01-01'"))).toEqual([['min_opened', 'string', '2000-01-01']]);
+    expect(params(synth('SELECT name FROM school WHERE rate < 1'))).toEqual([['max_rate', 'number', 1]]);
+    expect(params(synth("SELECT name FROM school WHERE rate = '0'"))).toEqual([['rate', 'number', 0]]);
     // A literal no type of its column fits stays in the SQL.
     expect(synth("SELECT name FROM school WHERE enrollment = 'n/a'").spec.parameters).toEqual([]);
+  });
+
+  test('a parameter compared with a REAL column takes fractions, as served', () => {
+    const e = synth('SELECT name FROM school WHERE rate < 1 ORDER BY name');
+    const validate = new Ajv({ coerceTypes: true }).compile(querystringSchema(e.spec.parameters, { maxStringLength: 100 }));
+    const query: Record<string, unknown> = { max_rate: '0.45' };
+    expect(validate(query)).toBe(true);
+    expect(query).toEqual({ max_rate: 0.45 });
+    const bound = bindPlaceholders(e.spec.sql, { max_rate: 0.45 }, e.spec.parameters);
+    expect(rows(db, bound.sql, bound.params)).toEqual([['Cedar Middle'], ['Elm Academy'], ['Oak High']]);
+    // An LLM proposal declaring it integer would refuse those values: the check says so.
+    const integral = { ...e.spec, parameters: e.spec.parameters.map((p) => ({ ...p, type: 'integer' as const })) };
+    expect(checkEndpointSpec(integral, db)).toMatchObject({ ok: false, category: 'format:parameter_type' });
   });
 
   test('cryptic column names take their short description', () => {
