@@ -12,16 +12,44 @@ import type { NaturalNames } from './schema.js';
 /** Question files in order of preference when a folder holds several. */
 const QUESTION_FILE_PREFERENCE = [/^dev\.json$/i, /^mini_dev.*\.json$/i, /^train\.json$/i, /\.json$/i];
 
+/**
+ * BIRD mini-dev ships its questions once per SQL dialect (`mini_dev_sqlite.json`,
+ * `mini_dev_mysql.json`, `mini_dev_postgresql.json`). nl2api runs the SQL on the source's
+ * SQLite files (`<db>.sqlite`, the only databases it reads), so among such variants the
+ * SQLite one is the file whose SQL runs.
+ */
+const DIALECT_SUFFIX = /_(sqlite|mysql|postgresql)\.json$/i;
+const DIALECT_NAMES: Record<string, string> = { sqlite: 'SQLite', mysql: 'MySQL', postgresql: 'PostgreSQL' };
+
 export function isTablesFile(file: string): boolean {
   return /_tables\.json$/i.test(file);
 }
 
+/** The SQL dialect a question file's name declares (`mini_dev_mysql.json` → mysql), if any. */
+function declaredDialect(file: string): string | undefined {
+  return DIALECT_SUFFIX.exec(file)?.[1].toLowerCase();
+}
+
+export interface QuestionFileChoice {
+  file: string;
+  /** Which file was chosen and why, when the folder holds other question files. */
+  note?: string;
+}
+
 /** The question file BIRD would use in `files` (a folder listing), or undefined. */
-export function pickQuestionFile(files: readonly string[]): string | undefined {
+export function pickQuestionFile(files: readonly string[]): QuestionFileChoice | undefined {
   const candidates = files.filter((file) => /\.json$/i.test(file) && !isTablesFile(file)).sort();
   for (const pattern of QUESTION_FILE_PREFERENCE) {
-    const match = candidates.find((file) => pattern.test(file));
-    if (match) return match;
+    const matches = candidates.filter((file) => pattern.test(file));
+    if (matches.length === 0) continue;
+    const sqlite = matches.find((file) => declaredDialect(file) === 'sqlite');
+    const file = sqlite ?? matches[0];
+    const others = candidates.filter((other) => other !== file);
+    if (others.length === 0) return { file };
+    const why = sqlite && others.some((other) => declaredDialect(other))
+      ? 'its SQL is written for SQLite, the dialect of the databases nl2api runs on'
+      : 'first by name: dev, mini_dev*, train, then alphabetical';
+    return { file, note: `using ${file} (${why}); also present: ${others.join(', ')}; pass a question file as --source to use another` };
   }
   return undefined;
 }
@@ -31,9 +59,11 @@ export async function readBirdSource(questionPath: string): Promise<RawSource> {
   const split = path.basename(questionPath, path.extname(questionPath));
   const warnings: string[] = [];
   const { files, folders: directories } = await folderEntries(root);
-  const others = files.filter((name) => name !== path.basename(questionPath) && pickQuestionFile([name]));
-  if (others.length > 0) {
-    warnings.push(`using ${path.basename(questionPath)}; also present: ${others.join(', ')}`);
+  const dialect = declaredDialect(path.basename(questionPath));
+  if (dialect && dialect !== 'sqlite') {
+    warnings.push(
+      `${path.basename(questionPath)} holds ${DIALECT_NAMES[dialect]} SQL; nl2api runs it on SQLite databases: expect gold_error rejections`,
+    );
   }
 
   let parsed: unknown;
@@ -59,13 +89,18 @@ export async function readBirdSource(questionPath: string): Promise<RawSource> {
   const naturalNames = tablesFile ? await readNaturalNames(path.join(root, tablesFile), warnings) : new Map();
 
   return {
-    datasetName: `bird-${split.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
+    datasetName: datasetNameOf(split),
     layout: 'bird',
     records,
     databaseDirs,
     naturalNames,
     warnings,
   };
+}
+
+/** `dev` → bird-dev; the SQLite variant of mini-dev is BIRD mini-dev itself (bird-mini-dev), others keep their dialect. */
+function datasetNameOf(split: string): string {
+  return `bird-${split.replace(/_sqlite$/i, '').toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
 }
 
 interface TablesEntry {

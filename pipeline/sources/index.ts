@@ -25,7 +25,10 @@ export interface LoadedSource {
   instances: Instance[];
   /** Stage `ingest`, category `bad_input`, in source order. */
   rejections: Rejection[];
-  /** Source-level oddities that lost no instance (unreadable description files, ...). */
+  /**
+   * Source-level news: which question file was chosen, oddities that lost no instance
+   * (unreadable description files, ...) and each unusable database with the questions it took.
+   */
   warnings: string[];
 }
 
@@ -65,8 +68,16 @@ export async function loadSource(sourcePath: string, options: LoadSourceOptions 
     databases: [...new Set(instances.map((instance) => instance.dbId))].map((dbId) => databases.get(dbId)!),
     instances,
     rejections,
-    warnings: raw.warnings,
+    warnings: [...raw.warnings, ...unusableDatabases(failures, rejections)],
   };
+}
+
+/** One line per database that could not be used, with how many questions it took with it. */
+function unusableDatabases(failures: ReadonlyMap<string, string>, rejections: readonly Rejection[]): string[] {
+  return [...failures].map(([dbId, reason]) => {
+    const lost = rejections.filter((r) => r.db === dbId && r.message === reason).length;
+    return `database ${dbId} unusable, ${lost} question${lost === 1 ? '' : 's'} rejected: ${reason}`;
+  });
 }
 
 /** A folder (BIRD question file preferred over a `.jsonl`), or the question file itself. */
@@ -83,8 +94,12 @@ async function readRawSource(sourcePath: string): Promise<RawSource> {
     throw new Error(`source ${sourcePath}: expected a folder, a BIRD .json question file or a .jsonl file`);
   }
   const { files } = await folderEntries(sourcePath);
-  const questionFile = pickQuestionFile(files);
-  if (questionFile) return readBirdSource(path.join(sourcePath, questionFile));
+  const choice = pickQuestionFile(files);
+  if (choice) {
+    // Only a folder involves a choice: a question file named as the source is used without comment.
+    const raw = await readBirdSource(path.join(sourcePath, choice.file));
+    return choice.note ? { ...raw, warnings: [choice.note, ...raw.warnings] } : raw;
+  }
   const jsonl = files.filter((file) => /\.jsonl$/i.test(file)).sort();
   if (jsonl.length === 1) return readJsonlSource(path.join(sourcePath, jsonl[0]));
   if (jsonl.length > 1) throw new Error(`source ${sourcePath} holds several .jsonl files (${jsonl.join(', ')}): pass one of them`);

@@ -1,7 +1,10 @@
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { loadSource } from '../../pipeline/sources/index.js';
 import { BIRD_DIR, createDb, removeTempDirs, tempDir } from '../sql/fixtures.js';
+
+const DEMO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../seeds/demo');
 
 afterAll(removeTempDirs);
 
@@ -142,7 +145,62 @@ describe('BIRD layout edge cases', () => {
     expect(source.datasetName).toBe('bird-train');
     expect(source.instances.map((instance) => instance.id)).toEqual(['0', '1']);
     const mini = await loadSource(birdFolder([q({ question_id: 5 })], 'mini_dev_sqlite.json'));
-    expect(mini.datasetName).toBe('bird-mini-dev-sqlite');
+    expect(mini.datasetName).toBe('bird-mini-dev');
+  });
+
+  /** BIRD mini-dev as downloaded: one question file per SQL dialect beside SQLite databases (here the demo's). */
+  function miniDevFolder(): string {
+    const root = tempDir();
+    const questions = JSON.parse(readFileSync(path.join(DEMO, 'dev.json'), 'utf8')) as Record<string, unknown>[];
+    const mysql = questions.map((question) => ({ ...question, SQL: "SELECT DATE_FORMAT(NOW(), '%Y')" }));
+    writeFileSync(path.join(root, 'mini_dev_mysql.json'), JSON.stringify(mysql));
+    writeFileSync(path.join(root, 'mini_dev_postgresql.json'), JSON.stringify(mysql));
+    writeFileSync(path.join(root, 'mini_dev_sqlite.json'), JSON.stringify(questions));
+    for (const name of ['dev_tables.json', 'dev_databases']) symlinkSync(path.join(DEMO, name), path.join(root, name));
+    return root;
+  }
+
+  test('mini-dev download: the SQLite question file is chosen for SQLite databases, and the choice is explained', async () => {
+    const source = await loadSource(miniDevFolder());
+    expect(source.datasetName).toBe('bird-mini-dev');
+    expect(source.rejections).toEqual([]);
+    expect(source.instances[0].sql).toMatch(/^SELECT title FROM book/);
+    expect(source.warnings).toEqual([
+      'using mini_dev_sqlite.json (its SQL is written for SQLite, the dialect of the databases nl2api runs on); ' +
+        'also present: mini_dev_mysql.json, mini_dev_postgresql.json; pass a question file as --source to use another',
+    ]);
+  });
+
+  test('a question file named as the source is used without an "also present" warning', async () => {
+    const root = miniDevFolder();
+    const sqlite = await loadSource(path.join(root, 'mini_dev_sqlite.json'));
+    expect(sqlite.warnings).toEqual([]);
+    const mysql = await loadSource(path.join(root, 'mini_dev_mysql.json'));
+    expect(mysql.datasetName).toBe('bird-mini-dev-mysql');
+    expect(mysql.warnings).toEqual(['mini_dev_mysql.json holds MySQL SQL; nl2api runs it on SQLite databases: expect gold_error rejections']);
+  });
+
+  test('several question files without dialects: dev.json first, and the warning says how to pick another', async () => {
+    const root = birdFolder([q({ question_id: 1 })]);
+    writeFileSync(path.join(root, 'train.json'), '[]');
+    const source = await loadSource(root);
+    expect(source.datasetName).toBe('bird-dev');
+    expect(source.warnings).toContain(
+      'using dev.json (first by name: dev, mini_dev*, train, then alphabetical); also present: train.json; pass a question file as --source to use another',
+    );
+  });
+
+  test('each unusable database is named once, with the questions it took with it', async () => {
+    const root = birdFolder([q({ question_id: 1 }), q({ question_id: 2, db_id: 'absent' }), q({ question_id: 3, db_id: 'absent' }), q({ question_id: 4, db_id: 'broken' })]);
+    mkdirSync(path.join(root, 'dev_databases', 'broken'));
+    writeFileSync(path.join(root, 'dev_databases', 'broken', 'broken.sqlite'), 'not a database at all, just text long enough to be looked at');
+    const source = await loadSource(root);
+    expect(source.instances.map((instance) => instance.id)).toEqual(['1']);
+    const unusable = source.warnings.filter((warning) => warning.startsWith('database '));
+    expect(unusable).toEqual([
+      expect.stringMatching(/^database absent unusable, 2 questions rejected: unknown db_id absent: no absent\.sqlite in /),
+      expect.stringMatching(/^database broken unusable, 1 question rejected: database broken \(.*broken\.sqlite\) cannot be read: /),
+    ]);
   });
 
   test('follows symbolic links to database folders and question files kept elsewhere', async () => {
