@@ -222,14 +222,15 @@ class Normalizer {
       // A derived table sees the enclosing query's names, not its siblings' (no LATERAL).
       const query = this.query(node.expr.ast, scope.parent);
       if (query.correlated) scope.correlated = true;
-      const name = node.as ?? `subquery_${scope.items.length + 1}`;
+      const name = identifier(node.as) ?? `subquery_${scope.items.length + 1}`;
       scope.add({ name, table: null, columns: outputNames(query) });
       return { kind: 'derived', name, query };
     }
-    if (typeof node.table !== 'string') throw new SyntaxShapeError(`unsupported FROM item ${JSON.stringify(node).slice(0, 80)}`);
-    const info = schemaTable(this.db, node.table);
-    if (!info) throw new NameError(`no such table: ${node.table}`);
-    const name = node.as ?? node.table;
+    const table = identifier(node.table);
+    if (table === null) throw new SyntaxShapeError(`unsupported FROM item ${JSON.stringify(node).slice(0, 80)}`);
+    const info = schemaTable(this.db, table);
+    if (!info) throw new NameError(`no such table: ${table}`);
+    const name = identifier(node.as) ?? table;
     scope.add({ ...info, name });
     return { kind: 'table', name, table: info.table as string };
   }
@@ -238,7 +239,8 @@ class Normalizer {
   private using(using: Raw[], items: FromItem[], scope: Scope): Expr {
     const right = items[items.length - 1];
     const conditions = using.map((u): Expr => {
-      const column = typeof u === 'string' ? u : u.value;
+      const column = identifier(u);
+      if (column === null) throw new SyntaxShapeError(`unsupported USING column ${JSON.stringify(u)}`);
       const leftItem = scope.items.slice(0, items.length - 1).find((i) => i.columns.some((c) => same(c, column)));
       if (!leftItem) throw new NameError(`cannot join using column ${column}`);
       const l = scope.resolveColumn(leftItem.name, column);
@@ -256,7 +258,7 @@ class Normalizer {
     for (const column of raw) {
       const expr = column.expr;
       if (expr?.type === 'column_ref' && columnName(expr) === '*') {
-        items.push(...this.star(expr.table ?? null, scope));
+        items.push(...this.star(identifier(expr.table), scope));
         continue;
       }
       if (expr?.type === 'star') {
@@ -264,7 +266,7 @@ class Normalizer {
         continue;
       }
       const normalized = this.expr(expr, scope, 'select');
-      const alias = typeof column.as === 'string' ? column.as : column.as?.value ?? null;
+      const alias = identifier(column.as);
       const name = alias ?? (normalized.kind === 'column' ? normalized.column : this.text(expr));
       items.push({ expr: normalized, alias, name });
     }
@@ -375,7 +377,7 @@ class Normalizer {
 
   private column(node: Raw, scope: Scope, clause: Clause): Expr {
     const name = columnName(node);
-    const qualifier: string | null = node.table ?? null;
+    const qualifier = identifier(node.table);
     const column = scope.resolveColumn(qualifier, name);
     if (column) return column;
     if (qualifier === null && clause !== 'select' && clause !== 'on') {
@@ -516,6 +518,18 @@ function columnName(node: Raw): string {
   if (typeof c === 'string') return c;
   if (c?.expr?.value !== undefined) return String(c.expr.value);
   throw new SyntaxShapeError(`unsupported column reference ${JSON.stringify(node).slice(0, 80)}`);
+}
+
+/**
+ * A name as the grammars give it: a plain string, or (mysql's qualifiers, every grammar's
+ * USING list) a quoted-identifier node `{ type: 'backticks_quote_string', value }`.
+ * Null when absent; any other shape is one we do not understand.
+ */
+function identifier(value: Raw): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  if (typeof value.value === 'string') return value.value;
+  throw new SyntaxShapeError(`unsupported identifier ${JSON.stringify(value).slice(0, 80)}`);
 }
 
 function functionName(node: Raw): string {
