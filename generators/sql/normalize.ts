@@ -18,6 +18,7 @@ import type {
   SelectQuery,
   SetOperator,
 } from './ast.js';
+import { reassociate } from './precedence.js';
 import { NameError, Scope, same, schemaTable } from './scope.js';
 
 const { Parser } = nodeSqlParser;
@@ -68,7 +69,8 @@ export function parseQuery(sql: string, db: DatabaseInfo): Outcome<NormalizedQue
     }
     if (raw?.type !== 'select') return reject('parse_error', `not a SELECT statement (${raw?.type})`);
     try {
-      const query = new Normalizer(db, parser, dialect).query(raw, null);
+      // The grammar's operator precedence is not SQLite's: precedence.ts.
+      const query = new Normalizer(db, parser, dialect).query(reassociate(raw), null);
       return accept({ sql, dialect, query });
     } catch (error) {
       if (error instanceof NameError || error instanceof SyntaxShapeError) {
@@ -463,7 +465,6 @@ class Normalizer {
     if (node.over) return { kind: 'window', name, raw: this.text(node) };
     if (name === 'EXISTS' && rawArgs[0]?.ast) return { kind: 'exists', not: false, query: this.subquery(rawArgs[0].ast, scope) };
     const args = rawArgs.map((a) => this.expr(a, scope, clause));
-    if (name === 'NOT' && args.length === 1) return { kind: 'unary', op: 'NOT', operand: args[0] };
     if (AGGREGATES.has(name) && (args.length === 1 || name === 'GROUP_CONCAT' || name === 'MIN' || name === 'MAX')) {
       // MIN/MAX with several arguments are SQLite's scalar functions; with one, aggregates.
       if (args.length === 1 || name === 'GROUP_CONCAT') {
