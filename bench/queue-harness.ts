@@ -46,7 +46,7 @@ export interface WorkerSpec {
 }
 
 export function startWorker(spec: WorkerSpec): CliProcess {
-  const args = ['worker', '--queue', spec.url, '--prefix', spec.prefix, '--concurrency', String(spec.concurrency ?? 2), '--lock-duration', String(spec.lockDurationMs ?? 2000), '--grace', '10'];
+  const args = ['worker', '--queue', spec.url, '--queue-prefix', spec.prefix, '--concurrency', String(spec.concurrency ?? 2), '--lock-duration', String(spec.lockDurationMs ?? 2000), '--grace', '10'];
   if (spec.stages) args.push('--stages', spec.stages);
   return startCli(args, spec.env);
 }

@@ -132,7 +132,7 @@ function withRunOptions(command: Command): Command {
     .option('--queue <url>', 'run on the BullMQ queue backend at this Redis URL (e.g. redis://127.0.0.1:6379)')
     .option('--no-local-workers', 'with --queue: only enqueue and wait (work is done by `nl2api worker`s)')
     .option('--run <id>', 'with --queue: attach to this run (a restarted driver resumes it)')
-    .option('--queue-prefix <prefix>', 'with --queue: key prefix in Redis (workers must use the same --prefix)');
+    .option('--queue-prefix <prefix>', 'with --queue: key prefix in Redis (default nl2api; workers must use the same --queue-prefix)');
 }
 
 async function runGenerate(flags: GenerateFlags, command: Command): Promise<number> {

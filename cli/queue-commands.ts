@@ -6,19 +6,21 @@ import { DEFAULT_PREFIX, STAGE_GROUPS, STAGE_QUEUES, type StageGroup } from '../
 
 /**
  * The queue backend's commands: `worker`, `status`, `runs`, `schedule`. BullMQ and ioredis
- * load only when one of them runs.
+ * load only when one of them runs. Each checks its Redis first (redis-check.ts): an
+ * unreachable or evicting Redis is one line and exit 1 (main() prints a QueueUnavailableError).
+ * The key prefix is `--queue-prefix` everywhere, as in `generate`.
  */
 
 interface QueueFlags {
   queue: string;
-  prefix: string;
+  queuePrefix: string;
 }
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
 
 export function addQueueCommands(program: Command, generateOptions: (command: Command) => Command, configOf: (flags: Record<string, unknown>, command: Command) => Promise<Config>): void {
   const withQueue = (command: Command) =>
-    command.option('--queue <url>', 'Redis URL of the queue backend', process.env.REDIS_URL ?? DEFAULT_URL).option('--prefix <prefix>', 'key prefix in Redis', DEFAULT_PREFIX);
+    command.option('--queue <url>', 'Redis URL of the queue backend', process.env.REDIS_URL ?? DEFAULT_URL).option('--queue-prefix <prefix>', 'key prefix in Redis (the same as the run\'s)', DEFAULT_PREFIX);
 
   withQueue(program.command('worker').description('work on queued runs: any number of workers, on any machine that reaches Redis and the databases'))
     .option('--concurrency <n>', 'jobs in flight per stage group', positiveInt, 4)
@@ -28,19 +30,21 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
     .option('--max-stalls <n>', 'a job whose worker died more often than this fails (a poison job)', positiveInt, 2)
     .option('--grace <s>', 'on SIGTERM, finish the jobs in hand for at most this long, then return them', positiveInt, 30)
     .action(async (flags: QueueFlags & { concurrency: number; stages?: StageGroup[]; sqlWorkers: number; lockDuration: number; maxStalls: number; grace: number }) => {
+      const { checkRedis } = await import('../pipeline/queue/redis-check.js');
+      await checkRedis(flags.queue);
       const { startQueueWorkers } = await import('../pipeline/queue/worker.js');
       const { scheduledRunProcessor } = await import('../pipeline/queue/scheduled-run.js');
       const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
       const workers = await startQueueWorkers({
         url: flags.queue,
-        prefix: flags.prefix,
+        prefix: flags.queuePrefix,
         concurrency: flags.concurrency,
         groups: flags.stages,
         sqlWorkers: flags.sqlWorkers,
         lockDurationMs: flags.lockDuration,
         maxStalls: flags.maxStalls,
         log,
-        driveRun: scheduledRunProcessor({ url: flags.queue, prefix: flags.prefix, log }),
+        driveRun: scheduledRunProcessor({ url: flags.queue, prefix: flags.queuePrefix, log }),
       });
       // Load what the first jobs will need (the LLM clients, the REST server) while the worker waits for them.
       void import('../pipeline/rest-llm-services.js').then(() => import('../runtime/rest/server.js')).catch(() => {});
@@ -110,7 +114,7 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
   generateOptions(
     program
       .command('schedule')
-      .option('--prefix <prefix>', 'key prefix in Redis', DEFAULT_PREFIX).description('register a (nightly) regeneration with the job scheduler; each run writes a new version under --out')
+      .description('register a (nightly) regeneration with the job scheduler; each run writes a new version under --out')
       .option('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *"')
       .option('--tz <zone>', 'time zone of the pattern (default: the server\'s)')
       .option('--name <name>', 'scheduler name (one schedule per name)', 'nightly')
@@ -122,10 +126,17 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
       .option('--db <id...>', 'only these databases (repeatable)')
       .option('--formulations <list>', 'comma-separated: slot,sel,rest', commaList),
   ).action(async (flags: Partial<QueueFlags> & Record<string, unknown>, command: Command) => {
+    const url = flags.queue ?? process.env.REDIS_URL ?? DEFAULT_URL;
+    const { checkRedis } = await import('../pipeline/queue/redis-check.js');
+    const { redactedUrl } = await import('../pipeline/queue/connection.js');
+    const { persistent } = await checkRedis(url);
+    if (flags.cron && persistent === false) {
+      process.stderr.write(`warning: Redis at ${redactedUrl(url)} does not persist (no AOF, no RDB save points): a restart loses the schedule and its queued runs (README: "Starting Redis for the queue")\n`);
+    }
     const { scheduleRuns } = await import('../pipeline/queue/schedule.js');
     const lines = await scheduleRuns({
-      url: flags.queue ?? process.env.REDIS_URL ?? DEFAULT_URL,
-      prefix: flags.prefix ?? DEFAULT_PREFIX,
+      url,
+      prefix: flags.queuePrefix ?? DEFAULT_PREFIX,
       name: String(flags.name),
       cron: flags.cron as string | undefined,
       tz: flags.tz as string | undefined,
@@ -133,6 +144,7 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
       list: Boolean(flags.list),
       remove: Boolean(flags.remove),
       config: flags.list || flags.remove ? undefined : await configOf(flags, command),
+      log: (line) => process.stderr.write(`${line}\n`),
     });
     for (const line of lines) process.stdout.write(`${line}\n`);
   });
@@ -142,20 +154,25 @@ async function withRegistry(
   flags: QueueFlags,
   work: (registry: import('../pipeline/queue/registry.js').RunRegistry, queues: (group: StageGroup) => import('bullmq').Queue) => Promise<number>,
 ): Promise<number> {
-  const { redisConnection, closeConnection } = await import('../pipeline/queue/connection.js');
+  const { checkRedis } = await import('../pipeline/queue/redis-check.js');
+  await checkRedis(flags.queue);
+  const { closeConnection, commandConnection, ConnectionWatch, redactedUrl } = await import('../pipeline/queue/connection.js');
   const { RunRegistry } = await import('../pipeline/queue/registry.js');
   const { Queue } = await import('bullmq');
-  const redis = redisConnection(flags.queue, { maxRetriesPerRequest: 1, retryStrategy: () => null });
+  const watch = new ConnectionWatch(flags.queue, (line) => process.stderr.write(`${line}\n`));
+  const redis = commandConnection(flags.queue, watch);
   const opened = new Map<StageGroup, import('bullmq').Queue>();
   try {
-    await redis.ping();
-    return await work(new RunRegistry(redis, flags.prefix), (group) => {
+    return await work(new RunRegistry(redis, flags.queuePrefix), (group) => {
       let queue = opened.get(group);
-      if (!queue) opened.set(group, (queue = new Queue(STAGE_QUEUES[group], { connection: redis, prefix: flags.prefix })));
+      if (!queue) {
+        opened.set(group, (queue = new Queue(STAGE_QUEUES[group], { connection: redis, prefix: flags.queuePrefix })));
+        watch.errorsOf(queue, `${group} queue`);
+      }
       return queue;
     });
   } catch (error) {
-    process.stderr.write(`nl2api: cannot read the queue at ${flags.queue}: ${(error as Error).message}\n`);
+    process.stderr.write(`nl2api: cannot read the queue at ${redactedUrl(flags.queue)}: ${(error as Error).message}\n`);
     return 1;
   } finally {
     await Promise.all([...opened.values()].map((q) => q.close()));

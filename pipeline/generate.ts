@@ -79,6 +79,13 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
 
   // Database fingerprints are remembered locally; outcomes live in Redis with a queue backend, else here too.
   const local = new RunStore({ dir: cacheDirOf(config), read: config.cache });
+  // Redis before any work: an unreachable or misconfigured queue backend is one line, at once.
+  const backend: QueueBackend | null = config.queue
+    ? await queueBackend(config, options.log).catch((error: unknown) => {
+        local.close();
+        throw error;
+      })
+    : null;
   let source;
   try {
     source = await ingestStage.run(config.source, {
@@ -87,15 +94,14 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     });
   } catch (error) {
     local.close();
+    await backend?.close();
     throw new SourceError((error as Error).message);
   }
   // Everything opened from here on is closed in the `finally`, whatever fails.
-  let backend: QueueBackend | null = null;
   let ownExecutor: SqlPool | null = null;
   let openedServices: RestServiceHandle | null = null;
   let queued: QueueDriveResult | null = null;
   try {
-    backend = config.queue ? await queueBackend(config) : null;
     const store: OutcomeStore = backend?.store ?? local;
     ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers });
     const datasetName = config.datasetName ?? source.datasetName;
@@ -154,6 +160,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
         config,
         queue: { ...config.queue!, runId: backend.runId },
         redis: backend.redis,
+        watch: backend.watch,
         store,
         spec: { config, datasetName, databases: source.databases, instances: source.instances, code },
         source: config.source,

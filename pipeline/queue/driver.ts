@@ -8,9 +8,10 @@ import type { ProgressListener } from '../progress.js';
 import { groupByDb, synthesisBatches } from '../runner/rest-phases.js';
 import type { StageMetrics } from '../runner/stage-runner.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
-import { closeConnection, redisConnection } from './connection.js';
+import { closeConnection, redactedUrl, redisConnection, type ConnectionWatch } from './connection.js';
 import { jobId, newRunId, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type SynthesisJob } from './jobs.js';
 import { childJobOptions } from './options.js';
+import { QueueUnavailableError } from './redis-check.js';
 import { RunRegistry } from './registry.js';
 import { startQueueWorkers, type QueueWorkers } from './worker.js';
 
@@ -27,6 +28,8 @@ export interface QueueDriveInput {
   config: Config;
   queue: QueueConfig;
   redis: Redis;
+  /** The process's watch on Redis (the backend's): one line per reconnect step for all connections. */
+  watch: ConnectionWatch;
   store: OutcomeStore;
   spec: Omit<RunSpec, 'runId'>;
   source: string;
@@ -61,9 +64,11 @@ export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveR
   const work = await plannedWork(input, runId);
   const count = (m: Map<string, unknown[]>) => [...m.values()].reduce((n, list) => n + list.length, 0);
   input.log?.(`queue run ${runId} (resume with --run ${runId}): ${count(work.items)} item jobs, ${count(work.batches)} synthesis batches, ${work.dbIds.length} databases${input.queue.localWorkers ? '' : '; waiting for workers'}`);
-  const connections = [redisConnection(queue.url), redisConnection(queue.url)];
+  const connections = [redisConnection(queue.url, {}, input.watch), redisConnection(queue.url, {}, input.watch)];
   const flows = new FlowProducer({ connection: connections[0], prefix: queue.prefix });
   const barriers = new Queue<BarrierJob>(STAGE_QUEUES.emit, { connection: connections[1], prefix: queue.prefix });
+  input.watch.errorsOf(flows, 'queue: flow producer');
+  input.watch.errorsOf(barriers, 'queue: barriers');
   let workers: QueueWorkers | undefined;
   try {
     await registry.plan(runId, 'item', [...work.items.values()].flat().map(({ id }) => id));
@@ -84,6 +89,7 @@ export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveR
         lockDurationMs: queue.lockDurationMs,
         chatModel: input.chatModel,
         log: input.log,
+        watch: input.watch,
       });
     }
     const finished = await waitForBarriers(barriers, work.dbIds.map((db) => jobId(runId, 'db', db)), runId, registry, input);
@@ -174,10 +180,13 @@ async function waitForBarriers(barriers: Queue, ids: readonly string[], runId: s
       for (const id of [...pending]) {
         const state = await barriers.getJobState(id);
         if (state === 'completed' || state === 'failed') pending.delete(id);
+        // Enqueued above and kept a week once done: gone means Redis lost it (a restart without persistence).
+        if (state === 'unknown') throw new QueueUnavailableError(`run ${runId}: its jobs are gone from Redis at ${redactedUrl(input.queue.url)} (restarted without persistence?); rerun with --run ${runId} to enqueue them again`);
       }
       for (const p of await registry.progress(runId)) input.onProgress?.({ stage: p.group, done: p.done + p.failed, total: p.total });
       if (pending.size === 0) return true;
     } catch (error) {
+      if (error instanceof QueueUnavailableError) throw error;
       input.log?.(`queue: waiting for the run (${(error as Error).message}); retrying`);
     }
     await new Promise((resolve) => setTimeout(resolve, input.queue.pollMs));

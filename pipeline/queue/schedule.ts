@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Config } from '../../config/schema.js';
 import { ConfigError } from '../../config/load.js';
-import { closeConnection, redisConnection } from './connection.js';
+import { closeConnection, commandConnection, ConnectionWatch } from './connection.js';
 import { STAGE_QUEUES, type RunJob } from './jobs.js';
 
 /**
@@ -22,14 +22,17 @@ export interface ScheduleOptions {
   list: boolean;
   remove: boolean;
   config?: Config;
+  log: (line: string) => void;
 }
 
 /** A run job that fails (its driver crashed) is retried: the retry re-attaches to the same run. */
 const RUN_JOB_OPTIONS: JobsOptions = { attempts: 3, backoff: { type: 'exponential', delay: 10_000 }, removeOnComplete: { age: 30 * 86_400 }, removeOnFail: { age: 30 * 86_400 } };
 
 export async function scheduleRuns(options: ScheduleOptions): Promise<string[]> {
-  const connection = redisConnection(options.url);
+  const watch = new ConnectionWatch(options.url, options.log);
+  const connection = commandConnection(options.url, watch);
   const queue = new Queue<RunJob>(STAGE_QUEUES.run, { connection, prefix: options.prefix });
+  watch.errorsOf(queue, 'schedule');
   try {
     if (options.list) {
       const schedulers = await queue.getJobSchedulers();

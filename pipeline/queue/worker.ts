@@ -18,7 +18,7 @@ import { sha256File } from '../sources/schema.js';
 import { memoizeExecutor } from '../sql-memo.js';
 import { ITEM_STAGES } from '../stages/index.js';
 import { RedisStore } from '../store/redis-store.js';
-import { closeConnection, redisConnection } from './connection.js';
+import { closeConnection, ConnectionWatch, redactedUrl, redisConnection } from './connection.js';
 import { crashIfPoisoned } from './faults.js';
 import { DEFAULT_PREFIX, jobId, STAGE_GROUPS, storePrefix, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type StageGroup, type SynthesisJob, type VerifyJob } from './jobs.js';
 import { childJobOptions } from './options.js';
@@ -54,6 +54,8 @@ export interface QueueWorkerOptions {
   /** Tests pass a scripted chat model. */
   chatModel?: BaseChatModel;
   log?: (line: string) => void;
+  /** Tells of Redis outages (default: one of this worker's own, on `log`); a driver passes its own, so a process tells once. */
+  watch?: ConnectionWatch;
   /** Drives scheduled runs (the `run` group); set by the CLI, which can load generate(). */
   driveRun?: Processor;
 }
@@ -80,7 +82,9 @@ interface RunContext {
 
 export async function startQueueWorkers(options: QueueWorkerOptions): Promise<QueueWorkers> {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
-  const redis = redisConnection(options.url);
+  const log = options.log ?? (() => {});
+  const watch = options.watch ?? new ConnectionWatch(options.url, log);
+  const redis = redisConnection(options.url, {}, watch);
   const registry = new RunRegistry(redis, prefix);
   const shared = new RedisStore(redis, { prefix });
   const code = codeFingerprint();
@@ -91,7 +95,6 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
   const runs = new Map<string, Promise<RunContext>>();
   const servers = new Map<string, Promise<RestServer>>();
   const checked = new Map<string, Promise<void>>();
-  const log = options.log ?? (() => {});
 
   const contextOf = (runId: string): Promise<RunContext> => {
     let context = runs.get(runId);
@@ -273,9 +276,10 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
   let verifyQueueOpened: Queue | undefined;
   const verifyQueue = (): Queue => {
     if (!verifyQueueOpened) {
-      const connection = redisConnection(options.url);
+      const connection = redisConnection(options.url, {}, watch);
       connections.push(connection);
       verifyQueueOpened = new Queue(STAGE_QUEUES['rest.verify'], { connection, prefix });
+      watch.errorsOf(verifyQueueOpened, 'rest.verify queue');
     }
     return verifyQueueOpened;
   };
@@ -285,9 +289,9 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
     pause: async () => void (await Promise.all(workers.map((w) => w.pause(true)))),
     resume: () => workers.forEach((w) => w.resume()),
   });
-  for (const group of options.groups ?? STAGE_GROUPS) {
-    const work = processors[group];
-    if (!work) continue;
+  const groups = workedGroups(options.groups ?? STAGE_GROUPS, processors);
+  for (const group of groups) {
+    const work = processors[group]!;
     // The run driver only waits: it is never isolated (it would hold back every stage job).
     const processor: Processor =
       group === 'run'
@@ -307,7 +311,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
               },
             );
           };
-    const connection = redisConnection(options.url);
+    const connection = redisConnection(options.url, {}, watch);
     connections.push(connection);
     const worker = new Worker(STAGE_QUEUES[group], processor, {
       connection,
@@ -326,11 +330,11 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       void markIfFinal().catch(() => {});
       log(`${group} job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
     });
-    worker.on('error', (error) => log(`${group} worker: ${error.message}`));
+    watch.errorsOf(worker, `${group} worker`);
     workers.push(worker);
   }
   await Promise.all(workers.map((w) => w.waitUntilReady()));
-  log(`worker: ${workers.length} queues (${(options.groups ?? STAGE_GROUPS).join(', ')}), concurrency ${options.concurrency}`);
+  log(startLine(groups, options));
 
   return {
     async close(force = false) {
@@ -342,6 +346,16 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
       await Promise.all([...connections, redis].map(closeConnection));
     },
   };
+}
+
+/** The groups asked for, each once, that this worker has a processor for (`run` only where runs can be driven). */
+function workedGroups(asked: readonly StageGroup[], processors: Partial<Record<StageGroup, Processor>>): StageGroup[] {
+  return [...new Set(asked)].filter((group) => processors[group]);
+}
+
+/** What a worker says when it starts: the queues it takes jobs from (by stage group, as --stages names them), and where. */
+function startLine(groups: readonly StageGroup[], options: Pick<QueueWorkerOptions, 'url' | 'prefix' | 'concurrency'>): string {
+  return `worker: ${groups.length} queue${groups.length === 1 ? '' : 's'} (${groups.join(', ')}) at ${redactedUrl(options.url)}, prefix ${options.prefix ?? DEFAULT_PREFIX}, concurrency ${options.concurrency}`;
 }
 
 function instanceOf(ctx: RunContext, index: number): Instance {

@@ -74,13 +74,13 @@ test('a queue run on worker processes writes byte for byte what the in-process r
     // The work was done by the workers: their stage metrics are the run's.
     expect(stats(out).timing.stages.gold.runs).toBeGreaterThan(0);
 
-    const status = await runCli(['status', '--queue', redis.url, '--prefix', prefix, '--run', 'plain-1']);
+    const status = await runCli(['status', '--queue', redis.url, '--queue-prefix', prefix, '--run', 'plain-1']);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/run plain-1: completed, bird-dev/);
     expect(status.stdout).toMatch(/^item\s+50\s+50\s+0\s/m);
     expect(status.stdout).toMatch(/^rest\.synthesize\s+13\s+13\s+0\s/m);
     expect(status.stdout).toMatch(/^emit\s+2\s+2\s+0\s/m);
-    const runs = await runCli(['runs', '--queue', redis.url, '--prefix', prefix]);
+    const runs = await runCli(['runs', '--queue', redis.url, '--queue-prefix', prefix]);
     expect(runs.stdout).toMatch(/plain-1\s+completed\s+bird-dev.*slot 47\/50, sel 47\/50, rest 50\/50/);
 
     // A second run finds everything in the shared store: no item job, no synthesis batch.
@@ -174,7 +174,7 @@ test('a poison job (it kills its worker) is retried, then rejected as job_failed
     expect(rest.rejectedBy['rest.synthesize:job_failed']).toBe(4);
     expect(rest.accepted).toBe(46);
     // The failed jobs are kept for inspection.
-    const status = await runCli(['status', '--queue', redis.url, '--prefix', prefix, '--run', 'poison-1', '--failed']);
+    const status = await runCli(['status', '--queue', redis.url, '--queue-prefix', prefix, '--run', 'poison-1', '--failed']);
     expect(status.stdout).toMatch(/^item\s+50\s+49\s+1\s/m);
     expect(status.stdout).toMatch(/failed jobs:\n.*\npoison-1\.item\.3\s+item\s+\d+\s+job stalled more than allowable limit/);
     expect(status.stdout).toMatch(/poison-1\.synth\.bookstore\.0\s+rest\.synthesize/);
@@ -207,13 +207,13 @@ test('schedule: a scheduled run is driven by a worker into a new version with a 
   const base = path.join(tmp, 'nightly');
   const workers = [startWorker({ url: redis.url, prefix })];
   const schedule = (...extra: string[]) =>
-    runCli(['schedule', '--queue', redis.url, '--prefix', prefix, '--source', DEMO, '--out', base, '--formulations', 'slot,sel', '--progress', 'none', ...extra]);
+    runCli(['schedule', '--queue', redis.url, '--queue-prefix', prefix, '--source', DEMO, '--out', base, '--formulations', 'slot,sel', '--progress', 'none', ...extra]);
   const latest = () => JSON.parse(readFileSync(path.join(base, 'latest.json'), 'utf8'));
   try {
     const registered = await schedule('--cron', '0 2 * * *', '--name', 'nightly');
     expect(registered.code).toBe(0);
     expect(registered.stdout).toMatch(/schedule nightly: "0 2 \* \* \*", next run \d{4}-/);
-    expect((await runCli(['schedule', '--queue', redis.url, '--prefix', prefix, '--list'])).stdout).toMatch(/nightly: "0 2 \* \* \*"/);
+    expect((await runCli(['schedule', '--queue', redis.url, '--queue-prefix', prefix, '--list'])).stdout).toMatch(/nightly: "0 2 \* \* \*"/);
 
     expect((await schedule('--now', '--name', 'first')).code).toBe(0);
     await waitFor(() => exists(path.join(base, 'latest.json')));
@@ -230,7 +230,7 @@ test('schedule: a scheduled run is driven by a worker into a new version with a 
     // Incremental: the second night found every result in the shared store.
     expect(stats(second).timing.stages.gold?.runs ?? 0).toBe(0);
 
-    expect((await runCli(['schedule', '--queue', redis.url, '--prefix', prefix, '--remove', '--name', 'nightly'])).stdout).toMatch(/removed nightly/);
+    expect((await runCli(['schedule', '--queue', redis.url, '--queue-prefix', prefix, '--remove', '--name', 'nightly'])).stdout).toMatch(/removed nightly/);
   } finally {
     await stopAll(workers);
   }
