@@ -11,6 +11,9 @@ import { InvariantError } from '../pipeline/stats.js';
 import { createProgressReporter } from './progress.js';
 import { summaryTable } from './summary.js';
 import { commaList, nonNegativeInt, positiveInt } from './args.js';
+import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
+import { EXIT_ERROR, EXIT_INTERRUPTED, runVerdict } from './exit-codes.js';
+import { SetupError } from '../pipeline/setup-error.js';
 import { addQueueCommands } from './queue-commands.js';
 
 /** The `nl2api` command. Errors a user can fix print one clear line and exit 1. */
@@ -37,6 +40,7 @@ interface GenerateFlags {
   localWorkers?: boolean;
   run?: string;
   queuePrefix?: string;
+  strict?: boolean;
 }
 
 interface ServeFlags {
@@ -49,14 +53,11 @@ interface ServeFlags {
   sqlWorkers?: number;
 }
 
-const EXIT_INTERRUPTED = 130;
-
 export function buildProgram(): Command {
   const program = new Command()
     .name('nl2api')
     .description('Turns NL2SQL datasets into verified tool-calling datasets (SLOT, SEL, REST)')
-    .version(packageVersion())
-    .showHelpAfterError();
+    .version(packageVersion());
 
   const run = withRunOptions(
     program
@@ -64,9 +65,10 @@ export function buildProgram(): Command {
       .description('generate SLOT/SEL/REST datasets from a source (BIRD layout, or JSONL + SQLite dir)')
       .option('--source <dir>', 'dataset source directory (or question file)')
       .option('--dataset-name <name>', "the samples' dataset_name (default: from the source, e.g. bird-dev)")
-      .option('--formulations <list>', 'comma-separated: slot,sel,rest (default all three)', commaList)
-      .option('--out <dir>', 'output directory (default: output)')
-      .option('--db <id...>', 'only these databases (repeatable)'),
+      .option('--formulations <list>', withDefault('comma-separated: slot,sel,rest', CONFIG_DEFAULTS.formulations), commaList)
+      .option('--out <dir>', withDefault('output directory', CONFIG_DEFAULTS.out))
+      .option('--db <id...>', 'only these databases (repeatable)')
+      .option('--strict', 'exit 3 when any input record is bad (an unusable database, a malformed record), not only when nothing is produced'),
   );
   run.action(async (flags: GenerateFlags, command: Command) => {
     process.exitCode = await runGenerate(flags, command);
@@ -88,16 +90,20 @@ export function buildProgram(): Command {
     .command('serve')
     .description("serve a generated dataset's REST endpoints live (OpenAPI at /openapi.json, docs at /docs)")
     .option('--source <dir>', 'the dataset source the endpoints were generated from (its databases are served)')
-    .option('--out <dir>', 'the output directory of that generate run (default: output)')
+    .option('--out <dir>', withDefault('the output directory of that generate run', CONFIG_DEFAULTS.out))
     .option('--db <id...>', 'only these databases (repeatable)')
     .option('--host <host>', 'interface to bind (loopback unless told otherwise)', '127.0.0.1')
     .option('--port <n>', 'port (0: any free one)', nonNegativeInt, 8080)
-    .option('--sql-workers <n>', 'SQL worker processes', positiveInt)
+    .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
     .option('--config <file>', 'JSON config file (timeouts, string limits; flags override it)')
     .action(async (flags: ServeFlags) => {
       process.exitCode = await runServe(flags);
     });
   addQueueCommands(program, withRunOptions, (flags, command) => configFromFlags(flags as GenerateFlags, command));
+  // After an invalid option or argument, its error and where to look: the whole help would bury the error.
+  for (const command of [program, ...program.commands]) {
+    command.showHelpAfterError(command === program ? '(run nl2api --help for the commands)' : `(run nl2api ${command.name()} --help for the options)`);
+  }
   return program;
 }
 
@@ -117,15 +123,17 @@ async function runServe(flags: ServeFlags): Promise<number> {
 
 function withRunOptions(command: Command): Command {
   return command
-    .addOption(new Option('--pool <pool>', 'tool pool').choices(['extended', 'paper']))
-    .option('--concurrency <n>', 'items in flight', positiveInt)
-    .option('--sql-workers <n>', 'SQL worker processes', positiveInt)
+    .addOption(new Option('--pool <pool>', withDefault('tool pool', CONFIG_DEFAULTS.pool)).choices(['extended', 'paper']))
+    .option('--concurrency <n>', withDefault('items in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
+    .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
     .option('--config <file>', 'JSON config file (flags override it)')
     .option('--no-cache', 'recompute everything (results are still cached)')
-    .option('--cache-dir <dir>', 'run store directory (default: <out>/.cache)')
+    .option('--cache-dir <dir>', withDefault('run store directory', '<out>/.cache'))
     .option('--no-fingerprint-cache', 'hash every database file (do not trust an unchanged size and mtime)')
-    .addOption(new Option('--progress <mode>', 'progress display').choices(['auto', 'bar', 'log', 'none']))
-    .addOption(new Option('--synthesizer <who>', 'REST endpoint synthesizer (auto: the LLM when one is configured)').choices(['auto', 'template', 'llm']))
+    .addOption(new Option('--progress <mode>', withDefault('progress display (auto: bars on a terminal)', CONFIG_DEFAULTS.progress)).choices(['auto', 'bar', 'log', 'none']))
+    .addOption(
+      new Option('--synthesizer <who>', withDefault('REST endpoint synthesizer (auto: the LLM when one is configured)', CONFIG_DEFAULTS.rest.synthesizer)).choices(['auto', 'template', 'llm']),
+    )
     .addOption(new Option('--llm-provider <provider>', 'LLM provider (API key from MISTRAL_API_KEY / OPENAI_API_KEY)').choices(['mistral', 'openai', 'ollama']))
     .option('--llm-model <name>', 'LLM model name')
     .option('--llm-base-url <url>', 'LLM server base URL (e.g. a local vLLM or llama.cpp server)')
@@ -159,7 +167,9 @@ async function runGenerate(flags: GenerateFlags, command: Command): Promise<numb
     process.stdout.write(
       `\n${result.files.length + 2} files in ${result.outDir} (wall ${(result.stats.timing.wallMs / 1000).toFixed(1)} s)\n`,
     );
-    return 0;
+    const verdict = runVerdict(result.stats, flags.strict ?? false);
+    if (verdict.reason) process.stderr.write(`nl2api: ${verdict.reason}\n`);
+    return verdict.code;
   } finally {
     progress.stop();
     process.off('SIGINT', onSignal);
@@ -211,12 +221,18 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   try {
     await buildProgram().parseAsync(argv);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof SourceError || error instanceof InvariantError || (error instanceof Error && error.name === 'QueueUnavailableError')) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof SourceError ||
+      error instanceof SetupError ||
+      error instanceof InvariantError ||
+      (error instanceof Error && error.name === 'QueueUnavailableError')
+    ) {
       process.stderr.write(`nl2api: ${error.message}\n`);
     } else {
       process.stderr.write(`nl2api: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     }
-    process.exitCode = 1;
+    process.exitCode = EXIT_ERROR;
   }
 }
 

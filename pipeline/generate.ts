@@ -37,6 +37,7 @@ import { memoizeExecutor } from './sql-memo.js';
 import { RunStore } from './store/run-store.js';
 import { sha256File } from './sources/schema.js';
 import { packageVersion } from './package-root.js';
+import { ensureWritableDir } from './setup-error.js';
 
 /**
  * A whole run: ingest → item stages (in-process runner, run store) → the nothing-lost
@@ -76,6 +77,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   if (!config.source) throw new SourceError('no source given (--source <dir>)');
   const formulations = orderedFormulations(config.formulations);
   const outDir = path.resolve(config.out);
+  ensureWritableDir(outDir, 'output folder (--out)');
+  ensureWritableDir(cacheDirOf(config), 'cache folder (--cache-dir)');
 
   // Database fingerprints are remembered locally; outcomes live in Redis with a queue backend, else here too.
   const local = new RunStore({ dir: cacheDirOf(config), read: config.cache });

@@ -6,6 +6,7 @@ import { createSqlPool } from '../runtime/sql/pool.js';
 import { endpointsFile, type ServedEndpoints } from './emit-rest.js';
 import { SourceError } from './generate.js';
 import { packageVersion } from './package-root.js';
+import { SetupError } from './setup-error.js';
 import { loadSource } from './sources/index.js';
 
 /**
@@ -70,6 +71,16 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
     };
   } catch (error) {
     await pool.close();
-    throw error;
+    throw listenError(error as NodeJS.ErrnoException, options) ?? error;
   }
+}
+
+/** Why the server could not listen, in a line, when the cause is the machine's (a port in use, a foreign address). */
+function listenError(error: NodeJS.ErrnoException, { host, port }: ServeOptions): SetupError | undefined {
+  const why: Record<string, string> = {
+    EADDRINUSE: 'the port is in use (choose another with --port, or --port 0 for any free one)',
+    EACCES: 'permission denied (ports below 1024 need privileges)',
+    EADDRNOTAVAIL: 'no such address on this machine (--host)',
+  };
+  return error.code && why[error.code] ? new SetupError(`cannot listen on ${host}:${port}: ${why[error.code]} [${error.code}]`) : undefined;
 }

@@ -1,5 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,12 +18,27 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function cli(...args: string[]) {
+  return cliAs({}, ...args);
+}
+
+function cliAs(options: Pick<SpawnSyncOptions, 'uid' | 'gid'>, ...args: string[]) {
   const result = spawnSync(process.execPath, ['--import', tsx, path.join(root, 'cli', 'main.ts'), ...args], {
     cwd: dir,
     encoding: 'utf8',
     timeout: 120_000,
+    ...options,
   });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+  return { code: result.status, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+/** A BIRD folder over the demo's databases with these questions (records as they are, or made from a db and SQL). */
+function birdSource(name: string, questions: ({ db_id: string; SQL: string } | string)[]): string {
+  const source = path.join(dir, name);
+  mkdirSync(source);
+  const records = questions.map((q, i) => (typeof q === 'string' ? q : { question_id: i, question: `question ${i}?`, evidence: '', difficulty: 'simple', ...q }));
+  writeFileSync(path.join(source, 'dev.json'), JSON.stringify(records));
+  symlinkSync(path.join(demo, 'dev_databases'), path.join(source, 'dev_databases'));
+  return source;
 }
 
 describe('nl2api CLI', () => {
@@ -51,13 +68,101 @@ describe('nl2api CLI', () => {
     expect(fromFile.code).toBe(1);
     expect(fromFile.stderr).toMatch(/invalid .*bad\.json[\s\S]*concurrency/);
 
+    // The error and where to look, not the whole help.
     const badFlag = cli('generate', '--source', demo, '--concurrency', 'lots');
     expect(badFlag.code).toBe(1);
-    expect(badFlag.stderr).toMatch(/positive integer/);
+    expect(badFlag.stderr.trim().split('\n')).toEqual([
+      "error: option '--concurrency <n>' argument 'lots' is invalid. expected a positive integer",
+      '(run nl2api generate --help for the options)',
+    ]);
 
     const badFormulation = cli('generate', '--source', demo, '--formulations', 'slot,graphql');
     expect(badFormulation.code).toBe(1);
     expect(badFormulation.stderr).toMatch(/formulations/);
+  });
+
+  test('--help shows the defaults, taken from the config schema', () => {
+    const { code, stdout } = cli('generate', '--help');
+    expect(code).toBe(0);
+    const help = stdout.replace(/\s+/g, ' ');
+    for (const shown of [
+      '--formulations <list> comma-separated: slot,sel,rest (default: slot,sel,rest)',
+      '--out <dir> output directory (default: output)',
+      '--concurrency <n> items in flight (default: 8)',
+      '--sql-workers <n> SQL worker processes (default: 2)',
+      '--pool <pool> tool pool (default: extended)',
+      '(default: auto) (choices: "auto", "bar", "log", "none")',
+    ]) {
+      expect(help).toContain(shown);
+    }
+  });
+
+  test('an --out or --cache-dir that is a file, or under one, exits 1 in one line before any work', () => {
+    const file = path.join(dir, 'file');
+    writeFileSync(file, 'in the way');
+    const outIsFile = cli('generate', '--source', demo, '--out', file);
+    expect([outIsFile.code, outIsFile.stderr]).toEqual([1, `nl2api: output folder (--out) ${file} cannot be written: ${file} is a file, not a folder\n`]);
+    const outUnderFile = cli('generate', '--source', demo, '--out', path.join(file, 'out'));
+    expect(outUnderFile.stderr).toBe(`nl2api: output folder (--out) ${path.join(file, 'out')} cannot be written: ${file} is a file, not a folder\n`);
+    const out = path.join(dir, 'out');
+    const cacheIsFile = cli('generate', '--source', demo, '--out', out, '--cache-dir', path.join(file, 'cache'), '--progress', 'log');
+    expect([cacheIsFile.code, cacheIsFile.stderr]).toEqual([
+      1,
+      `nl2api: cache folder (--cache-dir) ${path.join(file, 'cache')} cannot be written: ${file} is a file, not a folder\n`,
+    ]);
+    expect(readdirSync(out)).toEqual([]); // checked before the run: nothing was written
+  });
+
+  test('a read-only --out exits 1 in one line before any work', () => {
+    // Root ignores permission bits: as root, the CLI runs as nobody (65534).
+    const asRoot = process.getuid?.() === 0;
+    const readOnly = path.join(dir, 'read-only');
+    mkdirSync(readOnly);
+    chmodSync(readOnly, 0o555);
+    chmodSync(dir, 0o755);
+    const { code, stdout, stderr } = cliAs(asRoot ? { uid: 65534, gid: 65534 } : {}, 'demo', '--out', path.join(readOnly, 'out'), '--progress', 'log');
+    expect(stderr).not.toMatch(/EACCES.*main\.ts|Cannot find module/); // the CLI itself was readable
+    expect([code, stdout, stderr]).toEqual([1, '', `nl2api: output folder (--out) ${path.join(readOnly, 'out')} cannot be written: permission denied\n`]);
+  });
+
+  test('serve on a port in use exits 1 in one line', async () => {
+    const out = path.join(dir, 'out');
+    const database = path.join(demo, 'dev_databases', 'bookstore', 'bookstore.sqlite');
+    const fingerprint = createHash('sha256').update(readFileSync(database)).digest('hex');
+    mkdirSync(path.join(out, 'rest', 'endpoints'), { recursive: true });
+    writeFileSync(path.join(out, 'rest', 'endpoints', 'bookstore.json'), JSON.stringify({ db: 'bookstore', fingerprint, endpoints: [] }));
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (busy.address() as net.AddressInfo).port;
+      const { code, stderr } = cli('serve', '--source', demo, '--out', out, '--db', 'bookstore', '--port', String(port));
+      expect([code, stderr]).toEqual([
+        1,
+        `nl2api: cannot listen on 127.0.0.1:${port}: the port is in use (choose another with --port, or --port 0 for any free one) [EADDRINUSE]\n`,
+      ]);
+    } finally {
+      busy.close();
+    }
+  });
+
+  test('unusable databases are summed up; nothing produced exits 2, --strict exits 3 on any bad input', () => {
+    const source = birdSource('some-bad', [
+      { db_id: 'bookstore', SQL: 'SELECT count(*) FROM book' },
+      { db_id: 'absent', SQL: 'SELECT 1' },
+      { db_id: 'absent', SQL: 'SELECT 2' },
+    ]);
+    const partial = cli('generate', '--source', source, '--out', path.join(dir, 'a'), '--formulations', 'slot', '--progress', 'none');
+    expect(partial.code).toBe(0);
+    expect(partial.stderr).toMatch(/^warning: database absent unusable, 2 questions rejected: unknown db_id absent: no absent\.sqlite in /m);
+    const strict = cli('generate', '--source', source, '--out', path.join(dir, 'a'), '--formulations', 'slot', '--progress', 'none', '--strict');
+    expect(strict.code).toBe(3);
+    expect(strict.stderr).toMatch(/^nl2api: --strict: 2 input records were bad/m);
+
+    const nothing = birdSource('none-valid', [{ db_id: 'absent', SQL: 'SELECT 1' }, 'not a record']);
+    const empty = cli('generate', '--source', nothing, '--out', path.join(dir, 'b'), '--formulations', 'slot', '--progress', 'none');
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/^warning: database absent unusable, 1 question rejected/m);
+    expect(empty.stderr).toMatch(/^nl2api: no sample was produced: every question was rejected/m);
   });
 
   test('generate on the demo writes the datasets, tools, stats and manifest', () => {
