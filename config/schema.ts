@@ -61,6 +61,11 @@ export const ConfigSchema = z
     source: z.string().min(1).optional(),
     /** The samples' `dataset_name` (default: derived from the source, e.g. `bird-dev`). */
     datasetName: z.string().min(1).optional(),
+    /**
+     * The output's license, a Hugging Face license id (`cc-by-sa-4.0`, `mit`, …), for a source
+     * that states none or states it wrongly; by default the source's own (pipeline/sources/license.ts).
+     */
+    license: z.string().regex(/^[a-z0-9][a-z0-9.+-]*$/).optional(),
     /** Restrict the run to these databases (all when absent). */
     dbIds: z.array(z.string().min(1)).min(1).optional(),
     formulations: z.array(PipelineFormulation).min(1).default(['slot', 'sel', 'rest']),
@@ -118,6 +123,8 @@ export function outputRelevantConfig(config: Config): Record<string, unknown> {
     goldTimeoutMs: config.goldTimeoutMs,
     executeTimeoutMs: config.executeTimeoutMs,
     dbIds: config.dbIds ?? null,
+    // Only when set: a run without it keeps the config hash it always had.
+    ...(config.license ? { license: config.license } : {}),
     ...(config.formulations.includes('rest') ? { rest: restRelevantConfig(config) } : {}),
   };
 }

@@ -7,7 +7,6 @@ import { createSqlPool, type SqlPool } from '../runtime/sql/pool.js';
 import { writeArtifact, type EmittedFile } from './emit.js';
 import { jsonlText, jsonText } from './files.js';
 import { orderedFormulations, sequenceFormulations, type PipelineFormulation } from './formulation.js';
-import { hashJson } from './hash.js';
 import type { ProgressListener } from './progress.js';
 import { planResults, runInProcess, type RunResult } from './runner/in-process.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -36,7 +35,8 @@ import {
 import { memoizeExecutor } from './sql-memo.js';
 import { RunStore } from './store/run-store.js';
 import { sha256File } from './sources/schema.js';
-import { packageVersion } from './package-root.js';
+import { datasetCard } from './dataset-card.js';
+import { describeRun, manifestOf, outputLicense } from './manifest.js';
 import { ensureWritableDir } from './setup-error.js';
 
 /**
@@ -141,6 +141,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
               layout: source.layout,
               config: outputRelevantConfig(config),
               ingestRejections: source.rejections,
+              // What the card and manifest say of the source besides its instances.
+              source: [path.basename(source.questionFile.path), source.questionFile.sha256, outputLicense(source, config)],
               // Content and schema (with the descriptions that end up in tool specs).
               databases: source.databases.map((db) => [db.dbId, dbCacheKey(db)]),
               results: source.instances.map((instance) => plans.get(instance)!.resultKeys),
@@ -209,7 +211,9 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     const metrics = Object.fromEntries([...(queued ? queued.metrics : sumMetrics([run.metrics, rest?.metrics ?? new Map()]))].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]));
     const stats: RunStats = { ...statsWithoutTiming, timing: timing(metrics, false) };
     await writeArtifact(outDir, 'stats.json', jsonText(stats));
-    const manifest = manifestOf(source, datasetName, config, stats, files);
+    const description = describeRun({ source, datasetName, config, items: run.items, stats: statsWithoutTiming });
+    files.push(await writeArtifact(outDir, 'README.md', datasetCard(description, statsWithoutTiming)));
+    const manifest = manifestOf(description, files);
     await writeArtifact(outDir, 'manifest.json', jsonText(manifest));
     // A run with internal errors (faults of the run, not of the items) must run again next time.
     if (outputsKey && !hasInternalErrors(statsWithoutTiming)) rememberRunOutputs(store, outputsKey, { stats: statsWithoutTiming, manifest });
@@ -297,21 +301,6 @@ async function emitAll(
   const rejections = collectRejections(items, source.rejections, formulations);
   files.push(await writeArtifact(outDir, 'rejections.jsonl', jsonlText(rejections)));
   return files;
-}
-
-/** The deterministic artifacts with their hashes; stats.json (its timing) is not one of them. */
-function manifestOf(source: LoadedSource, datasetName: string, config: Config, stats: RunStats, files: EmittedFile[]) {
-  return {
-    generator: { name: 'nl2api', version: packageVersion() },
-    dataset: datasetName,
-    layout: source.layout,
-    configHash: hashJson(outputRelevantConfig(config)),
-    config: outputRelevantConfig(config),
-    counts: Object.fromEntries(
-      Object.entries(stats.formulations).map(([f, s]) => [f, { input: s.total.input, accepted: s.total.accepted, rejected: s.total.rejected }]),
-    ),
-    files: [...files].sort((a, b) => (a.path < b.path ? -1 : 1)),
-  };
 }
 
 function groupByDb(items: readonly ItemResult[]): Map<string, ItemResult[]> {

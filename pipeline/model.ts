@@ -63,6 +63,11 @@ export interface GoldResult extends ResultSet {
   ordered: boolean;
   /** The top-level query is SELECT DISTINCT. */
   distinct: boolean;
+  /**
+   * When the SQL reads the clock ('now', CURRENT_TIMESTAMP, …): the moment it ran (ISO 8601),
+   * the reference time its answer holds for. Cached with the answer, so a rerun keeps both.
+   */
+  referenceTime?: string;
 }
 
 export interface ToolCall {

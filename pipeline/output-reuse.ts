@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { EmittedFile } from './emit.js';
 import { sha256 } from './hash.js';
+import type { Manifest } from './manifest.js';
 import type { DeterministicStats } from './stats.js';
 import type { OutcomeStore } from './store/outcome-store.js';
 import { cacheKeyOf } from './store/run-store.js';
@@ -20,7 +20,7 @@ const VERSION = 1;
 export interface RunOutputs {
   /** Stats without `timing` (that is of the run that writes them). */
   stats: DeterministicStats;
-  manifest: { files: EmittedFile[] } & Record<string, unknown>;
+  manifest: Manifest;
 }
 
 export function runOutputsKey(parts: unknown, code: string): string {

@@ -3,7 +3,7 @@ import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
 import { abbreviateSql } from '../../runtime/sql/readonly.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from './double-quotes.js';
-import { significant, tokenize } from './lexer.js';
+import { isWord, significant, tokenize, unquote } from './lexer.js';
 
 /**
  * The gold stage: runs an instance's gold SQL read-only, with a timeout, and records what
@@ -21,8 +21,9 @@ export async function runGold(
   }
   const executedSql = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql));
   try {
+    const referenceTime = readsClock(executedSql) ? new Date().toISOString() : undefined;
     const result = await executor.run({ dbPath: db.path, sql: executedSql, params: [], timeoutMs });
-    return accept({ ...result, executedSql, ...resultShape(executedSql) });
+    return accept({ ...result, executedSql, ...resultShape(executedSql), ...(referenceTime ? { referenceTime } : {}) });
   } catch (error) {
     if (error instanceof SqlTimeoutError) return reject('gold_timeout', error.message);
     if (error instanceof SqlExecutionError) return reject('gold_error', error.message);
@@ -65,6 +66,13 @@ function topLevelWords(sql: string): string[] {
     else if (depth === 0) words.push(token.kind === 'word' ? token.text.toLowerCase() : 'x');
   }
   return words;
+}
+
+/** SQLite's clock: the CURRENT_* keywords, or 'now' as a date function's time value. */
+export function readsClock(sql: string): boolean {
+  return significant(tokenize(sql)).some(
+    (token) => isWord(token, 'CURRENT_TIMESTAMP', 'CURRENT_DATE', 'CURRENT_TIME') || (token.kind === 'string' && unquote(token).toLowerCase() === 'now'),
+  );
 }
 
 /** The first keyword, past comments and opening parentheses. */

@@ -91,6 +91,7 @@ export async function readBirdSource(questionPath: string): Promise<RawSource> {
   return {
     datasetName: datasetNameOf(split),
     layout: 'bird',
+    questionFile: questionPath,
     records,
     databaseDirs,
     naturalNames,

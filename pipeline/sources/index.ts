@@ -7,7 +7,8 @@ import { folderEntries } from './entries.js';
 import { readDescriptions } from './descriptions.js';
 import { readJsonlSource } from './jsonl.js';
 import type { RawSource, SourceRecord } from './records.js';
-import { readDatabaseInfo } from './schema.js';
+import { detectLicense, type SourceLicense } from './license.js';
+import { readDatabaseInfo, sha256File } from './schema.js';
 
 /**
  * The ingest stage: a source folder (or file) → instances, their databases and the
@@ -19,6 +20,9 @@ import { readDatabaseInfo } from './schema.js';
 export interface LoadedSource {
   datasetName: string;
   layout: 'bird' | 'jsonl';
+  /** Provenance: the question file (absolute path, content hash) and the license the source states. */
+  questionFile: { path: string; sha256: string };
+  license: SourceLicense;
   /** The databases of the loaded instances, in order of first use. */
   databases: DatabaseInfo[];
   /** In source order. */
@@ -65,6 +69,8 @@ export async function loadSource(sourcePath: string, options: LoadSourceOptions 
   return {
     datasetName: raw.datasetName,
     layout: raw.layout,
+    questionFile: { path: raw.questionFile, sha256: await sha256File(raw.questionFile) },
+    license: await detectLicense(path.dirname(raw.questionFile), raw.layout),
     databases: [...new Set(instances.map((instance) => instance.dbId))].map((dbId) => databases.get(dbId)!),
     instances,
     rejections,

@@ -27,6 +27,7 @@ export async function readJsonlSource(jsonlPath: string): Promise<RawSource> {
   return {
     datasetName: path.basename(root),
     layout: 'jsonl',
+    questionFile: jsonlPath,
     records,
     databaseDirs: [root, path.join(root, 'databases')],
     naturalNames: new Map(),

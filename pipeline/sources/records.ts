@@ -66,6 +66,8 @@ function describe(value: unknown): string {
 export interface RawSource {
   datasetName: string;
   layout: 'bird' | 'jsonl';
+  /** The question file read (absolute). */
+  questionFile: string;
   records: SourceRecord[];
   /** Folders that may hold `<db>/<db>.sqlite` or `<db>.sqlite`, in order of preference. */
   databaseDirs: string[];

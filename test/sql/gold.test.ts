@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { resultShape, runGold } from '../../generators/sql/gold.js';
+import { readsClock, resultShape, runGold } from '../../generators/sql/gold.js';
 import type { DatabaseInfo, Instance } from '../../pipeline/model.js';
 import { loadSource } from '../../pipeline/sources/index.js';
 import { createSqlPool } from '../../runtime/sql/pool.js';
@@ -38,6 +38,28 @@ describe('runGold', () => {
         distinct: true,
       },
     });
+  });
+
+  test('SQL that reads the clock records the moment it ran: the reference time of its answer', async () => {
+    const before = new Date().toISOString();
+    const outcome = await runGold(instance("SELECT STRFTIME('%Y', 'now') - 2000, hero_name FROM hero WHERE hero_name = 'Batman'"), heroes, executor, 5000);
+    const after = new Date().toISOString();
+    expect(outcome.ok).toBe(true);
+    const { referenceTime, rows } = (outcome as { value: { referenceTime?: string; rows: unknown[][] } }).value;
+    expect(referenceTime! >= before && referenceTime! <= after).toBe(true);
+    expect(rows).toEqual([[Number(referenceTime!.slice(0, 4)) - 2000, 'Batman']]);
+  });
+
+  test.each([
+    ["SELECT JULIANDAY('now') - JULIANDAY(x) FROM t", true],
+    ["SELECT datetime(CURRENT_TIMESTAMP, 'localtime')", true],
+    ['SELECT current_date', true],
+    ["SELECT date('NOW')", true],
+    ["SELECT name FROM t WHERE status = 'now playing'", false],
+    ['SELECT "now" FROM t -- now', false],
+    ['SELECT `CURRENT_TIMESTAMP` FROM t', false],
+  ])('reads the clock: %s → %s', (sql, expected) => {
+    expect(readsClock(sql)).toBe(expected);
   });
 
   test('resolves double-quoted string literals the way SQLite’s fallback does', async () => {
