@@ -7,11 +7,14 @@ export interface PaceSnapshot {
   done: number;
   total: number;
   elapsedMs: number;
-  /** Items per second: over the last `windowMs` while running, over the whole stage once done; undefined before there is a span to measure. */
+  /** Items per second: over the last `windowMs` while running, over the whole stage once done; undefined over less than a second. */
   perSecond?: number;
   /** Time left at `perSecond`; undefined while the rate is unknown or zero. */
   etaMs?: number;
 }
+
+/** Shorter spans give no rate: the first items of a stage often finish together (a burst, not a pace). */
+const MIN_SPAN_MS = 1000;
 
 export class StagePace {
   private readonly samples: { at: number; done: number }[];
@@ -41,7 +44,7 @@ export class StagePace {
     const elapsedMs = end - this.started.at;
     const from = this.finishedAt === undefined ? this.windowStart(end) : this.started;
     const spanMs = end - from.at;
-    const perSecond = spanMs > 0 ? ((done - from.done) * 1000) / spanMs : undefined;
+    const perSecond = spanMs >= MIN_SPAN_MS ? ((done - from.done) * 1000) / spanMs : undefined;
     const left = this.total - done;
     const etaMs = left <= 0 ? 0 : perSecond ? (left / perSecond) * 1000 : undefined;
     return { done, total: this.total, elapsedMs, perSecond, etaMs };

@@ -55,14 +55,15 @@ class StageBoard {
     return stage.padEnd(Math.max(...this.stages().map((s) => s.length)));
   }
 
-  /** `  40/50  80% | 12s elapsed | 3.3/s | ETA 3s`, counts right-aligned across stages. */
+  /** ` 40/50   80% |   12s elapsed |  3.3/s | ETA 3s`, counts right-aligned across stages. */
   figures(stage: string): string {
     const { done, total, elapsedMs, perSecond, etaMs } = this.paces.get(stage)!.snapshot(this.clock());
     const width = Math.max(...[...this.paces.values()].map((p) => String(p.snapshot(this.clock()).total).length));
     const counts = `${String(done).padStart(width)}/${String(total).padEnd(width)}`;
     const percent = `${total > 0 ? Math.floor((100 * done) / total) : 100}%`.padStart(4);
     const eta = etaMs === 0 ? 'done' : `ETA ${etaMs === undefined ? '?' : formatDuration(etaMs)}`;
-    return `${counts} ${percent} | ${formatDuration(elapsedMs)} elapsed | ${formatRate(perSecond)} | ${eta}`;
+    // Widths of the longest usual values (4m05s, 12.5/s): the columns stay put as the numbers change.
+    return `${counts} ${percent} | ${formatDuration(elapsedMs).padStart(5)} elapsed | ${formatRate(perSecond).padStart(6)} | ${eta}`;
   }
 }
 

@@ -5,6 +5,9 @@ describe('stage pace', () => {
   test('elapsed time, the rate over the recent window and the time left at that rate', () => {
     const pace = new StagePace({ at: 0, done: 0, total: 100 }, 10_000);
     expect(pace.snapshot(0)).toEqual({ done: 0, total: 100, elapsedMs: 0, perSecond: undefined, etaMs: undefined });
+    // A burst at the start is no pace: no rate over less than a second.
+    pace.record(8, 100, 200);
+    expect(pace.snapshot(300)).toMatchObject({ perSecond: undefined, etaMs: undefined });
     pace.record(10, 100, 5_000);
     expect(pace.snapshot(5_000)).toEqual({ done: 10, total: 100, elapsedMs: 5_000, perSecond: 2, etaMs: 45_000 });
     // 60 items in the first 20 s, then 10 in the next 20: the rate is the recent one.
@@ -39,13 +42,13 @@ describe('progress log lines', () => {
     reporter.listener({ stage: 'gold', done: 10, total: 40 });
     reporter.stop();
     expect(lines.join('')).toBe(
-      'progress: gold            10/40  25% | 10s elapsed | 1.0/s | ETA 30s\n' +
-        'progress: rest.synthesize  0/40   0% | 10s elapsed | 0.0/s | ETA ?\n',
+      'progress: gold            10/40  25% |   10s elapsed |  1.0/s | ETA 30s\n' +
+        'progress: rest.synthesize  0/40   0% |   10s elapsed |  0.0/s | ETA ?\n',
     );
     // Only what moved is printed again.
     now = 20_000;
     reporter.listener({ stage: 'gold', done: 40, total: 40 });
     reporter.stop();
-    expect(lines.at(-1)).toBe('progress: gold            40/40 100% | 20s elapsed | 2.0/s | done\n');
+    expect(lines.at(-1)).toBe('progress: gold            40/40 100% |   20s elapsed |  2.0/s | done\n');
   });
 });
