@@ -20,6 +20,7 @@ import { packageRoot } from '../pipeline/package-root.js';
 import { loadSource } from '../pipeline/sources/index.js';
 import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';
+import { microBench } from './micro.js';
 import { queueBench } from './queue-bench.js';
 import { restDatasetFigures } from './rest-dataset.js';
 import { restThroughput } from './rest-throughput.js';
@@ -34,7 +35,8 @@ import { restThroughput } from './rest-throughput.js';
  * endpoints before/after dedup, parameters per endpoint (rest-dataset.ts); (g) REST server
  * throughput for three representative endpoints (rest-throughput.ts); (h) the queue backend:
  * overhead, scale-out over worker processes, a shared rate limit, incremental nightly runs,
- * faults (queue-bench.ts; NL2API_BENCH_QUEUE=0 skips it). Prints the comparison and writes
+ * faults (queue-bench.ts; NL2API_BENCH_QUEUE=0 skips it); (i) the verifiers on large inputs
+ * (micro.ts). Prints the comparison and writes
  * output/bench.json.
  */
 
@@ -159,6 +161,8 @@ async function main(): Promise<void> {
     });
     process.stderr.write('(h) queue backend (NL2API_BENCH_QUEUE=0 skips it)...\n');
     const queue = await queueBench(birdDir, work);
+    process.stderr.write('(i) verifiers on large inputs...\n');
+    const micro = microBench();
 
     const report = {
       birdDir,
@@ -191,6 +195,7 @@ async function main(): Promise<void> {
         stages: restCold.stats.timing.stages,
       },
       restThroughput: rest,
+      verifiers: micro,
       queue: queue.report,
       paperPoolCoverage: Object.fromEntries(Object.entries(paper.stats.formulations).map(([f, s]) => [f, { ...s.total, coveragePct: pct(s.total) }])),
     };
@@ -225,6 +230,9 @@ async function main(): Promise<void> {
       );
     }
     lines.push(...queue.lines);
+    lines.push(
+      `verifiers: 20000-row answer vs gold ${micro.compareMatch20kRowsMs} ms (match), ${micro.compareMismatch20kRowsMs} ms (mismatch); format check of 2000 sequences ${micro.formatCheck2000SequencesMs} ms`,
+    );
     process.stdout.write(`${lines.join('\n')}\n`);
     const reportFile = path.join(root, 'output', 'bench.json');
     await writeFileAtomic(reportFile, jsonText(report));

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { systemClock, type Clock } from './clock.js';
 import type { RateLimiter } from './rate-limiter.js';
 
 /**
@@ -22,6 +23,8 @@ export interface RedisRateLimiterOptions {
   requestsPerMinute: number;
   /** Requests admitted at once after a quiet spell (default: one minute's worth). */
   burst?: number;
+  /** How the wait for a reserved slot is spent (tests record it instead of waiting). */
+  sleep?: Clock['sleep'];
 }
 
 /**
@@ -50,6 +53,7 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly key: string;
   private readonly intervalUs: number;
   private readonly burst: number;
+  private readonly sleep: Clock['sleep'];
 
   constructor(redis: Redis, options: RedisRateLimiterOptions) {
     const { requestsPerMinute, burst = requestsPerMinute } = options;
@@ -63,10 +67,11 @@ export class RedisRateLimiter implements RateLimiter {
     this.key = `${options.prefix}:rate:${options.name}`;
     this.intervalUs = 60_000_000 / requestsPerMinute;
     this.burst = burst;
+    this.sleep = options.sleep ?? systemClock.sleep;
   }
 
   async acquire(): Promise<void> {
     const waitMs = await this.redis[COMMAND](this.key, this.intervalUs, this.burst);
-    if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+    if (waitMs > 0) await this.sleep(waitMs);
   }
 }

@@ -1,6 +1,17 @@
 import type { Redis } from 'ioredis';
-import { RedisRateLimiter } from '../../generators/llm/redis-rate-limiter.js';
+import { RedisRateLimiter, type RedisRateLimiterOptions } from '../../generators/llm/redis-rate-limiter.js';
 import { connectedPair, type TestRedis } from '../support/redis.js';
+
+/**
+ * The shared limiter's schedule, read from the waits Redis prescribes (recorded instead of
+ * slept), at rates slow enough (one request a minute, or every 20 s) that how long the
+ * requests themselves take on a loaded machine cannot change the verdict: every bound
+ * allows for up to SLACK ms spent between the first and the last reservation. One test
+ * sleeps for real, and checks only what load cannot break: admissions are never early.
+ */
+
+const MINUTE = 60_000;
+const SLACK = 20_000;
 
 let server: TestRedis, redis: Redis, other: Redis;
 let close: () => Promise<void>;
@@ -8,53 +19,69 @@ let close: () => Promise<void>;
 beforeAll(async () => ({ server, redis, other, close } = await connectedPair()));
 afterAll(() => close());
 
-/** When each acquisition was admitted, in ms since `start`, sorted. */
-async function admissions(acquire: (i: number) => Promise<void>, n: number): Promise<number[]> {
-  const start = performance.now();
-  const times = await Promise.all(Array.from({ length: n }, (_, i) => acquire(i).then(() => performance.now() - start)));
-  return times.sort((a, b) => a - b);
+/** A limiter that records each wait Redis prescribes instead of sleeping it. */
+function recording(connection: Redis, options: Omit<RedisRateLimiterOptions, 'prefix' | 'sleep'>) {
+  const waits: number[] = [];
+  const limiter = new RedisRateLimiter(connection, { ...options, prefix: server.prefix, sleep: async (ms) => void waits.push(ms) });
+  return { limiter, waits };
+}
+
+/** `waits` (sorted) are one interval apart from `first` on, each at most SLACK early. */
+function expectSlots(waits: number[], first: number, interval: number): void {
+  const sorted = [...waits].sort((a, b) => a - b);
+  sorted.forEach((wait, k) => {
+    expect(wait).toBeLessThanOrEqual((first + k) * interval);
+    expect(wait).toBeGreaterThan((first + k) * interval - SLACK);
+  });
 }
 
 describe('RedisRateLimiter', () => {
   test('two limiters on two connections sharing a name share one rate', async () => {
-    // 600 per minute, no burst: one request per 100 ms, whichever process asks.
-    const options = { prefix: server.prefix, name: 'shared', requestsPerMinute: 600, burst: 1 };
-    const limiters = [new RedisRateLimiter(redis, options), new RedisRateLimiter(other, options)];
-    const times = await admissions((i) => limiters[i % 2].acquire(), 20);
-    const span = times[19] - times[0];
-    expect(span).toBeGreaterThanOrEqual(19 * 100 * 0.9);
-    expect(span).toBeLessThanOrEqual(19 * 100 * 1.5);
-    // In aggregate: never more than k+1 admissions in any k intervals.
-    times.forEach((t, i) => expect(t - times[0]).toBeGreaterThanOrEqual(i * 100 * 0.9));
+    // One per minute, no burst, whichever connection asks: 6 requests take 5 more minutes.
+    const options = { name: 'shared', requestsPerMinute: 1, burst: 1 };
+    const limiters = [recording(redis, options), recording(other, options)];
+    await Promise.all(Array.from({ length: 6 }, (_, i) => limiters[i % 2].limiter.acquire()));
+    const waits = [...limiters[0].waits, ...limiters[1].waits];
+    expect(waits).toHaveLength(5); // one was admitted at once
+    expectSlots(waits, 1, MINUTE);
   });
 
-  test('a burst of N is let through at once, then one per interval', async () => {
-    // 120 per minute: one per 500 ms after the burst of 5.
-    const limiter = new RedisRateLimiter(redis, { prefix: server.prefix, name: 'burst', requestsPerMinute: 120, burst: 5 });
-    const times = await admissions(() => limiter.acquire(), 6);
-    expect(times[4]).toBeLessThan(250);
-    expect(times[5]).toBeGreaterThanOrEqual(450);
-    expect(times[5]).toBeLessThan(750);
-    // The key vanishes once the limiter has been idle long enough to be full again.
+  test('a burst of N is let through at once, then one per interval; the key lasts until the bucket is full again', async () => {
+    const { limiter, waits } = recording(redis, { name: 'burst', requestsPerMinute: 1, burst: 5 });
+    await Promise.all(Array.from({ length: 7 }, () => limiter.acquire()));
+    expect(waits).toHaveLength(2); // 5 at once
+    expectSlots(waits, 1, MINUTE);
+    // 7 reservations moved the bucket's "full again" time 7 minutes on: the key expires then.
     const ttl = await redis.pttl(`${server.prefix}:rate:burst`);
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(3000);
+    expect(ttl).toBeLessThanOrEqual(7 * MINUTE);
+    expect(ttl).toBeGreaterThan(7 * MINUTE - SLACK);
   });
 
   test('the default burst is one minute of requests', async () => {
-    const limiter = new RedisRateLimiter(redis, { prefix: server.prefix, name: 'default', requestsPerMinute: 10 });
-    const times = await admissions(() => limiter.acquire(), 10);
-    expect(times[9]).toBeLessThan(250);
+    const { limiter, waits } = recording(redis, { name: 'default', requestsPerMinute: 3 });
+    await Promise.all(Array.from({ length: 4 }, () => limiter.acquire()));
+    expect(waits).toHaveLength(1); // 3 at once, the 4th waits its 20 s
+    expectSlots(waits, 1, MINUTE / 3);
   });
 
   test('different names do not interfere', async () => {
-    const options = { prefix: server.prefix, requestsPerMinute: 60, burst: 1 };
-    const a = new RedisRateLimiter(redis, { ...options, name: 'a' });
-    const b = new RedisRateLimiter(other, { ...options, name: 'b' });
-    await a.acquire();
-    // a's next slot is a second away; b has its own.
-    const times = await admissions(() => b.acquire(), 1);
-    expect(times[0]).toBeLessThan(250);
+    const a = recording(redis, { name: 'a', requestsPerMinute: 1, burst: 1 });
+    const b = recording(other, { name: 'b', requestsPerMinute: 1, burst: 1 });
+    await a.limiter.acquire();
+    await b.limiter.acquire(); // a's next slot is a minute away; b has its own
+    expect(b.waits).toEqual([]);
+    await a.limiter.acquire();
+    expectSlots(a.waits, 1, MINUTE);
+  });
+
+  test('with the real clock, no request beyond the burst is admitted before its slot', async () => {
+    // 600 per minute, burst 2: the k-th request (from 0) is due (k - 1) × 100 ms after the start.
+    const limiter = new RedisRateLimiter(redis, { prefix: server.prefix, name: 'real', requestsPerMinute: 600, burst: 2 });
+    const start = performance.now();
+    const times = await Promise.all(Array.from({ length: 5 }, () => limiter.acquire().then(() => performance.now() - start)));
+    times.sort((x, y) => x - y);
+    // A timer may fire a millisecond early; a loaded machine only makes admissions later.
+    times.forEach((t, k) => expect(t).toBeGreaterThanOrEqual(Math.max(0, k - 1) * 100 - 5));
   });
 
   test('rejects nonsensical parameters', () => {

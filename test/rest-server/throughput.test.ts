@@ -4,7 +4,12 @@ import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
 import { removeTempDirs, tempDir } from '../sql/fixtures.js';
 import { captureLogger, HEROES_BY_PUBLISHER, heroesDb } from './fixtures.js';
 
-/** The load-measurement helper, briefly, against a loopback test server. */
+/**
+ * The load-measurement helper, briefly, against a loopback test server: that it measures
+ * without errors and reports well-formed figures. How fast the server is is the benchmark's
+ * question (`npm run bench`, bench/rest-throughput.ts), not a test's: a loaded machine may
+ * complete no request at all in a short window.
+ */
 
 let pool: SqlPool;
 let server: RestServer;
@@ -27,12 +32,13 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-test('measures requests/s and latency percentiles with autocannon', async () => {
+test('measures requests/s and latency percentiles with autocannon, without errors', async () => {
   const result = await measureThroughput(server.url, `${HEROES_BY_PUBLISHER.path}?publisher=DC`, { connections: 4, durationSeconds: 1 });
-  console.log(`REST throughput (1 s, 4 connections, pool of 2): ${JSON.stringify(result)}`);
   expect(result.errors).toBe(0);
-  expect(result.requestsPerSecond).toBeGreaterThan(50);
-  expect(result.p50Ms).toBeGreaterThanOrEqual(0);
+  for (const figure of [result.requestsPerSecond, result.p50Ms, result.p99Ms]) {
+    expect(Number.isFinite(figure)).toBe(true);
+    expect(figure).toBeGreaterThanOrEqual(0);
+  }
   expect(result.p99Ms).toBeGreaterThanOrEqual(result.p50Ms);
 });
 

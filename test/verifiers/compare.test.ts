@@ -139,26 +139,21 @@ describe('compareWithGold: failure categories', () => {
   });
 });
 
-describe('compareWithGold: performance', () => {
+// How fast these comparisons are is measured by `npm run bench` (bench/micro.ts), not asserted here.
+describe('compareWithGold: large results', () => {
   function rows(n: number, seed: number): SqlValue[][] {
     let s = seed;
     const rnd = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
     return Array.from({ length: n }, (_, i) => [i % 97, `name ${i % 500}`, rnd() * 1000, i % 7 === 0 ? null : i]);
   }
-  it('compares 20000 shuffled rows as a multiset in well under a second', () => {
+  it('compares 20000 shuffled rows as a multiset', () => {
     const g = rows(20000, 7);
     const shuffled = [...g].reverse().map((r) => [r[0], r[1], (r[2] as number) * (1 + 1e-8), r[3]]);
-    const t0 = performance.now();
-    const v = compareWithGold([table(shuffled)], gold(g));
-    const ms = performance.now() - t0;
-    expect(v).toMatchObject({ ok: true, category: 'float_tolerance' });
-    expect(ms).toBeLessThan(1000);
+    expect(compareWithGold([table(shuffled)], gold(g))).toMatchObject({ ok: true, category: 'float_tolerance' });
   });
-  it('rejects a large genuine mismatch quickly', () => {
+  it('rejects a large genuine mismatch', () => {
     const g = rows(20000, 7);
     const other = rows(20000, 8);
-    const t0 = performance.now();
     expect(compareWithGold([table(other)], gold(g))).toMatchObject({ ok: false, category: 'semantic:value_mismatch' });
-    expect(performance.now() - t0).toBeLessThan(1000);
   });
 });

@@ -213,11 +213,9 @@ describe('checkFormat', () => {
     expect(checkFormat(missing, tools)).toMatchObject({ category: 'format:answer' });
   });
 
-  it('is fast on repeated tool lists (validators compiled once)', () => {
+  // Validators are compiled once per tool list; the time that saves is measured by `npm run bench` (bench/micro.ts).
+  it('gives the same verdicts on repeated and copied tool lists', () => {
     const copy = structuredClone(tools);
-    checkFormat(valid(), copy);
-    const t0 = performance.now();
-    for (let i = 0; i < 2000; i++) checkFormat(valid(), i % 2 ? tools : copy);
-    expect(performance.now() - t0).toBeLessThan(2000);
+    for (let i = 0; i < 200; i++) expect(checkFormat(valid(), i % 2 ? tools : copy).ok).toBe(true);
   });
 });
