@@ -24,5 +24,7 @@ export default {
   // is spent waiting on child processes (SQL workers, CLIs, queue workers, redis-server), so
   // two files at a time use the machine better on 2 cores and do not oversubscribe it.
   maxWorkers: 2,
-  testTimeout: 60000,
+  // A bound for a hung test, not a speed limit: two suites at once on a loaded 2-core machine
+  // make an e2e test several times slower than on an idle one.
+  testTimeout: 180_000,
 };

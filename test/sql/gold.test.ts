@@ -117,13 +117,11 @@ describe('resultShape', () => {
   test('all 1052 gold SQL execute through the pool without error', async () => {
     const source = await loadSource(BIRD_DIR);
     const databases = new Map(source.databases.map((db) => [db.dbId, db]));
-    const started = Date.now();
-    const outcomes = await Promise.all(source.instances.map((item) => runGold(item, databases.get(item.dbId)!, executor, 20_000)));
-    const elapsed = Date.now() - started;
+    // The time limit only catches a hang: how fast BIRD's gold SQL runs is `npm run bench`'s (a).
+    const outcomes = await Promise.all(source.instances.map((item) => runGold(item, databases.get(item.dbId)!, executor, 120_000)));
     const failures = outcomes.flatMap((outcome, i) => (outcome.ok ? [] : [`${source.instances[i].id}: ${outcome.message}`]));
     expect(failures).toEqual([]);
     expect(outcomes).toHaveLength(1052);
-    expect(elapsed).toBeLessThan(30_000);
     const nonEmpty = outcomes.filter((outcome) => outcome.ok && outcome.value.rows.length > 0).length;
     expect(nonEmpty).toBe(1050); // README: q173 and q388 are empty on the twin
   });
