@@ -19,8 +19,9 @@ export interface CliProcess {
   stderr(): string;
 }
 
-export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliProcess {
-  const child = spawn(process.execPath, [CLI(), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `detached`: in a process group of its own, as a terminal runs a foreground job (bench/interrupt.ts). */
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string; detached?: boolean } = {}): CliProcess {
+  const child = spawn(process.execPath, [CLI(), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...options });
   let out = '';
   let err = '';
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));

@@ -12,7 +12,7 @@ import { directResponse, verifyRest, type RestVerifyContext } from '../stages/re
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { cacheKeyOf } from '../store/run-store.js';
 import type { RestServices } from './rest.js';
-import { withRetries } from './retry.js';
+import { withRetries, type RetryPolicy } from './retry.js';
 import { INTERNAL_ERROR, type StageRunner } from './stage-runner.js';
 
 /**
@@ -80,7 +80,8 @@ export async function synthesizeBatch(
     fallback: ctx.services.fallback,
     attempts: config.rest.attempts,
     check: async (endpoint, item) => {
-      const respond = () => directResponse(endpoint, db, ctx.executor, config.executeTimeoutMs);
+      // A lost SQL worker is retried here; what still fails ends the item, uncached (rest-synthesize.ts).
+      const respond = () => withRetries(() => directResponse(endpoint, db, ctx.executor, config.executeTimeoutMs), retryPolicy(config));
       const { outcome } = await verifyRest(endpoint, respond, item, verifyContext(db, ctx));
       return outcome.ok ? null : { ok: false, category: outcome.category, message: outcome.message };
     },
@@ -154,7 +155,7 @@ export type Timed = <T>(stage: string, work: () => Promise<T>) => Promise<T>;
 
 /**
  * The call over HTTP, then its checks, stored under `key`; a call that got no response at
- * all is an internal error (not stored).
+ * all, or only 503s (the server's SQL worker lost), is an internal error (not stored).
  */
 export async function finalCheck(
   item: SynthesisItem,
@@ -166,10 +167,9 @@ export async function finalCheck(
   timed: Timed,
 ): Promise<FinalRecord> {
   const { config } = ctx;
-  const policy = { retries: config.retries, baseMs: config.backoff.baseMs, maxMs: config.backoff.maxMs };
   const respond = async () => {
     const url = await serverUrl();
-    return timed('rest.execute', () => withRetries(() => callOverHttp(url, endpoint.call, config.executeTimeoutMs), policy));
+    return timed('rest.execute', () => withRetries(() => callOverHttp(url, endpoint.call, config.executeTimeoutMs), retryPolicy(config)));
   };
   let record: FinalRecord;
   try {
@@ -182,6 +182,10 @@ export async function finalCheck(
   }
   ctx.store?.put(key, 'rest.verify', JSON.stringify(record));
   return record;
+}
+
+function retryPolicy(config: Config): RetryPolicy {
+  return { retries: config.retries, baseMs: config.backoff.baseMs, maxMs: config.backoff.maxMs };
 }
 
 function verifyContext(db: DatabaseInfo, ctx: RestPhaseContext): RestVerifyContext {

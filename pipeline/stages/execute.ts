@@ -1,3 +1,4 @@
+import { isExecutorFault } from '../../runtime/sql/executor.js';
 import { lazy } from '../lazy.js';
 import { accept, TransientError } from '../outcome.js';
 import type { ExecuteInput, ExecutionRecord } from '../runner/flow.js';
@@ -13,7 +14,8 @@ const executionCheck = lazy(() => import('../../verifiers/execution.js'));
  * (SQL error, timeout, tool error) is not a rejection here but data: the verify stage's
  * execution check categorizes it, next to the format check's verdict. Errors the execution
  * check cannot attribute to the calls (`execution:internal`: a bug, not the item) are
- * thrown, so the runner reports them as internal_error and does not cache them.
+ * thrown, so the runner reports them as internal_error and does not cache them; so are
+ * failures of the SQL executor itself (a lost worker is retried, a closed pool is not).
  */
 export const executeStage: ItemStage<ExecuteInput, ExecutionRecord> = {
   kind: 'item',
@@ -35,7 +37,7 @@ export const executeStage: ItemStage<ExecuteInput, ExecutionRecord> = {
           : await (await slotRuntime()).executeSequence(input.sequence, ctx.db, ctx.executor, options);
       return accept({ ok: true, outputs });
     } catch (error) {
-      if (error instanceof TransientError) throw error;
+      if (error instanceof TransientError || isExecutorFault(error)) throw error;
       const verdict = (await executionCheck()).checkExecution({ ok: false, error });
       if (verdict.category === 'execution:internal') throw error;
       return accept({ ok: false, error: plainError(error) });

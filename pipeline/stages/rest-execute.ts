@@ -5,7 +5,8 @@ import { TransientError } from '../outcome.js';
 /**
  * execute for REST: the instance's call, made over HTTP against the live server (the
  * arguments as a query string, as any client would send them). A response of any status is
- * data for the execution check; a failure to get one at all is transient.
+ * data for the execution check, but 503: the server's SQL machinery failed, which says
+ * nothing about the call (runtime/rest/errors.ts). That, and no response at all, is transient.
  */
 export async function callOverHttp(baseUrl: string, call: RestCall, timeoutMs: number): Promise<RestResponse> {
   const url = new URL(call.path, baseUrl);
@@ -18,6 +19,7 @@ export async function callOverHttp(baseUrl: string, call: RestCall, timeoutMs: n
     throw new TransientError(`GET ${call.path} failed: ${(error as Error).message}`);
   }
   const text = await response.text();
+  if (response.status === 503) throw new TransientError(`GET ${call.path}: HTTP 503 ${text.slice(0, 200)}`);
   try {
     return { status: response.status, body: JSON.parse(text) };
   } catch {

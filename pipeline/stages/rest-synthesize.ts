@@ -1,6 +1,7 @@
 import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
 import type { FailedAttempt, Synthesizer } from '../../generators/rest/synthesis.js';
 import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../model.js';
+import type { Outcome } from '../outcome.js';
 import { INTERNAL_ERROR } from '../runner/stage-runner.js';
 
 /**
@@ -37,18 +38,31 @@ export async function synthesizeWithRetries(items: readonly SynthesisItem[], ctx
   const records: (SynthesisRecord | undefined)[] = items.map(() => undefined);
   const history: FailedAttempt[][] = items.map(() => []);
 
+  // A throw is a fault of the run (a bug, a lost SQL worker), no verdict on an endpoint: it
+  // ends the item at once as an internal error (never cached). Fed back as a failed attempt,
+  // it would become part of what a later attempt makes of the item, and that is cached.
+  const end = (i: number, error: unknown) => void (records[i] = internalError(error, history[i]));
+
+  const tryEndpoint = async (synthesizer: Synthesizer, i: number, outcome: Outcome<SynthesizedEndpoint>): Promise<void> => {
+    if (!outcome.ok) return void history[i].push({ category: outcome.category, message: outcome.message });
+    let failure: Verdict | null;
+    try {
+      failure = await ctx.check(outcome.value, items[i]);
+    } catch (error) {
+      return end(i, error);
+    }
+    if (!failure) records[i] = { ok: true, endpoint: outcome.value, synthesizer: synthesizer.name, attempts: [...history[i]] };
+    else history[i].push({ category: failure.category, message: failure.message, endpoint: { spec: outcome.value.spec, arguments: outcome.value.call.arguments } });
+  };
+
   const round = async (synthesizer: Synthesizer, indices: number[]): Promise<number[]> => {
     const requests = indices.map((i) => ({ instance: items[i].instance, previous: history[i] }));
-    const outcomes = await synthesizer.synthesize(requests, ctx.db, ctx.datasetName).catch((error: unknown) => requests.map(() => internalError(error)));
-    await Promise.all(
-      indices.map(async (i, k) => {
-        const outcome = outcomes[k];
-        if (!outcome.ok) return void history[i].push({ category: outcome.category, message: outcome.message });
-        const failure = await ctx.check(outcome.value, items[i]).catch(internalError);
-        if (!failure) records[i] = { ok: true, endpoint: outcome.value, synthesizer: synthesizer.name, attempts: [...history[i]] };
-        else history[i].push({ category: failure.category, message: failure.message, endpoint: { spec: outcome.value.spec, arguments: outcome.value.call.arguments } });
-      }),
-    );
+    try {
+      const outcomes = await synthesizer.synthesize(requests, ctx.db, ctx.datasetName);
+      await Promise.all(indices.map((i, k) => tryEndpoint(synthesizer, i, outcomes[k])));
+    } catch (error) {
+      indices.forEach((i) => end(i, error));
+    }
     const remaining = indices.filter((i) => !records[i]);
     ctx.onSettled?.(indices.length - remaining.length);
     return remaining;
@@ -72,6 +86,6 @@ export async function synthesizeWithRetries(items: readonly SynthesisItem[], ctx
 }
 
 /** A throw where an outcome was expected is a fault of the run (a bug, a crashed worker): never cached, retried next run. */
-function internalError(error: unknown): { ok: false; category: string; message: string } {
-  return { ok: false, category: INTERNAL_ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+function internalError(error: unknown, attempts: FailedAttempt[]): SynthesisRecord {
+  return { ok: false, category: INTERNAL_ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error), attempts };
 }

@@ -1,7 +1,7 @@
 import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
 import { runEndpoint } from '../../runtime/rest/endpoint.js';
 import { toErrorResponse } from '../../runtime/rest/errors.js';
-import type { SqlExecutor } from '../../runtime/sql/executor.js';
+import { isExecutorFault, type SqlExecutor } from '../../runtime/sql/executor.js';
 import type { AnswerJudge } from '../../verifiers/judge.js';
 import { checkRestExecution, checkRestFormat, checkRestSemantic, type RestResponse } from '../../verifiers/rest.js';
 import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../model.js';
@@ -45,7 +45,8 @@ const notRun = (check: string, why: string): Verdict => ({ ok: false, category: 
 /**
  * A candidate endpoint's response without the server: the status the server would answer
  * (runtime/rest/errors.ts), but the failure's own message: SQL errors keep SQLite's (the server hides it from clients; the retry
- * loop's feedback needs it). Only called on specs that passed the format check.
+ * loop's feedback needs it). Only called on specs that passed the format check. Where the
+ * server would answer 503 (the executor failed, not the query), this throws: no verdict.
  */
 export async function directResponse(
   endpoint: SynthesizedEndpoint,
@@ -56,7 +57,7 @@ export async function directResponse(
   try {
     return { status: 200, body: await runEndpoint(endpoint.spec, endpoint.call.arguments, db, executor, timeoutMs) };
   } catch (error) {
-    if (error instanceof TransientError) throw error;
+    if (error instanceof TransientError || isExecutorFault(error)) throw error;
     const { status, body } = toErrorResponse(error, timeoutMs);
     const message = error instanceof Error ? error.message : String(error);
     return { status, body: { error: { code: body.error.code, message } } };

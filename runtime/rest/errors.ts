@@ -1,4 +1,4 @@
-import { SqlTimeoutError } from '../sql/executor.js';
+import { isExecutorFault, SqlTimeoutError } from '../sql/executor.js';
 import { InvalidParameterError } from './parameters.js';
 
 /**
@@ -38,6 +38,10 @@ export function toErrorResponse(error: unknown, timeoutMs: number): ErrorRespons
   }
   if (error instanceof InvalidParameterError) {
     return { status: 400, body: body('invalid_parameters', error.message), internal: false };
+  }
+  if (isExecutorFault(error)) {
+    // Our SQL worker died or is shutting down: nothing is wrong with the request; try again.
+    return { status: 503, body: body('unavailable', 'The query could not be run right now; try again.'), internal: true };
   }
   if (error instanceof SqlTimeoutError) {
     return {

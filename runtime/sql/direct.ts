@@ -1,5 +1,5 @@
 import type { ResultSet } from '../../pipeline/model.js';
-import { SqlExecutionError, type SqlExecutor, type SqlRequest } from './executor.js';
+import { ExecutorClosedError, type SqlExecutor, type SqlRequest } from './executor.js';
 import { ConnectionCache, executeReadOnly } from './readonly.js';
 
 /**
@@ -12,7 +12,7 @@ export function createDirectExecutor(): SqlExecutor {
   let closed = false;
   return {
     async run(request: SqlRequest): Promise<ResultSet> {
-      if (closed) throw new SqlExecutionError('executor closed');
+      if (closed) throw new ExecutorClosedError('executor closed');
       return executeReadOnly(connections.get(request.dbPath), request.sql, request.params);
     },
     async close(): Promise<void> {

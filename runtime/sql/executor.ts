@@ -1,4 +1,5 @@
 import type { ResultSet } from '../../pipeline/model.js';
+import { TransientError } from '../../pipeline/outcome.js';
 
 /**
  * The one way the project runs SQL. Implementations: the killable process pool
@@ -29,6 +30,30 @@ export class SqlTimeoutError extends Error {
 /** SQLite refused or failed the statement (syntax, missing column, not read-only, ...). */
 export class SqlExecutionError extends Error {
   override name = 'SqlExecutionError';
+}
+
+/*
+ * The two errors above are verdicts about the statement: a stage may record them (cached).
+ * The two below are failures of our own machinery that say nothing about the statement, so
+ * no stage may turn them into a cached rejection or cached data: they are thrown through.
+ */
+
+/**
+ * The worker process running the statement died (killed from outside, crashed, out of
+ * memory) or could not start. Transient: a retry gets a fresh worker.
+ */
+export class SqlWorkerError extends TransientError {
+  override name = 'SqlWorkerError';
+}
+
+/** The executor was closed (the run is shutting down): the statement's answer is lost. */
+export class ExecutorClosedError extends Error {
+  override name = 'ExecutorClosedError';
+}
+
+/** A failure of the executor itself, not of the statement: never a verdict about an item. */
+export function isExecutorFault(error: unknown): error is SqlWorkerError | ExecutorClosedError {
+  return error instanceof SqlWorkerError || error instanceof ExecutorClosedError;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ResultSet } from '../../pipeline/model.js';
-import { SqlExecutionError, SqlTimeoutError, type SqlExecutor, type SqlRequest } from './executor.js';
+import { ExecutorClosedError, SqlExecutionError, SqlTimeoutError, SqlWorkerError, type SqlExecutor, type SqlRequest } from './executor.js';
 import type { WorkerJob, WorkerMessage } from './protocol.js';
 
 /**
@@ -12,6 +12,9 @@ import type { WorkerJob, WorkerMessage } from './protocol.js';
  * statement at a time. better-sqlite3 cannot interrupt a query, so a timeout SIGKILLs
  * the worker running it (and a fresh one is started on demand): the statement really stops.
  * Workers start lazily, when a request finds no idle worker and the pool is not full.
+ *
+ * Only SQLite's refusal (SqlExecutionError) and our timeout (SqlTimeoutError) speak about the
+ * statement; a worker lost otherwise is a SqlWorkerError, a closed pool an ExecutorClosedError.
  */
 
 export interface SqlPoolOptions {
@@ -62,6 +65,10 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
       serialization: 'advanced',
       execArgv,
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+      // A process group of its own: the terminal's Ctrl-C (SIGINT to the foreground group)
+      // reaches the parent, which finishes the items in flight, and not the workers running
+      // them. The worker still dies with the parent: it exits when the IPC channel closes.
+      detached: true,
     });
     const worker: Worker = { child, ready: false, job: null, timer: null, stderr: '' };
     workers.push(worker);
@@ -96,19 +103,19 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     dispatch();
   }
 
-  /** The worker is gone: a crash (its job fails, the others don't notice) or a failed start. */
+  /** The worker is gone: a crash or a kill (its job fails, the others don't notice) or a failed start. */
   function onExit(worker: Worker, how: string): void {
     if (!remove(worker)) return; // already retired (timeout or close)
     const job = worker.job;
     if (job) {
       finish(worker);
-      job.reject(new SqlExecutionError(`worker crashed (${how})`));
+      job.reject(new SqlWorkerError(`SQL worker died running the statement (${how})`));
     } else if (!worker.ready && ++failedStarts >= size && !workers.some((other) => other.ready)) {
       // Workers cannot start (a broken install, bad NODE_OPTIONS, ...): fail the waiting
       // requests rather than respawning forever; a later request tries again.
       failedStarts = 0;
       const reason = `SQL worker failed to start (${how})${worker.stderr ? `: ${worker.stderr.trim()}` : ''}`;
-      for (const waiting of queue.splice(0)) waiting.reject(new SqlExecutionError(reason));
+      for (const waiting of queue.splice(0)) waiting.reject(new SqlWorkerError(reason));
     }
     dispatch();
   }
@@ -165,7 +172,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
 
   return {
     run(request: SqlRequest): Promise<ResultSet> {
-      if (closed) return Promise.reject(new SqlExecutionError('executor closed'));
+      if (closed) return Promise.reject(new ExecutorClosedError('executor closed'));
       return new Promise<ResultSet>((resolve, reject) => {
         queue.push({ id: nextId++, request, resolve, reject });
         dispatch();
@@ -174,7 +181,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
 
     async close(): Promise<void> {
       closed = true;
-      const stopped = new SqlExecutionError('executor closed');
+      const stopped = new ExecutorClosedError('executor closed');
       for (const job of queue.splice(0)) job.reject(stopped);
       const exits = workers.splice(0).map((worker) => {
         const job = worker.job;

@@ -1,9 +1,11 @@
+import { Worker } from 'node:worker_threads';
 import type { WorkerJob, WorkerMessage } from './protocol.js';
 import { ConnectionCache, executeReadOnly, messageOf } from './readonly.js';
 
 /**
  * A pool worker process (forked by pool.ts): runs one job at a time, synchronously, so
- * that the pool can stop a runaway statement by killing the process.
+ * that the pool can stop a runaway statement by killing the process. It runs in a process
+ * group of its own, so no terminal signal stops it: it must end with the pool by itself.
  */
 
 const connections = new ConnectionCache();
@@ -25,5 +27,18 @@ process.on('disconnect', () => {
   connections.closeAll();
   process.exit(0);
 });
+
+/**
+ * 'disconnect' waits for the statement running, which may be a runaway one that only the pool
+ * (now gone) would have stopped: while the event loop is blocked, a thread watches the parent
+ * and kills this process once it is gone (killed with kill -9: this process is reparented).
+ */
+function exitWithParent(intervalMs: number): void {
+  const watchdog = `const ppid = ${process.ppid};
+    setInterval(() => { if (process.ppid !== ppid) process.kill(process.pid, 'SIGKILL'); }, ${intervalMs});`;
+  new Worker(watchdog, { eval: true }).unref();
+}
+
+exitWithParent(1000);
 
 send({ type: 'ready' });

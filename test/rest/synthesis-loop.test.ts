@@ -57,9 +57,18 @@ test('a synthesizer that ignores feedback gets one attempt', async () => {
   expect(record).toMatchObject({ ok: false, category: 'semantic:value_mismatch' });
 });
 
-test('a synthesizer or check that throws is an internal error of that attempt, not of the run', async () => {
+test('a synthesizer or check that throws ends the item as an internal error: no feedback, no further attempt', async () => {
   const broken: Synthesizer = { name: 'broken', fingerprint: 'b', synthesize: async () => { throw new Error('boom'); } };
   expect((await loop(broken, checkPassing()))[0]).toMatchObject({ ok: false, category: 'internal_error', message: expect.stringMatching(/boom/) });
-  const crashingCheck = async (): Promise<Verdict | null> => { throw new Error('worker died'); };
-  expect((await loop(scripted('llm'), crashingCheck, null, 1))[0]).toMatchObject({ ok: false, category: 'internal_error' });
+  // A lost SQL worker in the check of the first attempt: had it been fed back, the second
+  // attempt's record (cached) would carry it.
+  const llm = scripted('llm');
+  const template = scripted('template');
+  const crashingOnce = async (): Promise<Verdict | null> => {
+    if (llm.seen.length === 1) throw new Error('worker died');
+    return null;
+  };
+  expect((await loop(llm, crashingOnce, template))[0]).toMatchObject({ ok: false, category: 'internal_error', message: expect.stringMatching(/worker died/) });
+  expect(llm.seen).toHaveLength(1);
+  expect(template.seen).toHaveLength(0);
 });

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +56,13 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A process's process group: field 5 of /proc/<pid>/stat (Linux; after the command, which may hold spaces), else ps. */
+export function processGroupOf(pid: number): number {
+  if (!existsSync('/proc/self/stat')) return Number(execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8' }).trim());
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
 }
 
 export const BIRD_DIR = process.env.NL2API_BIRD_DIR ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/bird-dev');

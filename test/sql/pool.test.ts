@@ -1,12 +1,12 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { SqlExecutionError, SqlTimeoutError } from '../../runtime/sql/executor.js';
+import { ExecutorClosedError, SqlExecutionError, SqlTimeoutError, SqlWorkerError } from '../../runtime/sql/executor.js';
 import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
-import { createDb, HEROES_SQL, isAlive, removeTempDirs, RUNAWAY_SQL, tempDir } from './fixtures.js';
+import { createDb, HEROES_SQL, isAlive, processGroupOf, removeTempDirs, RUNAWAY_SQL, tempDir } from './fixtures.js';
 
-/** What only the process pool does: timeouts that stop, crash isolation, queueing, close. */
+/** What only the process pool does: timeouts that stop, crash isolation, queueing, close, signals. */
 
 let dbPath: string;
 const pools: SqlPool[] = [];
@@ -53,16 +53,18 @@ test('a timeout kills the runaway statement’s process and the pool keeps servi
   expect(pool.workerPids()).toHaveLength(1);
 });
 
-test('a crashed worker fails only its own request; the pool respawns', async () => {
+test.each(['SIGKILL', 'SIGINT'] as const)('a worker killed with %s fails only its own request, as a lost worker, not as the statement’s error; the pool respawns', async (signal) => {
   const pool = newPool(2);
   await pool.run(request('SELECT 1'));
   const [victim] = pool.workerPids();
   const doomed = pool.run(request(RUNAWAY_SQL, [], 60_000)); // the idle worker takes it
   const others = Promise.all(Array.from({ length: 10 }, (_, i) => pool.run(request('SELECT ?', [i]))));
   await new Promise((resolve) => setTimeout(resolve, 200));
-  process.kill(victim, 'SIGKILL');
-  await expect(doomed).rejects.toThrow(SqlExecutionError);
-  await expect(doomed).rejects.toThrow(/worker crashed/);
+  process.kill(victim, signal);
+  const error = await doomed.catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(SqlWorkerError);
+  expect(error).not.toBeInstanceOf(SqlExecutionError);
+  expect((error as Error).message).toMatch(new RegExp(`died running the statement .*signal ${signal}`));
   expect((await others).map((result) => result.rows[0][0])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   await expect(pool.run(request('SELECT 42'))).resolves.toEqual({ columns: ['42'], rows: [[42]] });
   expect(pool.workerPids()).not.toContain(victim);
@@ -100,10 +102,10 @@ test('close() stops running statements, rejects waiting ones and ends every proc
   await pool.close();
   expect(Date.now() - started).toBeLessThan(2000);
   for (const outcome of await outcomes) {
-    expect(outcome).toMatchObject({ status: 'rejected', reason: { message: 'executor closed' } });
+    expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'ExecutorClosedError', message: 'executor closed' } });
   }
   expect(pids.filter(isAlive)).toEqual([]);
-  await expect(pool.run(request('SELECT 1'))).rejects.toThrow(/executor closed/);
+  await expect(pool.run(request('SELECT 1'))).rejects.toThrow(ExecutorClosedError);
 });
 
 test('refuses a pool without workers', () => {
@@ -139,10 +141,81 @@ test('workers that cannot start fail the waiting requests instead of respawning 
     delete process.env.NODE_OPTIONS;
     const recovered = await run(pool, 4);
     await pool.close();
-    console.log(JSON.stringify({ failed: failed.map((f) => f.reason?.message ?? 'resolved'), recovered: recovered.rows }));
+    console.log(JSON.stringify({ failed: failed.map((f) => f.reason ? \`\${f.reason.name}: \${f.reason.message}\` : 'resolved'), recovered: recovered.rows }));
   `);
   const { failed, recovered } = JSON.parse(output) as { failed: string[]; recovered: unknown };
   expect(failed).toHaveLength(3);
-  for (const message of failed) expect(message).toMatch(/^SQL worker failed to start \(exit code 1.*nonexistent/s);
+  for (const message of failed) expect(message).toMatch(/^SqlWorkerError: SQL worker failed to start \(exit code 1.*nonexistent/s);
   expect(recovered).toEqual([[4]]);
 });
+
+/** Counts to 10^7: a second or so, long enough to be running when a signal arrives, and then done. */
+const SLOW_SQL = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10000000) SELECT count(*) FROM c';
+
+interface Script {
+  pid: number;
+  /** The next line the script prints, parsed as JSON. */
+  next(): Promise<unknown>;
+  exited: Promise<number | null>;
+}
+
+/** Like runScript, but running on: in a process group of its own, as a terminal's foreground job. */
+function startScript(body: string): Script {
+  const poolUrl = new URL('../../runtime/sql/pool.ts', import.meta.url).href;
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const script = `import { createSqlPool } from ${JSON.stringify(poolUrl)};\nconst dbPath = ${JSON.stringify(dbPath)};\n${body}`;
+  const child = spawn(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines: string[] = [];
+  const waiting: ((line: string) => void)[] = [];
+  let buffered = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let at = buffered.indexOf('\n'); at >= 0; at = buffered.indexOf('\n')) {
+      const line = buffered.slice(0, at);
+      buffered = buffered.slice(at + 1);
+      const reader = waiting.shift();
+      if (reader) reader(line);
+      else lines.push(line);
+    }
+  });
+  return {
+    pid: child.pid!,
+    next: async () => JSON.parse(lines.shift() ?? (await new Promise<string>((resolve) => waiting.push(resolve)))),
+    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+  };
+}
+
+test('workers have a process group of their own: a Ctrl-C to the parent’s group does not reach them', async () => {
+  const script = startScript(`
+    const pool = createSqlPool({ size: 1 });
+    await pool.run({ dbPath, sql: 'SELECT 1', params: [], timeoutMs: 10000 });
+    // As the CLI does on a first Ctrl-C: finish what is in flight.
+    process.on('SIGINT', () => console.log(JSON.stringify('SIGINT')));
+    const slow = pool.run({ dbPath, sql: ${JSON.stringify(SLOW_SQL)}, params: [], timeoutMs: 600000 });
+    console.log(JSON.stringify({ parent: process.pid, worker: pool.workerPids()[0] }));
+    console.log(JSON.stringify(await slow.then((result) => result.rows, (error) => error.name + ': ' + error.message)));
+    await pool.close();
+  `);
+  const { parent, worker } = (await script.next()) as { parent: number; worker: number };
+  expect(processGroupOf(parent)).toBe(parent);
+  expect(processGroupOf(worker)).not.toBe(parent);
+  process.kill(-parent, 'SIGINT'); // the whole foreground group, as a terminal's Ctrl-C
+  expect(await script.next()).toBe('SIGINT');
+  expect(await script.next()).toEqual([[10_000_000]]);
+  expect(await script.exited).toBe(0);
+}, 60_000);
+
+test('workers do not outlive a parent killed with SIGKILL, idle or in the middle of a runaway statement', async () => {
+  const script = startScript(`
+    const pool = createSqlPool({ size: 2 });
+    await Promise.all([1, 2].map(() => pool.run({ dbPath, sql: 'SELECT 1', params: [], timeoutMs: 10000 })));
+    void pool.run({ dbPath, sql: ${JSON.stringify(RUNAWAY_SQL)}, params: [], timeoutMs: 600000 }).catch(() => {});
+    console.log(JSON.stringify(pool.workerPids()));
+    setInterval(() => {}, 1000);
+  `);
+  const workers = (await script.next()) as number[];
+  expect(workers).toHaveLength(2);
+  process.kill(script.pid, 'SIGKILL');
+  await script.exited;
+  await waitUntil(() => !workers.some(isAlive), 20_000);
+}, 60_000);
