@@ -8,7 +8,7 @@ import { datasetCard, yamlScalar } from '../../pipeline/dataset-card.js';
 import { generate } from '../../pipeline/generate.js';
 import { accept } from '../../pipeline/outcome.js';
 import type { Manifest, RunDescription } from '../../pipeline/manifest.js';
-import type { DeterministicStats, RunStats } from '../../pipeline/stats.js';
+import type { DeterministicStats, RunStats, Tally } from '../../pipeline/stats.js';
 import { nullExecutor, toyConfig, toyStages } from './fixtures/toy.js';
 
 /**
@@ -170,7 +170,7 @@ describe('dataset card', () => {
 });
 
 describe('dataset card rendering', () => {
-  const tally = (input: number, accepted: number) => ({ input, accepted, rejected: input - accepted, rejectedBy: input > accepted ? { 'gold:gold_error': input - accepted } : {} });
+  const tally = (input: number, accepted: number): Tally => ({ input, accepted, rejected: input - accepted, rejectedBy: input > accepted ? { 'gold:gold_error': input - accepted } : {} });
   const stats: DeterministicStats = {
     dataset: 'bird-dev',
     formulations: { rest: { total: tally(3, 2), byDb: { financial: tally(3, 2) }, stages: { ingest: { input: 3, accepted: 3, rejected: 0 } } } },
