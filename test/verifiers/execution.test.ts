@@ -46,5 +46,9 @@ describe('checkExecution', () => {
     expect(checkExecution({ ok: false, error: 'boom' })).toMatchObject({ category: 'execution:internal', message: 'boom' });
     expect(checkExecution({ ok: false, error: null }).category).toBe('execution:internal');
     expect(checkExecution({ ok: false, error: { code: 42 } }).category).toBe('execution:internal');
+    // Node's own error codes are faults of the run (here: a module that failed to load), not tool errors.
+    const linkFailure = Object.assign(new Error("request for './compiler.js' is not in cache"), { code: 'ERR_VM_MODULE_LINK_FAILURE' });
+    expect(checkExecution({ ok: false, error: linkFailure }).category).toBe('execution:internal');
+    expect(checkExecution({ ok: false, error: Object.assign(new Error('out of memory'), { code: 'ENOMEM' }) }).category).toBe('execution:internal');
   });
 });
