@@ -32,10 +32,11 @@ test('ordinary jobs run side by side, fetching untouched', async () => {
 
 test('a suspect is handed back while the worker holds other jobs; in an empty worker it runs alone, fetching paused, and jobs reaching it meanwhile are handed back', async () => {
   const { run, events } = harness();
-  const first = run('first', false, 30);
+  // The long jobs last long enough that a stalled test process still asks while they run.
+  const first = run('first', false, 500);
   await expect(run('early suspect', true)).rejects.toThrow('postponed early suspect');
   expect(await first).toBe('first');
-  const suspect = run('suspect', true, 30);
+  const suspect = run('suspect', true, 500);
   await new Promise((resolve) => setTimeout(resolve, 5));
   await expect(run('later', false)).rejects.toThrow('postponed later');
   await expect(run('other suspect', true)).rejects.toThrow('postponed other suspect');

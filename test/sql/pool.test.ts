@@ -25,7 +25,8 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-async function waitUntil(condition: () => boolean, ms = 5000): Promise<void> {
+/** Polls `condition`; the time limit only catches a hang (a loaded machine may take its time). */
+async function waitUntil(condition: () => boolean, ms = 30_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
@@ -44,9 +45,8 @@ test('a timeout kills the runaway statement’s process and the pool keeps servi
   const pool = newPool(1);
   await pool.run(request('SELECT 1'));
   const [pid] = pool.workerPids();
-  const started = Date.now();
+  // RUNAWAY_SQL would count for hours: only the timeout can end it.
   await expect(pool.run(request(RUNAWAY_SQL, [], 300))).rejects.toThrow(SqlTimeoutError);
-  expect(Date.now() - started).toBeLessThan(3000);
   await waitUntil(() => !isAlive(pid));
   expect(pool.workerPids()).not.toContain(pid);
   await expect(pool.run(request('SELECT count(*) FROM hero'))).resolves.toEqual({ columns: ['count(*)'], rows: [[4]] });
@@ -98,9 +98,7 @@ test('close() stops running statements, rejects waiting ones and ends every proc
   const outcomes = Promise.allSettled([...running, waiting]);
   await waitUntil(() => pool.workerPids().length === 2);
   const pids = pool.workerPids();
-  const started = Date.now();
-  await pool.close();
-  expect(Date.now() - started).toBeLessThan(2000);
+  await pool.close(); // resolves at all: it did not wait for the runaways (hours each)
   for (const outcome of await outcomes) {
     expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'ExecutorClosedError', message: 'executor closed' } });
   }
@@ -121,7 +119,7 @@ function runScript(body: string): string {
     const run = (pool, n) => pool.run({ dbPath: ${JSON.stringify(dbPath)}, sql: 'SELECT ?', params: [n], timeoutMs: 10000 });
     ${body}
   `;
-  return execFileSync(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+  return execFileSync(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 50_000 }); // a hang guard only
 }
 
 test('a process that used the pool exits, even without close()', () => {
