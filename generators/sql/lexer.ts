@@ -128,6 +128,16 @@ export function splice(tokens: Token[], replacements: ReadonlyMap<number, string
   return tokens.map((t, i) => replacements.get(i) ?? t.text).join('');
 }
 
+/**
+ * `[name]` written `` `name` ``: SQLite's bracket quoting (always an identifier) in a form
+ * node-sql-parser's grammars read, which have no brackets. The same name either way.
+ */
+export function bracketsAsBackticks(sql: string): string {
+  return tokenize(sql)
+    .map((t) => (t.kind === 'quoted' && t.text.startsWith('[') && !t.unterminated ? `\`${unquote(t).split('`').join('``')}\`` : t.text))
+    .join('');
+}
+
 /** A text literal for `value`, quotes doubled. */
 export function sqlString(value: string): string {
   return `'${value.split("'").join("''")}'`;

@@ -19,6 +19,7 @@ import type {
   SetOperator,
 } from './ast.js';
 import { reassociate } from './precedence.js';
+import { bracketsAsBackticks } from './lexer.js';
 import { NameError, Scope, same, schemaTable } from './scope.js';
 
 const { Parser } = nodeSqlParser;
@@ -52,9 +53,11 @@ type Raw = any;
 export function parseQuery(sql: string, db: DatabaseInfo): Outcome<NormalizedQuery> {
   const parser = new Parser();
   let firstError: string | null = null;
-  const marked = markDistinctAggregates(sql);
-  const attempts = DIALECTS.map((dialect) => ({ dialect, text: sql }));
-  if (marked !== sql) attempts.push({ dialect: 'sqlite', text: marked });
+  // The grammars have no [bracketed] names; backticks are the same names to SQLite.
+  const readable = bracketsAsBackticks(sql);
+  const marked = markDistinctAggregates(readable);
+  const attempts = DIALECTS.map((dialect) => ({ dialect, text: readable }));
+  if (marked !== readable) attempts.push({ dialect: 'sqlite', text: marked });
   for (const { dialect, text } of attempts) {
     let raw: Raw;
     try {
