@@ -50,12 +50,15 @@ function pressCtrlC(pid: number): boolean {
   }
 }
 
-const progressLines = (stderr: string) => stderr.match(/^progress/gm)?.length ?? 0;
+/** Progress lines printed so far (`--progress log`). */
+export const progressLines = (stderr: string) => stderr.match(/^progress/gm)?.length ?? 0;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * The outputs of a run by relative path: every file but the run store's, stats.json without
- * its `timing` (the one part that differs from run to run by design).
+ * The outputs of a run by relative path: every file but the run store's, less what differs
+ * between any two cold runs by design: stats.json's `timing`, and the reference times (the
+ * moments gold SQL that reads the clock ran) in README.md and manifest.json, with the hash
+ * the manifest gives README.md (README.md itself is compared without its times).
  */
 export function outputsOf(outDir: string): Map<string, string> {
   const outputs = new Map<string, string>();
@@ -64,14 +67,32 @@ export function outputsOf(outDir: string): Map<string, string> {
     const file = path.relative(outDir, path.join(entry.parentPath, entry.name));
     if (file.split(path.sep)[0] === '.cache') continue;
     const text = readFileSync(path.join(outDir, file), 'utf8');
-    outputs.set(file, file === 'stats.json' ? withoutTiming(text) : text);
+    outputs.set(file, MASKS[file]?.(text) ?? text);
   }
   return outputs;
 }
 
-function withoutTiming(statsText: string): string {
-  const { timing: _timing, ...stats } = JSON.parse(statsText) as Record<string, unknown>;
-  return JSON.stringify(stats, null, 2);
+const INSTANT = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g;
+
+interface Manifest {
+  referenceTimes?: { referenceTime: string }[];
+  files?: { path: string; sha256: string }[];
+}
+
+const MASKS: Record<string, (text: string) => string> = {
+  'stats.json': (text) => masked<{ timing?: unknown }>(text, (stats) => void delete stats.timing),
+  'README.md': (text) => text.replace(INSTANT, '<time>'),
+  'manifest.json': (text) =>
+    masked<Manifest>(text, (manifest) => {
+      for (const entry of manifest.referenceTimes ?? []) entry.referenceTime = '<time>';
+      for (const entry of manifest.files ?? []) if (entry.path === 'README.md') entry.sha256 = '<README.md>';
+    }),
+};
+
+function masked<T>(jsonText: string, mask: (value: T) => void): string {
+  const value = JSON.parse(jsonText) as T;
+  mask(value);
+  return JSON.stringify(value, null, 2);
 }
 
 /** The files missing from either side or different, sorted. */

@@ -102,6 +102,8 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   await Promise.all(
     open.map((instance) =>
       limit(async () => {
+        // Interrupted: the items in flight finish, the others are left for the rerun.
+        if (options.signal?.aborted) return;
         const db = databases.get(instance.dbId);
         if (!db) return void reject(instance, 'ingest', 'bad_input', `unknown database ${instance.dbId}`);
         const gold = await goldOf(instance, db, options);

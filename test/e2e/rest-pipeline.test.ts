@@ -8,6 +8,8 @@ import { generate, SourceError } from '../../pipeline/generate.js';
 import { packageRoot } from '../../pipeline/package-root.js';
 import { serveDataset } from '../../pipeline/serve.js';
 import type { ToolSpec } from '../../pipeline/model.js';
+import { createDirectExecutor } from '../../runtime/sql/direct.js';
+import type { SqlRequest } from '../../runtime/sql/executor.js';
 
 /**
  * The REST formulation through the whole pipeline, offline (template synthesizer): the
@@ -146,4 +148,21 @@ describe('REST on a small JSONL source: dedup merges, failures counted', () => {
     const database = readFileSync(path.join(source, 'bookstore.sqlite'));
     expect(database.equals(readFileSync(path.join(demo, 'dev_databases', 'bookstore', 'bookstore.sqlite')))).toBe(true);
   });
+});
+
+test('an interrupted REST run starts nothing more: no gold runs once the signal has fired', async () => {
+  const out = path.join(dir, 'aborted');
+  let statements = 0;
+  const executor = createDirectExecutor();
+  const counting = {
+    run(request: SqlRequest) {
+      statements++;
+      return executor.run(request);
+    },
+    close: () => executor.close(),
+  };
+  const result = await generate({ config: config(out, { source: demo }), executor: counting, signal: AbortSignal.abort() });
+  await executor.close();
+  expect(result.aborted).toBe(true);
+  expect(statements).toBe(0);
 });
