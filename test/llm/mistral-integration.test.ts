@@ -25,7 +25,7 @@ const startServer = scriptedServerPerTest();
 
 async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {}) {
   const server = await startServer(script);
-  const config = llmConfig({ provider: 'mistral', model: 'mistral-large-latest', baseUrl: server.url, timeoutMs: 2000, ...overrides });
+  const config = llmConfig({ provider: 'mistral', model: 'mistral-large-latest', baseUrl: server.url, timeoutMs: 30_000 /* a hang guard: a loaded machine may answer slowly */, ...overrides });
   const clock = new FakeClock(); // backoff waits are recorded, not slept
   const usage = new UsageMeter({ 'mistral-large-latest': { inputPerMTok: 2, outputPerMTok: 6 } });
   const client = new LlmClient({ model: createChatModel(config, { MISTRAL_API_KEY: API_KEY }), config, clock, usage, cache: new MemoryLlmCache() });
