@@ -328,6 +328,8 @@ class Normalizer {
 
   expr(node: Raw, scope: Scope, clause: Clause): Expr {
     if (node === null || node === undefined) throw new SyntaxShapeError('missing expression');
+    // No consumer models collations: dropping one would silently compare case-sensitively.
+    if (node.collate || node.suffix?.collate) throw new SyntaxShapeError('COLLATE is not supported');
     if (node.ast) return { kind: 'subquery', query: this.subquery(node.ast, scope) };
     switch (node.type) {
       case 'number':

@@ -53,6 +53,16 @@ describe('parseQuery: names', () => {
     expect(outcome.ok).toBe(false);
     if (!outcome.ok) expect(outcome.category).toBe('parse_error');
   });
+
+  test('COLLATE is refused, not dropped (dropped, NOCASE would compare case-sensitively)', () => {
+    for (const sql of [
+      "SELECT id FROM school WHERE name COLLATE NOCASE = 'oak'",
+      "SELECT id FROM school WHERE name = 'oak' COLLATE NOCASE",
+      'SELECT id FROM school ORDER BY name COLLATE NOCASE',
+    ]) {
+      expect(parseQuery(sql, SCHEMA)).toMatchObject({ ok: false, category: 'parse_error', message: expect.stringContaining('COLLATE') });
+    }
+  });
 });
 
 describe('parseQuery: double-quoted strings', () => {
