@@ -25,7 +25,7 @@ async function main(): Promise<number> {
   const referenceDir = path.join(root, 'reference');
   const reference = await completeRun(args, referenceDir);
   const lines = progressLines(reference.stderr);
-  console.log(`reference: exit ${reference.code}, ${seconds(performance.now() - started)}, ${lines} progress lines, ${reference.outputs.size} files`);
+  console.log(`reference: exit ${reference.code}, ${seconds(performance.now() - started)}, ${lines} progress lines, ${reference.outputs.size} files, accepted ${acceptedOf(reference.outputs)}`);
   let identical = 0;
   for (const [i, share] of SHARES.entries()) {
     const point: InterruptPoint = { progressLines: Math.max(1, Math.round(share * lines)) };
@@ -38,7 +38,7 @@ async function main(): Promise<number> {
     console.log(
       `point ${i + 1}: Ctrl-C after progress line ${point.progressLines}/${lines} (${lastProgress(interrupted.stderr)}): ` +
         `${interrupted.interrupted ? `exit ${interrupted.code}` : 'ended before the point'}; ` +
-        `rerun exit ${rerun.code}, ${differing.length === 0 ? 'byte-identical' : `${differing.length} files differ: ${differing.slice(0, 5).join(', ')}`}`,
+        `rerun exit ${rerun.code}, accepted ${acceptedOf(rerun.outputs)}, ${differing.length === 0 ? 'byte-identical' : `${differing.length} files differ: ${differing.slice(0, 5).join(', ')}`}`,
     );
   }
   console.log(`${identical}/${SHARES.length} interrupted runs byte-identical to the uninterrupted one after a rerun`);
@@ -52,6 +52,12 @@ async function completeRun(args: readonly string[], dir: string) {
   mkdirSync(dir, { recursive: true });
   const run = await runInterrupted(args, dir, { progressLines: Infinity });
   return { ...run, outputs: outputsOf(path.join(dir, 'out')) };
+}
+
+/** Accepted samples per formulation, from the manifest's counts. */
+function acceptedOf(outputs: ReadonlyMap<string, string>): string {
+  const { counts } = JSON.parse(outputs.get('manifest.json') ?? '{"counts":{}}') as { counts: Record<string, { accepted: number }> };
+  return Object.entries(counts).map(([formulation, { accepted }]) => `${formulation} ${accepted}`).join(', ');
 }
 
 const lastProgress = (stderr: string) => stderr.match(/^progress.*$/gm)?.pop()?.replace(/\s+/g, ' ').slice(0, 80) ?? 'no progress yet';

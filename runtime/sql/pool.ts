@@ -67,7 +67,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
       // A process group of its own: the terminal's Ctrl-C (SIGINT to the foreground group)
       // reaches the parent, which finishes the items in flight, and not the workers running
-      // them. The worker still dies with the parent: it exits when the IPC channel closes.
+      // them. The worker still ends with the parent, however it dies (worker.ts).
       detached: true,
     });
     const worker: Worker = { child, ready: false, job: null, timer: null, stderr: '' };
