@@ -178,8 +178,8 @@ const unusedExecutor: SqlExecutor = {
 
 // ---- the fuzz run's settings, shared by its test files ----------------------------------------
 
-/** NL2API_FUZZ_N statements (default 1500), seeded by NL2API_FUZZ_SEED; with NL2API_FUZZ_N set, the tallies are printed. */
-export const FUZZ_N = Number(process.env.NL2API_FUZZ_N ?? 1500);
+/** NL2API_FUZZ_N statements (default 1000), seeded by NL2API_FUZZ_SEED; with NL2API_FUZZ_N set, the tallies are printed. */
+export const FUZZ_N = Number(process.env.NL2API_FUZZ_N ?? 1000);
 export const FUZZ_SEED = Number(process.env.NL2API_FUZZ_SEED ?? 9);
 /** A limit on a hung run, not a speed requirement: generous for any machine. */
 export const FUZZ_LIMIT_MS = Math.max(300_000, FUZZ_N * 300);

@@ -43,7 +43,7 @@ export interface FuzzStatement {
 }
 
 /** mulberry32: small, fast, and the same sequence on every platform. */
-export class Rng {
+class Rng {
   private state: number;
   constructor(seed: number) {
     this.state = seed >>> 0;
@@ -72,7 +72,7 @@ export function generateStatements(schema: FuzzSchema, seed: number, count: numb
   return Array.from({ length: count }, () => (rng.chance(validShare) ? { sql: validStatement(rng, schema), kind: 'valid' } : invalidStatement(rng, schema)));
 }
 
-export function validStatement(rng: Rng, schema: FuzzSchema): string {
+function validStatement(rng: Rng, schema: FuzzSchema): string {
   const g = new Generator(rng, schema);
   return rng.chance(0.1) ? g.compound() : g.select({ depth: 0, outer: [] });
 }
@@ -313,7 +313,7 @@ class Generator {
   }
 
   /** A condition; `nesting` bounds AND/OR/NOT depth. */
-  predicate(scope: InScope[], depth: number, nesting: number): string {
+  private predicate(scope: InScope[], depth: number, nesting: number): string {
     const { rng } = this;
     if (nesting < 2 && rng.chance(0.35)) {
       const a = this.predicate(scope, depth, nesting + 1);
@@ -425,7 +425,7 @@ const MUTATIONS: Record<string, (rng: Rng, tokens: string[], schema: FuzzSchema)
   },
 };
 
-export function invalidStatement(rng: Rng, schema: FuzzSchema): FuzzStatement {
+function invalidStatement(rng: Rng, schema: FuzzSchema): FuzzStatement {
   const roll = rng.int(10);
   if (roll === 0) return { sql: rng.pick(NON_SELECT)(rng.pick(schema.tables).name), kind: 'non_select' };
   if (roll === 1) return { sql: garbage(rng), kind: 'garbage' };
