@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { checkFormat } from '../../verifiers/format.js';
+import { unprivilegedUser } from '../support/gates.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const demo = path.join(root, 'seeds', 'demo');
@@ -113,14 +114,13 @@ describe('nl2api CLI', () => {
     expect(readdirSync(out)).toEqual([]); // checked before the run: nothing was written
   });
 
-  test('a read-only --out exits 1 in one line before any work', () => {
-    // Root ignores permission bits: as root, the CLI runs as nobody (65534).
-    const asRoot = process.getuid?.() === 0;
+  const unprivileged = unprivilegedUser();
+  (unprivileged ? test : test.skip)('a read-only --out exits 1 in one line before any work', () => {
     const readOnly = path.join(dir, 'read-only');
     mkdirSync(readOnly);
     chmodSync(readOnly, 0o555);
     chmodSync(dir, 0o755);
-    const { code, stdout, stderr } = cliAs(asRoot ? { uid: 65534, gid: 65534 } : {}, 'demo', '--out', path.join(readOnly, 'out'), '--progress', 'log');
+    const { code, stdout, stderr } = cliAs(unprivileged!, 'demo', '--out', path.join(readOnly, 'out'), '--progress', 'log');
     expect(stderr).not.toMatch(/EACCES.*main\.ts|Cannot find module/); // the CLI itself was readable
     expect([code, stdout, stderr]).toEqual([1, '', `nl2api: output folder (--out) ${path.join(readOnly, 'out')} cannot be written: permission denied\n`]);
   });

@@ -61,10 +61,7 @@ test('bad input, failing SQL, timeouts and unsupported SQL are categorized per i
   const result = await generate({ config });
   expect(result.aborted).toBe(false);
 
-  const rejections = readFileSync(path.join(out, 'rejections.jsonl'), 'utf8')
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as Rejection);
+  const rejections = readRejections(out);
   const verdict = (id: string, formulation = 'slot') => {
     const r = rejections.filter((x) => x.id === id && x.formulation === formulation);
     return r.map((x) => `${x.stage}:${x.category}`);
@@ -107,9 +104,13 @@ test('SQL slower than the execute time limit → verify:execution:timeout, thoug
   const config = parseConfig({ source: path.join(dir, 'slow'), out, formulations: ['slot', 'sel'], goldTimeoutMs: 120_000, executeTimeoutMs: 1, progress: 'none' });
   const result = await generate({ config });
   expect(result.aborted).toBe(false);
-  const rejections = readFileSync(path.join(out, 'rejections.jsonl'), 'utf8')
+  const rejections = readRejections(out);
+  expect(rejections.map((r) => `${r.formulation} ${r.stage}:${r.category}`)).toEqual(['slot verify:execution:timeout', 'sel verify:execution:timeout']);
+}, 150_000);
+
+function readRejections(out: string): Rejection[] {
+  return readFileSync(path.join(out, 'rejections.jsonl'), 'utf8')
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as Rejection);
-  expect(rejections.map((r) => `${r.formulation} ${r.stage}:${r.category}`)).toEqual(['slot verify:execution:timeout', 'sel verify:execution:timeout']);
-}, 150_000);
+}

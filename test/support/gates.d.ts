@@ -7,3 +7,4 @@ export interface ClosedGate {
   wholeFiles: boolean;
 }
 export declare function closedGates(env?: NodeJS.ProcessEnv): ClosedGate[];
+export declare function unprivilegedUser(): { uid: number; gid: number } | Record<string, never> | null;

@@ -5,6 +5,8 @@
  *
  * - BIRD dev (`${NL2API_BIRD_DIR:-../shared/bird-dev}`): the test files that use BIRD_DIR
  *   skip their BIRD blocks when it is absent (a clone from elsewhere has no ../shared).
+ * - A user whom permission bits stop: the permission tests run the CLI as `nobody` when the
+ *   suite runs as root (root ignores them), which needs a checkout `nobody` can read.
  * - Redis (REDIS_URL, or a redis-server binary to start one per file): without either, the
  *   files that use the test Redis are left out of the run, except in CI (CI=true), where a
  *   missing Redis is a setup error that must fail loudly (test/support/redis.ts says how).
@@ -33,6 +35,21 @@ function testFilesMatching(pattern) {
   return files.map((file) => path.relative(ROOT, file).split(path.sep).join('/')).sort();
 }
 
+/**
+ * Spawn options that run a child as a user whom permission bits stop: the current user, or
+ * `nobody` (65534) under root if it can read the checkout; null when there is no such user.
+ */
+export function unprivilegedUser() {
+  if (process.getuid?.() !== 0) return {};
+  const nobody = { uid: 65534, gid: 65534 };
+  const probe = spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(path.join(ROOT, 'cli', 'main.ts'))})`], {
+    ...nobody,
+    stdio: 'ignore',
+    timeout: 30_000,
+  });
+  return probe.status === 0 ? nobody : null;
+}
+
 function redisServerRuns(env) {
   const result = spawnSync('redis-server', ['--version'], { stdio: 'ignore', timeout: 10_000, env });
   return result.status === 0;
@@ -50,6 +67,14 @@ export function closedGates(env = process.env) {
       reason: `no BIRD dev at ${bird} (set NL2API_BIRD_DIR to use one elsewhere)`,
       what: 'the BIRD dev tests in',
       files: testFilesMatching(/\bBIRD_DIR\b/),
+      wholeFiles: false,
+    });
+  }
+  if (!unprivilegedUser()) {
+    closed.push({
+      reason: 'running as root in a checkout the user nobody cannot read (root ignores permission bits)',
+      what: 'the read-only folder tests in',
+      files: testFilesMatching(/\bunprivilegedUser\b/),
       wholeFiles: false,
     });
   }
