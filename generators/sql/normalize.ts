@@ -19,6 +19,7 @@ import type {
   SetOperator,
 } from './ast.js';
 import { reassociate } from './precedence.js';
+import { functionName, type Raw } from './raw-ast.js';
 import { bracketsAsBackticks } from './lexer.js';
 import { NameError, Scope, same, schemaTable } from './scope.js';
 
@@ -46,9 +47,6 @@ function markDistinctAggregates(sql: string): string {
   );
 }
 
-/* node-sql-parser's AST is loosely typed; we read it structurally. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Raw = any;
 
 export function parseQuery(sql: string, db: DatabaseInfo): Outcome<NormalizedQuery> {
   const parser = new Parser();
@@ -536,13 +534,6 @@ function identifier(value: Raw): string | null {
   if (typeof value === 'string') return value;
   if (typeof value.value === 'string') return value.value;
   throw new SyntaxShapeError(`unsupported identifier ${JSON.stringify(value).slice(0, 80)}`);
-}
-
-function functionName(node: Raw): string {
-  const name = node.name;
-  if (typeof name === 'string') return name;
-  const parts: Raw[] = name?.name ?? [];
-  return parts.map((p) => p.value).join('.');
 }
 
 /** A name that could be a result alias: an unqualified column or a double-quoted token. */

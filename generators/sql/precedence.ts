@@ -16,9 +16,7 @@
  * BETWEEN's bounds, IN lists, subqueries) are operands, re-associated inside.
  */
 
-/* node-sql-parser's AST is loosely typed; we read it structurally. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Raw = any;
+import { functionName, type Raw } from './raw-ast.js';
 
 /** SQLite's operators by level, tighter-binding ones later; NOT is the one prefix operator here. */
 const LEVELS: Record<string, number> = Object.fromEntries(
@@ -52,15 +50,10 @@ function split(node: Raw): { operator: Raw; level: number; operands: Raw[] } | n
     return { operator, level: LEVELS.NOT, operands: [expr] };
   }
   // `NOT (x) = 1` comes out as a call of a function NOT compared with 1; SQLite reads NOT ((x) = 1).
-  if (node?.type === 'function' && !node.over && functionName(node) === 'NOT' && node.args?.value?.length === 1) {
+  if (node?.type === 'function' && !node.over && functionName(node).toUpperCase() === 'NOT' && node.args?.value?.length === 1) {
     return { operator: { type: 'unary_expr', operator: 'NOT' }, level: LEVELS.NOT, operands: [{ ...node.args.value[0], parentheses: true }] };
   }
   return null;
-}
-
-function functionName(node: Raw): string {
-  const name = typeof node.name === 'string' ? node.name : (node.name?.name ?? []).map((p: Raw) => p.value).join('.');
-  return name.toUpperCase();
 }
 
 /** The parser's tree with every operator chain associated as SQLite associates it. */
