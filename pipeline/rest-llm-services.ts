@@ -10,7 +10,7 @@ import { createLlmSynthesizer } from '../generators/rest/agent.js';
 import { applyVerifiedMerges, dedupAgentFingerprint, proposeMerges } from '../generators/rest/dedup-agent.js';
 import { templateSynthesizer } from '../generators/rest/synthesis.js';
 import { runEndpoint } from '../runtime/rest/endpoint.js';
-import { isExecutorFault, type SqlExecutor } from '../runtime/sql/executor.js';
+import { fallbackUnlessExecutorFault, type SqlExecutor } from '../runtime/sql/executor.js';
 import { createLlmJudge } from '../verifiers/llm-judge.js';
 import type { RestServiceHandle, RestServiceOptions } from './rest-services.js';
 import type { DedupAgent } from './stages/rest-dedup.js';
@@ -53,10 +53,7 @@ function llmDedupAgent(client: LlmClient, executor: SqlExecutor, config: Config)
       if (proposals.length === 0) return result;
       // A statement that fails refutes the merge; a lost SQL worker refutes nothing: thrown through, so no dedup is cached.
       const run = (spec: Parameters<typeof runEndpoint>[0], args: Parameters<typeof runEndpoint>[1]) =>
-        runEndpoint(spec, args, db, executor, config.executeTimeoutMs).catch((error: unknown) => {
-          if (isExecutorFault(error)) throw error;
-          return null;
-        });
+        runEndpoint(spec, args, db, executor, config.executeTimeoutMs).catch(fallbackUnlessExecutorFault(null));
       const { canonical, calls, merges } = await applyVerifiedMerges(result, proposals, run);
       return { canonical, calls, merges };
     },

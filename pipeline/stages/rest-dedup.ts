@@ -1,6 +1,6 @@
 import { dedupEndpoints, type DedupResult } from '../../generators/rest/dedup.js';
 import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
-import { isExecutorFault } from '../../runtime/sql/executor.js';
+import { fallbackUnlessExecutorFault } from '../../runtime/sql/executor.js';
 import type { DatabaseInfo } from '../model.js';
 
 /**
@@ -28,12 +28,6 @@ export async function dedupDatabase(
   const merged = dedupEndpoints([...endpoints], db);
   // The agent can only add merges: if it fails, the deterministic result stands; but not
   // when our SQL executor failed under it (that result would be cached, the merges lost).
-  const refined =
-    agent && merged.canonical.length > 1
-      ? await agent.refine(merged, db).catch((error: unknown) => {
-          if (isExecutorFault(error)) throw error;
-          return merged;
-        })
-      : merged;
+  const refined = agent && merged.canonical.length > 1 ? await agent.refine(merged, db).catch(fallbackUnlessExecutorFault(merged)) : merged;
   return { ...refined, before: endpoints.length };
 }

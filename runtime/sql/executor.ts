@@ -56,6 +56,14 @@ export function isExecutorFault(error: unknown): error is SqlWorkerError | Execu
   return error instanceof SqlWorkerError || error instanceof ExecutorClosedError;
 }
 
+/** A catch handler for a best-effort SQL step: any failure gives `fallback`, but an executor fault is thrown on. */
+export function fallbackUnlessExecutorFault<T>(fallback: T): (error: unknown) => T {
+  return (error) => {
+    if (isExecutorFault(error)) throw error;
+    return fallback;
+  };
+}
+
 /**
  * JSON numbers that are integral bind as SQLite INTEGER (better-sqlite3 would bind every
  * JS number as REAL, turning `x / 2` into real division): docs/TOOLS.md, "Values".
