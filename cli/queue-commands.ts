@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { commaList, positiveInt } from './args.js';
+import { formatDuration, formatRate } from './pace.js';
 import { textTable } from './table.js';
 import type { Config } from '../config/schema.js';
 import { DEFAULT_PREFIX, STAGE_GROUPS, STAGE_QUEUES, type StageGroup } from '../pipeline/queue/jobs.js';
@@ -74,13 +75,13 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
         }
         const elapsed = ((record.finishedAt ?? Date.now()) - record.createdAt) / 1000;
         process.stdout.write(`run ${record.runId}: ${record.state}, ${record.dataset}, ${elapsed.toFixed(0)} s${record.error ? ` (${record.error})` : ''}\n`);
-        const rows: string[][] = [['stage', 'planned', 'done', 'failed', 'queue waiting', 'queue active', 'rate/s', 'ETA']];
+        const rows: string[][] = [['stage', 'planned', 'done', 'failed', 'queue waiting', 'queue active', 'rate', 'ETA']];
         for (const p of await registry.progress(record.runId)) {
           const counts = await queues(p.group).getJobCounts('waiting', 'active', 'waiting-children', 'delayed', 'prioritized');
           const rate = elapsed > 0 ? p.done / elapsed : 0;
           const left = p.total - p.done - p.failed;
-          const eta = left === 0 ? '-' : rate > 0 && record.state === 'running' ? `${Math.ceil(left / rate)} s` : '?';
-          rows.push([p.group, `${p.total}`, `${p.done}`, `${p.failed}`, `${(counts.waiting ?? 0) + (counts['waiting-children'] ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0)}`, `${counts.active ?? 0}`, rate.toFixed(1), eta]);
+          const eta = left === 0 ? '-' : rate > 0 && record.state === 'running' ? formatDuration((left / rate) * 1000) : '?';
+          rows.push([p.group, `${p.total}`, `${p.done}`, `${p.failed}`, `${(counts.waiting ?? 0) + (counts['waiting-children'] ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0)}`, `${counts.active ?? 0}`, formatRate(rate), eta]);
         }
         process.stdout.write(`${textTable(rows)}\n`);
         if (flags.failed) {
