@@ -149,8 +149,11 @@ function answersPing(port: number): Promise<boolean> {
   });
 }
 
-/** A port the OS just handed out (another process may take it before redis-server binds; rare). */
-function freePort(): Promise<number> {
+/**
+ * A port the OS just handed out and nothing listens on now (another process may take it
+ * before redis-server binds; rare). Also a port where a connection is refused.
+ */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.on('error', reject);

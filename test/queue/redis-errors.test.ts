@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli, startCli, type CliProcess } from '../../bench/queue-harness.js';
+import { freePort } from '../../bench/redis-process.js';
 import { closeConnection, redisConnection, retryDelay } from '../../pipeline/queue/connection.js';
 import { startRedisServer, type RedisProcess } from '../support/redis.js';
 
@@ -33,7 +33,7 @@ afterAll(async () => {
 const lines = (text: string) => text.split('\n').filter(Boolean);
 
 test('an unreachable Redis: every queue command prints one line and exits 1 (generate before any work)', async () => {
-  const url = `redis://127.0.0.1:${await closedPort()}`;
+  const url = `redis://127.0.0.1:${await freePort()}`;
   const commands = [
     ['generate', '--source', DEMO, '--out', path.join(tmp, 'out'), '--progress', 'none', '--queue', url],
     ['worker', '--queue', url],
@@ -110,18 +110,6 @@ function stepsWithin(ms: number): number {
   let steps = 0;
   for (let waited = 0; waited <= ms; waited += retryDelay(steps)) steps++;
   return steps;
-}
-
-/** A port nothing listens on (the OS just handed it out and it was closed again). */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitFor(condition: () => boolean, process_: CliProcess, timeoutMs = 60_000): Promise<void> {
