@@ -24,6 +24,12 @@ export default {
   // is spent waiting on child processes (SQL workers, CLIs, queue workers, redis-server), so
   // two files at a time use the machine better on 2 cores and do not oversubscribe it.
   maxWorkers: 2,
+  // Jest in ESM mode leaks each test file's module graph (jestjs/jest#14605): a worker's heap
+  // grows ~10 MB a file, and one that ends a run at 400+ MB takes longer than jest-worker's
+  // 500 ms grace to tear down, so jest prints "A worker process has failed to exit
+  // gracefully" although no handle is open. Recycling a worker once its heap passes this
+  // bound keeps the last teardown short.
+  workerIdleMemoryLimit: '200MB',
   // A bound for a hung test, not a speed limit: two suites at once on a loaded 2-core machine
   // make an e2e test several times slower than on an idle one.
   testTimeout: 180_000,
