@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../generators/sql/double-quotes.js';
 import { jsonText, writeFileAtomic } from '../pipeline/files.js';
-import { packageRoot } from '../pipeline/package-root.js';
+import { packageRoot } from '../core/package-root.js';
 import { loadSource } from '../pipeline/sources/index.js';
 import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { GoldResult, SlotSequence, SqlValue } from '../pipeline/model.js';
+import type { GoldResult, SlotSequence, SqlValue } from '../core/model.js';
 import { slotToolSpecs } from '../runtime/slot/specs.js';
 import { compareWithGold } from '../verifiers/compare.js';
 import { checkFormat } from '../verifiers/format.js';

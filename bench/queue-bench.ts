@@ -5,7 +5,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { jsonText, writeFileAtomic } from '../pipeline/files.js';
-import { packageRoot } from '../pipeline/package-root.js';
+import { packageRoot } from '../core/package-root.js';
 import type { StageProgress } from '../pipeline/queue/registry.js';
 import type { RunStats, Tally } from '../pipeline/stats.js';
 import { doneIn, startCli, startWorker, waitForProgress, type CliProcess, type WorkerSpec } from './queue-harness.js';

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { packageRoot } from '../pipeline/package-root.js';
+import { packageRoot } from '../core/package-root.js';
 import { closeConnection, redisConnection } from '../pipeline/queue/connection.js';
 import { RunRegistry, type StageProgress } from '../pipeline/queue/registry.js';
 

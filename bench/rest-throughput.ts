@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { synthesizeFromTemplate } from '../generators/rest/template.js';
-import type { SynthesizedEndpoint } from '../generators/rest/spec.js';
-import type { DatabaseInfo, Instance } from '../pipeline/model.js';
+import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
+import type { DatabaseInfo, Instance } from '../core/model.js';
 import { createRestServer } from '../runtime/rest/server.js';
 import { measureThroughput, type Throughput } from '../runtime/rest/throughput.js';
 import { createSqlPool } from '../runtime/sql/pool.js';

@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { ConfigError, loadConfig } from '../config/load.js';
 import type { Config, ConfigInput } from '../config/schema.js';
 import { generate, SourceError } from '../pipeline/generate.js';
-import { packageRoot, packageVersion } from '../pipeline/package-root.js';
+import { packageRoot, packageVersion } from '../core/package-root.js';
 import { InvariantError } from '../pipeline/stats.js';
 import { createProgressReporter } from './progress.js';
 import { summaryTable } from './summary.js';

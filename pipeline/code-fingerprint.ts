@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { packageRoot } from './package-root.js';
+import { packageRoot } from '../core/package-root.js';
 
 /**
  * The code part of every cache key: a hash of the package version, the versions of the
@@ -14,7 +14,7 @@ import { packageRoot } from './package-root.js';
  */
 
 /** Directories, relative to the code root, whose modules stages load. */
-export const CODE_DIRS = ['config', 'generators', 'pipeline', 'runtime', 'verifiers'] as const;
+export const CODE_DIRS = ['core', 'config', 'generators', 'pipeline', 'runtime', 'verifiers'] as const;
 
 let cached: string | undefined;
 

@@ -1,9 +1,9 @@
-import type { EndpointSpec } from '../generators/rest/spec.js';
+import type { EndpointSpec } from '../runtime/rest/spec.js';
 import { restOpenApi } from '../runtime/rest/openapi.js';
 import { restToolSpecs } from '../runtime/rest/tools.js';
-import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit.js';
+import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
-import type { Instance } from './model.js';
+import type { Instance } from '../core/model.js';
 import type { AcceptedRestSample } from './samples.js';
 
 /**

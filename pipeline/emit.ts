@@ -1,11 +1,9 @@
-import path from 'node:path';
-import type { Config } from '../config/schema.js';
 import { selToolSpecs } from '../runtime/sel/specs.js';
 import { keysForInitialization, keysForSequenceOrStart, slotToolSpecs, toOpenApi } from '../runtime/slot/specs.js';
-import type { PipelineFormulation, SequenceFormulation } from './formulation.js';
+import type { SequenceFormulation } from './formulation.js';
+import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit-artifact.js';
 import { emitRestDatabase } from './emit-rest.js';
-import { jsonlText, jsonText, writeFileAtomic } from './files.js';
-import { sha256 } from './hash.js';
+import { jsonlText, jsonText } from './files.js';
 import type {
   DatabaseInfo,
   Instance,
@@ -17,26 +15,14 @@ import type {
   ToolOutput,
   ToolPool,
   ToolSpec,
-} from './model.js';
-import type { AcceptedSample, ItemResult } from './samples.js';
+} from '../core/model.js';
+import type { AcceptedSample } from './samples.js';
 
 /**
  * The artifacts of one database: per formulation its samples (JSONL, instance order), its
  * tool specs (OpenAI function format) and their OpenAPI document (REST: emit-rest.ts). Every write is atomic;
  * every byte is a function of the samples and the config.
  */
-
-export interface EmittedFile {
-  /** Relative to the output directory, `/`-separated. */
-  path: string;
-  sha256: string;
-  bytes: number;
-}
-
-export async function writeArtifact(outDir: string, relative: string, content: string): Promise<EmittedFile> {
-  await writeFileAtomic(path.join(outDir, ...relative.split('/')), content);
-  return { path: relative, sha256: sha256(content), bytes: Buffer.byteLength(content) };
-}
 
 /** One JSONL line, keys in the published order. */
 export function sampleRecord(
@@ -116,17 +102,6 @@ function selToolsOfDatabase(samples: readonly AcceptedSample[], keys: KeyDescrip
     for (const [name, binding] of Object.entries((sample.sequence as SelSequence).bindings)) bindings[name] ??= binding;
   }
   return selToolSpecs(bindings, keys, pool).sort((a, b) => (a.function.name < b.function.name ? -1 : 1));
-}
-
-export interface DatabaseEmitInput {
-  db: DatabaseInfo;
-  datasetName: string;
-  formulations: readonly PipelineFormulation[];
-  /** The database's items, in instance index order. */
-  items: readonly ItemResult[];
-  config: Config;
-  outDir: string;
-  version: string;
 }
 
 export async function emitDatabase(input: DatabaseEmitInput): Promise<EmittedFile[]> {

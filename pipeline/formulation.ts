@@ -1,4 +1,4 @@
-import type { Formulation } from './model.js';
+import type { Formulation } from '../core/model.js';
 
 /**
  * The formulations a run generates. SLOT and SEL are tool sequences and share the per-item

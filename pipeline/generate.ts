@@ -4,7 +4,7 @@ import { cacheDirOf } from '../config/load.js';
 import { outputRelevantConfig, type Config } from '../config/schema.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { createSqlPool, type SqlPool } from '../runtime/sql/pool.js';
-import { writeArtifact, type EmittedFile } from './emit.js';
+import { writeArtifact, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
 import { orderedFormulations, sequenceFormulations, type PipelineFormulation } from './formulation.js';
 import type { ProgressListener } from './progress.js';
@@ -17,7 +17,7 @@ import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, StageRunner, type StageMetrics
 import type { OutcomeStore } from './store/outcome-store.js';
 import type { QueueDriveResult } from './queue/driver.js';
 import { queueBackend, type QueueBackend } from './queue/backend.js';
-import type { RestServiceHandle } from './rest-services.js';
+import type { RestServiceHandle } from './rest-service-types.js';
 import { codeFingerprint } from './code-fingerprint.js';
 import { rememberRunOutputs, reusableRunOutputs, runOutputsKey } from './output-reuse.js';
 import type { ItemStages } from './runner/flow.js';

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { outputRelevantConfig, type Config } from '../config/schema.js';
-import type { EmittedFile } from './emit.js';
+import type { EmittedFile } from './emit-artifact.js';
 import { orderedFormulations, type PipelineFormulation } from './formulation.js';
-import { hashJson } from './hash.js';
-import { packageVersion } from './package-root.js';
+import { hashJson } from '../core/hash.js';
+import { packageVersion } from '../core/package-root.js';
 import type { ItemResult } from './samples.js';
 import type { LoadedSource } from './sources/index.js';
 import type { SourceLicense } from './sources/license.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { sha256 } from './hash.js';
+import { sha256 } from '../core/hash.js';
 import type { Manifest } from './manifest.js';
 import type { DeterministicStats } from './stats.js';
 import type { OutcomeStore } from './store/outcome-store.js';

@@ -12,7 +12,7 @@ import { templateSynthesizer } from '../generators/rest/synthesis.js';
 import { runEndpoint } from '../runtime/rest/endpoint.js';
 import { fallbackUnlessExecutorFault, type SqlExecutor } from '../runtime/sql/executor.js';
 import { createLlmJudge } from '../verifiers/llm-judge.js';
-import type { RestServiceHandle, RestServiceOptions } from './rest-services.js';
+import type { RestServiceHandle, RestServiceOptions } from './rest-service-types.js';
 import type { DedupAgent } from './stages/rest-dedup.js';
 
 /**

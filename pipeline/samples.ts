@@ -1,7 +1,7 @@
-import type { SynthesizedEndpoint } from '../generators/rest/spec.js';
+import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import type { FailedAttempt } from '../generators/rest/synthesis.js';
 import type { SequenceFormulation } from './formulation.js';
-import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput, Verdict } from './model.js';
+import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput, Verdict } from '../core/model.js';
 import type { StageName } from './stage.js';
 
 /**

@@ -5,7 +5,7 @@ import { createRestServer, type RestDatabase, type RestServer } from '../runtime
 import { createSqlPool } from '../runtime/sql/pool.js';
 import { endpointsFile, type ServedEndpoints } from './emit-rest.js';
 import { SourceError } from './generate.js';
-import { packageVersion } from './package-root.js';
+import { packageVersion } from '../core/package-root.js';
 import { SetupError } from './setup-error.js';
 import { loadSource } from './sources/index.js';
 

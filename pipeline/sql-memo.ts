@@ -1,5 +1,5 @@
-import type { ResultSet } from './model.js';
-import { LruMap } from '../runtime/lru.js';
+import type { ResultSet } from '../core/model.js';
+import { LruMap } from '../core/lru.js';
 import type { SqlExecutor, SqlRequest } from '../runtime/sql/executor.js';
 
 /**

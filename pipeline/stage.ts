@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
-import type { DatabaseInfo } from './model.js';
-import type { Outcome } from './outcome.js';
+import type { DatabaseInfo } from '../core/model.js';
+import type { Outcome } from '../core/outcome.js';
 
 /**
  * The stage contract. A stage is a pure-ish function of plain JSON data plus a context the

@@ -1,5 +1,5 @@
 import { orderedFormulations, REST_STAGES, type PipelineFormulation } from './formulation.js';
-import type { Rejection } from './model.js';
+import type { Rejection } from '../core/model.js';
 import { SHARED_STAGES, pathStages } from './runner/flow.js';
 import type { StageMetrics } from './runner/stage-runner.js';
 import type { RestDedupStats } from './runner/rest.js';

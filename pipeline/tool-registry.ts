@@ -1,12 +1,12 @@
 import { selToolSpec } from '../runtime/sel/specs.js';
 import { toolsOf } from '../runtime/slot/catalog.js';
 import { keysForInitialization, slotToolSpec } from '../runtime/slot/specs.js';
-import type { DatabaseInfo, KeyDescription, SelSequence, ToolPool, ToolSpec } from './model.js';
+import type { DatabaseInfo, KeyDescription, SelSequence, ToolPool, ToolSpec } from '../core/model.js';
 
 /**
  * Tool specs of one database and tool pool, each built once per distinct content and then
  * shared: a SLOT spec per (key universe, tool), a SEL spec per (key universe, name, binding).
- * Sequences carry only bindings and derived keys (model.ts); the database supplies the
+ * Sequences carry only bindings and derived keys (core/model.ts); the database supplies the
  * starting keys. Shared objects let the format check reuse its compiled validators without
  * rehashing each spec, and a spec is always built from the same data the same way, so
  * output stays deterministic.

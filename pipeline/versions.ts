@@ -1,8 +1,8 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { EmittedFile } from './emit.js';
+import type { EmittedFile } from './emit-artifact.js';
 import { jsonText, writeFileAtomic } from './files.js';
-import { sha256 } from './hash.js';
+import { sha256 } from '../core/hash.js';
 
 /**
  * Versioned outputs for scheduled regeneration. Under a base directory:

@@ -1,4 +1,4 @@
-import type { GoldResult, SqlValue, ToolOutput, Verdict } from '../pipeline/model.js';
+import type { GoldResult, SqlValue, ToolOutput, Verdict } from '../core/model.js';
 
 /**
  * Result comparison: is the answer of a tool sequence the gold SQL result?

@@ -1,4 +1,4 @@
-import type { ToolOutput, Verdict } from '../pipeline/model.js';
+import type { ToolOutput, Verdict } from '../core/model.js';
 
 /**
  * Execution check: did running the calls produce outputs? Errors are recognized by shape

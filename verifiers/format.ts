@@ -1,6 +1,6 @@
 import { Validator, type OutputUnit, type Schema } from '@cfworker/json-schema';
 import { z } from 'zod';
-import type { SlotSequence, ToolCall, ToolSpec, Verdict } from '../pipeline/model.js';
+import type { SlotSequence, ToolCall, ToolSpec, Verdict } from '../core/model.js';
 
 /**
  * Format check of a tool-call sequence (docs/TOOLS.md, "Calls, labels, references"):

@@ -1,4 +1,4 @@
-import type { GoldResult, Verdict } from '../pipeline/model.js';
+import type { GoldResult, Verdict } from '../core/model.js';
 
 /**
  * The answer judge of REST verification: where the deterministic comparison cannot decide

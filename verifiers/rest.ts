@@ -1,7 +1,7 @@
 import { checkEndpointSpec } from '../generators/rest/format-check.js';
-import { valueFitsType } from '../generators/rest/parameter-types.js';
-import type { SynthesizedEndpoint } from '../generators/rest/spec.js';
-import type { DatabaseInfo, GoldResult, SqlValue, Verdict } from '../pipeline/model.js';
+import { valueFitsType } from '../runtime/rest/parameters.js';
+import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
+import type { DatabaseInfo, GoldResult, SqlValue, Verdict } from '../core/model.js';
 import { compareWithGold } from './compare.js';
 
 /**

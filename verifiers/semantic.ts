@@ -1,4 +1,4 @@
-import type { GoldResult, ToolOutput, Verdict } from '../pipeline/model.js';
+import type { GoldResult, ToolOutput, Verdict } from '../core/model.js';
 import { compareWithGold } from './compare.js';
 
 /**

@@ -1,4 +1,4 @@
-import { hashJson } from '../../pipeline/hash.js';
+import { hashJson } from '../../core/hash.js';
 import type { LlmMessage } from './messages.js';
 
 /** Replies by request key. Implementations: in memory (below), SQLite (sqlite-cache.ts). */

@@ -3,11 +3,11 @@ import type { LlmClient } from '../llm/client.js';
 import type { LlmReplyFailure } from '../llm/errors.js';
 import type { LlmMessage } from '../llm/messages.js';
 import { completeStructured, failureFeedback } from '../llm/structured.js';
-import type { ColumnInfo, DatabaseInfo, Instance, TableInfo } from '../../pipeline/model.js';
-import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
+import type { ColumnInfo, DatabaseInfo, Instance, TableInfo } from '../../core/model.js';
+import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { clip, endpointPath, truncateIdentifier } from './naming.js';
 import { loadPrompt, type PromptTemplate } from './prompts.js';
-import { EndpointSpecSchema, type ArgumentValue, type EndpointSpec, type SynthesizedEndpoint } from './spec.js';
+import { EndpointSpecSchema, type ArgumentValue, type EndpointSpec, type SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import type { FailedAttempt, SynthesisRequest, Synthesizer } from './synthesis.js';
 
 /**

@@ -1,9 +1,9 @@
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { DatabaseInfo } from '../../core/model.js';
 import type { Expr, FromItem, OrderItem, Query } from '../sql/ast.js';
 import { parseQuery } from '../sql/normalize.js';
-import { sqlString } from '../sql/lexer.js';
-import { replacePlaceholders } from './placeholders.js';
-import type { EndpointSpec } from './spec.js';
+import { sqlString } from '../../runtime/sql/lexer.js';
+import { replacePlaceholders } from '../../runtime/rest/placeholders.js';
+import type { EndpointSpec } from '../../runtime/rest/spec.js';
 
 /**
  * A canonical form of an endpoint's query, equal for functionally equivalent endpoints:

@@ -1,4 +1,4 @@
-import type { ColumnInfo, DatabaseInfo, TableInfo } from '../../pipeline/model.js';
+import type { ColumnInfo, DatabaseInfo, TableInfo } from '../../core/model.js';
 import type { Expr, FromItem, Query } from '../sql/ast.js';
 import { castAffinity } from '../sql/normalize.js';
 import type { ColumnRef } from './value-sites.js';

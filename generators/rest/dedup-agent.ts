@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { LlmClient } from '../llm/client.js';
 import { completeStructured } from '../llm/structured.js';
-import { isWord, significant, tokenize, unquote, type Token } from '../sql/lexer.js';
+import { isWord, significant, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 import { resultShape } from '../sql/gold.js';
 import type { DedupMerge, DedupResult } from './dedup.js';
 import { clip } from './naming.js';
 import { loadPrompt, type PromptTemplate } from './prompts.js';
-import type { ArgumentValue, EndpointSpec, RestCall } from './spec.js';
+import type { ArgumentValue, EndpointSpec, RestCall } from '../../runtime/rest/spec.js';
 
 /**
  * The LLM de-duplication agent of rest.dedup, after the deterministic pass (dedup.ts): the

@@ -1,7 +1,7 @@
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { DatabaseInfo } from '../../core/model.js';
 import { canonicalForm, type CanonicalForm } from './canonical.js';
 import { operationSlug, uniqueName } from './naming.js';
-import type { ArgumentValue, EndpointSpec, RestCall, SynthesizedEndpoint } from './spec.js';
+import type { ArgumentValue, EndpointSpec, RestCall, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 
 /**
  * rest.dedup for one database: endpoints whose canonical forms (canonical.ts) are equal are

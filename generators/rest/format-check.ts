@@ -1,14 +1,15 @@
-import type { DatabaseInfo, Verdict } from '../../pipeline/model.js';
+import type { DatabaseInfo, Verdict } from '../../core/model.js';
 import { schemaIdentifiers } from '../sql/double-quotes.js';
 import type { Query } from '../sql/ast.js';
 import { parseQuery } from '../sql/normalize.js';
 import { columnResolver } from './columns.js';
-import { isWord, significant, tokenize, unquote, type Token } from '../sql/lexer.js';
+import { isWord, significant, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 import { slug } from './naming.js';
-import { LruMap } from '../../runtime/lru.js';
-import { typeFitsColumn, valueFitsType } from './parameter-types.js';
-import { placeholderOccurrences, replacePlaceholders } from './placeholders.js';
-import { EndpointSpecSchema, type EndpointSpec, type ParameterSpec } from './spec.js';
+import { LruMap } from '../../core/lru.js';
+import { valueFitsType } from '../../runtime/rest/parameters.js';
+import { typeFitsColumn } from './parameter-types.js';
+import { placeholderOccurrences, replacePlaceholders } from '../../runtime/rest/placeholders.js';
+import { EndpointSpecSchema, type EndpointSpec, type ParameterSpec } from '../../runtime/rest/spec.js';
 import { findValueSites } from './value-sites.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { ArgumentValue, ParameterSpec } from './spec.js';
+import type { ParameterSpec } from '../../runtime/rest/spec.js';
 import type { ResolvedColumn } from './columns.js';
 import { columnAffinity } from './columns.js';
 
@@ -25,18 +25,4 @@ export function typeFitsColumn(type: ParameterSpec['type'], column: ResolvedColu
 export function numericParameterType(affinity: ReturnType<typeof columnAffinity>, integral: boolean): 'integer' | 'number' {
   if (affinity === 'real' || affinity === 'numeric') return 'number';
   return integral ? 'integer' : 'number';
-}
-
-/** Whether a value is of a parameter type (integers must be integral and safe). */
-export function valueFitsType(value: unknown, type: ParameterSpec['type']): value is ArgumentValue {
-  switch (type) {
-    case 'string':
-      return typeof value === 'string';
-    case 'integer':
-      return typeof value === 'number' && Number.isSafeInteger(value);
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-  }
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LlmMessage } from '../llm/messages.js';
-import { packageRoot } from '../../pipeline/package-root.js';
+import { packageRoot } from '../../core/package-root.js';
 
 /**
  * Prompt templates, kept as Markdown in `seeds/prompts/` so that they are read and edited

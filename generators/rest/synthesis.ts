@@ -1,6 +1,6 @@
-import type { DatabaseInfo, Instance } from '../../pipeline/model.js';
-import type { Outcome } from '../../pipeline/outcome.js';
-import type { ArgumentValue, EndpointSpec, SynthesizedEndpoint } from './spec.js';
+import type { DatabaseInfo, Instance } from '../../core/model.js';
+import type { Outcome } from '../../core/outcome.js';
+import type { ArgumentValue, EndpointSpec, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 
 /**
  * The synthesizer contract of rest.synthesize: instances of one database in, one endpoint

@@ -1,12 +1,12 @@
-import type { DatabaseInfo, Instance } from '../../pipeline/model.js';
-import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
+import type { DatabaseInfo, Instance } from '../../core/model.js';
+import { accept, reject, type Outcome } from '../../core/outcome.js';
 import type { Expr, Query, SelectItem, SelectQuery } from '../sql/ast.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../sql/double-quotes.js';
 import { parseQuery } from '../sql/normalize.js';
 import { columnAffinity, columnResolver, type ColumnResolver, type ResolvedColumn } from './columns.js';
-import { splice, tokenize, unquote, type Token } from '../sql/lexer.js';
+import { splice, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 import { clip, endpointPath, parameterBaseName, parameterDescription, parameterPhrase, pascal, columnLabel, truncateIdentifier, uniqueName, words } from './naming.js';
-import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from './spec.js';
+import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { numericParameterType } from './parameter-types.js';
 import { findValueSites, type Clause, type ValueSite } from './value-sites.js';
 

@@ -1,4 +1,4 @@
-import { isWord, unquote, type Token } from '../sql/lexer.js';
+import { isWord, unquote, type Token } from '../../runtime/sql/lexer.js';
 
 /**
  * Where a value (a literal, or a `:name` placeholder) sits in a SELECT, read off the token

@@ -1,5 +1,5 @@
-import type { DatabaseInfo, SelBinding, SelSequence, SlotSequence, ToolCall, ToolPool } from '../../pipeline/model.js';
-import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
+import type { DatabaseInfo, SelBinding, SelSequence, SlotSequence, ToolCall, ToolPool } from '../../core/model.js';
+import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { getterShape, selShapeOf, type SelShape } from '../../runtime/sel/bindings.js';
 import { NameAllocator } from '../../runtime/sel/names.js';
 import { ToolError } from '../../runtime/slot/errors.js';

@@ -1,5 +1,5 @@
-import type { DatabaseInfo, ToolCall, ToolPool } from '../../pipeline/model.js';
-import { RejectionError } from '../../pipeline/outcome.js';
+import type { DatabaseInfo, ToolCall, ToolPool } from '../../core/model.js';
+import { RejectionError } from '../../core/outcome.js';
 import { AGGREGATIONS, CONDITIONS, OPERATIONS, toolsOf } from '../../runtime/slot/catalog.js';
 import { derivedKey } from '../../runtime/slot/keys.js';
 

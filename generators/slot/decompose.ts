@@ -1,5 +1,5 @@
-import type { DatabaseInfo, SlotSequence, ToolPool } from '../../pipeline/model.js';
-import { accept, rejectionFrom, type Outcome } from '../../pipeline/outcome.js';
+import type { DatabaseInfo, SlotSequence, ToolPool } from '../../core/model.js';
+import { accept, rejectionFrom, type Outcome } from '../../core/outcome.js';
 import type { NormalizedQuery } from '../sql/ast.js';
 import { SequenceBuilder } from './builder.js';
 import { QueryCompiler } from './query.js';

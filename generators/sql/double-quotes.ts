@@ -1,5 +1,5 @@
-import type { DatabaseInfo } from '../../pipeline/model.js';
-import { significant, sqlString, tokenize, unquote, type Token } from './lexer.js';
+import type { DatabaseInfo } from '../../core/model.js';
+import { significant, sqlString, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 
 /**
  * SQLite reads `"x"` as an identifier when it names something in scope and otherwise, for

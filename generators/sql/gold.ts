@@ -1,9 +1,9 @@
-import type { DatabaseInfo, GoldResult, Instance } from '../../pipeline/model.js';
-import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
+import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
+import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
 import { abbreviateSql } from '../../runtime/sql/readonly.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from './double-quotes.js';
-import { isWord, significant, tokenize, unquote } from './lexer.js';
+import { isWord, significant, tokenize, unquote } from '../../runtime/sql/lexer.js';
 
 /**
  * The gold stage: runs an instance's gold SQL read-only, with a timeout, and records what

@@ -1,6 +1,6 @@
 import nodeSqlParser from 'node-sql-parser';
-import type { DatabaseInfo } from '../../pipeline/model.js';
-import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
+import type { DatabaseInfo } from '../../core/model.js';
+import { accept, reject, type Outcome } from '../../core/outcome.js';
 import type {
   AggregateName,
   BinaryOp,
@@ -20,7 +20,7 @@ import type {
 } from './ast.js';
 import { reassociate } from './precedence.js';
 import { functionName, type Raw } from './raw-ast.js';
-import { bracketsAsBackticks } from './lexer.js';
+import { bracketsAsBackticks } from '../../runtime/sql/lexer.js';
 import { NameError, Scope, same, schemaTable } from './scope.js';
 
 const { Parser } = nodeSqlParser;

@@ -1,4 +1,4 @@
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { DatabaseInfo } from '../../core/model.js';
 import type { ColumnExpr, SelectItem } from './ast.js';
 
 /**

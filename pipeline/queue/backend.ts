@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ConnectionWatch } from './connection.js';
 import type { Config } from '../../config/schema.js';
-import type { RestServiceOptions } from '../rest-services.js';
+import type { RestServiceOptions } from '../rest-service-types.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
 import type { QueueDriveInput, QueueDriveResult } from './driver.js';
 

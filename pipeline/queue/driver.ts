@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { Config, QueueConfig } from '../../config/schema.js';
 import type { UsageTotals } from '../../generators/llm/usage.js';
-import type { Instance } from '../model.js';
+import type { Instance } from '../../core/model.js';
 import type { ProgressListener } from '../progress.js';
 import { groupByDb, synthesisBatches } from '../runner/rest-phases.js';
 import type { StageMetrics } from '../runner/stage-runner.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config/schema.js';
-import type { DatabaseInfo, Instance } from '../model.js';
+import type { DatabaseInfo, Instance } from '../../core/model.js';
 
 /**
  * The queue topology of a run (one BullMQ queue per stage group) and the typed payload of

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../config/schema.js';
 import { RedisLlmCache } from '../../generators/llm/redis-cache.js';
 import { RedisRateLimiter } from '../../generators/llm/redis-rate-limiter.js';
-import type { RestServiceOptions } from '../rest-services.js';
+import type { RestServiceOptions } from '../rest-service-types.js';
 
 /**
  * The LLM reply cache and rate limit every process of a queue backend shares: replies in

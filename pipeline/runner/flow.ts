@@ -1,6 +1,6 @@
 import type { SequenceFormulation } from '../formulation.js';
-import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from '../model.js';
-import type { Outcome } from '../outcome.js';
+import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from '../../core/model.js';
+import type { Outcome } from '../../core/outcome.js';
 import type { FormulationResult, ItemResult, Verification } from '../samples.js';
 import type { ItemStage, StageContext, StageName } from '../stage.js';
 import { OpaqueValueError } from './stage-runner.js';

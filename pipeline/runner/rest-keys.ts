@@ -1,8 +1,8 @@
-import type { DatabaseInfo, Instance } from '../model.js';
+import type { DatabaseInfo, Instance } from '../../core/model.js';
 import { dbCacheKey } from '../stages/db-key.js';
 import { goldStage } from '../stages/gold.js';
 import { cacheKeyOf } from '../store/run-store.js';
-import type { RestRunOptions } from './rest.js';
+import type { RestPhaseContext } from './rest-phases.js';
 
 /**
  * The cache key of an instance's rest.synthesize record, computed before anything runs
@@ -15,7 +15,7 @@ const SYNTH_VERSION = 1;
 export function restSynthesisKey(
   instance: Instance,
   db: DatabaseInfo,
-  options: Pick<RestRunOptions, 'config' | 'datasetName' | 'services' | 'stageRunner' | 'executor' | 'code'>,
+  options: Pick<RestPhaseContext, 'config' | 'datasetName' | 'services' | 'stageRunner' | 'executor' | 'code'>,
 ): string {
   const { config, services } = options;
   const goldKey = options.stageRunner.keyOf(goldStage, { instance }, { config, db, executor: options.executor });

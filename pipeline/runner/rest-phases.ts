@@ -1,7 +1,7 @@
 import type { Config } from '../../config/schema.js';
-import type { EndpointSpec, RestCall, SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import type { EndpointSpec, RestCall, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
-import type { DatabaseInfo, Instance } from '../model.js';
+import type { DatabaseInfo, Instance } from '../../core/model.js';
 import type { Verification } from '../samples.js';
 import { dbCacheKey } from '../stages/db-key.js';
 import { goldStage } from '../stages/gold.js';
@@ -11,7 +11,7 @@ import { synthesizeWithRetries, type SynthesisItem, type SynthesisRecord } from 
 import { directResponse, verifyRest, type RestVerifyContext } from '../stages/rest-verify.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { cacheKeyOf } from '../store/run-store.js';
-import type { RestServices } from './rest.js';
+import type { RestServices } from '../rest-service-types.js';
 import { withRetries, type RetryPolicy } from './retry.js';
 import { INTERNAL_ERROR, type StageRunner } from './stage-runner.js';
 

@@ -1,14 +1,12 @@
 import pLimit from 'p-limit';
-import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
-import type { Synthesizer } from '../../generators/rest/synthesis.js';
+import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import type { RestServer } from '../../runtime/rest/server.js';
-import { lazy } from '../lazy.js';
-import type { AnswerJudge } from '../../verifiers/judge.js';
-import type { DatabaseInfo, GoldResult, Instance } from '../model.js';
-import { packageVersion } from '../package-root.js';
+import { lazy } from '../../core/lazy.js';
+import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
+import { packageVersion } from '../../core/package-root.js';
 import { ProgressTracker, type ProgressListener } from '../progress.js';
 import type { AcceptedRestSample, RejectedSample, RestResult } from '../samples.js';
-import type { DatabaseDedup, DedupAgent } from '../stages/rest-dedup.js';
+import type { DatabaseDedup } from '../stages/rest-dedup.js';
 import type { SynthesisRecord } from '../stages/rest-synthesize.js';
 import { restSynthesisKey } from './rest-keys.js';
 import {
@@ -38,16 +36,6 @@ import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, timedInto, type StageMetrics }
  *
  * Every instance ends in exactly one RestResult.
  */
-
-export interface RestServices {
-  synthesizer: Synthesizer;
-  /** Tried once after the synthesizer's last failed attempt (the template, behind an LLM). */
-  fallback: Synthesizer | null;
-  judge: AnswerJudge | null;
-  dedupAgent: DedupAgent | null;
-  /** What besides the synthesized endpoints decides dedup (the agent's model and prompts): part of output keys. */
-  dedupFingerprint: unknown;
-}
 
 export interface RestRunOptions extends RestPhaseContext {
   databases: readonly DatabaseInfo[];

@@ -1,4 +1,4 @@
-import { TransientError } from '../outcome.js';
+import { TransientError } from '../../core/outcome.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { reject, rejectionFrom, type Outcome } from '../outcome.js';
+import { reject, rejectionFrom, type Outcome } from '../../core/outcome.js';
 import type { ItemStage, StageContext } from '../stage.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { cacheKeyOf } from '../store/run-store.js';

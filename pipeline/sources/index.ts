@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { DatabaseInfo, Instance, Rejection } from '../model.js';
+import type { DatabaseInfo, Instance, Rejection } from '../../core/model.js';
 import { pickQuestionFile, readBirdSource } from './bird.js';
 import { folderEntries } from './entries.js';
 import { readDescriptions } from './descriptions.js';

@@ -1,4 +1,4 @@
-import type { Instance } from '../model.js';
+import type { Instance } from '../../core/model.js';
 import type { NaturalNames } from './schema.js';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import type { ColumnInfo, DatabaseInfo, ForeignKey, TableInfo } from '../model.js';
+import type { ColumnInfo, DatabaseInfo, ForeignKey, TableInfo } from '../../core/model.js';
 import { openReadOnly } from '../../runtime/sql/readonly.js';
 import type { TableDescriptions } from './descriptions.js';
 

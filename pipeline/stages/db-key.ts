@@ -1,5 +1,5 @@
-import { hashJson } from '../hash.js';
-import type { DatabaseInfo } from '../model.js';
+import { hashJson } from '../../core/hash.js';
+import type { DatabaseInfo } from '../../core/model.js';
 
 const keys = new WeakMap<DatabaseInfo, { fingerprint: string; schema: string }>();
 

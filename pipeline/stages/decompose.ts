@@ -1,6 +1,6 @@
 import type { NormalizedQuery } from '../../generators/sql/ast.js';
-import { lazy } from '../lazy.js';
-import type { SlotSequence } from '../model.js';
+import { lazy } from '../../core/lazy.js';
+import type { SlotSequence } from '../../core/model.js';
 import type { ItemStage } from '../stage.js';
 import { dbCacheKey } from './db-key.js';
 

@@ -1,6 +1,7 @@
-import { emitDatabase, type EmittedFile } from '../emit.js';
+import type { EmittedFile } from '../emit-artifact.js';
+import { emitDatabase } from '../emit.js';
 import { orderedFormulations } from '../formulation.js';
-import { packageVersion } from '../package-root.js';
+import { packageVersion } from '../../core/package-root.js';
 import type { ItemResult } from '../samples.js';
 import type { BarrierStage } from '../stage.js';
 

@@ -1,6 +1,6 @@
 import { isExecutorFault } from '../../runtime/sql/executor.js';
-import { lazy } from '../lazy.js';
-import { accept, TransientError } from '../outcome.js';
+import { lazy } from '../../core/lazy.js';
+import { accept, TransientError } from '../../core/outcome.js';
 import type { ExecuteInput, ExecutionRecord } from '../runner/flow.js';
 import type { ItemStage } from '../stage.js';
 import { dbCacheKey } from './db-key.js';

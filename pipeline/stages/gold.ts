@@ -1,5 +1,5 @@
-import { lazy } from '../lazy.js';
-import type { GoldResult, Instance } from '../model.js';
+import { lazy } from '../../core/lazy.js';
+import type { GoldResult, Instance } from '../../core/model.js';
 import type { ItemStage } from '../stage.js';
 import { dbCacheKey } from './db-key.js';
 

@@ -1,5 +1,5 @@
 import type { NormalizedQuery } from '../../generators/sql/ast.js';
-import { lazy } from '../lazy.js';
+import { lazy } from '../../core/lazy.js';
 import type { ItemStage } from '../stage.js';
 import { dbCacheKey } from './db-key.js';
 

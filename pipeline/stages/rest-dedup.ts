@@ -1,7 +1,7 @@
 import { dedupEndpoints, type DedupResult } from '../../generators/rest/dedup.js';
-import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { fallbackUnlessExecutorFault } from '../../runtime/sql/executor.js';
-import type { DatabaseInfo } from '../model.js';
+import type { DatabaseInfo } from '../../core/model.js';
 
 /**
  * rest.dedup, the per-database barrier: once every instance of the database has its

@@ -1,6 +1,6 @@
-import type { RestCall } from '../../generators/rest/spec.js';
+import type { RestCall } from '../../runtime/rest/spec.js';
 import type { RestResponse } from '../../verifiers/rest.js';
-import { TransientError } from '../outcome.js';
+import { TransientError } from '../../core/outcome.js';
 
 /**
  * execute for REST: the instance's call, made over HTTP against the live server (the

@@ -1,7 +1,7 @@
-import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import type { FailedAttempt, Synthesizer } from '../../generators/rest/synthesis.js';
-import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../model.js';
-import type { Outcome } from '../outcome.js';
+import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../../core/model.js';
+import type { Outcome } from '../../core/outcome.js';
 import { INTERNAL_ERROR } from '../runner/stage-runner.js';
 
 /**

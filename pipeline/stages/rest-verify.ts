@@ -1,11 +1,11 @@
-import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { runEndpoint } from '../../runtime/rest/endpoint.js';
 import { toErrorResponse } from '../../runtime/rest/errors.js';
 import { isExecutorFault, type SqlExecutor } from '../../runtime/sql/executor.js';
 import type { AnswerJudge } from '../../verifiers/judge.js';
 import { checkRestExecution, checkRestFormat, checkRestSemantic, type RestResponse } from '../../verifiers/rest.js';
-import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../model.js';
-import { accept, reject, TransientError, type Outcome } from '../outcome.js';
+import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../../core/model.js';
+import { accept, reject, TransientError, type Outcome } from '../../core/outcome.js';
 import type { Verification } from '../samples.js';
 
 /**

@@ -1,7 +1,7 @@
 import { keysForSequenceOrStart } from '../../runtime/slot/specs.js';
-import type { SelSequence, ToolSpec, Verdict } from '../model.js';
-import { accept, reject } from '../outcome.js';
-import { lazy } from '../lazy.js';
+import type { SelSequence, ToolSpec, Verdict } from '../../core/model.js';
+import { accept, reject } from '../../core/outcome.js';
+import { lazy } from '../../core/lazy.js';
 import type { VerifyInput } from '../runner/flow.js';
 import type { Verification } from '../samples.js';
 import type { ItemStage, StageContext } from '../stage.js';

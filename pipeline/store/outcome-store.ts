@@ -1,4 +1,4 @@
-import type { Outcome } from '../outcome.js';
+import type { Outcome } from '../../core/outcome.js';
 
 /**
  * Where terminal stage outcomes and records live, by content key (run-store.ts explains the

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Outcome } from '../outcome.js';
+import type { Outcome } from '../../core/outcome.js';
 import type { OutcomeStore } from './outcome-store.js';
 
 /**

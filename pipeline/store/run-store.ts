@@ -2,8 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { canonicalJson, sha256 } from '../hash.js';
-import type { Outcome } from '../outcome.js';
+import { canonicalJson, sha256 } from '../../core/hash.js';
+import type { Outcome } from '../../core/outcome.js';
 import type { OutcomeStore } from './outcome-store.js';
 
 /**

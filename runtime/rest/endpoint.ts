@@ -1,6 +1,6 @@
-import { bindPlaceholders } from '../../generators/rest/bind.js';
-import type { ArgumentValue, EndpointSpec } from '../../generators/rest/spec.js';
-import type { DatabaseInfo, ResultSet } from '../../pipeline/model.js';
+import { bindPlaceholders } from './bind.js';
+import type { ArgumentValue, EndpointSpec } from './spec.js';
+import type { DatabaseInfo, ResultSet } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
 import { checkFinite } from './parameters.js';
 

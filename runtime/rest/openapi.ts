@@ -1,4 +1,4 @@
-import type { EndpointSpec } from '../../generators/rest/spec.js';
+import type { EndpointSpec } from './spec.js';
 import { DEFAULT_MAX_STRING_LENGTH, parameterSchema } from './parameters.js';
 
 /**

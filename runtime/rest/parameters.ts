@@ -1,4 +1,4 @@
-import type { ArgumentValue, ParameterSpec } from '../../generators/rest/spec.js';
+import type { ArgumentValue, ParameterSpec } from './spec.js';
 
 /**
  * JSON Schemas of an endpoint's query parameters: one rule set, used both to validate
@@ -50,5 +50,19 @@ export function checkFinite(params: readonly ParameterSpec[], args: Readonly<Rec
   for (const param of params) {
     const value = args[param.name];
     if (typeof value === 'number' && !Number.isFinite(value)) throw new InvalidParameterError(`parameter '${param.name}' is out of range`);
+  }
+}
+
+/** Whether a value is of a parameter type (integers must be integral and safe). */
+export function valueFitsType(value: unknown, type: ParameterSpec['type']): value is ArgumentValue {
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return typeof value === 'number' && Number.isSafeInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
   }
 }

@@ -1,9 +1,9 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
-import { EndpointSpecSchema, type ArgumentValue, type EndpointSpec } from '../../generators/rest/spec.js';
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import { EndpointSpecSchema, type ArgumentValue, type EndpointSpec } from './spec.js';
+import type { DatabaseInfo } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
-import { placeholderProblem } from '../../generators/rest/placeholders.js';
+import { placeholderProblem } from './placeholders.js';
 import { registerDocs } from './docs.js';
 import { notFound, toErrorResponse } from './errors.js';
 import { restOpenApi } from './openapi.js';

@@ -1,5 +1,5 @@
-import type { EndpointSpec } from '../../generators/rest/spec.js';
-import type { ToolSpec } from '../../pipeline/model.js';
+import type { EndpointSpec } from './spec.js';
+import type { ToolSpec } from '../../core/model.js';
 import { DEFAULT_MAX_STRING_LENGTH, parameterSchema } from './parameters.js';
 
 /**

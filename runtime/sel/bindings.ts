@@ -1,4 +1,4 @@
-import type { SelBinding, ToolCall } from '../../pipeline/model.js';
+import type { SelBinding, ToolCall } from '../../core/model.js';
 
 /**
  * How a SLOT call maps onto a SEL tool (docs/TOOLS.md, "SEL formulation"): the categorical

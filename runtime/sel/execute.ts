@@ -1,4 +1,4 @@
-import type { DatabaseInfo, SelBinding, SelSequence, ToolCall, ToolOutput } from '../../pipeline/model.js';
+import type { DatabaseInfo, SelBinding, SelSequence, ToolCall, ToolOutput } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
 import { allowed, ToolError } from '../slot/errors.js';
 import { executeSequence, ToolSession, type RunOptions } from '../slot/execute.js';

@@ -1,4 +1,4 @@
-import type { SelBinding, ToolPool, ToolSpec } from '../../pipeline/model.js';
+import type { SelBinding, ToolPool, ToolSpec } from '../../core/model.js';
 import { AGGREGATIONS, CONDITIONS, OPERATIONS, SET_OPERATIONS, type Choice, type SlotTool } from '../slot/catalog.js';
 import { slotToolSpec, type KeyDoc } from '../slot/specs.js';
 

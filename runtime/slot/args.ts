@@ -1,4 +1,4 @@
-import type { ToolCall } from '../../pipeline/model.js';
+import type { ToolCall } from '../../core/model.js';
 import { allowed, ToolError, type ToolErrorCode } from './errors.js';
 import type { Choice } from './catalog.js';
 

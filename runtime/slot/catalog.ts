@@ -1,4 +1,4 @@
-import type { ToolPool } from '../../pipeline/model.js';
+import type { ToolPool } from '../../core/model.js';
 
 /**
  * What each pool offers (docs/TOOLS.md): tools, filter conditions, aggregation types and

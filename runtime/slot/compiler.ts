@@ -1,4 +1,4 @@
-import type { DatabaseInfo, ToolCall, ToolPool } from '../../pipeline/model.js';
+import type { DatabaseInfo, ToolCall, ToolPool } from '../../core/model.js';
 import type { SqlParam } from '../sql/executor.js';
 import { Args, objectArg } from './args.js';
 import {

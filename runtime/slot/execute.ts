@@ -1,7 +1,7 @@
-import type { DatabaseInfo, ResultSet, SlotSequence, ToolCall, ToolOutput, ToolPool } from '../../pipeline/model.js';
+import type { DatabaseInfo, ResultSet, SlotSequence, ToolCall, ToolOutput, ToolPool } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
 import { SlotCompiler, type CompiledRelation, type OutputKind } from './compiler.js';
-import { LruMap } from '../lru.js';
+import { LruMap } from '../../core/lru.js';
 import { ToolError } from './errors.js';
 import { emptyFacts, probeSourceFacts, type SourceFacts } from './source-facts.js';
 

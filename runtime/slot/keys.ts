@@ -1,4 +1,4 @@
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { DatabaseInfo } from '../../core/model.js';
 
 /**
  * Column keys of SLOT tables (docs/TOOLS.md, "Column keys"): `<table>_<column>` for the

@@ -1,4 +1,4 @@
-import type { DatabaseInfo, ToolCall, ToolPool } from '../../pipeline/model.js';
+import type { DatabaseInfo, ToolCall, ToolPool } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
 import { SlotCompiler, type StartingJoin } from './compiler.js';
 

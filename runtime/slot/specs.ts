@@ -1,4 +1,4 @@
-import type { DatabaseInfo, SlotSequence, ToolCall, ToolPool, ToolSpec } from '../../pipeline/model.js';
+import type { DatabaseInfo, SlotSequence, ToolCall, ToolPool, ToolSpec } from '../../core/model.js';
 import {
   AGGREGATIONS,
   CAST_TYPES,
@@ -11,7 +11,7 @@ import {
   type Choice,
   type SlotTool,
 } from './catalog.js';
-import { LruMap } from '../lru.js';
+import { LruMap } from '../../core/lru.js';
 import { SlotCompiler } from './compiler.js';
 import { startingTableKeys, type StartingTableRef } from './keys.js';
 

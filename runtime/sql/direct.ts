@@ -1,4 +1,4 @@
-import type { ResultSet } from '../../pipeline/model.js';
+import type { ResultSet } from '../../core/model.js';
 import { ExecutorClosedError, type SqlExecutor, type SqlRequest } from './executor.js';
 import { ConnectionCache, executeReadOnly } from './readonly.js';
 

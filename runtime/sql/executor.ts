@@ -1,5 +1,5 @@
-import type { ResultSet } from '../../pipeline/model.js';
-import { TransientError } from '../../pipeline/outcome.js';
+import type { ResultSet } from '../../core/model.js';
+import { TransientError } from '../../core/outcome.js';
 
 /**
  * The one way the project runs SQL. Implementations: the killable process pool

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import type { ResultSet } from '../../pipeline/model.js';
+import type { ResultSet } from '../../core/model.js';
 import { ExecutorClosedError, SqlExecutionError, SqlTimeoutError, SqlWorkerError, type SqlExecutor, type SqlRequest } from './executor.js';
 import type { WorkerJob, WorkerMessage } from './protocol.js';
 

@@ -1,4 +1,4 @@
-import type { ResultSet } from '../../pipeline/model.js';
+import type { ResultSet } from '../../core/model.js';
 import type { SqlParam } from './executor.js';
 
 /** Messages between the pool (pool.ts) and its worker processes (worker.ts). */

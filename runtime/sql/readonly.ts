@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { ResultSet, SqlValue } from '../../pipeline/model.js';
+import type { ResultSet, SqlValue } from '../../core/model.js';
 import { SqlExecutionError, toBindable, type SqlParam } from './executor.js';
 
 /**
@@ -65,7 +65,7 @@ export function executeReadOnly(db: Database.Database, sql: string, params: read
   }
 }
 
-/** BLOBs travel as `x'<hex>'` strings (pipeline/model.ts, SqlValue). */
+/** BLOBs travel as `x'<hex>'` strings (core/model.ts, SqlValue). */
 export function toSqlValue(value: unknown): SqlValue {
   if (value === null || typeof value === 'number' || typeof value === 'string') return value;
   if (value instanceof Uint8Array) return `x'${Buffer.from(value).toString('hex')}'`;

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { parseQuery } from '../../generators/sql/normalize.js';
 import { decompose } from '../../generators/slot/decompose.js';
-import type { SlotSequence, ToolOutput, ToolPool } from '../../pipeline/model.js';
+import type { SlotSequence, ToolOutput, ToolPool } from '../../core/model.js';
 import { executeSequence } from '../../runtime/slot/index.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
 import { compareWithGold } from '../../verifiers/compare.js';

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { DatabaseInfo, TableInfo } from '../../pipeline/model.js';
+import type { DatabaseInfo, TableInfo } from '../../core/model.js';
 
 /** A small two-table schema (not BIRD) shared by the parse and decompose tests. */
 

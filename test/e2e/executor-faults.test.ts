@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { differingFiles, outputsOf } from '../../bench/interrupt.js';
 import { parseConfig } from '../../config/load.js';
 import { generate } from '../../pipeline/generate.js';
-import { hashJson } from '../../pipeline/hash.js';
-import type { ResultSet } from '../../pipeline/model.js';
+import { hashJson } from '../../core/hash.js';
+import type { ResultSet } from '../../core/model.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
 import { ExecutorClosedError, SqlWorkerError, type SqlExecutor, type SqlRequest } from '../../runtime/sql/executor.js';
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../config/load.js';
 import { generate } from '../../pipeline/generate.js';
-import type { Rejection } from '../../pipeline/model.js';
+import type { Rejection } from '../../core/model.js';
 
 /**
  * The real pipeline (real stages, the killable SQL pool) on a generic JSONL source full of

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfig } from '../../config/load.js';
 import { generate } from '../../pipeline/generate.js';
-import type { Rejection } from '../../pipeline/model.js';
+import type { Rejection } from '../../core/model.js';
 import { createDb, removeTempDirs, tempDir } from '../sql/fixtures.js';
 
 /**

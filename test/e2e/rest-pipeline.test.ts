@@ -5,9 +5,9 @@ import { Ajv } from 'ajv';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { parseConfig } from '../../config/load.js';
 import { generate, SourceError } from '../../pipeline/generate.js';
-import { packageRoot } from '../../pipeline/package-root.js';
+import { packageRoot } from '../../core/package-root.js';
 import { serveDataset } from '../../pipeline/serve.js';
-import type { ToolSpec } from '../../pipeline/model.js';
+import type { ToolSpec } from '../../core/model.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
 import type { SqlRequest } from '../../runtime/sql/executor.js';
 

@@ -1,4 +1,4 @@
-import { significant, tokenize } from '../../generators/sql/lexer.js';
+import { significant, tokenize } from '../../runtime/sql/lexer.js';
 
 /**
  * A seeded, deterministic generator of random SQL over a real schema, for fuzzing every

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { datasetCard, yamlScalar } from '../../pipeline/dataset-card.js';
 import { generate } from '../../pipeline/generate.js';
-import { accept } from '../../pipeline/outcome.js';
+import { accept } from '../../core/outcome.js';
 import type { Manifest, RunDescription } from '../../pipeline/manifest.js';
 import type { DeterministicStats, RunStats, Tally } from '../../pipeline/stats.js';
 import { nullExecutor, toyConfig, toyStages } from './fixtures/toy.js';

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { codeFingerprint, fingerprintOf } from '../../pipeline/code-fingerprint.js';
 import { runInProcess } from '../../pipeline/runner/in-process.js';
 import { cacheKeyOf, RunStore } from '../../pipeline/store/run-store.js';
-import type { Instance } from '../../pipeline/model.js';
+import type { Instance } from '../../core/model.js';
 import { nullExecutor, toyConfig, toyDb, toyInstances, toyStages, type ToyLog } from './fixtures/toy.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));

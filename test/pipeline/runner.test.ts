@@ -1,8 +1,8 @@
-import { TransientError } from '../../pipeline/outcome.js';
+import { TransientError } from '../../core/outcome.js';
 import { runInProcess } from '../../pipeline/runner/in-process.js';
 import { backoffDelay, RetriesExhaustedError, withRetries } from '../../pipeline/runner/retry.js';
 import { assertNothingLost, collectRejections, computeStats, InvariantError } from '../../pipeline/stats.js';
-import type { Rejection } from '../../pipeline/model.js';
+import type { Rejection } from '../../core/model.js';
 import type { ProgressEvent } from '../../pipeline/progress.js';
 import { nullExecutor, toyConfig, toyDb, toyInstances, toyStages } from './fixtures/toy.js';
 

@@ -1,4 +1,4 @@
-import type { ResultSet } from '../../pipeline/model.js';
+import type { ResultSet } from '../../core/model.js';
 import { memoizeExecutor } from '../../pipeline/sql-memo.js';
 import type { SqlExecutor, SqlRequest } from '../../runtime/sql/executor.js';
 

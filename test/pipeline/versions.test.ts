@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { jsonlText, jsonText } from '../../pipeline/files.js';
-import { sha256 } from '../../pipeline/hash.js';
+import { sha256 } from '../../core/hash.js';
 import {
   diffOutputs,
   latestVersion,

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../../generators/sql/double-quotes.js';
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { DatabaseInfo } from '../../core/model.js';
 
 const column = (name: string) => ({ name, type: 'text', description: name, valueDescription: '' });
 const db: DatabaseInfo = {

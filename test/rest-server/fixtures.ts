@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import type { EndpointSpec, ParameterSpec } from '../../generators/rest/spec.js';
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { EndpointSpec, ParameterSpec } from '../../runtime/rest/spec.js';
+import type { DatabaseInfo } from '../../core/model.js';
 import { createDb, HEROES_SQL, RUNAWAY_SQL } from '../sql/fixtures.js';
 
 /** A heroes database (with a hero whose name is an injection attempt) and endpoints over it. */

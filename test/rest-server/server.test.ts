@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import { pathToFileURL } from 'node:url';
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { DatabaseInfo } from '../../core/model.js';
 import { createRestServer, type RestServer } from '../../runtime/rest/server.js';
 import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
 import { removeTempDirs, tempDir } from '../sql/fixtures.js';

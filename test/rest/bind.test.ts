@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
-import { BindError, bindPlaceholders } from '../../generators/rest/bind.js';
-import type { ParameterSpec } from '../../generators/rest/spec.js';
+import { BindError, bindPlaceholders } from '../../runtime/rest/bind.js';
+import type { ParameterSpec } from '../../runtime/rest/spec.js';
 
 const p = (name: string, type: ParameterSpec['type'], required = true): ParameterSpec => ({ name, type, description: name, required });
 

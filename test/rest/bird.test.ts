@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { describe, expect, test } from '@jest/globals';
-import { bindPlaceholders } from '../../generators/rest/bind.js';
+import { bindPlaceholders } from '../../runtime/rest/bind.js';
 import { dedupEndpoints } from '../../generators/rest/dedup.js';
 import { checkEndpointSpec } from '../../generators/rest/format-check.js';
-import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { synthesizeFromTemplate } from '../../generators/rest/template.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../../generators/sql/double-quotes.js';
 import { resultShape } from '../../generators/sql/gold.js';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { MemoryLlmCache } from '../../generators/llm/cache.js';
 import { LlmClient } from '../../generators/llm/client.js';
-import { bindPlaceholders } from '../../generators/rest/bind.js';
+import { bindPlaceholders } from '../../runtime/rest/bind.js';
 import { dedupEndpoints, type DedupResult } from '../../generators/rest/dedup.js';
 import { applyVerifiedMerges, dedupAgentFingerprint, proposeMerges, type MergeProposal, type RunEndpoint } from '../../generators/rest/dedup-agent.js';
-import type { ParameterSpec, SynthesizedEndpoint } from '../../generators/rest/spec.js';
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { ParameterSpec, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
+import type { DatabaseInfo } from '../../core/model.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { FakeClock, llmConfig, ScriptedChatModel, type Step } from '../llm/helpers.js';

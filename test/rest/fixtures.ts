@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
-import type { DatabaseInfo, Instance } from '../../pipeline/model.js';
-import { bindPlaceholders } from '../../generators/rest/bind.js';
-import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import type { DatabaseInfo, Instance } from '../../core/model.js';
+import { bindPlaceholders } from '../../runtime/rest/bind.js';
+import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { createDb, tempDir } from '../sql/fixtures.js';
 
 /** A small schools database for REST synthesis tests, with its DatabaseInfo. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { DatabaseInfo } from '../../core/model.js';
 import { checkEndpointSpec } from '../../generators/rest/format-check.js';
-import type { EndpointSpec } from '../../generators/rest/spec.js';
+import type { EndpointSpec } from '../../runtime/rest/spec.js';
 import { removeTempDirs } from '../sql/fixtures.js';
 import { schoolsDb } from './fixtures.js';
 

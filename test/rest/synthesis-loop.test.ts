@@ -1,7 +1,7 @@
-import { accept, reject, type Outcome } from '../../pipeline/outcome.js';
-import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../../pipeline/model.js';
+import { accept, reject, type Outcome } from '../../core/outcome.js';
+import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../../core/model.js';
 import { synthesizeWithRetries, type SynthesisItem } from '../../pipeline/stages/rest-synthesize.js';
-import type { SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import type { SynthesisRequest, Synthesizer } from '../../generators/rest/synthesis.js';
 
 /** The verify-and-retry loop with scripted synthesizers and checks: attempts, feedback, fallback, faults. */

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import type { DatabaseInfo } from '../../pipeline/model.js';
+import type { DatabaseInfo } from '../../core/model.js';
 import { checkEndpointSpec } from '../../generators/rest/format-check.js';
-import { ENDPOINT_PATH, OPERATION_ID, type SynthesizedEndpoint } from '../../generators/rest/spec.js';
+import { ENDPOINT_PATH, OPERATION_ID, type SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { synthesizeFromTemplate } from '../../generators/rest/template.js';
-import { bindPlaceholders } from '../../generators/rest/bind.js';
+import { bindPlaceholders } from '../../runtime/rest/bind.js';
 import { querystringSchema } from '../../runtime/rest/parameters.js';
 import { Ajv } from 'ajv';
 import { removeTempDirs } from '../sql/fixtures.js';

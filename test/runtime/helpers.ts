@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DatabaseInfo, SqlValue, ToolCall } from '../../pipeline/model.js';
+import type { DatabaseInfo, SqlValue, ToolCall } from '../../core/model.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 

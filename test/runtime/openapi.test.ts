@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { expandToSel } from '../../generators/sel/expand.js';
 import { decompose } from '../../generators/slot/decompose.js';
 import { parseQuery } from '../../generators/sql/normalize.js';
-import type { SelBinding, ToolCall } from '../../pipeline/model.js';
+import type { SelBinding, ToolCall } from '../../core/model.js';
 import { loadSource } from '../../pipeline/sources/index.js';
 import { selToolSpecs } from '../../runtime/sel/specs.js';
 import { keysForInitialization, slotToolSpecs, toOpenApi } from '../../runtime/slot/specs.js';

@@ -1,4 +1,4 @@
-import type { SqlValue, ToolCall, ToolOutput } from '../../pipeline/model.js';
+import type { SqlValue, ToolCall, ToolOutput } from '../../core/model.js';
 import { executeSequence } from '../../runtime/slot/execute.js';
 import { loopNesting } from '../../runtime/slot/source-facts.js';
 import { bag, createDb, createTestDb, INIT_ITEM, INIT_JOIN, int, pick, prng, reference, SCHEMA, type TestDb } from './helpers.js';

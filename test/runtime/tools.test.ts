@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv';
-import type { SqlValue, ToolCall, ToolOutput, ToolPool } from '../../pipeline/model.js';
+import type { SqlValue, ToolCall, ToolOutput, ToolPool } from '../../core/model.js';
 import { compileSequence, executeSequence, keysForInitialization, keysForSequence, slotToolSpecs, toOpenApi, ToolError, ToolSession } from '../../runtime/slot/index.js';
 import { createDb, type TestDb } from './helpers.js';
 

@@ -1,4 +1,4 @@
-import type { SelSequence, SlotSequence, SqlValue, ToolCall } from '../../pipeline/model.js';
+import type { SelSequence, SlotSequence, SqlValue, ToolCall } from '../../core/model.js';
 import { expandToSel } from '../../generators/sel/expand.js';
 import { executeSelSequence, sanitizeToolName, selToolSpecs, TOOL_NAME_PATTERN } from '../../runtime/sel/index.js';
 import { ToolRegistry } from '../../pipeline/tool-registry.js';

@@ -2,7 +2,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readsClock, resultShape, runGold } from '../../generators/sql/gold.js';
-import type { DatabaseInfo, Instance } from '../../pipeline/model.js';
+import type { DatabaseInfo, Instance } from '../../core/model.js';
 import { loadSource } from '../../pipeline/sources/index.js';
 import { createSqlPool } from '../../runtime/sql/pool.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';

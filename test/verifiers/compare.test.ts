@@ -1,4 +1,4 @@
-import type { GoldResult, SqlValue, ToolOutput } from '../../pipeline/model.js';
+import type { GoldResult, SqlValue, ToolOutput } from '../../core/model.js';
 import { answerRows, compareWithGold } from '../../verifiers/compare.js';
 import { checkSemantic } from '../../verifiers/semantic.js';
 

@@ -1,4 +1,4 @@
-import type { SlotSequence, ToolCall, ToolSpec } from '../../pipeline/model.js';
+import type { SlotSequence, ToolCall, ToolSpec } from '../../core/model.js';
 import { checkFormat } from '../../verifiers/format.js';
 
 const KEYS = ['book_title', 'book_Price (USD)', 'author_last_name'];

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
 import { MemoryLlmCache } from '../../generators/llm/cache.js';
 import { LlmClient } from '../../generators/llm/client.js';
-import type { GoldResult } from '../../pipeline/model.js';
+import type { GoldResult } from '../../core/model.js';
 import { createLlmJudge } from '../../verifiers/llm-judge.js';
 import type { JudgeInput } from '../../verifiers/judge.js';
 import { FakeClock, httpError, llmConfig, ScriptedChatModel, type Step } from '../llm/helpers.js';

@@ -1,5 +1,5 @@
 import { splice, tokenize } from '../sql/lexer.js';
-import { valueFitsType } from './parameter-types.js';
+import { valueFitsType } from './parameters.js';
 import { placeholderOccurrences } from './placeholders.js';
 import type { ArgumentValue, ParameterSpec } from './spec.js';
 
