@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FORMULATIONS } from '../core/model.js';
 import { LlmConfigSchema } from '../generators/llm/config.js';
 
 /**
@@ -6,7 +7,7 @@ import { LlmConfigSchema } from '../generators/llm/config.js';
  * CLI flags are validated against this one schema (config/load.ts merges them).
  */
 
-export const PipelineFormulation = z.enum(['slot', 'sel', 'rest']);
+export const FormulationSchema = z.enum(FORMULATIONS);
 
 /** The REST formulation's knobs (issue 3). */
 export const RestConfigSchema = z
@@ -68,7 +69,7 @@ export const ConfigSchema = z
     license: z.string().regex(/^[a-z0-9][a-z0-9.+-]*$/).optional(),
     /** Restrict the run to these databases (all when absent). */
     dbIds: z.array(z.string().min(1)).min(1).optional(),
-    formulations: z.array(PipelineFormulation).min(1).default(['slot', 'sel', 'rest']),
+    formulations: z.array(FormulationSchema).min(1).default([...FORMULATIONS]),
     /** `paper` reproduces the paper's 7 SLOT tools; `extended` adds our extensions. */
     pool: z.enum(['extended', 'paper']).default('extended'),
     /** Items in flight at once in the in-process runner. */

@@ -125,7 +125,9 @@ export interface SelSequence extends SlotSequence {
   derivedKeys: KeyDescription[];
 }
 
-export type Formulation = 'slot' | 'sel' | 'rest';
+/** The formulations, in canonical order (pipeline/formulations.ts has what each one is made of). */
+export const FORMULATIONS = ['slot', 'sel', 'rest'] as const;
+export type Formulation = (typeof FORMULATIONS)[number];
 
 export type ToolPool = 'paper' | 'extended';
 

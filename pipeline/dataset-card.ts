@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { orderedFormulations, type PipelineFormulation } from './formulation.js';
+import type { Formulation } from '../core/model.js';
+import { orderedFormulations } from './formulation.js';
 import type { RunDescription } from './manifest.js';
 import type { DeterministicStats, Tally } from './stats.js';
 
@@ -12,7 +13,7 @@ import type { DeterministicStats, Tally } from './stats.js';
  */
 
 export function datasetCard(run: RunDescription, stats: DeterministicStats): string {
-  const formulations = orderedFormulations(Object.keys(stats.formulations) as PipelineFormulation[]);
+  const formulations = orderedFormulations(Object.keys(stats.formulations) as Formulation[]);
   const dbs = [...new Set(formulations.flatMap((f) => Object.keys(stats.formulations[f]!.byDb)))].sort();
   return [
     frontMatter(run, stats, formulations),
@@ -28,12 +29,12 @@ export function datasetCard(run: RunDescription, stats: DeterministicStats): str
   ].join('\n');
 }
 
-const NAMES: Record<PipelineFormulation, string> = { slot: 'SLOT', sel: 'SEL', rest: 'REST' };
+const NAMES: Record<Formulation, string> = { slot: 'SLOT', sel: 'SEL', rest: 'REST' };
 
 // ---------------------------------------------------------------------------------------------
 // YAML front matter (Hugging Face dataset card metadata)
 
-function frontMatter(run: RunDescription, stats: DeterministicStats, formulations: readonly PipelineFormulation[]): string {
+function frontMatter(run: RunDescription, stats: DeterministicStats, formulations: readonly Formulation[]): string {
   const samples = formulations.reduce((sum, f) => sum + stats.formulations[f]!.total.accepted, 0);
   const split = splitName(run.source.questionFile);
   const lines = [
@@ -86,7 +87,7 @@ function sizeCategory(n: number): string {
 // ---------------------------------------------------------------------------------------------
 // Body
 
-function summary(run: RunDescription, stats: DeterministicStats, formulations: readonly PipelineFormulation[], dbs: readonly string[]): string {
+function summary(run: RunDescription, stats: DeterministicStats, formulations: readonly Formulation[], dbs: readonly string[]): string {
   const first = stats.formulations[formulations[0]]!.total;
   const kept = formulations.map((f) => `${NAMES[f]} ${countOf(stats.formulations[f]!.total)}`).join(', ');
   return `# ${run.dataset}: verified tool-calling samples
@@ -102,7 +103,7 @@ Verified samples: ${kept}.
 `;
 }
 
-const FORMULATION_TEXT: Record<PipelineFormulation, string> = {
+const FORMULATION_TEXT: Record<Formulation, string> = {
   slot: `- **SLOT** — a small pool of generic data tools (\`filter_data\`, \`sort_data\`, \`retrieve_data\`,
   \`aggregate_data\`, \`group_data_by\`, \`select_unique_values\`, \`transform_data\`, and extensions such
   as \`union_data\`, \`combine_data\` and \`calculate\`). The model fills the slots and chains calls by
@@ -115,7 +116,7 @@ const FORMULATION_TEXT: Record<PipelineFormulation, string> = {
   executed over HTTP against the live server, and \`output_after_executing_api\` is the response.`,
 };
 
-function formulationsSection(formulations: readonly PipelineFormulation[]): string {
+function formulationsSection(formulations: readonly Formulation[]): string {
   return `## Formulations
 
 ${formulations.map((f) => FORMULATION_TEXT[f]).join('\n')}
@@ -125,7 +126,7 @@ ${formulations.map((f) => FORMULATION_TEXT[f]).join('\n')}
 `;
 }
 
-function filesSection(formulations: readonly PipelineFormulation[], dbs: readonly string[]): string {
+function filesSection(formulations: readonly Formulation[], dbs: readonly string[]): string {
   const rows: [string, string][] = [];
   for (const f of formulations) {
     rows.push([`${f}/<db>.jsonl`, `${NAMES[f]} samples, one JSON object per line, in source order`]);
@@ -155,7 +156,7 @@ const COMMON_FIELDS: [string, string][] = [
   ['gold_answer', 'the rows the gold SQL returns (a list of rows)'],
 ];
 
-function fieldsSection(formulations: readonly PipelineFormulation[]): string {
+function fieldsSection(formulations: readonly Formulation[]): string {
   const sequences = formulations.filter((f) => f !== 'rest');
   const parts = ['## Sample fields\n'];
   if (sequences.length > 0) {
@@ -190,7 +191,7 @@ function fieldsSection(formulations: readonly PipelineFormulation[]): string {
   return parts.join('\n');
 }
 
-function countsSection(stats: DeterministicStats, formulations: readonly PipelineFormulation[], dbs: readonly string[]): string {
+function countsSection(stats: DeterministicStats, formulations: readonly Formulation[], dbs: readonly string[]): string {
   const rows = dbs.map((db) => [`\`${db}\``, ...formulations.map((f) => countOf(stats.formulations[f]!.byDb[db]))]);
   rows.push(['**total**', ...formulations.map((f) => `**${countOf(stats.formulations[f]!.total)}**`)]);
   let rest = '';
@@ -218,7 +219,7 @@ function countOf(tally: Tally | undefined): string {
   return `${tally.accepted} / ${tally.input} (${((100 * tally.accepted) / tally.input).toFixed(1)} %)`;
 }
 
-function funnelSection(stats: DeterministicStats, formulations: readonly PipelineFormulation[]): string {
+function funnelSection(stats: DeterministicStats, formulations: readonly Formulation[]): string {
   const funnels = formulations.map((f) => {
     const stages = stats.formulations[f]!.stages;
     return `${NAMES[f]}:\n\n${table(['stage', 'in', 'passed', 'rejected'], Object.entries(stages).map(([stage, t]) => [`\`${stage}\``, String(t.input), String(t.accepted), String(t.rejected)]))}`;
@@ -241,7 +242,7 @@ Rejections by stage and category:
 ${categories}`;
 }
 
-function productionSection(run: RunDescription, formulations: readonly PipelineFormulation[]): string {
+function productionSection(run: RunDescription, formulations: readonly Formulation[]): string {
   const config = run.config as { pool?: string; dbIds?: string[] | null; datasetName?: string | null };
   const flags = [
     `--source <folder holding ${run.source.questionFile}>`,

@@ -1,9 +1,9 @@
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import { sha256 } from '../core/hash.js';
-import type { DatabaseInfo } from '../core/model.js';
+import type { DatabaseInfo, Formulation } from '../core/model.js';
 import { writeFileAtomic } from './files.js';
-import type { PipelineFormulation } from './formulation.js';
+
 import type { ItemResult } from './samples.js';
 
 /** What every formulation's emit writes from, and how it writes: atomically, each file recorded with its hash for the manifest. */
@@ -23,7 +23,7 @@ export async function writeArtifact(outDir: string, relative: string, content: s
 export interface DatabaseEmitInput {
   db: DatabaseInfo;
   datasetName: string;
-  formulations: readonly PipelineFormulation[];
+  formulations: readonly Formulation[];
   /** The database's items, in instance index order. */
   items: readonly ItemResult[];
   config: Config;

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { Formulation } from '../core/model.js';
 import { performance } from 'node:perf_hooks';
 import { cacheDirOf } from '../config/load.js';
 import { outputRelevantConfig, type Config } from '../config/schema.js';
@@ -6,7 +7,7 @@ import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { createSqlPool, type SqlPool } from '../runtime/sql/pool.js';
 import { writeArtifact, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
-import { orderedFormulations, sequenceFormulations, type PipelineFormulation } from './formulation.js';
+import { orderedFormulations, sequenceFormulations } from './formulation.js';
 import type { ProgressListener } from './progress.js';
 import { planResults, runInProcess, type RunResult } from './runner/in-process.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -255,7 +256,7 @@ function explainJobFailures(items: readonly ItemResult[], failed: QueueDriveResu
     for (const [formulation, result] of Object.entries(item.results)) {
       const reason = (formulation === 'rest' ? failed.rest : failed.sequence).get(item.instance.index);
       if (reason && result && !result.ok && result.category === INTERNAL_ERROR && result.message === NOT_COMPUTED) {
-        item.results[formulation as PipelineFormulation] = { ...result, category: 'job_failed', message: reason };
+        item.results[formulation as Formulation] = { ...result, category: 'job_failed', message: reason };
       }
     }
   }
@@ -271,7 +272,7 @@ type LoadedSource = Awaited<ReturnType<typeof ingestStage.run>>;
 function checkedStats(
   source: LoadedSource,
   datasetName: string,
-  formulations: readonly PipelineFormulation[],
+  formulations: readonly Formulation[],
   items: readonly ItemResult[],
   rest?: RestDedupStats,
 ): DeterministicStats {
@@ -288,7 +289,7 @@ function checkedStats(
 async function emitAll(
   source: LoadedSource,
   datasetName: string,
-  formulations: readonly PipelineFormulation[],
+  formulations: readonly Formulation[],
   items: readonly ItemResult[],
   config: Config,
   outDir: string,

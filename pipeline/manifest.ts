@@ -1,7 +1,8 @@
 import path from 'node:path';
+import type { Formulation } from '../core/model.js';
 import { outputRelevantConfig, type Config } from '../config/schema.js';
 import type { EmittedFile } from './emit-artifact.js';
-import { orderedFormulations, type PipelineFormulation } from './formulation.js';
+import { orderedFormulations } from './formulation.js';
 import { hashJson } from '../core/hash.js';
 import { packageVersion } from '../core/package-root.js';
 import type { ItemResult } from './samples.js';
@@ -18,7 +19,7 @@ import type { DeterministicStats } from './stats.js';
  */
 
 export interface ReferenceTime {
-  formulation: PipelineFormulation;
+  formulation: Formulation;
   db: string;
   id: string;
   /** ISO 8601: the moment the gold SQL ran, the "now" its answer holds for. */
@@ -43,7 +44,7 @@ export interface RunDescription {
   referenceTimes: ReferenceTime[];
   configHash: string;
   config: Record<string, unknown>;
-  counts: Partial<Record<PipelineFormulation, { input: number; accepted: number; rejected: number }>>;
+  counts: Partial<Record<Formulation, { input: number; accepted: number; rejected: number }>>;
 }
 
 export interface Manifest extends RunDescription {
@@ -100,7 +101,7 @@ function llmOf(config: Config): RunDescription['llm'] {
   return { provider: config.llm.provider, model: config.llm.model, roles };
 }
 
-function referenceTimes(items: readonly ItemResult[], formulations: readonly PipelineFormulation[]): ReferenceTime[] {
+function referenceTimes(items: readonly ItemResult[], formulations: readonly Formulation[]): ReferenceTime[] {
   return orderedFormulations(formulations).flatMap((formulation) =>
     items.flatMap((item) => {
       const result = item.results[formulation];

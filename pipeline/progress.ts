@@ -1,5 +1,5 @@
 import type { SequenceFormulation } from './formulation.js';
-import { SHARED_STAGES, pathStages } from './runner/flow.js';
+import { pathStages, SHARED_STAGES } from './graph.js';
 
 /**
  * Per stage: items done (computed, cached or skipped because an earlier stage rejected).

@@ -2,7 +2,7 @@ import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import type { FailedAttempt } from '../generators/rest/synthesis.js';
 import type { SequenceFormulation } from './formulation.js';
 import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput, Verdict } from '../core/model.js';
-import type { StageName } from './stage.js';
+import type { StageName } from './graph.js';
 
 /**
  * What the item stages of one instance end in, per formulation: a verified sample or a

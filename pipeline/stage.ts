@@ -2,6 +2,7 @@ import type { Config } from '../config/schema.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
 import type { DatabaseInfo } from '../core/model.js';
 import type { Outcome } from '../core/outcome.js';
+import type { StageName } from './graph.js';
 
 /**
  * The stage contract. A stage is a pure-ish function of plain JSON data plus a context the
@@ -11,20 +12,6 @@ import type { Outcome } from '../core/outcome.js';
  * context from the run's spec in Redis.
  */
 
-/** Stage names, exactly as in DESIGN.md. */
-export const STAGE_NAMES = [
-  'ingest',
-  'gold',
-  'parse',
-  'slot.decompose',
-  'sel.expand',
-  'rest.synthesize',
-  'rest.dedup',
-  'execute',
-  'verify',
-  'emit',
-] as const;
-export type StageName = (typeof STAGE_NAMES)[number];
 
 export interface StageContext {
   config: Config;

@@ -1,11 +1,10 @@
-import { orderedFormulations, REST_STAGES, type PipelineFormulation } from './formulation.js';
-import type { Rejection } from '../core/model.js';
-import { SHARED_STAGES, pathStages } from './runner/flow.js';
+import { orderedFormulations } from './formulation.js';
+import type { Formulation, Rejection } from '../core/model.js';
 import type { StageMetrics } from './runner/stage-runner.js';
 import type { RestDedupStats } from './runner/rest.js';
 import type { UsageSnapshot } from '../generators/llm/usage.js';
 import type { ItemResult } from './samples.js';
-import type { StageName } from './stage.js';
+import { funnelOf, type StageName } from './graph.js';
 
 /**
  * Run statistics. Everything outside `timing` is a function of the inputs, config and the
@@ -48,7 +47,7 @@ export interface RunTiming {
 
 export interface RunStats {
   dataset: string;
-  formulations: Partial<Record<PipelineFormulation, FormulationStats>>;
+  formulations: Partial<Record<Formulation, FormulationStats>>;
   /** REST endpoints per database before/after dedup and every merge with its reason. */
   rest?: RestDedupStats;
   timing: RunTiming;
@@ -64,7 +63,7 @@ export class InvariantError extends Error {
 /** Ingest rejections are rejections of every formulation: one record each. */
 export function expandIngestRejections(
   rejections: readonly Rejection[],
-  formulations: readonly PipelineFormulation[],
+  formulations: readonly Formulation[],
 ): Rejection[] {
   return rejections.flatMap((r) =>
     r.formulation === 'all' ? formulations.map((f) => ({ ...r, formulation: f })) : [r],
@@ -75,7 +74,7 @@ export function expandIngestRejections(
 export function collectRejections(
   items: readonly ItemResult[],
   ingestRejections: readonly Rejection[],
-  formulations: readonly PipelineFormulation[],
+  formulations: readonly Formulation[],
 ): Rejection[] {
   const ordered = orderedFormulations(formulations);
   const rejections = expandIngestRejections(ingestRejections, ordered);
@@ -100,7 +99,7 @@ export function collectRejections(
 export function computeStats(args: {
   dataset: string;
   dbIds: readonly string[];
-  formulations: readonly PipelineFormulation[];
+  formulations: readonly Formulation[];
   items: readonly ItemResult[];
   ingestRejections: readonly Rejection[];
 }): DeterministicStats {
@@ -119,7 +118,7 @@ export function computeStats(args: {
       if (!t) stages.set(stage, (t = { input: 0, accepted: 0, rejected: 0 }));
       return t;
     };
-    const funnel: StageName[] = ['ingest', ...(f === 'rest' ? REST_STAGES : [...SHARED_STAGES, ...pathStages(f)])];
+    const funnel = funnelOf(f);
     for (const stage of funnel) stageTally(stage);
 
     for (const r of expandIngestRejections(args.ingestRejections, [f]).filter((r) => r.formulation === f)) {

@@ -2,18 +2,20 @@ import type { SequenceFormulation } from '../formulation.js';
 import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from '../../core/model.js';
 import type { Outcome } from '../../core/outcome.js';
 import type { FormulationResult, ItemResult, Verification } from '../samples.js';
-import type { ItemStage, StageContext, StageName } from '../stage.js';
+import { pathStages, SHARED_STAGES, type StageName } from '../graph.js';
+import type { ItemStage, StageContext } from '../stage.js';
 import { OpaqueValueError } from './stage-runner.js';
 
 /**
- * The per-instance stage graph, independent of how stages are run (the runner passes a
- * `run` that adds caching and retries):
+ * The SLOT/SEL item flow, walked from the pipeline graph (graph.ts) and independent of how
+ * stages are run (the runner passes a `run` that adds caching and retries):
  *
  *   gold → parse → slot.decompose ─┬→ execute → verify                (slot)
  *                                  └→ sel.expand → execute → verify   (sel)
  *
- * A rejection ends the item for every formulation that depends on it: a gold or parse
- * rejection is a rejection of both slot and sel, recorded with its stage.
+ * The shared stages run once per item and a rejection there ends every formulation; then
+ * each formulation walks its own path. What a stage is given is built by INPUTS from the
+ * outputs before it: the one place that knows what each stage reads.
  */
 
 export type ExecuteInput =
@@ -35,23 +37,41 @@ export interface VerifyInput {
   gold: GoldResult;
 }
 
-/** The item stages the flow needs. The parsed query is opaque to the flow. */
+/** The item stages of the flow, by their graph names. The parsed query is opaque to the flow. */
 export interface ItemStages<Q = unknown> {
   gold: ItemStage<{ instance: Instance }, GoldResult>;
   parse: ItemStage<{ sql: string }, Q>;
-  decompose: ItemStage<{ query: Q }, SlotSequence>;
-  expand: ItemStage<{ sequence: SlotSequence }, SelSequence>;
+  'slot.decompose': ItemStage<{ query: Q }, SlotSequence>;
+  'sel.expand': ItemStage<{ sequence: SlotSequence }, SelSequence>;
   execute: ItemStage<ExecuteInput, ExecutionRecord>;
   verify: ItemStage<VerifyInput, Verification>;
 }
+type FlowStage = keyof ItemStages;
+
+/** The outputs of an item's stages so far, by stage. */
+type Values = { instance: Instance } & { [S in FlowStage]?: ItemStages[S] extends ItemStage<unknown, infer O> ? O : never };
+
+/** The stage whose output is a formulation's sequence: the last per-instance stage on its way. */
+const sequenceStage = (formulation: SequenceFormulation): 'slot.decompose' | 'sel.expand' =>
+  formulation === 'sel' ? 'sel.expand' : 'slot.decompose';
+
+const INPUTS: { [S in FlowStage]: (values: Values, formulation: SequenceFormulation) => unknown } = {
+  gold: ({ instance }) => ({ instance }),
+  parse: ({ instance }) => ({ sql: instance.sql }),
+  'slot.decompose': (values) => ({ query: values.parse }),
+  'sel.expand': (values) => ({ sequence: values['slot.decompose'] }),
+  execute: (values, formulation) => ({ formulation, sequence: values[sequenceStage(formulation)] }),
+  verify: (values, formulation) => ({
+    formulation,
+    sequence: values[sequenceStage(formulation)],
+    execution: values.execute,
+    gold: values.gold,
+  }),
+};
+
+const flowStages = (names: readonly StageName[]) => names as readonly FlowStage[];
 
 export type RunStage = <I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext) => Promise<Outcome<O>>;
-
-/** The stages a formulation goes through after slot.decompose. */
-export function pathStages(formulation: SequenceFormulation): StageName[] {
-  return formulation === 'sel' ? ['sel.expand', 'execute', 'verify'] : ['execute', 'verify'];
-}
-export const SHARED_STAGES: StageName[] = ['gold', 'parse', 'slot.decompose'];
 
 export interface FlowHooks {
   /** A stage finished for this item, or will never run for it (`skipped`). */
@@ -66,72 +86,48 @@ export async function runItem(
   run: RunStage,
   hooks: FlowHooks,
 ): Promise<ItemResult> {
-  const results: ItemResult['results'] = {};
-  const rejectAll = (stage: StageName, outcome: { category: string; message: string }): ItemResult => {
-    for (const f of formulations) {
-      results[f] = { ok: false, stage, category: outcome.category, message: outcome.message };
-      for (const s of pathStages(f)) hooks.stageDone(s, true);
+  /** Runs `names` in order into `values`; the first rejection skips the rest (and `alsoSkipped`). */
+  const walk = async (
+    names: readonly FlowStage[],
+    values: Values,
+    formulation: SequenceFormulation,
+    alsoSkipped: () => readonly StageName[],
+  ): Promise<{ stage: FlowStage; category: string; message: string } | null> => {
+    for (const [i, name] of names.entries()) {
+      const stage = stages[name] as ItemStage<unknown, unknown>;
+      const outcome = await run(stage, INPUTS[name](values, formulation), ctx);
+      hooks.stageDone(name, false);
+      if (!outcome.ok) {
+        for (const skipped of [...names.slice(i + 1), ...alsoSkipped()]) hooks.stageDone(skipped, true);
+        return { stage: name, category: outcome.category, message: outcome.message };
+      }
+      (values as Record<string, unknown>)[name] = outcome.value;
     }
-    return { instance, results };
+    return null;
   };
 
-  // The shared prefix; a rejection here ends every formulation.
-  const gold = await run(stages.gold, { instance }, ctx);
-  hooks.stageDone('gold', false);
-  if (!gold.ok) {
-    hooks.stageDone('parse', true);
-    hooks.stageDone('slot.decompose', true);
-    return rejectAll('gold', gold);
+  const shared: Values = { instance };
+  // The shared prefix; a rejection here ends every formulation (the input of INPUTS' shared
+  // stages does not depend on the formulation: the first one stands for all).
+  const sharedRejection = await walk(flowStages(SHARED_STAGES), shared, formulations[0], () => formulations.flatMap(pathStages));
+  if (sharedRejection) {
+    return { instance, results: Object.fromEntries(formulations.map((f) => [f, { ok: false, ...sharedRejection }])) };
   }
-  const query = await run(stages.parse, { sql: instance.sql }, ctx);
-  hooks.stageDone('parse', false);
-  if (!query.ok) {
-    hooks.stageDone('slot.decompose', true);
-    return rejectAll('parse', query);
-  }
-  const slot = await run(stages.decompose, { query: query.value }, ctx);
-  hooks.stageDone('slot.decompose', false);
-  if (!slot.ok) return rejectAll('slot.decompose', slot);
 
-  // The formulations are independent from here on.
   const finish = async (formulation: SequenceFormulation): Promise<FormulationResult> => {
-    const remaining = pathStages(formulation);
-    const step = async <I, O>(stage: ItemStage<I, O>, input: I): Promise<Outcome<O>> => {
-      const outcome = await run(stage, input, ctx);
-      hooks.stageDone(remaining.shift()!, false);
-      if (!outcome.ok) for (const s of remaining.splice(0)) hooks.stageDone(s, true);
-      return outcome;
-    };
-    let execInput: ExecuteInput;
-    if (formulation === 'sel') {
-      const sel = await step(stages.expand, { sequence: slot.value });
-      if (!sel.ok) return { ok: false, stage: 'sel.expand', category: sel.category, message: sel.message };
-      execInput = { formulation, sequence: sel.value };
-    } else {
-      execInput = { formulation, sequence: slot.value };
-    }
-    const execution = await step(stages.execute, execInput);
-    if (!execution.ok) return { ok: false, stage: 'execute', category: execution.category, message: execution.message };
-    const verification = await step(stages.verify, {
-      formulation,
-      sequence: execInput.sequence,
-      execution: execution.value,
-      gold: gold.value,
-    });
-    if (!verification.ok) {
-      return { ok: false, stage: 'verify', category: verification.category, message: verification.message };
-    }
+    const values: Values = { ...shared };
+    const rejection = await walk(flowStages(pathStages(formulation)), values, formulation, () => []);
+    if (rejection) return { ok: false, ...rejection };
     return {
       ok: true,
-      sequence: execInput.sequence,
-      outputs: execution.value.ok ? execution.value.outputs : [],
-      gold: gold.value,
-      verification: verification.value,
+      sequence: values[sequenceStage(formulation)]!,
+      outputs: values.execute!.ok ? values.execute!.outputs : [],
+      gold: values.gold!,
+      verification: values.verify!,
     };
   };
   const finished = await Promise.all(formulations.map(finish));
-  formulations.forEach((f, i) => (results[f] = finished[i]));
-  return { instance, results };
+  return { instance, results: Object.fromEntries(formulations.map((f, i) => [f, finished[i]])) };
 }
 
 /** What planning needs from the runner: keys as the runner computes them, and stand-ins for outputs. */
@@ -172,29 +168,27 @@ export function planItem(
   planner: KeyPlanner,
 ): ItemPlan | undefined {
   const keys: string[] = [];
-  const step = <I, O>(stage: ItemStage<I, O>, input: I): O => {
-    const key = planner.keyOf(stage, input, ctx);
-    keys.push(key);
-    return planner.standIn(key) as O;
+  const keyOf = new Map<FlowStage, string>();
+  const walk = (names: readonly FlowStage[], values: Values, formulation: SequenceFormulation): void => {
+    for (const name of names) {
+      const key = planner.keyOf(stages[name] as ItemStage<unknown, unknown>, INPUTS[name](values, formulation), ctx);
+      keys.push(key);
+      keyOf.set(name, key);
+      (values as Record<string, unknown>)[name] = planner.standIn(key);
+    }
   };
   try {
-    const last = () => keys[keys.length - 1];
-    const gold = step(stages.gold, { instance });
-    const goldKey = last();
-    const query = step(stages.parse, { sql: instance.sql });
-    const slot = step(stages.decompose, { query });
-    const slotKey = last();
+    const shared: Values = { instance };
+    walk(flowStages(SHARED_STAGES), shared, formulations[0]);
     const samples: ItemPlan['samples'] = {};
     for (const formulation of formulations) {
-      const execInput: ExecuteInput =
-        formulation === 'sel'
-          ? { formulation, sequence: step(stages.expand, { sequence: slot }) }
-          : { formulation, sequence: slot };
-      const sequence = formulation === 'sel' ? last() : slotKey;
-      const execution = step(stages.execute, execInput);
-      const execute = last();
-      step(stages.verify, { formulation, sequence: execInput.sequence, execution, gold });
-      samples[formulation] = { gold: goldKey, sequence, execute, verify: last() };
+      walk(flowStages(pathStages(formulation)), { ...shared }, formulation);
+      samples[formulation] = {
+        gold: keyOf.get('gold')!,
+        sequence: keyOf.get(sequenceStage(formulation))!,
+        execute: keyOf.get('execute')!,
+        verify: keyOf.get('verify')!,
+      };
     }
     return { samples, keys };
   } catch (error) {

@@ -10,10 +10,8 @@ import type { AcceptedSample, FormulationResult, ItemResult, RejectedSample, Ver
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { cacheKeyOf } from '../store/run-store.js';
 import {
-  pathStages,
   planItem,
   runItem,
-  SHARED_STAGES,
   stagesReached,
   type ExecutionRecord,
   type ItemPlan,
@@ -22,6 +20,7 @@ import {
   type KeyPlanner,
 } from './flow.js';
 import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './stage-runner.js';
+import { pathStages, SHARED_STAGES } from '../graph.js';
 
 /**
  * The default runner of the SLOT/SEL stages: every item through the stage graph in this process, at most

@@ -8,23 +8,12 @@ import { ingestStage } from './ingest.js';
 import { parseStage } from './parse.js';
 import { verifyStage } from './verify.js';
 
-/** The stage registry: every stage by its DESIGN.md name, and the item stages the flow runs. */
-export const STAGES = {
-  ingest: ingestStage,
-  gold: goldStage,
-  parse: parseStage,
-  'slot.decompose': decomposeStage,
-  'sel.expand': expandStage,
-  execute: executeStage,
-  verify: verifyStage,
-  emit: emitStage,
-} as const;
-
+/** The SLOT/SEL flow's item stages by their graph names (graph.ts; run by runner/flow.ts). */
 export const ITEM_STAGES: ItemStages = {
   gold: goldStage,
   parse: parseStage as ItemStages['parse'],
-  decompose: decomposeStage as ItemStages['decompose'],
-  expand: expandStage,
+  'slot.decompose': decomposeStage as ItemStages['slot.decompose'],
+  'sel.expand': expandStage,
   execute: executeStage,
   verify: verifyStage,
 };

@@ -1,0 +1,32 @@
+import { FORMULATIONS } from '../../core/model.js';
+import { funnelOf, pathStages, PIPELINE_GRAPH, SHARED_STAGES, STAGE_NAMES } from '../../pipeline/graph.js';
+import { ITEM_STAGES } from '../../pipeline/stages/index.js';
+
+describe('the pipeline graph', () => {
+  it('names each stage once and lists it after every stage it consumes', () => {
+    expect(new Set(STAGE_NAMES).size).toBe(STAGE_NAMES.length);
+    PIPELINE_GRAPH.forEach((stage, i) => {
+      for (const upstream of stage.consumes) expect(STAGE_NAMES.indexOf(upstream as never)).toBeLessThan(i);
+    });
+  });
+
+  it('gives each formulation its funnel from ingest to verify', () => {
+    expect(Object.fromEntries(FORMULATIONS.map((f) => [f, funnelOf(f)]))).toEqual({
+      slot: ['ingest', 'gold', 'parse', 'slot.decompose', 'execute', 'verify'],
+      sel: ['ingest', 'gold', 'parse', 'slot.decompose', 'sel.expand', 'execute', 'verify'],
+      rest: ['ingest', 'gold', 'rest.synthesize', 'rest.dedup', 'execute', 'verify'],
+    });
+  });
+
+  it('splits the sequence flow into the shared stages and each formulation path', () => {
+    expect(SHARED_STAGES).toEqual(['gold', 'parse', 'slot.decompose']);
+    expect(pathStages('slot')).toEqual(['execute', 'verify']);
+    expect(pathStages('sel')).toEqual(['sel.expand', 'execute', 'verify']);
+  });
+
+  it('has a stage object, named as in the graph, for every stage of the SLOT/SEL flow', () => {
+    const flow = new Set([...SHARED_STAGES, ...pathStages('slot'), ...pathStages('sel')]);
+    expect(Object.keys(ITEM_STAGES).sort()).toEqual([...flow].sort());
+    for (const [name, stage] of Object.entries(ITEM_STAGES)) expect(stage.name).toBe(name);
+  });
+});
