@@ -3,17 +3,38 @@
 #
 #   bench/same-outputs.sh <snapshot-dir> [bird-dev-dir]
 #   diff <snapshot-before>/SHA256SUMS <snapshot-after>/SHA256SUMS
+#   bench/same-outputs.sh --rehash <snapshot-dir>     # fingerprint an existing snapshot again
 #
 # Generates, each with a fresh cache: the embedded demo, BIRD dev (all formulations) in
 # process, and BIRD dev on the queue backend (REDIS_URL, default redis://127.0.0.1:6379).
-# SHA256SUMS lists every output file but stats.json (timing). A sample's referenceTime (the
-# moment clock-reading gold SQL ran) differs from run to run by design, so it is masked
-# before hashing.
+# SHA256SUMS lists every output file but stats.json (timing). The moment clock-reading gold
+# SQL ran (a sample's referenceTime, quoted in the dataset card, whose hash the manifest
+# holds) differs from run to run by design, so timestamps and the card's hash are masked.
 set -euo pipefail
+
+fingerprint() { # <snapshot-dir>
+  cd "$1"
+  find demo bird bird-queue -type f -not -path '*/.cache/*' -not -name stats.json | sort | while read -r file; do
+    local hash
+    hash=$({ if [[ $file == */manifest.json ]]; then jq '(.files[] | select(.path == "README.md") | .sha256) = "…"' "$file"; else cat "$file"; fi; } |
+      sed -E 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z/…/g' | sha256sum | cut -d' ' -f1)
+    printf '%s  %s\n' "$hash" "$file"
+  done >SHA256SUMS
+  # The queue run must write what the in-process run writes.
+  if diff <(grep ' bird/' SHA256SUMS | sed 's# bird/# #') <(grep ' bird-queue/' SHA256SUMS | sed 's# bird-queue/# #'); then
+    echo "in-process and queue outputs identical"
+  else
+    echo "in-process and queue outputs DIFFER"
+  fi
+  wc -l <SHA256SUMS | xargs echo "files fingerprinted:"
+}
+
+if [[ $1 == --rehash ]]; then fingerprint "$(realpath "$2")"; exit; fi
+
 snapshot=$(realpath -m "$1")
 bird=$(realpath "${2:-../shared/bird-dev}")
 redis=${REDIS_URL:-redis://127.0.0.1:6379}
-cli="node $(dirname "$0")/../dist/cli/main.js"
+cli="node $(dirname "$(realpath "$0")")/../dist/cli/main.js"
 rm -rf "$snapshot" && mkdir -p "$snapshot"
 
 run() { # <name> <command> <args…>
@@ -23,12 +44,4 @@ run() { # <name> <command> <args…>
 run demo demo
 run bird generate --source "$bird"
 run bird-queue generate --source "$bird" --queue "$redis" --queue-prefix "same-outputs-$$"
-
-cd "$snapshot"
-find demo bird bird-queue -type f -not -path '*/.cache/*' -not -name stats.json | sort | while read -r file; do
-  printf '%s  %s\n' "$(sed -E 's/"referenceTime": ?"[^"]*"/"referenceTime":"…"/g' "$file" | sha256sum | cut -d' ' -f1)" "$file"
-done >SHA256SUMS
-# The queue run must write what the in-process run writes.
-diff <(grep ' bird/' SHA256SUMS | sed 's# bird/# #') <(grep ' bird-queue/' SHA256SUMS | sed 's# bird-queue/# #') \
-  && echo "in-process and queue outputs identical" || echo "in-process and queue outputs DIFFER"
-wc -l <SHA256SUMS | xargs echo "files fingerprinted:"
+fingerprint "$snapshot"
