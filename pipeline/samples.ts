@@ -1,20 +1,14 @@
 import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import type { FailedAttempt } from '../generators/rest/synthesis.js';
 import type { SequenceFormulation } from './formulation.js';
-import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput, Verdict } from '../core/model.js';
+import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from '../core/model.js';
+import type { Verification } from '../verifiers/checks.js';
 import type { StageName } from './graph.js';
 
 /**
  * What the item stages of one instance end in, per formulation: a verified sample or a
  * rejection naming the stage. The runner produces these; stats and emit consume them.
  */
-
-export interface Verification {
-  format: Verdict;
-  execution: Verdict;
-  /** On success its category is the comparison rule that decided. */
-  semantic: Verdict;
-}
 
 export interface AcceptedSample {
   ok: true;

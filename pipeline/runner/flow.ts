@@ -1,7 +1,8 @@
 import type { SequenceFormulation } from '../formulation.js';
 import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from '../../core/model.js';
 import type { Outcome } from '../../core/outcome.js';
-import type { FormulationResult, ItemResult, Verification } from '../samples.js';
+import type { FormulationResult, ItemResult } from '../samples.js';
+import type { Verification } from '../../verifiers/checks.js';
 import { pathStages, SHARED_STAGES, type StageName } from '../graph.js';
 import type { ItemStage, StageContext } from '../stage.js';
 import { OpaqueValueError } from './stage-runner.js';

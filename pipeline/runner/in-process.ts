@@ -6,7 +6,8 @@ import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
 import type { Outcome } from '../../core/outcome.js';
 import { ProgressTracker, type ProgressListener } from '../progress.js';
 import { codeFingerprint } from '../code-fingerprint.js';
-import type { AcceptedSample, FormulationResult, ItemResult, RejectedSample, Verification } from '../samples.js';
+import type { AcceptedSample, FormulationResult, ItemResult, RejectedSample } from '../samples.js';
+import type { Verification } from '../../verifiers/checks.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { cacheKeyOf } from '../store/run-store.js';
 import {

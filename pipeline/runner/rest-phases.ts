@@ -2,7 +2,7 @@ import type { Config } from '../../config/schema.js';
 import type { EndpointSpec, RestCall, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import type { DatabaseInfo, Instance } from '../../core/model.js';
-import type { Verification } from '../samples.js';
+import type { Verification } from '../../verifiers/checks.js';
 import { dbCacheKey } from '../stages/db-key.js';
 import { goldStage } from '../stages/gold.js';
 import { dedupDatabase, type DatabaseDedup } from '../stages/rest-dedup.js';

@@ -3,15 +3,15 @@ import { runEndpoint } from '../../runtime/rest/endpoint.js';
 import { toErrorResponse } from '../../runtime/rest/errors.js';
 import { isExecutorFault, type SqlExecutor } from '../../runtime/sql/executor.js';
 import type { AnswerJudge } from '../../verifiers/judge.js';
-import { checkRestExecution, checkRestFormat, checkRestSemantic, type RestResponse } from '../../verifiers/rest.js';
-import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../../core/model.js';
+import { REST_CHECKS, runChecks, type Verification } from '../../verifiers/checks.js';
+import type { RestResponse } from '../../verifiers/rest.js';
+import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
 import { accept, reject, TransientError, type Outcome } from '../../core/outcome.js';
-import type { Verification } from '../samples.js';
 
 /**
- * REST verification: format → execution → semantic, the first failure rejecting with its
- * category (as for SLOT/SEL). A response the comparison rules cannot decide goes to the
- * judge when there is one; its verdict and rationale become the semantic verdict.
+ * REST verification: the REST checks (verifiers/checks.ts), the first failure rejecting
+ * with its category (as for SLOT/SEL). A response the comparison rules cannot decide goes
+ * to the judge when there is one; its verdict and rationale become the semantic verdict.
  */
 
 export interface RestVerifyContext {
@@ -20,27 +20,27 @@ export interface RestVerifyContext {
   judge: AnswerJudge | null;
 }
 
-/** The checks of an endpoint call; `respond` makes the call, only once the format check passed. */
+/** The checks of an endpoint call; `respond` makes the call, once, and only if a check needs it. */
 export async function verifyRest(
   endpoint: SynthesizedEndpoint,
   respond: () => Promise<RestResponse>,
   item: { instance: Instance; gold: GoldResult },
   ctx: RestVerifyContext,
 ): Promise<{ outcome: Outcome<Verification>; response: RestResponse | null }> {
-  const format = checkRestFormat(endpoint, ctx.db, ctx.maxStringLength);
-  const response = format.ok ? await respond() : null;
-  const execution: Verdict = !response ? notRun('execution', 'the format check failed') : checkRestExecution(response);
-  let semantic: Verdict = execution.ok && response ? checkRestSemantic(response, item.gold) : notRun('semantic', 'execution failed');
-  if (semantic.category === 'semantic:undecidable' && ctx.judge && response) {
-    const verdict = await ctx.judge.judge({ question: item.instance.question, evidence: item.instance.evidence, gold: item.gold, response: response.body });
-    semantic = { ok: verdict.ok, category: verdict.category, message: verdict.message };
-  }
-  const verification: Verification = { format, execution, semantic };
-  const failed = [format, execution, semantic].find((v) => !v.ok);
+  let response: RestResponse | null = null;
+  let call: Promise<RestResponse> | undefined;
+  const subject = {
+    endpoint,
+    db: ctx.db,
+    maxStringLength: ctx.maxStringLength,
+    response: () => (call ??= respond().then((r) => (response = r))),
+    instance: item.instance,
+    gold: item.gold,
+    judge: ctx.judge,
+  };
+  const { verification, failed } = await runChecks(REST_CHECKS, subject);
   return { outcome: failed ? reject(failed.category, failed.message) : accept(verification), response };
 }
-
-const notRun = (check: string, why: string): Verdict => ({ ok: false, category: `${check}:not_run`, message: why });
 
 /**
  * A candidate endpoint's response without the server: the status the server would answer

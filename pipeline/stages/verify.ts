@@ -1,21 +1,20 @@
 import { keysForSequenceOrStart } from '../../runtime/slot/specs.js';
-import type { SelSequence, ToolSpec, Verdict } from '../../core/model.js';
+import type { SelSequence, ToolSpec } from '../../core/model.js';
 import { accept, reject } from '../../core/outcome.js';
 import { lazy } from '../../core/lazy.js';
 import type { VerifyInput } from '../runner/flow.js';
-import type { Verification } from '../samples.js';
+import type { Verification } from '../../verifiers/checks.js';
 import type { ItemStage, StageContext } from '../stage.js';
 import { toolRegistry } from '../tool-registry.js';
 import { dbCacheKey } from './db-key.js';
 
 // ajv and zod: loaded only when something is verified.
-const verifiers = lazy(() => import('../../verifiers/index.js'));
+const checks = lazy(() => import('../../verifiers/checks.js'));
 
 /**
- * verify: format → execution → semantic. All three verdicts are computed (the semantic
- * check needs outputs, so it is `semantic:not_run` when execution failed) and the first
- * failing one, in that order, rejects the sample with its category. An accepted sample
- * keeps all three; the semantic verdict's category names the comparison rule that decided.
+ * verify: the sequence checks (verifiers/checks.ts), in order; the first failing verdict
+ * rejects the sample with its category. An accepted sample keeps every verdict; the
+ * semantic verdict's category names the comparison rule that decided.
  */
 export const verifyStage: ItemStage<VerifyInput, Verification> = {
   kind: 'item',
@@ -23,17 +22,9 @@ export const verifyStage: ItemStage<VerifyInput, Verification> = {
   version: 1,
   cacheKey: (input, ctx) => ({ ...input, db: dbCacheKey(ctx.db), pool: ctx.config.pool }),
   async run(input, ctx) {
-    const { checkExecution, checkFormat, checkSemantic } = await verifiers();
-    const verification: Verification = {
-      format: checkFormat(input.sequence, toolsOf(input, ctx)),
-      execution: checkExecution(input.execution),
-      semantic: input.execution.ok
-        ? checkSemantic(input.execution.outputs, input.gold)
-        : { ok: false, category: 'semantic:not_run', message: 'execution failed' },
-    };
-    const failed: Verdict | undefined = [verification.format, verification.execution, verification.semantic].find(
-      (v) => !v.ok,
-    );
+    const { runChecks, SEQUENCE_CHECKS } = await checks();
+    const subject = { sequence: input.sequence, tools: toolsOf(input, ctx), execution: input.execution, gold: input.gold };
+    const { verification, failed } = await runChecks(SEQUENCE_CHECKS, subject);
     return failed ? reject(failed.category, failed.message) : accept(verification);
   },
 };
