@@ -1,37 +1,37 @@
-import { selToolSpecs } from '../runtime/sel/specs.js';
-import { keysForInitialization, keysForSequenceOrStart, slotToolSpecs, toOpenApi } from '../runtime/slot/specs.js';
-import type { SequenceFormulation } from './formulation.js';
+import type { DatabaseInfo, Formulation, Instance, KeyDescription, SlotSequence, SqlValue, ToolCall, ToolOutput, ToolPool, ToolSpec } from '../core/model.js';
+import { keysForInitialization, toOpenApi } from '../runtime/slot/specs.js';
 import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit-artifact.js';
-import { emitRestDatabase } from './emit-rest.js';
 import { jsonlText, jsonText } from './files.js';
-import type {
-  DatabaseInfo,
-  Instance,
-  KeyDescription,
-  SelBinding,
-  SelSequence,
-  SqlValue,
-  ToolCall,
-  ToolOutput,
-  ToolPool,
-  ToolSpec,
-} from '../core/model.js';
-import type { AcceptedSample } from './samples.js';
+import type { AcceptedSample, ItemResult } from './samples.js';
+
+/** The formulations whose item results are sequences. */
+type SequenceResultKey = Exclude<keyof ItemResult['results'], 'rest'>;
 
 /**
- * The artifacts of one database: per formulation its samples (JSONL, instance order), its
- * tool specs (OpenAI function format) and their OpenAPI document (REST: emit-rest.ts). Every write is atomic;
- * every byte is a function of the samples and the config.
+ * The artifacts of one database for a tool-sequence formulation: its samples (JSONL,
+ * instance order), its tool specs (OpenAI function format) and their OpenAPI document (REST:
+ * emit-rest.ts). Every write is atomic; every byte is a function of the samples and the config.
  */
+
+/** What tells one sequence formulation's artifacts from another's (its entry in formulations.ts). */
+export interface SequenceEmit {
+  /** Fields of its sample records after the common ones. */
+  sampleFields(sequence: SlotSequence): Record<string, unknown>;
+  /** The keys a sample's tools are specified over, beyond the database's own. */
+  ownKeys(db: DatabaseInfo, sequence: SlotSequence, pool: ToolPool): KeyDescription[];
+  /** The database's published tools, from its accepted sequences and key universe. */
+  databaseTools(sequences: readonly SlotSequence[], keys: KeyDescription[], pool: ToolPool): ToolSpec[];
+}
 
 /** One JSONL line, keys in the published order. */
 export function sampleRecord(
   datasetName: string,
-  formulation: SequenceFormulation,
+  formulation: Formulation,
   instance: Instance,
   sample: AcceptedSample,
+  emit: Pick<SequenceEmit, 'sampleFields'>,
 ): Record<string, unknown> {
-  const record: Record<string, unknown> = {
+  return {
     sample_id: instance.id,
     dataset_name: datasetName,
     formulation,
@@ -45,9 +45,8 @@ export function sampleRecord(
     output_after_executing_api: answerJson(sample.outputs),
     difficulty: instance.difficulty,
     verification: sample.verification,
+    ...emit.sampleFields(sample.sequence),
   };
-  if (formulation === 'sel') record.tools = Object.keys((sample.sequence as SelSequence).bindings);
-  return record;
 }
 
 /** Answer outputs as plain JSON: scalar → value, list → array, table → records; one answer → itself. */
@@ -68,12 +67,7 @@ function plainOutput(output: ToolOutput): SqlValue | SqlValue[] | Record<string,
  * `count_rows`), in sample order. Every published sample is valid against its database's
  * published tool specs (test/pipeline/emit.test.ts holds it to that).
  */
-export function databaseKeys(
-  db: DatabaseInfo,
-  formulation: SequenceFormulation,
-  samples: readonly AcceptedSample[],
-  pool: ToolPool,
-): KeyDescription[] {
+function databaseKeys(db: DatabaseInfo, sequences: readonly SlotSequence[], pool: ToolPool, emit: SequenceEmit): KeyDescription[] {
   const everyTable: ToolCall = {
     name: 'initialize_active_data',
     label: 'starting_table_var',
@@ -81,12 +75,8 @@ export function databaseKeys(
   };
   const keys = keysForInitialization(db, [everyTable]);
   const seen = new Set(keys.map((k) => k.key));
-  for (const { sequence } of samples) {
-    const own =
-      formulation === 'sel'
-        ? [...keysForInitialization(db, sequence.initialization), ...(sequence as SelSequence).derivedKeys]
-        : keysForSequenceOrStart(db, sequence, pool);
-    for (const k of own) {
+  for (const sequence of sequences) {
+    for (const k of emit.ownKeys(db, sequence, pool)) {
       if (seen.has(k.key)) continue;
       seen.add(k.key);
       keys.push(k);
@@ -95,35 +85,17 @@ export function databaseKeys(
   return keys;
 }
 
-/** The union of the accepted samples' SEL tools, by name (first binding wins), over the database's keys, sorted. */
-function selToolsOfDatabase(samples: readonly AcceptedSample[], keys: KeyDescription[], pool: ToolPool): ToolSpec[] {
-  const bindings: Record<string, SelBinding> = {};
-  for (const sample of samples) {
-    for (const [name, binding] of Object.entries((sample.sequence as SelSequence).bindings)) bindings[name] ??= binding;
-  }
-  return selToolSpecs(bindings, keys, pool).sort((a, b) => (a.function.name < b.function.name ? -1 : 1));
-}
-
-export async function emitDatabase(input: DatabaseEmitInput): Promise<EmittedFile[]> {
-  const files: EmittedFile[] = [];
-  for (const formulation of input.formulations) {
-    files.push(...(formulation === 'rest' ? await emitRestDatabase(input) : await emitSequences(input, formulation)));
-  }
-  return files;
-}
-
-async function emitSequences(input: DatabaseEmitInput, formulation: SequenceFormulation): Promise<EmittedFile[]> {
+export async function emitSequences(input: DatabaseEmitInput, formulation: SequenceResultKey, emit: SequenceEmit): Promise<EmittedFile[]> {
   const { db, datasetName, outDir } = input;
   const accepted = input.items.flatMap((item) => {
     const result = item.results[formulation];
     return result?.ok ? [{ instance: item.instance, sample: result }] : [];
   });
-  const lines = accepted.map(({ instance, sample }) => sampleRecord(datasetName, formulation, instance, sample));
+  const lines = accepted.map(({ instance, sample }) => sampleRecord(datasetName, formulation, instance, sample, emit));
   const files = [await writeArtifact(outDir, `${formulation}/${db.dbId}.jsonl`, jsonlText(lines))];
-  const samples = accepted.map((a) => a.sample);
-  const keys = databaseKeys(db, formulation, samples, input.config.pool);
-  const tools =
-    formulation === 'slot' ? slotToolSpecs(keys, input.config.pool) : selToolsOfDatabase(samples, keys, input.config.pool);
+  const sequences = accepted.map((a) => a.sample.sequence);
+  const keys = databaseKeys(db, sequences, input.config.pool, emit);
+  const tools = emit.databaseTools(sequences, keys, input.config.pool);
   files.push(await writeArtifact(outDir, `tools/${formulation}/${db.dbId}.json`, jsonText(tools)));
   const openapi = toOpenApi(tools, { title: `${datasetName} ${formulation.toUpperCase()} tools: ${db.dbId}`, version: input.version });
   files.push(await writeArtifact(outDir, `openapi/${formulation}/${db.dbId}.json`, jsonText(openapi)));

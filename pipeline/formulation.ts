@@ -1,10 +1,11 @@
 import { FORMULATIONS, type Formulation } from '../core/model.js';
 
 /**
- * The formulations a run generates. SLOT and SEL are tool sequences and share the per-item
- * flow (runner/flow.ts); REST has its own stages (runner/rest.ts).
+ * The formulations a run generates, in order. Every one but REST is a tool sequence, run by
+ * the SLOT/SEL item flow (runner/flow.ts); REST has its own stages (runner/rest.ts). What
+ * each one is made of: formulations.ts.
  */
-export type SequenceFormulation = Extract<Formulation, 'slot' | 'sel'>;
+export type SequenceFormulation = Exclude<Formulation, 'rest'>;
 
 /** Canonical order (slot, sel, rest), whatever order the config lists them in. */
 export function orderedFormulations(formulations: readonly Formulation[]): Formulation[] {

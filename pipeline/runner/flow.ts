@@ -3,6 +3,7 @@ import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from
 import type { Outcome } from '../../core/outcome.js';
 import type { FormulationResult, ItemResult } from '../samples.js';
 import type { Verification } from '../../verifiers/checks.js';
+import { sequenceDef } from '../formulations.js';
 import { pathStages, SHARED_STAGES, type StageName } from '../graph.js';
 import type { ItemStage, StageContext } from '../stage.js';
 import { OpaqueValueError } from './stage-runner.js';
@@ -52,9 +53,7 @@ type FlowStage = keyof ItemStages;
 /** The outputs of an item's stages so far, by stage. */
 type Values = { instance: Instance } & { [S in FlowStage]?: ItemStages[S] extends ItemStage<unknown, infer O> ? O : never };
 
-/** The stage whose output is a formulation's sequence: the last per-instance stage on its way. */
-const sequenceStage = (formulation: SequenceFormulation): 'slot.decompose' | 'sel.expand' =>
-  formulation === 'sel' ? 'sel.expand' : 'slot.decompose';
+const sequenceStage = (formulation: SequenceFormulation) => sequenceDef(formulation).sequenceStage;
 
 const INPUTS: { [S in FlowStage]: (values: Values, formulation: SequenceFormulation) => unknown } = {
   gold: ({ instance }) => ({ instance }),

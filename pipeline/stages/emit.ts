@@ -1,5 +1,5 @@
 import type { EmittedFile } from '../emit-artifact.js';
-import { emitDatabase } from '../emit.js';
+import { emitDatabase } from '../formulations.js';
 import { orderedFormulations } from '../formulation.js';
 import { packageVersion } from '../../core/package-root.js';
 import type { ItemResult } from '../samples.js';

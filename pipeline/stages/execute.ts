@@ -2,15 +2,14 @@ import { isExecutorFault } from '../../runtime/sql/executor.js';
 import { lazy } from '../../core/lazy.js';
 import { accept, TransientError } from '../../core/outcome.js';
 import type { ExecuteInput, ExecutionRecord } from '../runner/flow.js';
+import { sequenceDef } from '../formulations.js';
 import type { ItemStage } from '../stage.js';
 import { dbCacheKey } from './db-key.js';
 
-const slotRuntime = lazy(() => import('../../runtime/slot/execute.js'));
-const selRuntime = lazy(() => import('../../runtime/sel/execute.js'));
 const executionCheck = lazy(() => import('../../verifiers/execution.js'));
 
 /**
- * execute: runs a SLOT or SEL sequence against the live tools. A failure of the calls
+ * execute: runs a sequence against the live tools, the way its formulation does (formulations.ts). A failure of the calls
  * (SQL error, timeout, tool error) is not a rejection here but data: the verify stage's
  * execution check categorizes it, next to the format check's verdict. Errors the execution
  * check cannot attribute to the calls (`execution:internal`: a bug, not the item) are
@@ -31,10 +30,7 @@ export const executeStage: ItemStage<ExecuteInput, ExecutionRecord> = {
   async run(input, ctx) {
     const options = { timeoutMs: ctx.config.executeTimeoutMs, pool: ctx.config.pool };
     try {
-      const outputs =
-        input.formulation === 'sel'
-          ? await (await selRuntime()).executeSelSequence(input.sequence, ctx.db, ctx.executor, options)
-          : await (await slotRuntime()).executeSequence(input.sequence, ctx.db, ctx.executor, options);
+      const outputs = await sequenceDef(input.formulation).execute(input.sequence, ctx.db, ctx.executor, options);
       return accept({ ok: true, outputs });
     } catch (error) {
       if (error instanceof TransientError || isExecutorFault(error)) throw error;

@@ -1,9 +1,9 @@
-import { keysForSequenceOrStart } from '../../runtime/slot/specs.js';
-import type { SelSequence, ToolSpec } from '../../core/model.js';
+import type { ToolSpec } from '../../core/model.js';
 import { accept, reject } from '../../core/outcome.js';
 import { lazy } from '../../core/lazy.js';
 import type { VerifyInput } from '../runner/flow.js';
 import type { Verification } from '../../verifiers/checks.js';
+import { sequenceDef } from '../formulations.js';
 import type { ItemStage, StageContext } from '../stage.js';
 import { toolRegistry } from '../tool-registry.js';
 import { dbCacheKey } from './db-key.js';
@@ -30,20 +30,11 @@ export const verifyStage: ItemStage<VerifyInput, Verification> = {
 };
 
 /**
- * The specs of the tools the sequence calls, from its SEL universe or from the SLOT pool
- * over its key universe (starting keys plus the keys its calls derive). A sequence that
- * does not even compile gets the starting keys only, and the format check says what is
- * wrong with it; a called name outside the universe is left out, hence `format:unknown_tool`.
+ * The specs of the tools the sequence calls, over the universe its formulation gives it
+ * (formulations.ts). Building only these matters: a SEL universe has a getter per column,
+ * every SLOT spec lists every key.
  */
 function toolsOf(input: VerifyInput, ctx: StageContext): ToolSpec[] {
-  const registry = toolRegistry(ctx.db, ctx.config.pool);
-  // Building only these matters: a SEL universe has a getter per column, every SLOT spec lists every key.
   const called = new Set(input.sequence.calls.map((call) => call.name));
-  if (input.formulation === 'sel') {
-    const sequence = input.sequence as SelSequence;
-    return Object.keys(sequence.bindings)
-      .filter((name) => called.has(name))
-      .map((name) => registry.selTool(sequence, name));
-  }
-  return registry.slotTools(keysForSequenceOrStart(ctx.db, input.sequence, ctx.config.pool), called);
+  return sequenceDef(input.formulation).tools(input.sequence, toolRegistry(ctx.db, ctx.config.pool), called);
 }

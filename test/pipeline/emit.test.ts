@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { answerJson, sampleRecord } from '../../pipeline/emit.js';
+import { FORMULATION_DEFS } from '../../pipeline/formulations.js';
 import { generate } from '../../pipeline/generate.js';
 import { nullExecutor, toyConfig, toyStages } from './fixtures/toy.js';
 
@@ -137,6 +138,7 @@ describe('emit', () => {
         gold: { columns: [], rows: [], executedSql: 's', ordered: false, distinct: false },
         verification: { format: verdict, execution: verdict, semantic: verdict },
       },
+      FORMULATION_DEFS.sel,
     );
     expect(record.tools).toEqual(['get_t_c']);
     expect(Object.keys(record)[0]).toBe('sample_id');

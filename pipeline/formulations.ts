@@ -1,0 +1,98 @@
+import { lazy } from '../core/lazy.js';
+import type { DatabaseInfo, KeyDescription, SelBinding, SelSequence, SlotSequence, ToolOutput, ToolPool, ToolSpec } from '../core/model.js';
+import type { SqlExecutor } from '../runtime/sql/executor.js';
+import { selToolSpecs } from '../runtime/sel/specs.js';
+import { keysForInitialization, keysForSequenceOrStart, slotToolSpecs } from '../runtime/slot/specs.js';
+import type { DatabaseEmitInput, EmittedFile } from './emit-artifact.js';
+import { emitRestDatabase } from './emit-rest.js';
+import { emitSequences, type SequenceEmit } from './emit.js';
+import type { SequenceFormulation } from './formulation.js';
+import type { ToolRegistry } from './tool-registry.js';
+
+/**
+ * The formulations, each as everything it is made of: the flow it runs through, what its
+ * samples and published tools look like, how its sequences run. Stages are in the pipeline
+ * graph (graph.ts); the SLOT/SEL item flow, execute, verify and emit read the rest from here,
+ * so that a formulation's particulars are in one entry instead of `if (formulation === …)`
+ * across the stages.
+ */
+
+export interface RunOptions {
+  timeoutMs: number;
+  pool: ToolPool;
+}
+
+/** A tool-sequence formulation: run by the SLOT/SEL item flow (runner/flow.ts). */
+export interface SequenceFormulationDef extends SequenceEmit {
+  flow: 'sequence';
+  /** The item stage whose output is its sequence. */
+  sequenceStage: 'slot.decompose' | 'sel.expand';
+  /** Runs a sequence against the live tools (runtimes load when first used). */
+  execute(sequence: SlotSequence, db: DatabaseInfo, executor: SqlExecutor, options: RunOptions): Promise<ToolOutput[]>;
+  /** The specs of the tools among `called` that the sequence may call: the format check's universe. */
+  tools(sequence: SlotSequence, registry: ToolRegistry, called: ReadonlySet<string>): ToolSpec[];
+}
+
+/** REST: its own stages and runner (runner/rest.ts). */
+export interface RestFormulationDef {
+  flow: 'rest';
+  emit(input: DatabaseEmitInput): Promise<EmittedFile[]>;
+}
+
+const slotRuntime = lazy(() => import('../runtime/slot/execute.js'));
+const selRuntime = lazy(() => import('../runtime/sel/execute.js'));
+
+const slot: SequenceFormulationDef = {
+  flow: 'sequence',
+  sequenceStage: 'slot.decompose',
+  execute: async (sequence, db, executor, options) => (await slotRuntime()).executeSequence(sequence, db, executor, options),
+  // A sequence that does not even compile gets the starting keys only; the format check says what is wrong with it.
+  tools: (sequence, registry, called) => registry.slotTools(keysForSequenceOrStart(registry.db, sequence, registry.pool), called),
+  sampleFields: () => ({}),
+  ownKeys: (db, sequence, pool) => keysForSequenceOrStart(db, sequence, pool),
+  databaseTools: (_samples, keys, pool) => slotToolSpecs(keys, pool),
+};
+
+const sel: SequenceFormulationDef = {
+  flow: 'sequence',
+  sequenceStage: 'sel.expand',
+  execute: async (sequence, db, executor, options) =>
+    (await selRuntime()).executeSelSequence(sequence as SelSequence, db, executor, options),
+  // A called name outside the sequence's universe is left out, hence `format:unknown_tool`.
+  tools: (sequence, registry, called) =>
+    Object.keys((sequence as SelSequence).bindings)
+      .filter((name) => called.has(name))
+      .map((name) => registry.selTool(sequence as SelSequence, name)),
+  sampleFields: (sequence) => ({ tools: Object.keys((sequence as SelSequence).bindings) }),
+  ownKeys: (db, sequence) => [...keysForInitialization(db, sequence.initialization), ...(sequence as SelSequence).derivedKeys],
+  databaseTools: selToolsOfDatabase,
+};
+
+const rest: RestFormulationDef = { flow: 'rest', emit: emitRestDatabase };
+
+export const FORMULATION_DEFS = { slot, sel, rest } as const satisfies { [F in SequenceFormulation]: SequenceFormulationDef } & {
+  rest: RestFormulationDef;
+};
+
+export function sequenceDef(formulation: SequenceFormulation): SequenceFormulationDef {
+  return FORMULATION_DEFS[formulation];
+}
+
+/** A database's artifacts of every formulation of the run. */
+export async function emitDatabase(input: DatabaseEmitInput): Promise<EmittedFile[]> {
+  const files: EmittedFile[] = [];
+  for (const formulation of input.formulations) {
+    const def = FORMULATION_DEFS[formulation];
+    files.push(...(def.flow === 'rest' ? await def.emit(input) : await emitSequences(input, formulation as SequenceFormulation, def)));
+  }
+  return files;
+}
+
+/** The union of the accepted samples' SEL tools, by name (first binding wins), over the database's keys, sorted. */
+function selToolsOfDatabase(sequences: readonly SlotSequence[], keys: KeyDescription[], pool: ToolPool): ToolSpec[] {
+  const bindings: Record<string, SelBinding> = {};
+  for (const sequence of sequences) {
+    for (const [name, binding] of Object.entries((sequence as SelSequence).bindings)) bindings[name] ??= binding;
+  }
+  return selToolSpecs(bindings, keys, pool).sort((a, b) => (a.function.name < b.function.name ? -1 : 1));
+}
