@@ -49,14 +49,14 @@ export function readGoldenFile(file: string): GoldenFile {
 }
 
 function parseBlock(lines: string[], line: number, file: string): GoldenBlock {
-  const comments = lines.findIndex((l) => !l.trimStart().startsWith('#'));
-  if (comments < 0) return { kind: 'comment', lines };
-  const sqlEnd = lines.findIndex((l, i) => i >= comments && l.trimEnd().endsWith(';'));
+  const sqlStart = lines.findIndex((l) => !l.trimStart().startsWith('#'));
+  if (sqlStart < 0) return { kind: 'comment', lines };
+  const sqlEnd = lines.findIndex((l, i) => i >= sqlStart && l.trimEnd().endsWith(';'));
   if (sqlEnd < 0) throw new Error(`${file}:${line}: a case's SQL must end with ';'`);
-  const pools = lines.slice(0, comments).map((l) => /^#\s*pool:\s*(\S+)\s*$/.exec(l.trim())?.[1]).filter((p) => p !== undefined);
+  const pools = lines.slice(0, sqlStart).map((l) => /^#\s*pool:\s*(\S+)\s*$/.exec(l.trim())?.[1]).filter((p) => p !== undefined);
   const pool = pools.at(-1) ?? 'extended';
   if (!isPool(pool)) throw new Error(`${file}:${line}: unknown pool '${pool}'`);
-  const sql = lines.slice(comments, sqlEnd + 1).map((l) => l.trim()).join(' ').replace(/;$/, '');
+  const sql = lines.slice(sqlStart, sqlEnd + 1).map((l) => l.trim()).join(' ').replace(/;$/, '');
   return {
     kind: 'case',
     line,
