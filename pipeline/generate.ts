@@ -10,6 +10,8 @@ import { jsonlText, jsonText } from './files.js';
 import { orderedFormulations, sequenceFormulations } from './formulation.js';
 import type { ProgressListener } from './progress.js';
 import { planResults, runInProcess, type RunResult } from './runner/in-process.js';
+import { retryPolicyOf } from './runner/retry.js';
+import { groupBy } from '../core/group.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { RestDedupStats } from './runner/rest.js';
 import { restSynthesisKey } from './runner/rest-keys.js';
@@ -195,7 +197,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
           datasetName,
           executor,
           store,
-          stageRunner: new StageRunner(store, { retries: config.retries, baseMs: config.backoff.baseMs, maxMs: config.backoff.maxMs }, undefined, code),
+          stageRunner: new StageRunner(store, retryPolicyOf(config), undefined, code),
           services: services.services,
           code,
           signal: options.signal,
@@ -295,21 +297,11 @@ async function emitAll(
   outDir: string,
 ): Promise<EmittedFile[]> {
   const files: EmittedFile[] = [];
-  const byDb = groupByDb(items);
+  const byDb = groupBy(items, (item) => item.instance.dbId);
   for (const db of [...source.databases].sort((a, b) => (a.dbId < b.dbId ? -1 : 1))) {
     files.push(...(await emitStage.run({ items: byDb.get(db.dbId) ?? [] }, { config, db, datasetName, outDir })));
   }
   const rejections = collectRejections(items, source.rejections, formulations);
   files.push(await writeArtifact(outDir, 'rejections.jsonl', jsonlText(rejections)));
   return files;
-}
-
-function groupByDb(items: readonly ItemResult[]): Map<string, ItemResult[]> {
-  const byDb = new Map<string, ItemResult[]>();
-  for (const item of items) {
-    const list = byDb.get(item.instance.dbId) ?? [];
-    list.push(item);
-    byDb.set(item.instance.dbId, list);
-  }
-  return byDb;
 }

@@ -5,7 +5,8 @@ import type { Config, QueueConfig } from '../../config/schema.js';
 import type { UsageTotals } from '../../generators/llm/usage.js';
 import type { Instance } from '../../core/model.js';
 import type { ProgressListener } from '../progress.js';
-import { groupByDb, synthesisBatches } from '../runner/rest-phases.js';
+import { groupBy } from '../../core/group.js';
+import { synthesisBatches } from '../runner/rest-phases.js';
 import type { StageMetrics } from '../runner/stage-runner.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { closeConnection, redactedUrl, redisConnection, type ConnectionWatch } from './connection.js';
@@ -197,7 +198,7 @@ async function waitForBarriers(barriers: Queue, ids: readonly string[], runId: s
 async function failuresOf(barriers: Queue, runId: string, work: PlannedWork, instances: readonly Instance[]): Promise<QueueDriveResult['failed']> {
   const sequence = new Map<number, string>();
   const rest = new Map<number, string>();
-  const byDb = groupByDb(instances);
+  const byDb = groupBy(instances, (instance) => instance.dbId);
   const batchOf = new Map([...work.batches.values()].flat().map((b) => [b.id, b.data.indices]));
   for (const db of work.dbIds) {
     const barrier = await Job.fromId<BarrierJob, BarrierResult>(barriers, jobId(runId, 'db', db));

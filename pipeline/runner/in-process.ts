@@ -20,6 +20,7 @@ import {
   type SampleKeys,
   type KeyPlanner,
 } from './flow.js';
+import { retryPolicyOf } from './retry.js';
 import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './stage-runner.js';
 import { pathStages, SHARED_STAGES } from '../graph.js';
 
@@ -124,7 +125,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   const databases = new Map(options.databases.map((db) => [db.dbId, db]));
   const stageRunner = new StageRunner(
     store,
-    { retries: config.retries, baseMs: config.backoff.baseMs, maxMs: config.backoff.maxMs },
+    retryPolicyOf(config),
     options.sleep,
     store ? (options.codeFingerprint ?? codeFingerprint()) : '',
     options.computeMisses ?? true,

@@ -12,7 +12,8 @@ import { directResponse, verifyRest, type RestVerifyContext } from '../stages/re
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { cacheKeyOf } from '../store/run-store.js';
 import type { RestServices } from '../rest-service-types.js';
-import { withRetries, type RetryPolicy } from './retry.js';
+import { groupBy } from '../../core/group.js';
+import { retryPolicyOf, withRetries } from './retry.js';
 import { INTERNAL_ERROR, type StageRunner } from './stage-runner.js';
 
 /**
@@ -52,7 +53,7 @@ const VERIFY_VERSION = 1;
  */
 export function synthesisBatches(instances: readonly Instance[], missing: (instance: Instance) => boolean, batchSize: number): Instance[][] {
   const batches: Instance[][] = [];
-  for (const list of groupByDb(instances.filter(missing)).values()) {
+  for (const list of groupBy(instances.filter(missing), (instance) => instance.dbId).values()) {
     for (let i = 0; i < list.length; i += batchSize) batches.push(list.slice(i, i + batchSize));
   }
   return batches;
@@ -81,7 +82,7 @@ export async function synthesizeBatch(
     attempts: config.rest.attempts,
     check: async (endpoint, item) => {
       // A lost SQL worker is retried here; what still fails ends the item, uncached (rest-synthesize.ts).
-      const respond = () => withRetries(() => directResponse(endpoint, db, ctx.executor, config.executeTimeoutMs), retryPolicy(config));
+      const respond = () => withRetries(() => directResponse(endpoint, db, ctx.executor, config.executeTimeoutMs), retryPolicyOf(config));
       const { outcome } = await verifyRest(endpoint, respond, item, verifyContext(db, ctx));
       return outcome.ok ? null : { ok: false, category: outcome.category, message: outcome.message };
     },
@@ -169,7 +170,7 @@ export async function finalCheck(
   const { config } = ctx;
   const respond = async () => {
     const url = await serverUrl();
-    return timed('rest.execute', () => withRetries(() => callOverHttp(url, endpoint.call, config.executeTimeoutMs), retryPolicy(config)));
+    return timed('rest.execute', () => withRetries(() => callOverHttp(url, endpoint.call, config.executeTimeoutMs), retryPolicyOf(config)));
   };
   let record: FinalRecord;
   try {
@@ -184,21 +185,7 @@ export async function finalCheck(
   return record;
 }
 
-function retryPolicy(config: Config): RetryPolicy {
-  return { retries: config.retries, baseMs: config.backoff.baseMs, maxMs: config.backoff.maxMs };
-}
-
 function verifyContext(db: DatabaseInfo, ctx: RestPhaseContext): RestVerifyContext {
   return { db, maxStringLength: ctx.config.rest.maxStringLength, judge: ctx.services.judge };
-}
-
-export function groupByDb(instances: readonly Instance[]): Map<string, Instance[]> {
-  const byDb = new Map<string, Instance[]>();
-  for (const instance of instances) {
-    const list = byDb.get(instance.dbId);
-    if (list) list.push(instance);
-    else byDb.set(instance.dbId, [instance]);
-  }
-  return byDb;
 }
 

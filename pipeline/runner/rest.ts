@@ -1,6 +1,7 @@
 import pLimit from 'p-limit';
 import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import type { RestServer } from '../../runtime/rest/server.js';
+import { groupBy } from '../../core/group.js';
 import { lazy } from '../../core/lazy.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
 import { packageVersion } from '../../core/package-root.js';
@@ -14,7 +15,6 @@ import {
   finalCheck,
   finalKeyOf,
   goldOf,
-  groupByDb,
   servedEndpoint,
   synthesisBatches,
   synthesizeBatch,
@@ -142,7 +142,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
 
   // 3. rest.dedup, per database.
   const dedups = new Map<string, DatabaseDedup>();
-  const instancesByDb = groupByDb(open);
+  const instancesByDb = groupBy(open, (instance) => instance.dbId);
   await timed('rest.dedup', async () => {
     for (const db of [...options.databases].sort((a, b) => (a.dbId < b.dbId ? -1 : 1))) {
       const entries = (instancesByDb.get(db.dbId) ?? []).flatMap((instance) => {

@@ -1,10 +1,16 @@
 import { TransientError } from '../../core/outcome.js';
+import type { Config } from '../../config/schema.js';
 
 export interface RetryPolicy {
   /** Retries after the first attempt. */
   retries: number;
   baseMs: number;
   maxMs: number;
+}
+
+/** The run's retry policy for transient failures (of a stage, an HTTP call, a lost SQL worker). */
+export function retryPolicyOf(config: Pick<Config, 'retries' | 'backoff'>): RetryPolicy {
+  return { retries: config.retries, baseMs: config.backoff.baseMs, maxMs: config.backoff.maxMs };
 }
 
 /** Exponential backoff with "equal jitter": half the capped delay, plus up to that again at random. */
