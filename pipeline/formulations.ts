@@ -7,6 +7,9 @@ import type { DatabaseEmitInput, EmittedFile } from './emit-artifact.js';
 import { emitRestDatabase } from './emit-rest.js';
 import { emitSequences, type SequenceEmit } from './emit.js';
 import type { SequenceFormulation } from './formulation.js';
+import type { StageName } from './graph.js';
+import type { ItemStage } from './stage.js';
+import { expandStage } from './stages/expand.js';
 import type { ToolRegistry } from './tool-registry.js';
 
 /**
@@ -25,8 +28,11 @@ export interface RunOptions {
 /** A tool-sequence formulation: run by the SLOT/SEL item flow (runner/flow.ts). */
 export interface SequenceFormulationDef extends SequenceEmit {
   flow: 'sequence';
-  /** The item stage whose output is its sequence. */
-  sequenceStage: 'slot.decompose' | 'sel.expand';
+  /**
+   * Its own item stage, if its sequence is not SLOT's: it turns the SLOT sequence into the
+   * formulation's (SEL: sel.expand binds the categorical arguments).
+   */
+  ownStage?: ItemStage<{ sequence: SlotSequence }, SlotSequence>;
   /** Runs a sequence against the live tools (runtimes load when first used). */
   execute(sequence: SlotSequence, db: DatabaseInfo, executor: SqlExecutor, options: RunOptions): Promise<ToolOutput[]>;
   /** The specs of the tools among `called` that the sequence may call: the format check's universe. */
@@ -44,7 +50,6 @@ const selRuntime = lazy(() => import('../runtime/sel/execute.js'));
 
 const slot: SequenceFormulationDef = {
   flow: 'sequence',
-  sequenceStage: 'slot.decompose',
   execute: async (sequence, db, executor, options) => (await slotRuntime()).executeSequence(sequence, db, executor, options),
   // A sequence that does not even compile gets the starting keys only; the format check says what is wrong with it.
   tools: (sequence, registry, called) => registry.slotTools(keysForSequenceOrStart(registry.db, sequence, registry.pool), called),
@@ -55,7 +60,7 @@ const slot: SequenceFormulationDef = {
 
 const sel: SequenceFormulationDef = {
   flow: 'sequence',
-  sequenceStage: 'sel.expand',
+  ownStage: expandStage,
   execute: async (sequence, db, executor, options) =>
     (await selRuntime()).executeSelSequence(sequence as SelSequence, db, executor, options),
   // A called name outside the sequence's universe is left out, hence `format:unknown_tool`.
@@ -76,6 +81,18 @@ export const FORMULATION_DEFS = { slot, sel, rest } as const satisfies { [F in S
 
 export function sequenceDef(formulation: SequenceFormulation): SequenceFormulationDef {
   return FORMULATION_DEFS[formulation];
+}
+
+/** The item stage whose output is a formulation's sequence. */
+export function sequenceStageOf(formulation: SequenceFormulation): StageName {
+  return sequenceDef(formulation).ownStage?.name ?? 'slot.decompose';
+}
+
+/** The formulations' own item stages, by name. */
+export function ownStages(): Record<string, ItemStage<{ sequence: SlotSequence }, SlotSequence>> {
+  return Object.fromEntries(
+    Object.values(FORMULATION_DEFS).flatMap((def) => (def.flow === 'sequence' && def.ownStage ? [[def.ownStage.name, def.ownStage]] : [])),
+  );
 }
 
 /** A database's artifacts of every formulation of the run. */

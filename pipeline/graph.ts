@@ -1,4 +1,5 @@
 import { FORMULATIONS, type Formulation } from '../core/model.js';
+import type { SequenceFormulation } from './formulation.js';
 
 /**
  * The pipeline graph: every stage of DESIGN.md, in the order it runs, with what it is run
@@ -30,7 +31,7 @@ export interface GraphStage {
   serves: readonly Formulation[];
 }
 
-const SEQUENCES = ['slot', 'sel'] as const satisfies readonly Formulation[];
+const SEQUENCES = FORMULATIONS.filter((f): f is SequenceFormulation => f !== 'rest');
 
 export const PIPELINE_GRAPH = [
   { name: 'ingest', kind: 'batch', consumes: [], serves: FORMULATIONS },

@@ -3,7 +3,7 @@ import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from
 import type { Outcome } from '../../core/outcome.js';
 import type { FormulationResult, ItemResult } from '../samples.js';
 import type { Verification } from '../../verifiers/checks.js';
-import { sequenceDef } from '../formulations.js';
+import { sequenceStageOf } from '../formulations.js';
 import { pathStages, SHARED_STAGES, type StageName } from '../graph.js';
 import type { ItemStage, StageContext } from '../stage.js';
 import { OpaqueValueError } from './stage-runner.js';
@@ -20,9 +20,10 @@ import { OpaqueValueError } from './stage-runner.js';
  * outputs before it: the one place that knows what each stage reads.
  */
 
-export type ExecuteInput =
-  | { formulation: 'slot'; sequence: SlotSequence }
-  | { formulation: 'sel'; sequence: SelSequence };
+export interface ExecuteInput {
+  formulation: SequenceFormulation;
+  sequence: SlotSequence;
+}
 
 /**
  * What running a sequence produced: its answer outputs, or the error (as plain data, so it
@@ -44,32 +45,37 @@ export interface ItemStages<Q = unknown> {
   gold: ItemStage<{ instance: Instance }, GoldResult>;
   parse: ItemStage<{ sql: string }, Q>;
   'slot.decompose': ItemStage<{ query: Q }, SlotSequence>;
-  'sel.expand': ItemStage<{ sequence: SlotSequence }, SelSequence>;
   execute: ItemStage<ExecuteInput, ExecutionRecord>;
   verify: ItemStage<VerifyInput, Verification>;
+  /** The formulations' own stages (formulations.ts, `ownStage`), by name: SLOT sequence → theirs. */
+  own: Record<string, OwnStage>;
 }
-type FlowStage = keyof ItemStages;
+type OwnStage = ItemStage<{ sequence: SlotSequence }, SlotSequence>;
+type CommonStage = Exclude<keyof ItemStages, 'own'>;
 
 /** The outputs of an item's stages so far, by stage. */
-type Values = { instance: Instance } & { [S in FlowStage]?: ItemStages[S] extends ItemStage<unknown, infer O> ? O : never };
+type Values = { instance: Instance } & Partial<Record<StageName, unknown>>;
 
-const sequenceStage = (formulation: SequenceFormulation) => sequenceDef(formulation).sequenceStage;
-
-const INPUTS: { [S in FlowStage]: (values: Values, formulation: SequenceFormulation) => unknown } = {
+/** What each stage is given, from the outputs before it; a formulation's own stage gets the SLOT sequence. */
+const INPUTS: { [S in CommonStage]: (values: Values, formulation: SequenceFormulation) => unknown } = {
   gold: ({ instance }) => ({ instance }),
   parse: ({ instance }) => ({ sql: instance.sql }),
   'slot.decompose': (values) => ({ query: values.parse }),
-  'sel.expand': (values) => ({ sequence: values['slot.decompose'] }),
-  execute: (values, formulation) => ({ formulation, sequence: values[sequenceStage(formulation)] }),
+  execute: (values, formulation) => ({ formulation, sequence: values[sequenceStageOf(formulation)] }),
   verify: (values, formulation) => ({
     formulation,
-    sequence: values[sequenceStage(formulation)],
+    sequence: values[sequenceStageOf(formulation)],
     execution: values.execute,
     gold: values.gold,
   }),
 };
+const ownInput = (values: Values) => ({ sequence: values['slot.decompose'] });
 
-const flowStages = (names: readonly StageName[]) => names as readonly FlowStage[];
+const isCommon = (name: StageName): name is CommonStage => name in INPUTS;
+const stageOf = (stages: ItemStages, name: StageName) =>
+  (isCommon(name) ? stages[name] : stages.own[name]) as ItemStage<unknown, unknown>;
+const inputOf = (name: StageName, values: Values, formulation: SequenceFormulation) =>
+  isCommon(name) ? INPUTS[name](values, formulation) : ownInput(values);
 
 export type RunStage = <I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext) => Promise<Outcome<O>>;
 
@@ -88,20 +94,19 @@ export async function runItem(
 ): Promise<ItemResult> {
   /** Runs `names` in order into `values`; the first rejection skips the rest (and `alsoSkipped`). */
   const walk = async (
-    names: readonly FlowStage[],
+    names: readonly StageName[],
     values: Values,
     formulation: SequenceFormulation,
     alsoSkipped: () => readonly StageName[],
-  ): Promise<{ stage: FlowStage; category: string; message: string } | null> => {
+  ): Promise<{ stage: StageName; category: string; message: string } | null> => {
     for (const [i, name] of names.entries()) {
-      const stage = stages[name] as ItemStage<unknown, unknown>;
-      const outcome = await run(stage, INPUTS[name](values, formulation), ctx);
+      const outcome = await run(stageOf(stages, name), inputOf(name, values, formulation), ctx);
       hooks.stageDone(name, false);
       if (!outcome.ok) {
         for (const skipped of [...names.slice(i + 1), ...alsoSkipped()]) hooks.stageDone(skipped, true);
         return { stage: name, category: outcome.category, message: outcome.message };
       }
-      (values as Record<string, unknown>)[name] = outcome.value;
+      values[name] = outcome.value;
     }
     return null;
   };
@@ -109,21 +114,22 @@ export async function runItem(
   const shared: Values = { instance };
   // The shared prefix; a rejection here ends every formulation (the input of INPUTS' shared
   // stages does not depend on the formulation: the first one stands for all).
-  const sharedRejection = await walk(flowStages(SHARED_STAGES), shared, formulations[0], () => formulations.flatMap(pathStages));
+  const sharedRejection = await walk(SHARED_STAGES, shared, formulations[0], () => formulations.flatMap(pathStages));
   if (sharedRejection) {
     return { instance, results: Object.fromEntries(formulations.map((f) => [f, { ok: false, ...sharedRejection }])) };
   }
 
   const finish = async (formulation: SequenceFormulation): Promise<FormulationResult> => {
     const values: Values = { ...shared };
-    const rejection = await walk(flowStages(pathStages(formulation)), values, formulation, () => []);
+    const rejection = await walk(pathStages(formulation), values, formulation, () => []);
     if (rejection) return { ok: false, ...rejection };
+    const execution = values.execute as ExecutionRecord;
     return {
       ok: true,
-      sequence: values[sequenceStage(formulation)]!,
-      outputs: values.execute!.ok ? values.execute!.outputs : [],
-      gold: values.gold!,
-      verification: values.verify!,
+      sequence: values[sequenceStageOf(formulation)] as SlotSequence,
+      outputs: execution.ok ? execution.outputs : [],
+      gold: values.gold as GoldResult,
+      verification: values.verify as Verification,
     };
   };
   const finished = await Promise.all(formulations.map(finish));
@@ -168,24 +174,24 @@ export function planItem(
   planner: KeyPlanner,
 ): ItemPlan | undefined {
   const keys: string[] = [];
-  const keyOf = new Map<FlowStage, string>();
-  const walk = (names: readonly FlowStage[], values: Values, formulation: SequenceFormulation): void => {
+  const keyOf = new Map<StageName, string>();
+  const walk = (names: readonly StageName[], values: Values, formulation: SequenceFormulation): void => {
     for (const name of names) {
-      const key = planner.keyOf(stages[name] as ItemStage<unknown, unknown>, INPUTS[name](values, formulation), ctx);
+      const key = planner.keyOf(stageOf(stages, name), inputOf(name, values, formulation), ctx);
       keys.push(key);
       keyOf.set(name, key);
-      (values as Record<string, unknown>)[name] = planner.standIn(key);
+      values[name] = planner.standIn(key);
     }
   };
   try {
     const shared: Values = { instance };
-    walk(flowStages(SHARED_STAGES), shared, formulations[0]);
+    walk(SHARED_STAGES, shared, formulations[0]);
     const samples: ItemPlan['samples'] = {};
     for (const formulation of formulations) {
-      walk(flowStages(pathStages(formulation)), { ...shared }, formulation);
+      walk(pathStages(formulation), { ...shared }, formulation);
       samples[formulation] = {
         gold: keyOf.get('gold')!,
-        sequence: keyOf.get(sequenceStage(formulation))!,
+        sequence: keyOf.get(sequenceStageOf(formulation))!,
         execute: keyOf.get('execute')!,
         verify: keyOf.get('verify')!,
       };

@@ -1,8 +1,8 @@
+import { ownStages } from '../formulations.js';
 import type { ItemStages } from '../runner/flow.js';
 import { decomposeStage } from './decompose.js';
 import { emitStage } from './emit.js';
 import { executeStage } from './execute.js';
-import { expandStage } from './expand.js';
 import { goldStage } from './gold.js';
 import { ingestStage } from './ingest.js';
 import { parseStage } from './parse.js';
@@ -13,9 +13,9 @@ export const ITEM_STAGES: ItemStages = {
   gold: goldStage,
   parse: parseStage as ItemStages['parse'],
   'slot.decompose': decomposeStage as ItemStages['slot.decompose'],
-  'sel.expand': expandStage,
   execute: executeStage,
   verify: verifyStage,
+  own: ownStages(),
 };
 
-export { decomposeStage, emitStage, executeStage, expandStage, goldStage, ingestStage, parseStage, verifyStage };
+export { decomposeStage, emitStage, executeStage, goldStage, ingestStage, parseStage, verifyStage };

@@ -13,7 +13,8 @@ import type { DatabaseInfo, Instance, Rejection } from '../../core/model.js';
 import { INTERNAL_ERROR, StageRunner } from '../../pipeline/runner/stage-runner.js';
 import { loadSource } from '../../pipeline/sources/index.js';
 import type { StageContext } from '../../pipeline/stage.js';
-import { decomposeStage, expandStage, parseStage } from '../../pipeline/stages/index.js';
+import { expandStage } from '../../pipeline/stages/expand.js';
+import { decomposeStage, parseStage } from '../../pipeline/stages/index.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { generateStatements, type ColumnKind, type FuzzSchema, type FuzzStatement } from './sql-grammar.js';
 

@@ -155,7 +155,7 @@ describe('run store', () => {
   test('a stage whose key looks inside an upstream value still caches, per stage', async () => {
     const { stages, log } = toyStages();
     // This cache key reads the sequence: keys cannot be planned ahead for it.
-    stages['sel.expand'] = { ...stages['sel.expand'], cacheKey: ({ sequence }) => ({ calls: sequence.calls }) };
+    stages.own['sel.expand'] = { ...stages.own['sel.expand'], cacheKey: ({ sequence }) => ({ calls: sequence.calls }) };
     const instances = toyInstances(['SELECT 0', 'SELECT 1']);
     const options = { config: toyConfig(), databases: [toyDb()], instances, stages, executor: nullExecutor };
     const store = new RunStore({ dir });
