@@ -33,10 +33,10 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
     .action(async (flags: QueueFlags & { concurrency: number; stages?: StageGroup[]; sqlWorkers: number; lockDuration: number; maxStalls: number; grace: number }) => {
       const { checkRedis } = await import('../pipeline/queue/redis-check.js');
       await checkRedis(flags.queue);
-      const { startQueueWorkers } = await import('../pipeline/queue/worker.js');
+      const { QueueWorker } = await import('../pipeline/queue/worker.js');
       const { scheduledRunProcessor } = await import('../pipeline/queue/scheduled-run.js');
       const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-      const workers = await startQueueWorkers({
+      const workers = await QueueWorker.start({
         url: flags.queue,
         prefix: flags.queuePrefix,
         concurrency: flags.concurrency,

@@ -1,6 +1,8 @@
 /**
  * A bounded map that drops the least recently used entry first. Bounded by entries, and
  * optionally by a total weight (`weigh` each value, keep at most `maxWeight` in all).
+ * `onEvict` hears of each entry dropped to honour the bounds (not of `delete`, nor of a value
+ * replaced by `set`), so that a cache of open resources can close what it lets go.
  */
 export class LruMap<K, V> {
   private readonly entries = new Map<K, { value: V; weight: number }>();
@@ -9,6 +11,7 @@ export class LruMap<K, V> {
   constructor(
     private readonly maxEntries: number,
     private readonly weights?: { weigh: (value: V) => number; maxWeight: number },
+    private readonly onEvict?: (value: V, key: K) => void,
   ) {}
 
   get(key: K): V | undefined {
@@ -25,9 +28,10 @@ export class LruMap<K, V> {
     const weight = this.weights?.weigh(value) ?? 0;
     this.entries.set(key, { value, weight });
     this.totalWeight += weight;
-    for (const oldest of this.entries.keys()) {
+    for (const [oldest, entry] of this.entries) {
       if (this.entries.size <= this.maxEntries && this.totalWeight <= (this.weights?.maxWeight ?? Infinity)) break;
       this.delete(oldest);
+      this.onEvict?.(entry.value, oldest);
     }
   }
 
@@ -38,10 +42,32 @@ export class LruMap<K, V> {
     return value;
   }
 
-  private delete(key: K): void {
+  /** Forgets the key (a value that turned out bad); false if it was not there. */
+  delete(key: K): boolean {
     const entry = this.entries.get(key);
-    if (!entry) return;
+    if (!entry) return false;
     this.entries.delete(key);
     this.totalWeight -= entry.weight;
+    return true;
   }
+
+  /** The values kept, least recently used first (without marking them used). */
+  *values(): IterableIterator<V> {
+    for (const entry of this.entries.values()) yield entry.value;
+  }
+}
+
+/**
+ * The promise kept under `key`, or `start()`'s, kept while it does not reject: a failure is
+ * not remembered (it may be passing: a run not registered yet, a file being replaced), so the
+ * next caller starts again.
+ */
+export function getOrStart<K, V>(cache: LruMap<K, Promise<V>>, key: K, start: () => Promise<V>): Promise<V> {
+  let promise = cache.get(key);
+  if (!promise) {
+    promise = start();
+    cache.set(key, promise);
+    promise.catch(() => cache.delete(key));
+  }
+  return promise;
 }

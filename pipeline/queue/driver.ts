@@ -2,6 +2,7 @@ import { FlowProducer, Job, Queue, type FlowJob } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { Config, QueueConfig } from '../../config/schema.js';
+import { Cleanups } from '../../core/cleanups.js';
 import type { UsageTotals } from '../../generators/llm/usage.js';
 import type { Instance } from '../../core/model.js';
 import type { ProgressListener } from '../progress.js';
@@ -14,7 +15,7 @@ import { jobId, newRunId, STAGE_QUEUES, type BarrierJob, type BarrierResult, typ
 import { childJobOptions } from './options.js';
 import { QueueUnavailableError } from './redis-check.js';
 import { RunRegistry } from './registry.js';
-import { startQueueWorkers, type QueueWorkers } from './worker.js';
+import { QueueWorker } from './worker.js';
 
 /**
  * The driver of a queue run: registers the run (its spec, for workers), enqueues per
@@ -70,7 +71,7 @@ export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveR
   const barriers = new Queue<BarrierJob>(STAGE_QUEUES.emit, { connection: connections[1], prefix: queue.prefix });
   input.watch.errorsOf(flows, 'queue: flow producer');
   input.watch.errorsOf(barriers, 'queue: barriers');
-  let workers: QueueWorkers | undefined;
+  let workers: QueueWorker | undefined;
   try {
     await registry.plan(runId, 'item', [...work.items.values()].flat().map(({ id }) => id));
     await registry.plan(runId, 'rest.synthesize', [...work.batches.values()].flat().map(({ id }) => id));
@@ -82,7 +83,7 @@ export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveR
       await flows.add(flowOf(db, runId, work, config));
     }
     if (queue.localWorkers) {
-      workers = await startQueueWorkers({
+      workers = await QueueWorker.start({
         url: queue.url,
         prefix: queue.prefix,
         concurrency: queue.concurrency,
@@ -101,10 +102,13 @@ export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveR
     }
     return { runId, aborted: false, failed: await failuresOf(barriers, runId, work, spec.instances), metrics, llm, registry };
   } finally {
-    await workers?.close();
-    await flows.close();
-    await barriers.close();
-    await Promise.all(connections.map(closeConnection));
+    // Each part whatever the others do: local workers that fail to close must not leave the driver's connections open.
+    const cleanups = new Cleanups();
+    await cleanups.run('local workers', () => workers?.close());
+    await cleanups.run('flow producer', () => flows.close());
+    await cleanups.run('barrier queue', () => barriers.close());
+    await Promise.all(connections.map((connection) => cleanups.run('Redis connection', () => closeConnection(connection))));
+    cleanups.throwIfFailed('closing the queue run');
   }
 }
 

@@ -1,0 +1,144 @@
+import { Queue, UnrecoverableError } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import type { Cleanups } from '../../core/cleanups.js';
+import { getOrStart, LruMap } from '../../core/lru.js';
+import type { DatabaseInfo } from '../../core/model.js';
+import type { RestServer } from '../../runtime/rest/server.js';
+import type { SqlExecutor } from '../../runtime/sql/executor.js';
+import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
+import { codeFingerprint } from '../code-fingerprint.js';
+import type { RestServiceHandle } from '../rest-service-types.js';
+import { restServices } from '../rest-services.js';
+import type { RestPhaseContext } from '../runner/rest-phases.js';
+import { startRestServer } from '../runner/rest.js';
+import type { StageRunner } from '../runner/stage-runner.js';
+import { memoizeExecutor } from '../sql-memo.js';
+import type { DatabaseDedup } from '../stages/rest-dedup.js';
+import { RedisStore } from '../store/redis-store.js';
+import { CheckedDatabases } from './checked-databases.js';
+import { closeConnection, redisConnection, type ConnectionWatch } from './connection.js';
+import { STAGE_QUEUES, storePrefix } from './jobs.js';
+import { RunRegistry } from './registry.js';
+import { RunContexts, unreportedUsage, type RunContext } from './run-contexts.js';
+import { sharedLlm } from './shared-llm.js';
+
+/**
+ * What a queue worker's jobs share, apart from the BullMQ workers that hand them out: the
+ * Redis connection with the registry and the stores on it, the SQL pool, the runs' contexts
+ * and REST services, the REST servers of deduped databases, the queue verify jobs go to.
+ * What costs is opened on first use (the SQL worker processes, the verify queue's
+ * connection); `close` closes every part, whatever the others do.
+ */
+
+export interface JobResourceOptions {
+  url: string;
+  prefix: string;
+  watch: ConnectionWatch;
+  /** SQL worker processes (killable, for timeouts). */
+  sqlWorkers: number;
+  /** Tests pass a scripted chat model. */
+  chatModel?: BaseChatModel;
+  log: (line: string) => void;
+}
+
+/** REST servers kept: one per deduped database, the latest few. */
+const KEPT_SERVERS = 16;
+
+export class JobResources {
+  readonly redis: Redis;
+  readonly registry: RunRegistry;
+  readonly runs: RunContexts;
+  readonly databases = new CheckedDatabases();
+  /** An evicted server is closed at once: a job in hand that still calls it fails and is retried. */
+  private readonly servers = new LruMap<string, Promise<RestServer>>(KEPT_SERVERS, undefined, (evicted) => void this.closeEvicted(evicted));
+  private pool?: SqlPool;
+  private executor?: SqlExecutor;
+  private verify?: { queue: Queue; connection: Redis };
+
+  constructor(private readonly options: JobResourceOptions) {
+    this.redis = redisConnection(options.url, {}, options.watch);
+    this.registry = new RunRegistry(this.redis, options.prefix);
+    const shared = new RedisStore(this.redis, { prefix: options.prefix });
+    this.runs = new RunContexts({
+      registry: this.registry,
+      code: codeFingerprint(),
+      storeOf: (spec) => (spec.config.cache ? shared : new RedisStore(this.redis, { prefix: storePrefix(options.prefix, { runId: spec.runId, cache: false }) })),
+    });
+  }
+
+  /** The SQL executor; its worker processes start with the first job that runs SQL. */
+  sql(): SqlExecutor {
+    return (this.executor ??= memoizeExecutor((this.pool = createSqlPool({ size: this.options.sqlWorkers }))));
+  }
+
+  async restContext(ctx: RunContext, stageRunner: StageRunner): Promise<RestPhaseContext> {
+    const services = await this.servicesOf(ctx);
+    if (!services) throw new UnrecoverableError('REST services unavailable');
+    return { config: ctx.spec.config, datasetName: ctx.spec.datasetName, executor: this.sql(), store: ctx.store, stageRunner, services: services.services, code: ctx.spec.code };
+  }
+
+  /** Adds a job's stage metrics and the LLM usage since the last report to the run's counters. */
+  async report(ctx: RunContext, stageRunner: { metrics: StageRunner['metrics'] }): Promise<void> {
+    await this.registry.addMetrics(ctx.spec.runId, stageRunner.metrics, await unreportedUsage(ctx));
+  }
+
+  /** One live server per deduped database (this worker's, on a loopback port). */
+  serverFor(dedupKey: string, db: DatabaseInfo, dedup: DatabaseDedup, ctx: RunContext): Promise<RestServer> {
+    return getOrStart(this.servers, dedupKey, () =>
+      startRestServer({ databases: [db], executor: this.sql(), config: ctx.spec.config, datasetName: ctx.spec.datasetName }, new Map([[db.dbId, dedup]])),
+    );
+  }
+
+  /** The queue a dedup job adds its verify jobs to, on a connection of its own, opened on first use. */
+  verifyQueue(): Queue {
+    if (!this.verify) {
+      const connection = redisConnection(this.options.url, {}, this.options.watch);
+      const queue = new Queue(STAGE_QUEUES['rest.verify'], { connection, prefix: this.options.prefix });
+      this.options.watch.errorsOf(queue, 'rest.verify queue');
+      this.verify = { queue, connection };
+    }
+    return this.verify.queue;
+  }
+
+  /**
+   * Closes every part, each whatever the others do, failures kept in `cleanups`: first what
+   * jobs call (verify queue, REST servers, LLM services), then the SQL pool they run on, the
+   * Redis connections last. Parts that failed to open were their jobs' failures, not ours here.
+   */
+  async close(cleanups: Cleanups): Promise<void> {
+    await cleanups.run('rest.verify queue', () => this.verify?.queue.close());
+    await Promise.all([...this.servers.values()].map((server) => cleanups.run('REST server', async () => (await opened(server))?.close())));
+    for (const context of this.runs.kept()) {
+      await cleanups.run('REST services', async () => {
+        const services = (await opened(context))?.services;
+        (services && (await opened(services)))?.close();
+      });
+    }
+    await cleanups.run('SQL pool', () => this.pool?.close());
+    await Promise.all([this.verify?.connection, this.redis].map((connection) => cleanups.run('Redis connection', () => connection && closeConnection(connection))));
+  }
+
+  private servicesOf(ctx: RunContext): Promise<RestServiceHandle | null> {
+    return (ctx.services ??= restServices(ctx.spec.config, this.sql(), {
+      model: this.options.chatModel,
+      shared: sharedLlm(this.redis, this.options.prefix, ctx.spec.config),
+    }));
+  }
+
+  private async closeEvicted(server: Promise<RestServer>): Promise<void> {
+    try {
+      await (await opened(server))?.close();
+    } catch (error) {
+      this.options.log(`worker: closing an evicted REST server failed: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** What a promise opened, or undefined if it failed to (that failure was reported where it was awaited). */
+function opened<T>(promise: Promise<T>): Promise<T | undefined> {
+  return promise.then(
+    (value) => value,
+    () => undefined,
+  );
+}

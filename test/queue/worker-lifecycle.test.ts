@@ -1,0 +1,119 @@
+import { afterAll, afterEach, beforeAll, beforeEach, expect, jest, test } from '@jest/globals';
+import { Worker } from 'bullmq';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseConfig } from '../../config/load.js';
+import { generate } from '../../pipeline/generate.js';
+import { closeConnection, redisConnection } from '../../pipeline/queue/connection.js';
+import { QueueWorker } from '../../pipeline/queue/worker.js';
+import { redisForTests, type TestRedis } from '../support/redis.js';
+
+/**
+ * A QueueWorker's lifecycle, in this process: close may be called twice, at once or after
+ * the first has finished; a part that fails to close leaves none of the others open (the
+ * Redis connections, the SQL worker processes). The worker's connections
+ * are recognized by name (its URL names them; BullMQ names its blocking connections after
+ * the prefix), so a Redis shared with other tests does not confuse the count.
+ */
+
+const DEMO = path.resolve('seeds/demo');
+let redis: TestRedis;
+let tmp: string;
+
+beforeAll(async () => {
+  redis = await redisForTests();
+  tmp = mkdtempSync(path.join(os.tmpdir(), 'nl2api-worker-lifecycle-'));
+}, 30_000);
+
+afterAll(async () => {
+  await redis?.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+let prefix: string;
+let admin: ReturnType<typeof redisConnection>;
+beforeEach(() => {
+  prefix = `${redis.prefix}${Math.random().toString(36).slice(2, 8)}`;
+  admin = redisConnection(redis.url);
+});
+afterEach(async () => {
+  jest.restoreAllMocks();
+  await closeConnection(admin);
+});
+
+/** The worker's URL: every connection it opens (and BullMQ's duplicates) carries `prefix` as its name. */
+const workerUrl = () => {
+  const url = new URL(redis.url);
+  url.searchParams.set('connectionName', prefix);
+  return url.toString();
+};
+
+/** The worker's connections still open in Redis. */
+async function openConnections(): Promise<string[]> {
+  const clients = (await admin.client('LIST')) as string;
+  return clients
+    .split('\n')
+    .map((line) => /(?:^| )name=(\S*)/.exec(line)?.[1] ?? '')
+    .filter((name) => name === prefix || name.startsWith(`${prefix}:`));
+}
+
+/** SQL worker processes of this process (Linux: /proc). */
+function sqlWorkerProcesses(): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return ppid === process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`sql${path.sep}worker`);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
+const start = () => QueueWorker.start({ url: workerUrl(), prefix, concurrency: 2, sqlWorkers: 1 });
+
+test('close twice, at once and after: one shutdown, everything closed', async () => {
+  const worker = await start();
+  expect((await openConnections()).length).toBeGreaterThan(0);
+  const first = worker.close();
+  const second = worker.close(true);
+  expect(second).toBe(first);
+  await Promise.all([first, second]);
+  await expect(worker.close()).resolves.toBeUndefined();
+  expect(await openConnections()).toEqual([]);
+});
+
+test.each([true, false])('a part failing to close (a BullMQ worker) leaves none of the others open: Redis connections, SQL processes (forced: %s)', async (force) => {
+  const worker = await start();
+  // A queue run worked by this worker alone: its SQL pool and a REST server are open afterwards.
+  const config = parseConfig({
+    source: DEMO,
+    out: path.join(tmp, `out-${prefix}`),
+    cacheDir: path.join(tmp, `cache-${prefix}`),
+    dbIds: ['bookstore'],
+    formulations: ['slot', 'rest'],
+    sqlWorkers: 1,
+    progress: 'none',
+    queue: { url: redis.url, prefix, localWorkers: false, pollMs: 50 },
+  });
+  const run = await generate({ config });
+  expect(run.stats?.formulations.rest?.total.accepted).toBeGreaterThan(0);
+  expect(sqlWorkerProcesses().length).toBeGreaterThan(0);
+  expect((await openConnections()).length).toBeGreaterThan(0);
+
+  const close = Worker.prototype.close;
+  jest.spyOn(Worker.prototype, 'close').mockImplementation(async function (this: Worker, forced?: boolean) {
+    await close.call(this, forced);
+    if (this.name === 'item') throw new Error('boom');
+  });
+  const closing = worker.close(force);
+  await expect(closing).rejects.toThrow(AggregateError);
+  await expect(closing).rejects.toThrow('closing the queue worker: item worker: boom');
+  expect(worker.close()).toBe(closing);
+  expect(await openConnections()).toEqual([]);
+  expect(sqlWorkerProcesses()).toEqual([]);
+}, 180_000);
