@@ -2,6 +2,7 @@ import { WaitingChildrenError, type Job, type Processor } from 'bullmq';
 import { runInProcess } from '../runner/in-process.js';
 import { restSynthesisKey } from '../runner/rest-keys.js';
 import { dedupFor, finalCheck, finalKeyOf, goldOf, servedEndpoint, storedDedup, synthesizeBatch, type FinalRecord } from '../runner/rest-phases.js';
+import { retryPolicyOf } from '../runner/retry.js';
 import { INTERNAL_ERROR, StageRunner, timedInto } from '../runner/stage-runner.js';
 import { ITEM_STAGES } from '../stages/index.js';
 import type { SynthesisRecord } from '../stages/rest-synthesize.js';
@@ -135,7 +136,7 @@ async function barrierJob(resources: JobResources, job: Job<BarrierJob>): Promis
 }
 
 function stageRunnerOf({ spec, store }: RunContext): StageRunner {
-  return new StageRunner(store, { retries: spec.config.retries, baseMs: spec.config.backoff.baseMs, maxMs: spec.config.backoff.maxMs }, undefined, spec.code);
+  return new StageRunner(store, retryPolicyOf(spec.config), undefined, spec.code);
 }
 
 /** Ignored child failures by job id (BullMQ keys them `<prefix>:<queue>:<id>`). */
