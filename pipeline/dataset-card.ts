@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { FORMULATION_DEFS } from './formulations.js';
 import type { Formulation } from '../core/model.js';
 import { orderedFormulations } from './formulation.js';
 import type { RunDescription } from './manifest.js';
@@ -29,7 +30,7 @@ export function datasetCard(run: RunDescription, stats: DeterministicStats): str
   ].join('\n');
 }
 
-const NAMES: Record<Formulation, string> = { slot: 'SLOT', sel: 'SEL', rest: 'REST' };
+const NAMES = Object.fromEntries(Object.entries(FORMULATION_DEFS).map(([f, def]) => [f, def.title])) as Record<Formulation, string>;
 
 // ---------------------------------------------------------------------------------------------
 // YAML front matter (Hugging Face dataset card metadata)
@@ -103,23 +104,11 @@ Verified samples: ${kept}.
 `;
 }
 
-const FORMULATION_TEXT: Record<Formulation, string> = {
-  slot: `- **SLOT** — a small pool of generic data tools (\`filter_data\`, \`sort_data\`, \`retrieve_data\`,
-  \`aggregate_data\`, \`group_data_by\`, \`select_unique_values\`, \`transform_data\`, and extensions such
-  as \`union_data\`, \`combine_data\` and \`calculate\`). The model fills the slots and chains calls by
-  label: \`"$LABEL$"\` stands for the output of an earlier call. Column keys are \`<table>_<column>\`.`,
-  sel: `- **SEL** — derived from SLOT: every categorical argument is bound into a tool of its own
-  (\`select_data_equal_to\`, \`sort_data_descending\`, …) and every column has a getter
-  (\`get_<table>_<column>\`); each sample lists its own tool universe.`,
-  rest: `- **REST** — one GET endpoint per question (equivalent endpoints merged), with typed query
-  parameters for the literals a user would vary; each sample is one call of its endpoint,
-  executed over HTTP against the live server, and \`output_after_executing_api\` is the response.`,
-};
 
 function formulationsSection(formulations: readonly Formulation[]): string {
   return `## Formulations
 
-${formulations.map((f) => FORMULATION_TEXT[f]).join('\n')}
+${formulations.map((f) => FORMULATION_DEFS[f].card).join('\n')}
 
 \`initialize_active_data\` (SLOT, SEL) builds the joined starting table, labelled
 \`starting_table_var\`; it is not a tool shown to models.

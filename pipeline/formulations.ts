@@ -25,8 +25,16 @@ export interface RunOptions {
   pool: ToolPool;
 }
 
+/** What every formulation has. */
+interface FormulationBasics {
+  /** Its name in prose and tables. */
+  title: string;
+  /** Its paragraph in the dataset card (a Markdown list item). */
+  card: string;
+}
+
 /** A tool-sequence formulation: run by the SLOT/SEL item flow (runner/flow.ts). */
-export interface SequenceFormulationDef extends SequenceEmit {
+export interface SequenceFormulationDef extends FormulationBasics, SequenceEmit {
   flow: 'sequence';
   /**
    * Its own item stage, if its sequence is not SLOT's: it turns the SLOT sequence into the
@@ -40,7 +48,7 @@ export interface SequenceFormulationDef extends SequenceEmit {
 }
 
 /** REST: its own stages and runner (runner/rest.ts). */
-export interface RestFormulationDef {
+export interface RestFormulationDef extends FormulationBasics {
   flow: 'rest';
   emit(input: DatabaseEmitInput): Promise<EmittedFile[]>;
 }
@@ -50,6 +58,11 @@ const selRuntime = lazy(() => import('../runtime/sel/execute.js'));
 
 const slot: SequenceFormulationDef = {
   flow: 'sequence',
+  title: 'SLOT',
+  card: `- **SLOT** — a small pool of generic data tools (\`filter_data\`, \`sort_data\`, \`retrieve_data\`,
+  \`aggregate_data\`, \`group_data_by\`, \`select_unique_values\`, \`transform_data\`, and extensions such
+  as \`union_data\`, \`combine_data\` and \`calculate\`). The model fills the slots and chains calls by
+  label: \`"$LABEL$"\` stands for the output of an earlier call. Column keys are \`<table>_<column>\`.`,
   execute: async (sequence, db, executor, options) => (await slotRuntime()).executeSequence(sequence, db, executor, options),
   // A sequence that does not even compile gets the starting keys only; the format check says what is wrong with it.
   tools: (sequence, registry, called) => registry.slotTools(keysForSequenceOrStart(registry.db, sequence, registry.pool), called),
@@ -60,6 +73,10 @@ const slot: SequenceFormulationDef = {
 
 const sel: SequenceFormulationDef = {
   flow: 'sequence',
+  title: 'SEL',
+  card: `- **SEL** — derived from SLOT: every categorical argument is bound into a tool of its own
+  (\`select_data_equal_to\`, \`sort_data_descending\`, …) and every column has a getter
+  (\`get_<table>_<column>\`); each sample lists its own tool universe.`,
   ownStage: expandStage,
   execute: async (sequence, db, executor, options) =>
     (await selRuntime()).executeSelSequence(sequence as SelSequence, db, executor, options),
@@ -73,7 +90,14 @@ const sel: SequenceFormulationDef = {
   databaseTools: selToolsOfDatabase,
 };
 
-const rest: RestFormulationDef = { flow: 'rest', emit: emitRestDatabase };
+const rest: RestFormulationDef = {
+  flow: 'rest',
+  title: 'REST',
+  card: `- **REST** — one GET endpoint per question (equivalent endpoints merged), with typed query
+  parameters for the literals a user would vary; each sample is one call of its endpoint,
+  executed over HTTP against the live server, and \`output_after_executing_api\` is the response.`,
+  emit: emitRestDatabase,
+};
 
 export const FORMULATION_DEFS = { slot, sel, rest } as const satisfies { [F in SequenceFormulation]: SequenceFormulationDef } & {
   rest: RestFormulationDef;
