@@ -28,8 +28,8 @@ export default {
   // grows ~10 MB a file, and one that ends a run at 400+ MB takes longer than jest-worker's
   // 500 ms grace to tear down, so jest prints "A worker process has failed to exit
   // gracefully" although no handle is open. Recycling a worker once its heap passes this
-  // bound keeps the last teardown short.
-  workerIdleMemoryLimit: '200MB',
+  // bound keeps the last teardown short, on a loaded machine too (200 MB was not enough there).
+  workerIdleMemoryLimit: '120MB',
   // A bound for a hung test, not a speed limit: two suites at once on a loaded 2-core machine
   // make an e2e test several times slower than on an idle one.
   testTimeout: 180_000,
