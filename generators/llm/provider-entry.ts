@@ -32,12 +32,17 @@ export interface LlmProviderEntry {
   /** Its API key, or null: it takes none. createChatModel resolves it; --help names it. */
   readonly apiKey: ApiKeyRule | null;
   /**
-   * Its chat model, with the SDK's own retries off and its transport aborted at
-   * `settings.timeoutMs` (chat-model.ts says why). Imports the provider's LangChain package
+   * Its chat model, with the SDK's own retries off (sharedOptions) and its transport aborted
+   * at `settings.timeoutMs` (chat-model.ts says why). Imports the provider's LangChain package
    * now, not before: they take most of a second to load. `apiKey` is what the rule resolved
    * (undefined when it takes none).
    */
   create(settings: ProviderSettings, apiKey: string | undefined): Promise<BaseChatModel>;
+}
+
+/** What every provider's SDK is given alike: the model, its temperature, and no retries of its own (LlmClient's are the only ones). */
+export function sharedOptions(settings: ProviderSettings): { model: string; temperature: number; maxRetries: 0 } {
+  return { model: settings.model, temperature: settings.temperature, maxRetries: 0 };
 }
 
 /** `signal` (if any) or the deadline, whichever aborts first. */

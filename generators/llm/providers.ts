@@ -1,4 +1,4 @@
-import { deadline, type LlmProviderEntry } from './provider-entry.js';
+import { deadline, sharedOptions, type LlmProviderEntry } from './provider-entry.js';
 
 /**
  * The LLM providers, one entry each: the single source of truth that the config schema's
@@ -13,12 +13,10 @@ export const PROVIDERS = {
     async create(settings, apiKey) {
       const { ChatMistralAI } = await import('@langchain/mistralai');
       return new ChatMistralAI({
+        ...sharedOptions(settings),
         apiKey,
-        model: settings.model,
-        temperature: settings.temperature,
         maxTokens: settings.maxTokens,
         serverURL: settings.baseUrl,
-        maxRetries: 0,
         beforeRequestHooks: [(request: Request) => new Request(request, { signal: deadline(request.signal, settings.timeoutMs) })],
       });
     },
@@ -33,12 +31,10 @@ export const PROVIDERS = {
     async create(settings, apiKey) {
       const { ChatOpenAI } = await import('@langchain/openai');
       return new ChatOpenAI({
+        ...sharedOptions(settings),
         apiKey,
-        model: settings.model,
-        temperature: settings.temperature,
         maxTokens: settings.maxTokens,
         timeout: settings.timeoutMs,
-        maxRetries: 0,
         configuration: settings.baseUrl ? { baseURL: settings.baseUrl } : undefined,
       });
     },
@@ -49,11 +45,9 @@ export const PROVIDERS = {
     async create(settings) {
       const { ChatOllama } = await import('@langchain/ollama');
       return new ChatOllama({
-        model: settings.model,
-        temperature: settings.temperature,
+        ...sharedOptions(settings),
         numPredict: settings.maxTokens,
         baseUrl: settings.baseUrl,
-        maxRetries: 0,
         fetch: (input, init) => fetch(input, { ...init, signal: deadline(init?.signal ?? undefined, settings.timeoutMs) }),
       });
     },
