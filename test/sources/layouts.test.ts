@@ -1,8 +1,17 @@
+import { jest } from '@jest/globals';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadSource } from '../../pipeline/sources/index.js';
-import { SOURCES } from '../../pipeline/sources/layouts.js';
+import { birdLayout } from '../../pipeline/sources/bird.js';
+import { jsonlLayout } from '../../pipeline/sources/jsonl.js';
 import { createDb, removeTempDirs, tempDir } from '../sql/fixtures.js';
+
+/**
+ * How loadSource uses the SOURCES registry, on BIRD and JSONL alone (as SOURCES held them when
+ * it was made, so that a layout added later changes nothing here): the first layout that
+ * accepts a source reads it, and the errors when none does are word for word what they were.
+ */
+jest.unstable_mockModule('../../pipeline/sources/layouts.js', () => ({ SOURCES: [birdLayout, jsonlLayout] }));
+const { loadSource } = await import('../../pipeline/sources/index.js');
 
 afterAll(removeTempDirs);
 
@@ -17,12 +26,8 @@ function folder(files: Record<string, string>): string {
   return root;
 }
 
-describe('SOURCES, the one list of source layouts', () => {
-  test('in order of preference: BIRD, then generic JSONL', () => {
-    expect(SOURCES.map((layout) => layout.name)).toEqual(['bird', 'jsonl']);
-  });
-
-  test('a folder is read by the first layout that accepts it', async () => {
+describe('loadSource over the SOURCES registry', () => {
+  test('a source is read by the first layout that accepts it', async () => {
     const both = folder({ 'dev.json': JSON.stringify([{ question_id: 1, ...QUESTION }]), 'q.jsonl': JSON.stringify({ id: 'j', ...QUESTION }) });
     expect((await loadSource(both)).layout).toBe('bird');
     expect((await loadSource(path.join(both, 'q.jsonl'))).layout).toBe('jsonl');
