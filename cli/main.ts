@@ -15,6 +15,8 @@ import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
 import { EXIT_ERROR, EXIT_INTERRUPTED, runVerdict } from './exit-codes.js';
 import { SetupError } from '../pipeline/setup-error.js';
 import { addQueueCommands } from './queue-commands.js';
+import type { LlmProvider } from '../generators/llm/config.js';
+import { PROVIDER_NAMES, PROVIDERS } from '../generators/llm/providers.js';
 
 /** The `nl2api` command. Errors a user can fix print one clear line and exit 1. */
 
@@ -33,7 +35,8 @@ interface GenerateFlags {
   fingerprintCache?: boolean;
   progress?: string;
   synthesizer?: string;
-  llmProvider?: string;
+  /** One of PROVIDER_NAMES: commander checks the choice. */
+  llmProvider?: LlmProvider;
   llmModel?: string;
   llmBaseUrl?: string;
   queue?: string;
@@ -134,13 +137,21 @@ function withRunOptions(command: Command): Command {
     .addOption(
       new Option('--synthesizer <who>', withDefault('REST endpoint synthesizer (auto: the LLM when one is configured)', CONFIG_DEFAULTS.rest.synthesizer)).choices(['auto', 'template', 'llm']),
     )
-    .addOption(new Option('--llm-provider <provider>', 'LLM provider (API key from MISTRAL_API_KEY / OPENAI_API_KEY)').choices(['mistral', 'openai', 'ollama']))
+    .addOption(new Option('--llm-provider <provider>', llmProviderHelp()).choices(PROVIDER_NAMES))
     .option('--llm-model <name>', 'LLM model name')
     .option('--llm-base-url <url>', 'LLM server base URL (e.g. a local vLLM or llama.cpp server)')
     .option('--queue <url>', 'run on the BullMQ queue backend at this Redis URL (e.g. redis://127.0.0.1:6379)')
     .option('--no-local-workers', 'with --queue: only enqueue and wait (work is done by `nl2api worker`s)')
     .option('--run <id>', 'with --queue: attach to this run (a restarted driver resumes it)')
     .option('--queue-prefix <prefix>', 'with --queue: key prefix in Redis (default nl2api; workers must use the same --queue-prefix)');
+}
+
+/** Which environment variable each provider's API key is read from, as its PROVIDERS entry says. */
+function llmProviderHelp(): string {
+  const keys = Object.entries(PROVIDERS).map(([name, { apiKey }]) =>
+    `${name}: ${apiKey ? `${apiKey.env}${apiKey.optionalWithBaseUrl ? ' (none needed with --llm-base-url)' : ''}` : 'none'}`,
+  );
+  return `LLM provider (API key from the environment: ${keys.join('; ')})`;
 }
 
 async function runGenerate(flags: GenerateFlags, command: Command): Promise<number> {
@@ -210,7 +221,7 @@ export async function configFromFlags(flags: GenerateFlags, command: Command): P
 /** The LLM flags given, as a partial `llm` block (merged over the config file's). */
 function llmFlags(flags: GenerateFlags): ConfigInput['llm'] {
   const llm = {
-    ...(flags.llmProvider ? { provider: flags.llmProvider as 'mistral' } : {}),
+    ...(flags.llmProvider ? { provider: flags.llmProvider } : {}),
     ...(flags.llmModel ? { model: flags.llmModel } : {}),
     ...(flags.llmBaseUrl ? { baseUrl: flags.llmBaseUrl } : {}),
   };

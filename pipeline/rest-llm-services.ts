@@ -20,12 +20,12 @@ import type { DedupAgent } from './stages/rest-dedup.js';
  * the dedup agent, all through one LlmClient — one reply cache in the run's cache
  * directory, one rate limit, one usage meter. Loaded only by runs with an LLM (rest-services.ts).
  */
-export function llmRestServices(config: Config, llm: LlmConfig, executor: SqlExecutor, options: RestServiceOptions): RestServiceHandle {
+export async function llmRestServices(config: Config, llm: LlmConfig, executor: SqlExecutor, options: RestServiceOptions): Promise<RestServiceHandle> {
   const useLlm = config.rest.synthesizer !== 'template';
   const usage = new UsageMeter(llm.prices);
   const file = options.shared ? null : new SqliteLlmCache(path.join(cacheDirOf(config), 'llm-cache.sqlite'));
   const client = new LlmClient({
-    model: options.model ?? createChatModel(llm, options.env),
+    model: options.model ?? (await createChatModel(llm, options.env)),
     config: llm,
     cache: options.shared?.cache ?? file!,
     rateLimiter: options.shared?.rateLimiter,

@@ -1,12 +1,14 @@
 import { z } from 'zod';
+import { PROVIDER_NAMES } from './providers.js';
 
 /**
  * The LLM knobs (to be embedded in config/schema.ts as `llm`). The API key is deliberately
- * absent: it comes from the environment only (MISTRAL_API_KEY / OPENAI_API_KEY), so it can
+ * absent: it comes from the environment only (the variable its PROVIDERS entry names), so it can
  * never end up in a config file, a manifest, a log line or a cache key.
  */
 
-export const LlmProviderSchema = z.enum(['mistral', 'openai', 'ollama']);
+/** The names of PROVIDERS (providers.ts). */
+export const LlmProviderSchema = z.enum(PROVIDER_NAMES);
 export type LlmProvider = z.infer<typeof LlmProviderSchema>;
 
 /** USD per million tokens. */
@@ -20,16 +22,13 @@ export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 
 export const LlmConfigSchema = z
   .object({
-    /** mistral (default; the paper used Mistral-Large), openai (any OpenAI-compatible server), ollama. */
+    /** A PROVIDERS entry: mistral (default; the paper used Mistral-Large), openai (any OpenAI-compatible server), ollama. */
     provider: LlmProviderSchema.default('mistral'),
     model: z.string().min(1).default('mistral-large-latest'),
     temperature: z.number().min(0).max(2).default(0),
     /** Maximum tokens of a reply (provider default when absent). */
     maxTokens: z.number().int().min(1).optional(),
-    /**
-     * Server base URL (provider default when absent). openai: up to `/v1`, e.g.
-     * http://localhost:8000/v1 for vLLM; mistral: without it (the SDK adds `/v1/chat/completions`).
-     */
+    /** Server base URL (provider default when absent; its form per provider: providers.ts). */
     baseUrl: z.url().optional(),
     /** Per request; the request is aborted when it runs out. */
     timeoutMs: z.number().int().min(1).default(60_000),

@@ -1,6 +1,8 @@
 /** The LLM layer: provider factory, the client every call goes through, structured outputs. */
 export { LlmConfigSchema, LlmProviderSchema, ModelPriceSchema, type LlmConfig, type LlmConfigInput, type LlmProvider, type ModelPrice } from './config.js';
 export { createChatModel } from './chat-model.js';
+export { PROVIDER_NAMES, PROVIDERS, type LlmProviderName } from './providers.js';
+export { type ApiKeyRule, type LlmProviderEntry, type ProviderSettings } from './provider-entry.js';
 export { LlmClient, type LlmClientOptions, type LlmReply } from './client.js';
 export { llmCacheKey, MemoryLlmCache, type CacheKeyInput, type LlmCache } from './cache.js';
 export { SqliteLlmCache } from './sqlite-cache.js';

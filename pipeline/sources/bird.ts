@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { toRecord, type RawSource } from './records.js';
+import { toRecord, type RawSource, type SourceLayout } from './records.js';
 import { folderEntries } from './entries.js';
 import type { NaturalNames } from './schema.js';
 
@@ -30,14 +30,14 @@ function declaredDialect(file: string): string | undefined {
   return DIALECT_SUFFIX.exec(file)?.[1].toLowerCase();
 }
 
-export interface QuestionFileChoice {
+interface QuestionFileChoice {
   file: string;
   /** Which file was chosen and why, when the folder holds other question files. */
   note?: string;
 }
 
 /** The question file BIRD would use in `files` (a folder listing), or undefined. */
-export function pickQuestionFile(files: readonly string[]): QuestionFileChoice | undefined {
+function pickQuestionFile(files: readonly string[]): QuestionFileChoice | undefined {
   const candidates = files.filter((file) => /\.json$/i.test(file) && !isTablesFile(file)).sort();
   for (const pattern of QUESTION_FILE_PREFERENCE) {
     const matches = candidates.filter((file) => pattern.test(file));
@@ -54,7 +54,20 @@ export function pickQuestionFile(files: readonly string[]): QuestionFileChoice |
   return undefined;
 }
 
-export async function readBirdSource(questionPath: string): Promise<RawSource> {
+/** The BIRD layout as a SOURCES entry (layouts.ts): a `.json` question file, or a folder holding one. */
+export const birdLayout: SourceLayout<'bird'> = {
+  name: 'bird',
+  describe: { file: 'a BIRD .json question file', folder: 'BIRD *.json' },
+  detect(source) {
+    if ('file' in source) return /\.json$/i.test(source.file) ? { file: source.file } : undefined;
+    // Only a folder involves a choice: a question file named as the source is used without comment.
+    const choice = pickQuestionFile(source.files);
+    return choice && { file: path.join(source.folder, choice.file), note: choice.note };
+  },
+  read: readBirdSource,
+};
+
+async function readBirdSource(questionPath: string): Promise<RawSource> {
   const root = path.dirname(questionPath);
   const split = path.basename(questionPath, path.extname(questionPath));
   const warnings: string[] = [];
@@ -90,7 +103,6 @@ export async function readBirdSource(questionPath: string): Promise<RawSource> {
 
   return {
     datasetName: datasetNameOf(split),
-    layout: 'bird',
     questionFile: questionPath,
     records,
     databaseDirs,

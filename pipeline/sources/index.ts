@@ -2,11 +2,10 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DatabaseInfo, Instance, Rejection } from '../../core/model.js';
-import { pickQuestionFile, readBirdSource } from './bird.js';
 import { folderEntries } from './entries.js';
 import { readDescriptions } from './descriptions.js';
-import { readJsonlSource } from './jsonl.js';
-import type { RawSource, SourceRecord } from './records.js';
+import { SOURCES, type SourceLayoutName } from './layouts.js';
+import type { RawSource, SourceCandidate, SourceRecord } from './records.js';
 import { detectLicense, type SourceLicense } from './license.js';
 import { readDatabaseInfo, sha256File } from './schema.js';
 
@@ -19,7 +18,7 @@ import { readDatabaseInfo, sha256File } from './schema.js';
 
 export interface LoadedSource {
   datasetName: string;
-  layout: 'bird' | 'jsonl';
+  layout: SourceLayoutName;
   /** Provenance: the question file (absolute path, content hash) and the license the source states. */
   questionFile: { path: string; sha256: string };
   license: SourceLicense;
@@ -44,7 +43,7 @@ export interface LoadSourceOptions {
 }
 
 export async function loadSource(sourcePath: string, options: LoadSourceOptions = {}): Promise<LoadedSource> {
-  const raw = await readRawSource(path.resolve(sourcePath));
+  const { layout, raw } = await readRawSource(path.resolve(sourcePath));
   const records = markDuplicates(raw.records);
   const selected = selectDatabases(records, options.dbIds);
   const inScope = records.filter((record) => (record.ok ? selected.has(record.instance.dbId) : !options.dbIds || selected.has(record.db)));
@@ -68,9 +67,9 @@ export async function loadSource(sourcePath: string, options: LoadSourceOptions 
   }
   return {
     datasetName: raw.datasetName,
-    layout: raw.layout,
+    layout,
     questionFile: { path: raw.questionFile, sha256: await sha256File(raw.questionFile) },
-    license: await detectLicense(path.dirname(raw.questionFile), raw.layout),
+    license: await detectLicense(path.dirname(raw.questionFile), layout),
     databases: [...new Set(instances.map((instance) => instance.dbId))].map((dbId) => databases.get(dbId)!),
     instances,
     rejections,
@@ -86,30 +85,32 @@ function unusableDatabases(failures: ReadonlyMap<string, string>, rejections: re
   });
 }
 
-/** A folder (BIRD question file preferred over a `.jsonl`), or the question file itself. */
-async function readRawSource(sourcePath: string): Promise<RawSource> {
+/** A folder or a question file, read by the first layout of SOURCES that accepts it. */
+async function readRawSource(sourcePath: string): Promise<{ layout: SourceLayoutName; raw: RawSource }> {
   let info;
   try {
     info = await stat(sourcePath);
   } catch {
     throw new Error(`source ${sourcePath} does not exist`);
   }
-  if (info.isFile()) {
-    if (/\.jsonl$/i.test(sourcePath)) return readJsonlSource(sourcePath);
-    if (/\.json$/i.test(sourcePath)) return readBirdSource(sourcePath);
-    throw new Error(`source ${sourcePath}: expected a folder, a BIRD .json question file or a .jsonl file`);
+  const candidate: SourceCandidate = info.isFile() ? { file: sourcePath } : { folder: sourcePath, files: (await folderEntries(sourcePath)).files };
+  for (const layout of SOURCES) {
+    const choice = layout.detect(candidate);
+    if (!choice) continue;
+    const raw = await layout.read(choice.file);
+    return { layout: layout.name, raw: choice.note ? { ...raw, warnings: [choice.note, ...raw.warnings] } : raw };
   }
-  const { files } = await folderEntries(sourcePath);
-  const choice = pickQuestionFile(files);
-  if (choice) {
-    // Only a folder involves a choice: a question file named as the source is used without comment.
-    const raw = await readBirdSource(path.join(sourcePath, choice.file));
-    return choice.note ? { ...raw, warnings: [choice.note, ...raw.warnings] } : raw;
-  }
-  const jsonl = files.filter((file) => /\.jsonl$/i.test(file)).sort();
-  if (jsonl.length === 1) return readJsonlSource(path.join(sourcePath, jsonl[0]));
-  if (jsonl.length > 1) throw new Error(`source ${sourcePath} holds several .jsonl files (${jsonl.join(', ')}): pass one of them`);
-  throw new Error(`source ${sourcePath} holds no question file (BIRD *.json or generic *.jsonl)`);
+  const kinds = (side: 'file' | 'folder') => orList(SOURCES.map((layout) => layout.describe[side]));
+  throw new Error(
+    'file' in candidate
+      ? `source ${sourcePath}: expected a folder, ${kinds('file')}`
+      : `source ${sourcePath} holds no question file (${kinds('folder')})`,
+  );
+}
+
+/** `a`, `a or b`, `a, b or c`. */
+function orList(items: readonly string[]): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
 }
 
 /** Ids are unique in a source: every later record with a seen id is bad input. */

@@ -1,13 +1,27 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { toRecord, type RawSource, type SourceRecord } from './records.js';
+import { toRecord, type RawSource, type SourceLayout, type SourceRecord } from './records.js';
+
+const JSONL = /\.jsonl$/i;
 
 /**
  * The generic layout: one `*.jsonl` of `{id, db_id, question, sql, evidence?, difficulty?}`
  * and SQLite files at `<dir>/<db_id>.sqlite`, `<dir>/databases/<db_id>.sqlite` or
  * `<dir>/<db_id>/<db_id>.sqlite` (descriptions optional, as in BIRD, next to the latter).
  */
-export async function readJsonlSource(jsonlPath: string): Promise<RawSource> {
+export const jsonlLayout: SourceLayout<'jsonl'> = {
+  name: 'jsonl',
+  describe: { file: 'a .jsonl file', folder: 'generic *.jsonl' },
+  detect(source) {
+    if ('file' in source) return JSONL.test(source.file) ? { file: source.file } : undefined;
+    const jsonl = source.files.filter((file) => JSONL.test(file)).sort();
+    if (jsonl.length > 1) throw new Error(`source ${source.folder} holds several .jsonl files (${jsonl.join(', ')}): pass one of them`);
+    return jsonl.length === 1 ? { file: path.join(source.folder, jsonl[0]) } : undefined;
+  },
+  read: readJsonlSource,
+};
+
+async function readJsonlSource(jsonlPath: string): Promise<RawSource> {
   const root = path.dirname(jsonlPath);
   const lines = (await readFile(jsonlPath, 'utf8')).replace(/^\uFEFF/, '').split(/\r?\n/);
   const records: SourceRecord[] = [];
@@ -26,7 +40,6 @@ export async function readJsonlSource(jsonlPath: string): Promise<RawSource> {
   });
   return {
     datasetName: path.basename(root),
-    layout: 'jsonl',
     questionFile: jsonlPath,
     records,
     databaseDirs: [root, path.join(root, 'databases')],

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { folderEntries } from './entries.js';
+import type { SourceLayoutName } from './layouts.js';
 
 /**
  * The license a source states about itself, so that the dataset card can pass it on (a
@@ -47,7 +48,7 @@ export function licenseIn(text: string): string | undefined {
 }
 
 /** The license of the source whose question file lies in `root`. */
-export async function detectLicense(root: string, layout: 'bird' | 'jsonl'): Promise<SourceLicense> {
+export async function detectLicense(root: string, layout: SourceLayoutName): Promise<SourceLicense> {
   const { files } = await folderEntries(root);
   // License files speak first: a README may mention other licenses in passing.
   const candidates = [...files.filter((f) => LICENSE_FILE.test(f)), ...files.filter((f) => README_FILE.test(f))];

@@ -65,7 +65,6 @@ function describe(value: unknown): string {
 /** What a layout reader produces; `loadSource` resolves databases and assembles the rest. */
 export interface RawSource {
   datasetName: string;
-  layout: 'bird' | 'jsonl';
   /** The question file read (absolute). */
   questionFile: string;
   records: SourceRecord[];
@@ -74,4 +73,24 @@ export interface RawSource {
   /** Per db id: natural-language column names, when the layout provides them. */
   naturalNames: Map<string, NaturalNames>;
   warnings: string[];
+}
+
+/** A `--source` as the layouts see it: a question file named as such, or a folder and its file names. */
+export type SourceCandidate = { file: string } | { folder: string; files: readonly string[] };
+
+/**
+ * One source layout, an entry of SOURCES (layouts.ts): `loadSource` reads a source with the
+ * first layout whose `detect` accepts it.
+ */
+export interface SourceLayout<Name extends string = string> {
+  /** The manifest's `layout`. */
+  readonly name: Name;
+  /** What a source of this layout looks like, for the error when no layout accepts one: as a file named, and in a folder. */
+  readonly describe: { readonly file: string; readonly folder: string };
+  /**
+   * The question file to read (absolute), with a note when a folder offered a choice; undefined
+   * when `source` is not of this layout. Throws when it is, but cannot be read unambiguously.
+   */
+  detect(source: SourceCandidate): { file: string; note?: string } | undefined;
+  read(questionFile: string): Promise<RawSource>;
 }

@@ -25,8 +25,8 @@ describe('LlmConfigSchema', () => {
 });
 
 describe('createChatModel', () => {
-  test('mistral (default) with its retries off and the key from the environment', () => {
-    const model = createChatModel(LlmConfigSchema.parse({ baseUrl: 'http://127.0.0.1:9' }), { MISTRAL_API_KEY: SECRET });
+  test('mistral (default) with its retries off and the key from the environment', async () => {
+    const model = await createChatModel(LlmConfigSchema.parse({ baseUrl: 'http://127.0.0.1:9' }), { MISTRAL_API_KEY: SECRET });
     expect(model).toBeInstanceOf(ChatMistralAI);
     const mistral = model as ChatMistralAI;
     expect(mistral.model).toBe('mistral-large-latest');
@@ -34,21 +34,21 @@ describe('createChatModel', () => {
     expect(mistral.maxRetries).toBe(0);
   });
 
-  test('openai-compatible with a base URL needs no key; without one it does', () => {
-    const model = createChatModel(LlmConfigSchema.parse({ provider: 'openai', model: 'qwen', baseUrl: 'http://127.0.0.1:9/v1' }), {});
+  test('openai-compatible with a base URL needs no key; without one it does', async () => {
+    const model = await createChatModel(LlmConfigSchema.parse({ provider: 'openai', model: 'qwen', baseUrl: 'http://127.0.0.1:9/v1' }), {});
     expect(model).toBeInstanceOf(ChatOpenAI);
-    expect(() => createChatModel(LlmConfigSchema.parse({ provider: 'openai', model: 'gpt-4o' }), {})).toThrow(/OPENAI_API_KEY is not set/);
+    await expect(createChatModel(LlmConfigSchema.parse({ provider: 'openai', model: 'gpt-4o' }), {})).rejects.toThrow(/OPENAI_API_KEY is not set/);
   });
 
-  test('ollama needs no key', () => {
-    const model = createChatModel(LlmConfigSchema.parse({ provider: 'ollama', model: 'llama3.1' }), {});
+  test('ollama needs no key', async () => {
+    const model = await createChatModel(LlmConfigSchema.parse({ provider: 'ollama', model: 'llama3.1' }), {});
     expect(model).toBeInstanceOf(ChatOllama);
   });
 
-  test('a missing key is named, never shown; a present key never leaks into the serialized model', () => {
-    expect(() => createChatModel(LlmConfigSchema.parse({}), {})).toThrow(/MISTRAL_API_KEY is not set/);
+  test('a missing key is named, never shown; a present key never leaks into the serialized model', async () => {
+    await expect(createChatModel(LlmConfigSchema.parse({}), {})).rejects.toThrow(/MISTRAL_API_KEY is not set/);
     for (const [provider, env] of [['mistral', { MISTRAL_API_KEY: SECRET }], ['openai', { OPENAI_API_KEY: SECRET }]] as const) {
-      const model = createChatModel(LlmConfigSchema.parse({ provider, model: 'm' }), env);
+      const model = await createChatModel(LlmConfigSchema.parse({ provider, model: 'm' }), env);
       expect(JSON.stringify(model)).not.toContain(SECRET);
     }
   });

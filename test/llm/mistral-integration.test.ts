@@ -28,7 +28,7 @@ async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {})
   const config = llmConfig({ provider: 'mistral', model: 'mistral-large-latest', baseUrl: server.url, timeoutMs: 30_000 /* a hang guard: a loaded machine may answer slowly */, ...overrides });
   const clock = new FakeClock(); // backoff waits are recorded, not slept
   const usage = new UsageMeter({ 'mistral-large-latest': { inputPerMTok: 2, outputPerMTok: 6 } });
-  const client = new LlmClient({ model: createChatModel(config, { MISTRAL_API_KEY: API_KEY }), config, clock, usage, cache: new MemoryLlmCache() });
+  const client = new LlmClient({ model: await createChatModel(config, { MISTRAL_API_KEY: API_KEY }), config, clock, usage, cache: new MemoryLlmCache() });
   return { server, client, clock, usage };
 }
 

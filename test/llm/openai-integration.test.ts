@@ -17,7 +17,7 @@ async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {})
   const server = await startServer(script);
   const config = llmConfig({ provider: 'openai', model: 'qwen2.5-coder', baseUrl: `${server.url}/v1`, timeoutMs: 30_000 /* a hang guard: a loaded machine may answer slowly */, ...overrides });
   const clock = new FakeClock();
-  const client = new LlmClient({ model: createChatModel(config, {}), config, clock });
+  const client = new LlmClient({ model: await createChatModel(config, {}), config, clock });
   return { server, client, clock };
 }
 

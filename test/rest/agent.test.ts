@@ -265,7 +265,7 @@ describe('createLlmSynthesizer through @langchain/mistralai', () => {
   async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {}) {
     const server = await startServer(script);
     const config = llmConfig({ provider: 'mistral', model: 'mistral-large-latest', baseUrl: server.url, timeoutMs: 30_000 /* a hang guard: a loaded machine may answer slowly */, maxRetries: 2, backoff: { baseMs: 1, maxMs: 5 }, ...overrides });
-    const client = new LlmClient({ model: createChatModel(config, { MISTRAL_API_KEY: 'test-key' }), config, cache: new MemoryLlmCache(), clock: new FakeClock() });
+    const client = new LlmClient({ model: await createChatModel(config, { MISTRAL_API_KEY: 'test-key' }), config, cache: new MemoryLlmCache(), clock: new FakeClock() });
     return { server, client, synthesizer: createLlmSynthesizer(client, { providerLabel: 'mistral/mistral-large-latest' }) };
   }
 

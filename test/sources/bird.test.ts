@@ -213,6 +213,12 @@ describe('BIRD layout edge cases', () => {
     expect(source.instances).toHaveLength(1);
   });
 
+  test('a folder that also holds a .jsonl is read as BIRD (BIRD comes first in SOURCES)', async () => {
+    const root = birdFolder([q({ question_id: 1 })]);
+    writeFileSync(path.join(root, 'other.jsonl'), '');
+    expect(await loadSource(root)).toMatchObject({ layout: 'bird', rejections: [] });
+  });
+
   test('a question file that is not a JSON array is a source error', async () => {
     const root = tempDir();
     writeFileSync(path.join(root, 'dev.json'), '{"oops": ');

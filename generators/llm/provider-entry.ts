@@ -1,0 +1,52 @@
+import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+
+/**
+ * What the PROVIDERS registry (providers.ts) holds per LLM provider, and the one rule every
+ * entry's transport shares. Apart from the registry so that a provider can live in a module
+ * of its own without an import cycle.
+ */
+
+/**
+ * The LLM config's knobs a chat model is built from (restated here rather than imported:
+ * config.ts derives its provider enum from the registry).
+ */
+export interface ProviderSettings {
+  model: string;
+  temperature: number;
+  /** Provider default when absent. */
+  maxTokens?: number;
+  /** The SDK's default server when absent. */
+  baseUrl?: string;
+  timeoutMs: number;
+}
+
+/** Where a provider's API key comes from: the environment only, never a config file. */
+export interface ApiKeyRule {
+  /** The environment variable holding it. */
+  readonly env: string;
+  /** A configured base URL (a local compatible server) needs no key. */
+  readonly optionalWithBaseUrl: boolean;
+}
+
+export interface LlmProviderEntry {
+  /** Its API key, or null: it takes none. createChatModel resolves it; --help names it. */
+  readonly apiKey: ApiKeyRule | null;
+  /**
+   * Its chat model, with the SDK's own retries off (sharedOptions) and its transport aborted
+   * at `settings.timeoutMs` (chat-model.ts says why). Imports the provider's LangChain package
+   * now, not before: they take most of a second to load. `apiKey` is what the rule resolved
+   * (undefined when it takes none).
+   */
+  create(settings: ProviderSettings, apiKey: string | undefined): Promise<BaseChatModel>;
+}
+
+/** What every provider's SDK is given alike: the model, its temperature, and no retries of its own (LlmClient's are the only ones). */
+export function sharedOptions(settings: ProviderSettings): { model: string; temperature: number; maxRetries: 0 } {
+  return { model: settings.model, temperature: settings.temperature, maxRetries: 0 };
+}
+
+/** `signal` (if any) or the deadline, whichever aborts first. */
+export function deadline(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  return signal ? AbortSignal.any([signal, timeout]) : timeout;
+}
