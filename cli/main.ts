@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
+import { FORMULATIONS } from '../core/model.js';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, Option } from 'commander';
@@ -68,7 +69,7 @@ export function buildProgram(): Command {
       .description('generate SLOT/SEL/REST datasets from a source (BIRD layout, or JSONL + SQLite dir)')
       .option('--source <dir>', 'dataset source directory (or question file)')
       .option('--dataset-name <name>', "the samples' dataset_name (default: from the source, e.g. bird-dev)")
-      .option('--formulations <list>', withDefault('comma-separated: slot,sel,rest', CONFIG_DEFAULTS.formulations), commaList)
+      .option('--formulations <list>', withDefault(`comma-separated: ${FORMULATIONS.join(',')}`, CONFIG_DEFAULTS.formulations), commaList)
       .option('--out <dir>', withDefault('output directory', CONFIG_DEFAULTS.out))
       .option('--db <id...>', 'only these databases (repeatable)')
       .option('--strict', 'exit 3 when any input record is bad (an unusable database, a malformed record), not only when nothing is produced'),

@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { FORMULATIONS } from '../core/model.js';
 import { commaList, positiveInt } from './args.js';
 import { formatDuration, formatRate } from './pace.js';
 import { textTable } from './table.js';
@@ -125,7 +126,7 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
       .option('--source <dir>', 'dataset source directory')
       .option('--out <dir>', 'base directory of the versioned outputs (versions/<v>/, latest.json)')
       .option('--db <id...>', 'only these databases (repeatable)')
-      .option('--formulations <list>', 'comma-separated: slot,sel,rest', commaList),
+      .option('--formulations <list>', `comma-separated: ${FORMULATIONS.join(',')}`, commaList),
   ).action(async (flags: Partial<QueueFlags> & Record<string, unknown>, command: Command) => {
     const url = flags.queue ?? process.env.REDIS_URL ?? DEFAULT_URL;
     const { checkRedis } = await import('../pipeline/queue/redis-check.js');
