@@ -52,6 +52,10 @@ export const STAGE_NAMES: readonly StageName[] = PIPELINE_GRAPH.map((stage) => s
 const serving = (formulation: Formulation) =>
   PIPELINE_GRAPH.filter((stage) => (stage.serves as readonly Formulation[]).includes(formulation));
 
+export function kindOf(stage: StageName): StageKind {
+  return PIPELINE_GRAPH.find((s) => s.name === stage)!.kind;
+}
+
 /**
  * The stages a formulation's samples go through, in order, from ingest to verify: where a
  * rejection can happen (the stats funnel). Emit is left out: it rejects nothing.

@@ -1,5 +1,5 @@
 import type { SequenceFormulation } from './formulation.js';
-import { pathStages, SHARED_STAGES } from './graph.js';
+import { kindOf, pathStages, SHARED_STAGES, type StageName } from './graph.js';
 
 /**
  * Per stage: items done (computed, cached or skipped because an earlier stage rejected).
@@ -31,6 +31,17 @@ export class ProgressTracker {
     return new ProgressTracker(totals, listener);
   }
 
+  /**
+   * REST's stages after gold, per instance or (barriers) per database. Their labels carry
+   * the `rest.` prefix (`rest.execute`): REST's execute and verify are not the sequences'.
+   */
+  static forRest(items: number, databases: number, listener?: ProgressListener): ProgressTracker {
+    return new ProgressTracker(
+      pathStages('rest').map((stage) => [restLabel(stage), kindOf(stage) === 'barrier' ? databases : items]),
+      listener,
+    );
+  }
+
   stages(): ProgressEvent[] {
     return [...this.counts].map(([stage, c]) => ({ stage, ...c }));
   }
@@ -42,3 +53,6 @@ export class ProgressTracker {
     this.listener?.({ stage, ...entry });
   }
 }
+
+/** A REST stage's progress label. */
+export const restLabel = (stage: StageName): string => (stage.startsWith('rest.') ? stage : `rest.${stage}`);

@@ -73,10 +73,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   const metrics = new Map<string, StageMetrics>();
   const timed = timedInto(metrics);
   const count = options.instances.length;
-  const progress = new ProgressTracker(
-    [['rest.synthesize', count], ['rest.dedup', options.databases.length], ['rest.execute', count], ['rest.verify', count]],
-    options.onProgress,
-  );
+  const progress = ProgressTracker.forRest(count, options.databases.length, options.onProgress);
   const results = new Map<Instance, RestResult>();
   const reject = (instance: Instance, stage: RejectedSample['stage'], category: string, message: string) =>
     results.set(instance, { ok: false, stage, category, message });
