@@ -288,7 +288,10 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
   const workers: Worker[] = [];
   const isolation = new SuspectIsolation({
     pause: async () => void (await Promise.all(workers.map((w) => w.pause(true)))),
-    resume: () => workers.forEach((w) => w.resume()),
+    // Not awaited, as before: BullMQ's resume() never rejects (it emits 'error' instead).
+    resume: () => {
+      for (const w of workers) void w.resume();
+    },
   });
   const groups = workedGroups(options.groups ?? STAGE_GROUPS, processors);
   for (const group of groups) {
@@ -299,7 +302,7 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
         ? work
         : async (job, token) => {
             let stalls = 0;
-            return isolation.run(
+            return isolation.run<unknown>(
               // BullMQ counts stalls in the job's hash (`stc`) but does not hand the count to the processor.
               async () => (stalls = Number(await redis.hget(`${job.queueQualifiedName}:${job.id}`, 'stc')) || 0) > 0,
               () => {
@@ -326,6 +329,9 @@ export async function startQueueWorkers(options: QueueWorkerOptions): Promise<Qu
     worker.on('failed', (job, error) => {
       // Failed for good (attempts used up, unrecoverable, or stalled too often), not merely retried.
       const markIfFinal = async () => {
+        // Job data is untyped here (`any`). Every group's data has a runId except `run`'s (RunJob): its failure is
+        // recorded under the run id `undefined`, a set nothing reads.
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-member-access -- see above
         if (job && (await job.getState()) === 'failed') await registry.markFailed(job.data.runId, group, job.id!);
       };
       void markIfFinal().catch(() => {});

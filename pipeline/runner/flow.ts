@@ -171,7 +171,7 @@ export function planItem(
   const keyOf = new Map<FlowStage, string>();
   const walk = (names: readonly FlowStage[], values: Values, formulation: SequenceFormulation): void => {
     for (const name of names) {
-      const key = planner.keyOf(stages[name] as ItemStage<unknown, unknown>, INPUTS[name](values, formulation), ctx);
+      const key = planner.keyOf(stages[name], INPUTS[name](values, formulation), ctx);
       keys.push(key);
       keyOf.set(name, key);
       (values as Record<string, unknown>)[name] = planner.standIn(key);
