@@ -658,12 +658,13 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
         }
       };
       const faultLines = (name: string, result: Record<string, unknown>, stats: RunStats, extra: string) => {
+        const { plannedItemJobs, doneAtFault, goldRuns, goldRunsInProcess } = result as { plannedItemJobs: number; doneAtFault?: number; goldRuns?: number; goldRunsInProcess?: number };
         const accounting = result.accounting as ReturnType<typeof lostAndDuplicated>;
         const lost = Object.values(accounting).reduce((n, a) => n + a.lost.length, 0);
         const duplicated = Object.values(accounting).reduce((n, a) => n + a.duplicated.length, 0);
         const progress = (result.progressAfter as StageProgress[]).find((p) => p.group === 'item');
         lines.push(
-          `      ${name}: ${result.plannedItemJobs} item jobs planned, ${result.doneAtFault ?? '?'} done at the fault${result.doneAtFault !== undefined && name.startsWith('(c)') ? ' (the first worker death)' : ''}; after: ${countsText(stats)} (input = accepted + rejected, per db too: ${result.inputEqualsAcceptedPlusRejected ? 'yes' : 'NO'}); item jobs done ${progress?.done}, failed ${progress?.failed}; gold runs reported by the workers ${result.goldRuns} (in-process ${result.goldRunsInProcess}; a killed job's runs are never reported); wall ${fmt(Number(result.wallMs))}`,
+          `      ${name}: ${plannedItemJobs} item jobs planned, ${doneAtFault ?? '?'} done at the fault${doneAtFault !== undefined && name.startsWith('(c)') ? ' (the first worker death)' : ''}; after: ${countsText(stats)} (input = accepted + rejected, per db too: ${result.inputEqualsAcceptedPlusRejected ? 'yes' : 'NO'}); item jobs done ${progress?.done}, failed ${progress?.failed}; gold runs reported by the workers ${goldRuns} (in-process ${goldRunsInProcess}; a killed job's runs are never reported); wall ${fmt(Number(result.wallMs))}`,
           `        rejections: ${Object.entries(stats.formulations).map(([f, s]) => `${f} {${Object.entries(s.total.rejectedBy).map(([k, n]) => `${k} ${n}`).join(', ')}}`).join('; ')}`,
           `        outcomes lost ${lost}, duplicated ${duplicated}; ${extra}`,
         );
@@ -711,7 +712,7 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       const poisonOk = differingSamples.length === 0 && rejectionsOtherwiseEqual && poisonRejections.length === formulations.length && poisonRejections.every((r) => r.category === 'job_failed');
       faults.poison = { ...poisoned.result, poisonedInstance: poison, poisonRejections, sampleFilesDifferingBeyondThePoisonedLines: differingSamples, rejectionsOtherwiseEqual, otherFilesDiffering: otherDiffering, asExpected: poisonOk };
       faultLines(
-        `(c) poison instance ${poison} (NL2API_POISON; dead workers restarted: ${poisoned.result.supervisorRestarts})`,
+        `(c) poison instance ${poison} (NL2API_POISON; dead workers restarted: ${poisoned.result.supervisorRestarts as number})`,
         poisoned.result,
         poisoned.run.stats,
         `its outcomes: ${poisonRejections.map((r) => `${r.formulation} ${r.category} (${r.message.slice(0, 90)})`).join('; ') || 'NONE'}; sample files equal but for its lines: ${differingSamples.length === 0 ? 'yes' : `NO (${differingSamples.join(', ')})`}; rejections.jsonl otherwise equal: ${rejectionsOtherwiseEqual ? 'yes' : 'NO'}; tools/openapi files differing: ${otherDiffering.join(', ') || 'none'} — ${ok(poisonOk)}`,

@@ -97,8 +97,8 @@ async function launch(args: string[], port: number): Promise<ChildProcess> {
   // The server's own words, for the error if it never comes up (a taken port, a bad option).
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString('utf8')).slice(-4000));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   let failure: Error | undefined;
   child.on('error', (error) => (failure = error));
   const deadline = Date.now() + READY_TIMEOUT_MS;
@@ -176,7 +176,7 @@ function onPath(binary: string): boolean {
 }
 
 /** A test Redis and two connections to it (two workers, as far as the code under test can tell). */
-export async function connectedPair(): Promise<{ server: TestRedis; redis: Redis; other: Redis; close(): Promise<void> }> {
+export async function connectedPair(): Promise<{ server: TestRedis; redis: Redis; other: Redis; close: () => Promise<void> }> {
   const server = await redisForTests();
   const redis = redisConnection(server.url);
   const other = redisConnection(server.url);
@@ -184,7 +184,7 @@ export async function connectedPair(): Promise<{ server: TestRedis; redis: Redis
     server,
     redis,
     other,
-    async close() {
+    close: async () => {
       await closeConnection(redis);
       await closeConnection(other);
       await server.stop();

@@ -8,5 +8,6 @@ export const CONFIG_DEFAULTS = ConfigSchema.parse({});
 
 /** An option's help text with its default (a list as on the command line: comma-separated). */
 export function withDefault(text: string, value: string | number | readonly string[]): string {
-  return `${text} (default: ${Array.isArray(value) ? value.join(',') : value})`;
+  // Not Array.isArray: it does not narrow a readonly array out of the union.
+  return `${text} (default: ${typeof value === 'object' ? value.join(',') : value})`;
 }

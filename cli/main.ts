@@ -103,7 +103,7 @@ export function buildProgram(): Command {
     .action(async (flags: ServeFlags) => {
       process.exitCode = await runServe(flags);
     });
-  addQueueCommands(program, withRunOptions, (flags, command) => configFromFlags(flags as GenerateFlags, command));
+  addQueueCommands(program, withRunOptions, (flags, command) => configFromFlags(flags, command));
   // After an invalid option or argument, its error and where to look: the whole help would bury the error.
   for (const command of [program, ...program.commands]) {
     command.showHelpAfterError(command === program ? '(run nl2api --help for the commands)' : `(run nl2api ${command.name()} --help for the options)`);

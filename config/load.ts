@@ -48,7 +48,7 @@ async function readConfigFile(file: string): Promise<Record<string, unknown>> {
   const dir = path.dirname(path.resolve(file));
   const config = { ...(parsed as Record<string, unknown>) };
   for (const key of ['source', 'out', 'cacheDir'] as const) {
-    if (typeof config[key] === 'string') config[key] = path.resolve(dir, config[key] as string);
+    if (typeof config[key] === 'string') config[key] = path.resolve(dir, config[key]);
   }
   return config;
 }

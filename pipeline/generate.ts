@@ -174,7 +174,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
         source: config.source,
         out: outDir,
         resultKeys: sequences ? new Map([...plans].map(([instance, plan]) => [instance, Object.values(plan.resultKeys)])) : null,
-        synthesisKeys: restKeys && new Map(source.instances.flatMap((instance, i) => (restKeys[i] ? [[instance, restKeys[i]!]] : []))),
+        synthesisKeys: restKeys && new Map(source.instances.flatMap((instance, i) => (restKeys[i] ? [[instance, restKeys[i]]] : []))),
         signal: options.signal,
         onProgress: options.onProgress,
         chatModel: options.chatModel,

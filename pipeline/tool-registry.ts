@@ -75,7 +75,7 @@ const registries = new WeakMap<DatabaseInfo, Map<ToolPool, ToolRegistry>>();
 /** The registry of a database (lives as long as its DatabaseInfo) and pool. */
 export function toolRegistry(db: DatabaseInfo, pool: ToolPool): ToolRegistry {
   let byPool = registries.get(db);
-  if (!byPool) registries.set(db, (byPool = new Map()));
+  if (!byPool) registries.set(db, (byPool = new Map<ToolPool, ToolRegistry>()));
   let registry = byPool.get(pool);
   if (!registry) byPool.set(pool, (registry = new ToolRegistry(db, pool)));
   return registry;

@@ -243,8 +243,8 @@ async function sampleFiles(dir: string): Promise<Map<string, SampleFile>> {
   try {
     manifest = JSON.parse(await readFile(manifestPath, 'utf8'));
   } catch (error) {
-    if (isNotFound(error)) throw new Error(`${manifestPath} is missing: not a complete run output`);
-    throw new Error(`${manifestPath} cannot be read: ${(error as Error).message}`);
+    if (isNotFound(error)) throw new Error(`${manifestPath} is missing: not a complete run output`, { cause: error });
+    throw new Error(`${manifestPath} cannot be read: ${(error as Error).message}`, { cause: error });
   }
   const files = (manifest as { files?: unknown } | null)?.files;
   if (!Array.isArray(files)) throw new Error(`${manifestPath} has no files list`);
@@ -274,7 +274,7 @@ async function verifiedContent(dir: string, file: EmittedFile): Promise<Buffer> 
   try {
     content = await readFile(full);
   } catch (error) {
-    if (isNotFound(error)) throw new Error(`${full} is listed in the manifest but missing`);
+    if (isNotFound(error)) throw new Error(`${full} is listed in the manifest but missing`, { cause: error });
     throw error;
   }
   if (content.length !== file.bytes || sha256(content) !== file.sha256) {

@@ -1,4 +1,4 @@
-import { Validator, type OutputUnit, type Schema } from '@cfworker/json-schema';
+import { Validator, type OutputUnit } from '@cfworker/json-schema';
 import { z } from 'zod';
 import type { SlotSequence, ToolCall, ToolSpec, Verdict } from '../core/model.js';
 
@@ -82,7 +82,7 @@ function toolsByName(tools: ToolSpec[]): Map<string, ToolSpec> {
 function validatorFor(spec: ToolSpec): Validator {
   let validator = bySpec.get(spec);
   if (!validator) {
-    validator = new Validator(spec.function.parameters as Schema, '2020-12', false);
+    validator = new Validator(spec.function.parameters, '2020-12', false);
     bySpec.set(spec, validator);
   }
   return validator;

@@ -1,7 +1,7 @@
 /** Time as the LLM layer sees it: injected so that backoff and rate limits test without waiting. */
 export interface Clock {
-  now(): number;
-  sleep(ms: number): Promise<void>;
+  now: () => number;
+  sleep: (ms: number) => Promise<void>;
 }
 
 export const systemClock: Clock = {

@@ -34,7 +34,7 @@ export function createLlmSynthesizer(client: LlmClient, options: LlmSynthesizerO
     name: `llm:${options.providerLabel}`,
     fingerprint: { system: prompt.system, user: prompt.user, outputFormat: OUTPUT_FORMAT, providerLabel: options.providerLabel, batchSize },
     async synthesize(requests, db, datasetName) {
-      const outcomes: Outcome<SynthesizedEndpoint>[] = new Array(requests.length);
+      const outcomes = new Array<Outcome<SynthesizedEndpoint>>(requests.length);
       const schema = schemaBlock(db);
       await Promise.all(
         batches(requests, batchSize).map(async (indices) => {

@@ -34,16 +34,17 @@ export function canonicalForm(spec: EndpointSpec, db: DatabaseInfo): CanonicalFo
   }
   const tree = new Canonicalizer(types).query(parsed.value.query, []);
   const order: string[] = [];
-  JSON.stringify(tree, (key, value) => {
-    if (key === 'param' && !order.includes(value)) order.push(value);
+  // A `param` is a placeholder's name (a string).
+  JSON.stringify(tree, (key, value: unknown) => {
+    if (key === 'param' && !order.includes(value as string)) order.push(value as string);
     return value;
   });
-  return { key: JSON.stringify(tree, (key, value) => (key === 'param' ? order.indexOf(value) : value)), parameterOrder: order };
+  return { key: JSON.stringify(tree, (key, value: unknown) => (key === 'param' ? order.indexOf(value as string) : value)), parameterOrder: order };
 }
 
 /** Sort key of a node: its JSON without placeholder names (they are renamed afterwards). */
 function sortKey(node: Node): string {
-  return JSON.stringify(node, (key, value) => (key === 'param' ? undefined : value));
+  return JSON.stringify(node, (key, value: unknown) => (key === 'param' ? undefined : value));
 }
 
 function sorted(nodes: Node[]): Node[] {

@@ -177,7 +177,7 @@ class SiteReader {
     if (isWord(prev, 'LIKE', 'GLOB') && this.endsPredicate(end + 1) && !isWord(next, 'ESCAPE')) {
       const not = isWord(this.sig[k - 2]?.token, 'NOT');
       const op: SiteOp = not ? 'NOT LIKE' : 'LIKE';
-      return prev!.text.toUpperCase() === 'LIKE' ? this.site(k, end, op, this.operandBefore(k - (not ? 3 : 2))) : null;
+      return prev.text.toUpperCase() === 'LIKE' ? this.site(k, end, op, this.operandBefore(k - (not ? 3 : 2))) : null;
     }
     return null;
   }

@@ -39,15 +39,15 @@ export class QueryCompiler {
 
   /** The answer labels of the top-level query. */
   answer(query: Query): string[] {
-    return this.compile(query, 'answer');
+    return this.compile(query);
   }
 
   value(query: Query): string {
-    return this.memo(this.values, query, () => this.single(this.compile(this.nested(query), 'value')));
+    return this.memo(this.values, query, () => this.single(this.compile(this.nested(query))));
   }
 
   list(query: Query): string {
-    return this.memo(this.lists, query, () => this.single(this.compile(this.nested(query), 'list')));
+    return this.memo(this.lists, query, () => this.single(this.compile(this.nested(query))));
   }
 
   table(query: Query, name: string): TableRef {
@@ -95,7 +95,7 @@ export class QueryCompiler {
     return query;
   }
 
-  private compile(query: Query, _mode: 'answer' | 'value' | 'list'): string[] {
+  private compile(query: Query): string[] {
     if (query.kind === 'set') return this.compound(query);
     const q = query;
     if (q.from === null) return this.withoutFrom(q);

@@ -281,7 +281,7 @@ class Normalizer {
     if (items.length === 0) throw new NameError(qualifier ? `no such table: ${qualifier}` : 'no tables specified');
     return items.flatMap((item) =>
       item.columns.map((c) => ({
-        expr: { kind: 'column', source: item.name, table: item.table, column: c, depth: 0 } as Expr,
+        expr: { kind: 'column', source: item.name, table: item.table, column: c, depth: 0 },
         alias: null,
         name: c,
       })),

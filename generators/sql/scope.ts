@@ -33,15 +33,22 @@ export class Scope {
 
   /** A column reference, searched in this scope then in the enclosing ones. */
   resolveColumn(qualifier: string | null, column: string): ColumnExpr | null {
-    let scope: Scope | null = this;
-    for (let depth = 0; scope; depth++, scope = scope.parent) {
+    let depth = 0;
+    for (const scope of this.outwards()) {
       const found = scope.lookup(qualifier, column);
       if (found) {
         this.markCorrelated(depth);
         return { kind: 'column', source: found.item.name, table: found.item.table, column: found.column, depth };
       }
+      depth++;
     }
     return null;
+  }
+
+  /** This scope, then the enclosing ones outwards. */
+  private *outwards(): Generator<Scope> {
+    yield this;
+    if (this.parent) yield* this.parent.outwards();
   }
 
   private lookup(qualifier: string | null, column: string): { item: ScopeItem; column: string } | null {
@@ -63,7 +70,7 @@ export class Scope {
   }
 
   hasQualifier(qualifier: string): boolean {
-    for (let scope: Scope | null = this; scope; scope = scope.parent) {
+    for (const scope of this.outwards()) {
       if (scope.itemsNamed(qualifier).length > 0) return true;
     }
     return false;
@@ -71,8 +78,9 @@ export class Scope {
 
   /** Every scope from this one up to (excluding) the one `depth` levels up refers outside itself. */
   private markCorrelated(depth: number): void {
-    let scope: Scope | null = this;
-    for (let d = 0; d < depth && scope; d++, scope = scope.parent) scope.correlated = true;
+    if (depth <= 0) return;
+    this.correlated = true;
+    this.parent?.markCorrelated(depth - 1);
   }
 
   selectAlias(name: string): number {

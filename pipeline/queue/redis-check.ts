@@ -64,7 +64,7 @@ export function parseInfo(text: string): Map<string, string> {
 /** RDB snapshots configured (`save` points); undefined when CONFIG is not allowed. */
 async function hasSavePoints(redis: Redis): Promise<boolean | undefined> {
   try {
-    const [, save] = (await redis.config('GET', 'save')) as string[];
+    const [, save] = await redis.config('GET', 'save');
     return Boolean(save?.trim());
   } catch {
     return undefined;

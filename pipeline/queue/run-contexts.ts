@@ -33,7 +33,7 @@ export interface RunContextSources {
   /** This worker's build (code-fingerprint.ts): a run planned by another build is refused. */
   code: string;
   /** The store of a run's results: the shared one, or the run's own when its cache is off. */
-  storeOf(spec: RunSpec): RedisStore;
+  storeOf: (spec: RunSpec) => RedisStore;
 }
 
 export class RunContexts {

@@ -60,7 +60,8 @@ export class QueueWorker {
   private readonly connections: Redis[] = [];
   private readonly isolation = new SuspectIsolation({
     pause: async () => void (await Promise.all(this.workers.map(({ worker }) => worker.pause(true)))),
-    resume: () => this.workers.forEach(({ worker }) => worker.resume()),
+    // resume() never rejects: BullMQ reports its failures as 'error' events.
+    resume: () => this.workers.forEach(({ worker }) => void worker.resume()),
   });
   private closing?: Promise<void>;
 
@@ -119,8 +120,10 @@ export class QueueWorker {
     });
     worker.on('failed', (job, error) => {
       // Failed for good (attempts used up, unrecoverable, or stalled too often), not merely retried.
+      // A scheduled `run` job belongs to no run yet: nothing to mark.
+      const runId = (job?.data as { runId?: string } | undefined)?.runId;
       const markIfFinal = async () => {
-        if (job && (await job.getState()) === 'failed') await this.resources.registry.markFailed(job.data.runId, group, job.id!);
+        if (job && runId && (await job.getState()) === 'failed') await this.resources.registry.markFailed(runId, group, job.id!);
       };
       void markIfFinal().catch(() => {});
       this.log(`${group} job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
@@ -131,7 +134,7 @@ export class QueueWorker {
 
   /** `work` under suspect isolation (isolation.ts): a job that stalled before runs alone. */
   private isolated(group: StageGroup, work: Processor): Processor {
-    return async (job, token) => {
+    return async (job, token): Promise<unknown> => {
       let stalls = 0;
       return this.isolation.run(
         // BullMQ counts stalls in the job's hash (`stc`) but does not hand the count to the processor.

@@ -140,7 +140,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   const found = new Map<string, FormulationResult>();
   if (store) {
     const stored = await store.getMany<StoredResult>([...resultKeys.values()].flatMap(Object.values));
-    const parts = await store.getMany<Outcome<unknown>>([...stored.values()].flatMap((r) => (r.ok ? Object.values(r.parts) : [])));
+    const parts = await store.getMany<Outcome<unknown>>([...stored.values()].flatMap((r) => (r.ok ? (Object.values(r.parts) as string[]) : [])));
     for (const [key, result] of stored) {
       const sample = result.ok ? sampleFromParts(result.parts, parts) : result;
       if (sample) found.set(key, sample);
@@ -207,7 +207,10 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   });
 
   const settled = await Promise.all(
-    options.instances.map((instance) => (!options.signal?.aborted && cachedResult(instance)) || limit(() => runOne(instance))),
+    options.instances.map((instance) => {
+      const cached = !options.signal?.aborted && cachedResult(instance);
+      return cached ? Promise.resolve(cached) : limit(() => runOne(instance));
+    }),
   );
   await store?.flush();
   const items = settled.filter((r): r is ItemResult => r !== null).sort((a, b) => a.instance.index - b.instance.index);

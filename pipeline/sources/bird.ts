@@ -83,7 +83,7 @@ async function readBirdSource(questionPath: string): Promise<RawSource> {
   try {
     parsed = JSON.parse(await readFile(questionPath, 'utf8'));
   } catch (error) {
-    throw new Error(`BIRD question file ${questionPath} is not valid JSON: ${(error as Error).message}`);
+    throw new Error(`BIRD question file ${questionPath} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
   if (!Array.isArray(parsed)) throw new Error(`BIRD question file ${questionPath} must hold a JSON array`);
   const records = parsed.map((value, index) =>
@@ -99,7 +99,7 @@ async function readBirdSource(questionPath: string): Promise<RawSource> {
 
   const tableFiles = files.filter(isTablesFile);
   const tablesFile = tableFiles.find((name) => name === `${split}_tables.json`) ?? tableFiles[0];
-  const naturalNames = tablesFile ? await readNaturalNames(path.join(root, tablesFile), warnings) : new Map();
+  const naturalNames = tablesFile ? await readNaturalNames(path.join(root, tablesFile), warnings) : new Map<string, NaturalNames>();
 
   return {
     datasetName: datasetNameOf(split),

@@ -58,13 +58,13 @@ const WINDOWS_1252_HIGH = [
 ];
 
 export function parseDescriptions(text: string): Map<string, ColumnDescription> {
-  const records = parse(text, {
+  const records = parse<Record<string, string | undefined>>(text, {
     columns: (header: string[]) => header.map((name) => name.trim().toLowerCase()),
     relax_column_count: true,
     relax_quotes: true,
     skip_empty_lines: true,
     bom: true,
-  }) as Record<string, string | undefined>[];
+  });
   const columns = new Map<string, ColumnDescription>();
   for (const record of records) {
     const original = clean(record.original_column_name);

@@ -3,11 +3,11 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DatabaseInfo, Instance, Rejection } from '../../core/model.js';
 import { folderEntries } from './entries.js';
-import { readDescriptions } from './descriptions.js';
+import { readDescriptions, type TableDescriptions } from './descriptions.js';
 import { SOURCES, type SourceLayoutName } from './layouts.js';
 import type { RawSource, SourceCandidate, SourceRecord } from './records.js';
 import { detectLicense, type SourceLicense } from './license.js';
-import { readDatabaseInfo, sha256File } from './schema.js';
+import { readDatabaseInfo, sha256File, type NaturalNames } from './schema.js';
 
 /**
  * The ingest stage: a source folder (or file) → instances, their databases and the
@@ -153,8 +153,8 @@ async function loadDatabase(
     const descriptions =
       path.basename(path.dirname(file)) === dbId
         ? await readDescriptions(path.join(path.dirname(file), 'database_description'), raw.warnings)
-        : new Map();
-    const info = await readDatabaseInfo(dbId, file, { descriptions, naturalNames: raw.naturalNames.get(dbId) ?? new Map() }, fingerprint);
+        : (new Map() as TableDescriptions);
+    const info = await readDatabaseInfo(dbId, file, { descriptions, naturalNames: raw.naturalNames.get(dbId) ?? (new Map() as NaturalNames) }, fingerprint);
     return info.tables.length > 0 ? info : `database ${dbId} (${file}) has no tables`;
   } catch (error) {
     return `database ${dbId} (${file}) cannot be read: ${(error as Error).message}`;

@@ -11,8 +11,8 @@ import { verifyStage } from './verify.js';
 /** The SLOT/SEL flow's item stages by their graph names (graph.ts; run by runner/flow.ts). */
 export const ITEM_STAGES: ItemStages = {
   gold: goldStage,
-  parse: parseStage as ItemStages['parse'],
-  'slot.decompose': decomposeStage as ItemStages['slot.decompose'],
+  parse: parseStage,
+  'slot.decompose': decomposeStage,
   execute: executeStage,
   verify: verifyStage,
   own: ownStages(),

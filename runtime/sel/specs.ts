@@ -24,18 +24,18 @@ function describe(binding: SelBinding, keys: KeyDoc[], slotDescription: string):
   switch (argument) {
     case 'key_name': {
       const doc = keys.find((k) => k.key === value);
-      return `Returns the values of "${value}"${doc ? ` (${doc.description})` : ''} of a table as a list, in row order.`;
+      return `Returns the values of "${String(value)}"${doc ? ` (${doc.description})` : ''} of a table as a list, in row order.`;
     }
     case 'condition':
       return `Filters a table: returns a table with only the rows where the column key_name satisfies: ${choice(CONDITIONS)}.`;
     case 'ascending':
       return `${slotDescription} This tool sorts in ${value ? 'ascending' : 'descending'} order.`;
     case 'aggregation_type':
-      return `${slotDescription} This tool computes the ${value}: ${choice(AGGREGATIONS)}.`;
+      return `${slotDescription} This tool computes the ${String(value)}: ${choice(AGGREGATIONS)}.`;
     case 'operation_type':
-      return `${slotDescription} This tool's operation is ${value}: ${choice(OPERATIONS)}.`;
+      return `${slotDescription} This tool's operation is ${String(value)}: ${choice(OPERATIONS)}.`;
     case 'operation':
-      return `${slotDescription} This tool's operation is ${value}: ${choice(SET_OPERATIONS)}.`;
+      return `${slotDescription} This tool's operation is ${String(value)}: ${choice(SET_OPERATIONS)}.`;
     default:
       return slotDescription;
   }

@@ -93,7 +93,10 @@ function keyList(keys: KeyDoc[]): string {
   return keys.map((k) => `${k.key}: ${k.description}`).join('\n');
 }
 
-function keySchema(keys: KeyDoc[], what: string, extra: KeyDoc[] = []): Record<string, unknown> {
+// A type, not an interface: it must stay assignable to Record<string, unknown>.
+type KeySchema = { type: 'string'; enum: string[]; description: string };
+
+function keySchema(keys: KeyDoc[], what: string, extra: KeyDoc[] = []): KeySchema {
   const all = [...extra, ...keys];
   return { type: 'string', enum: all.map((k) => k.key), description: `${what}\nKeys:\n${keyList(all)}` };
 }

@@ -74,7 +74,7 @@ export function aggregate(call: CallScope): Shape {
   const newKey = derivedKey([...rel.keys, ...members.keys], base);
   // Groups are matched on their keys, NULL-safely: NULL is a group.
   const on = join(groupKeys.map((k) => sql`a.${ident(k)} IS s.${ident(k)}`), ' AND ');
-  const description = `${type.description}${distinct ? ' (distinct values)' : ''} of ${star ? 'the rows' : keyName} in each group`;
+  const description = `${type.description}${distinct ? ' (distinct values)' : ''} of ${star ? 'the rows' : (keyName as string)} in each group`;
   const body = sql`SELECT s.*, a."__v" AS ${ident(newKey)} FROM ${cte(rel.cte)} AS s LEFT JOIN (${aggregateSql(type.name, star, values, groupKeys)}) AS a ON ${on}`;
   return withDerivedColumn(rel, newKey, description, body);
 }

@@ -247,7 +247,7 @@ function cyclingRows(rng: Rng): Rows {
       participation.push([
         r[0],
         m,
-        rng.chance(0.1) ? null : (rng.pick(own)[0] as number),
+        rng.chance(0.1) ? null : rng.pick(own)[0],
         rng.chance(0.08) ? null : Math.round(((r[4] as number) / speed) * 60),
       ]);
     }

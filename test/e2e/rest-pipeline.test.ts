@@ -50,7 +50,7 @@ describe('REST formulation on the demo (template synthesizer)', () => {
     expect(total.input).toBe(50);
     expect(total.accepted + total.rejected).toBe(50);
     expect(total.accepted).toBeGreaterThanOrEqual(48);
-    for (const [db, counts] of Object.entries(stats.rest.byDb) as [string, { before: number; after: number; published: number }][]) {
+    for (const [db, counts] of Object.entries<{ before: number; after: number; published: number }>(stats.rest.byDb)) {
       expect(counts.before).toBe(stats.formulations.rest.byDb[db].accepted);
       expect(counts.after).toBeLessThanOrEqual(counts.before);
       expect(counts.published).toBe(counts.after);

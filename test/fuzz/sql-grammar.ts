@@ -333,7 +333,7 @@ class Generator {
         return `${ref} ${not}${this.kw('BETWEEN')} ${low} ${this.kw('AND')} ${high}`;
       }
       case 2: {
-        const sample = column.samples.find((s) => typeof s === 'string') as string | undefined;
+        const sample = column.samples.find((s) => typeof s === 'string');
         const piece = (sample ?? 'a').slice(0, 1 + rng.int(3)).replace(/'/g, "''");
         return `${ref} ${not}${this.kw('LIKE')} '${rng.pick([`${piece}%`, `%${piece}%`, `%${piece}`])}'`;
       }

@@ -58,7 +58,7 @@ export class ScriptedChatModel extends FakeListChatModel {
       if (step instanceof Error) throw step;
       this.responses = [step];
       this.i = 0;
-      const result = await super._generate(messages, { ...options, stop: undefined } as this['ParsedCallOptions']);
+      const result = await super._generate(messages, { ...options, stop: undefined });
       const { usage } = this.options;
       if (usage) {
         const message = result.generations[0].message as { usage_metadata?: unknown };

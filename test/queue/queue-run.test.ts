@@ -55,7 +55,7 @@ async function stopAll(workers: CliProcess[]): Promise<void> {
 
 /** Every instance ends exactly once per formulation, and the stats say so. */
 function expectCountsAddUp(dir: string): void {
-  for (const [, f] of Object.entries(stats(dir).formulations) as [string, { total: { input: number; accepted: number; rejected: number } }][]) {
+  for (const [, f] of Object.entries<{ total: { input: number; accepted: number; rejected: number } }>(stats(dir).formulations)) {
     expect(f.total.input).toBe(50);
     expect(f.total.accepted + f.total.rejected).toBe(50);
   }

@@ -105,6 +105,7 @@ test.each([true, false])('a part failing to close (a BullMQ worker) leaves none 
   expect(sqlWorkerProcesses().length).toBeGreaterThan(0);
   expect((await openConnections()).length).toBeGreaterThan(0);
 
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- the original, called below with its worker as `this`
   const close = Worker.prototype.close;
   jest.spyOn(Worker.prototype, 'close').mockImplementation(async function (this: Worker, forced?: boolean) {
     await close.call(this, forced);

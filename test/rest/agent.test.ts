@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { BaseMessage } from '@langchain/core/messages';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -124,8 +124,8 @@ describe('createLlmSynthesizer with a scripted model', () => {
     return { model, client, synthesizer: createLlmSynthesizer(client, { providerLabel: 'test/test-model', batchSize }) };
   }
 
-  const contents = (messages: BaseMessage[]) => messages.map((m) => ({ role: m.getType(), content: String(m.content) }));
-  const instanceIds = (messages: BaseMessage[]) => [...String(messages[1].content).matchAll(/^instance_id: "([^"]+)"$/gm)].map((m) => m[1]);
+  const contents = (messages: BaseMessage[]) => messages.map((m) => ({ role: m.getType(), content: m.text }));
+  const instanceIds = (messages: BaseMessage[]) => [...messages[1].text.matchAll(/^instance_id: "([^"]+)"$/gm)].map((m) => m[1]);
 
   test('a good batch reply → endpoints served at our path, calls that reproduce the gold rows', async () => {
     const { model, synthesizer } = setup([reply(countyEndpoint('a1'), enrollmentEndpoint)]);

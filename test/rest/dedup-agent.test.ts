@@ -74,7 +74,7 @@ describe('proposeMerges', () => {
       dropped: [],
     });
     expect(model.calls).toBe(1);
-    const prompt = String(model.received[0][1].content);
+    const prompt = model.received[0][1].text;
     expect(prompt).toContain('Database: schools');
     expect(prompt).toContain('NOT enrollment <= :p');
     expect(prompt).toContain('"summary": "getSchoolsAbove summary"');
@@ -123,7 +123,7 @@ describe('proposeMerges', () => {
     const { client, model } = clientWith([reply()]);
     await proposeMerges(client, dedup(...many).canonical, 'schools');
     expect(model.calls).toBe(2);
-    expect(model.received.map((messages) => String(messages[1].content).match(/"operationId"/g)?.length)).toEqual([31, 30]);
+    expect(model.received.map((messages) => messages[1].text.match(/"operationId"/g)?.length)).toEqual([31, 30]);
   });
 });
 

@@ -144,7 +144,7 @@ export function call(name: string, args: Record<string, unknown>, label = `c${++
 /** Runs reference SQL directly (integers bound as INTEGER, as the executor does). */
 export function reference(db: Database.Database, sql: string, params: unknown[] = []): SqlValue[][] {
   const bind = params.map((p) => (typeof p === 'number' && Number.isInteger(p) ? BigInt(p) : p));
-  return (db.prepare(sql).raw(true).all(...bind) as SqlValue[][]).map((r) => r.map((v) => v as SqlValue));
+  return db.prepare(sql).raw(true).all(...bind) as SqlValue[][];
 }
 
 /** Sorts rows for order-insensitive comparison. */

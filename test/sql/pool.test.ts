@@ -166,7 +166,7 @@ function startScript(body: string): Script {
   const lines: string[] = [];
   const waiting: ((line: string) => void)[] = [];
   let buffered = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     buffered += chunk;
     for (let at = buffered.indexOf('\n'); at >= 0; at = buffered.indexOf('\n')) {
       const line = buffered.slice(0, at);
