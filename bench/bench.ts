@@ -168,23 +168,53 @@ async function main(): Promise<void> {
       birdDir,
       queries: base.queries,
       baseline: { ms: Math.round(base.ms), runsMs: bases.map((b) => Math.round(b.ms)), errors: base.errors },
-      cold: { ms: Math.round(cold.wallMs), runsMs: colds.map((c) => Math.round(c.wallMs)), ratioToBaseline: cold.wallMs / base.ms, target: `<= ${COLD_TARGET}x`, peakRssMb: cold.stats.timing.peakRssMb, stages: cold.stats.timing.stages },
-      warm: { ms: Math.round(warm.wallMs), ratioToCold: warm.wallMs / cold.wallMs, target: `< ${WARM_TARGET * 100}%`, peakRssMb: warm.stats.timing.peakRssMb },
-      warmFreshOutput: { ms: Math.round(warmFresh.wallMs), ratioToCold: warmFresh.wallMs / cold.wallMs, peakRssMb: warmFresh.stats.timing.peakRssMb },
-      oneQuestionChanged: { ms: Math.round(changed.wallMs), ratioToCold: changed.wallMs / cold.wallMs, stages: changed.stats.timing.stages },
+      cold: {
+        ms: Math.round(cold.wallMs),
+        runsMs: colds.map((c) => Math.round(c.wallMs)),
+        ratioToBaseline: cold.wallMs / base.ms,
+        target: `<= ${COLD_TARGET}x`,
+        peakRssMb: cold.stats.timing.peakRssMb,
+        stages: cold.stats.timing.stages,
+      },
+      warm: {
+        ms: Math.round(warm.wallMs),
+        ratioToCold: warm.wallMs / cold.wallMs,
+        target: `< ${WARM_TARGET * 100}%`,
+        peakRssMb: warm.stats.timing.peakRssMb,
+      },
+      warmFreshOutput: {
+        ms: Math.round(warmFresh.wallMs),
+        ratioToCold: warmFresh.wallMs / cold.wallMs,
+        peakRssMb: warmFresh.stats.timing.peakRssMb,
+      },
+      oneQuestionChanged: {
+        ms: Math.round(changed.wallMs),
+        ratioToCold: changed.wallMs / cold.wallMs,
+        stages: changed.stats.timing.stages,
+      },
       coverage: Object.fromEntries(
         Object.entries(cold.stats.formulations).map(([f, s]) => [
           f,
           {
             total: { ...s.total, coveragePct: pct(s.total) },
-            byDb: Object.fromEntries(Object.entries(s.byDb).map(([db, t]) => [db, { input: t.input, accepted: t.accepted, coveragePct: pct(t) }])),
+            byDb: Object.fromEntries(
+              Object.entries(s.byDb).map(([db, t]) => [
+                db,
+                { input: t.input, accepted: t.accepted, coveragePct: pct(t) },
+              ]),
+            ),
             topRejections: topRejections(s.total, 10),
           },
         ]),
       ),
       rest: {
         coverage: { ...restStats.total, coveragePct: pct(restStats.total), target: `>= ${REST_COVERAGE_TARGET}%` },
-        byDb: Object.fromEntries(Object.entries(restStats.byDb).map(([db, t]) => [db, { input: t.input, accepted: t.accepted, coveragePct: pct(t) }])),
+        byDb: Object.fromEntries(
+          Object.entries(restStats.byDb).map(([db, t]) => [
+            db,
+            { input: t.input, accepted: t.accepted, coveragePct: pct(t) },
+          ]),
+        ),
         endpointsBeforeAfterDedup: restCold.stats.rest?.byDb,
         merges: restCold.stats.rest?.merges.length,
         ...restFigures,
@@ -197,14 +227,23 @@ async function main(): Promise<void> {
       restThroughput: rest,
       verifiers: micro,
       queue: queue.report,
-      paperPoolCoverage: Object.fromEntries(Object.entries(paper.stats.formulations).map(([f, s]) => [f, { ...s.total, coveragePct: pct(s.total) }])),
+      paperPoolCoverage: Object.fromEntries(
+        Object.entries(paper.stats.formulations).map(([f, s]) => [f, { ...s.total, coveragePct: pct(s.total) }]),
+      ),
     };
 
     const lines: string[] = [];
     for (const [f, s] of Object.entries(cold.stats.formulations)) {
       lines.push(`${f.toUpperCase()} coverage: ${s.total.accepted}/${s.total.input} = ${pct(s.total).toFixed(1)}%`);
-      for (const [db, t] of Object.entries(s.byDb)) lines.push(`  ${db.padEnd(26)} ${String(t.accepted).padStart(4)}/${String(t.input).padEnd(4)} ${pct(t).toFixed(1).padStart(5)}%`);
-      lines.push(`  top rejections: ${topRejections(s.total, 6).map(([r, n]) => `${r} (${n})`).join(', ')}`);
+      for (const [db, t] of Object.entries(s.byDb))
+        lines.push(
+          `  ${db.padEnd(26)} ${String(t.accepted).padStart(4)}/${String(t.input).padEnd(4)} ${pct(t).toFixed(1).padStart(5)}%`,
+        );
+      lines.push(
+        `  top rejections: ${topRejections(s.total, 6)
+          .map(([r, n]) => `${r} (${n})`)
+          .join(', ')}`,
+      );
     }
     const ok = (pass: boolean) => (pass ? 'ok' : 'MISSED');
     lines.push(
@@ -212,15 +251,27 @@ async function main(): Promise<void> {
       `cold generate (median of 3: ${colds.map((c) => fmt(c.wallMs)).join(', ')}): ${fmt(cold.wallMs)}  ratio cold/baseline ${(cold.wallMs / base.ms).toFixed(1)}x (target <= ${COLD_TARGET}x: ${ok(cold.wallMs / base.ms <= COLD_TARGET)})`,
       `warm generate: ${fmt(warm.wallMs)}  warm/cold ${((100 * warm.wallMs) / cold.wallMs).toFixed(1)}% (target < ${WARM_TARGET * 100}%: ${ok(warm.wallMs / cold.wallMs < WARM_TARGET)})`,
       `warm generate, fresh output dir (items from cache, files rendered): ${fmt(warmFresh.wallMs)}  ${((100 * warmFresh.wallMs) / cold.wallMs).toFixed(1)}% of cold`,
-      `one question's SQL changed: ${fmt(changed.wallMs)}  ${((100 * changed.wallMs) / cold.wallMs).toFixed(1)}% of cold; stage runs: ${Object.entries(changed.stats.timing.stages).map(([stage, m]) => `${stage} ${m.runs}`).join(', ')}`,
+      `one question's SQL changed: ${fmt(changed.wallMs)}  ${((100 * changed.wallMs) / cold.wallMs).toFixed(1)}% of cold; stage runs: ${Object.entries(
+        changed.stats.timing.stages,
+      )
+        .map(([stage, m]) => `${stage} ${m.runs}`)
+        .join(', ')}`,
       `peak RSS (main pipeline process; SQL workers not included): cold ${cold.stats.timing.peakRssMb} MB, warm ${warm.stats.timing.peakRssMb} MB`,
-      `paper pool coverage: ${Object.entries(paper.stats.formulations).map(([f, s]) => `${f} ${pct(s.total).toFixed(1)}%`).join(', ')}`,
+      `paper pool coverage: ${Object.entries(paper.stats.formulations)
+        .map(([f, s]) => `${f} ${pct(s.total).toFixed(1)}%`)
+        .join(', ')}`,
     );
     const dedup = restCold.stats.rest?.byDb ?? {};
     lines.push(
       `REST coverage (template synthesizer, no LLM): ${restStats.total.accepted}/${restStats.total.input} = ${pct(restStats.total).toFixed(1)}% (target >= ${REST_COVERAGE_TARGET}%: ${ok(pct(restStats.total) >= REST_COVERAGE_TARGET)})`,
-      `  top rejections: ${topRejections(restStats.total, 6).map(([r, n]) => `${r} (${n})`).join(', ') || 'none'}`,
-      `  endpoints per database, synthesized → after dedup → published: ${Object.entries(dedup).map(([db, d]) => `${db} ${d.before}→${d.after}→${d.published}`).join(', ')}`,
+      `  top rejections: ${
+        topRejections(restStats.total, 6)
+          .map(([r, n]) => `${r} (${n})`)
+          .join(', ') || 'none'
+      }`,
+      `  endpoints per database, synthesized → after dedup → published: ${Object.entries(dedup)
+        .map(([db, d]) => `${db} ${d.before}→${d.after}→${d.published}`)
+        .join(', ')}`,
       `  ${restFigures.endpoints} endpoints for ${restFigures.samples} samples (${restCold.stats.rest?.merges.length ?? 0} merges); mean parameters per endpoint ${restFigures.meanParametersPerEndpoint.toFixed(2)}, per sample ${restFigures.meanArgumentsPerSample.toFixed(2)} (the paper: 1.38); operation names over 64 characters: ${restFigures.operationIdsOver64}`,
       `  REST cold generate ${fmt(restCold.wallMs)} = ${(restCold.wallMs / base.ms).toFixed(1)}x baseline; warm rerun ${fmt(restWarm.wallMs)} = ${((100 * restWarm.wallMs) / restCold.wallMs).toFixed(1)}% of its cold run`,
     );

@@ -17,7 +17,8 @@ import { differingFiles, outputsOf, progressLines, runInterrupted, type Interrup
 const SHARES = [0.05, 0.25, 0.45, 0.65, 0.85];
 
 async function main(): Promise<number> {
-  const [source = process.env.NL2API_BIRD_DIR ?? path.resolve('..', 'shared', 'bird-dev'), ...flags] = process.argv.slice(2);
+  const [source = process.env.NL2API_BIRD_DIR ?? path.resolve('..', 'shared', 'bird-dev'), ...flags] =
+    process.argv.slice(2);
   // The same relative --out in a directory of its own per run: identical command lines.
   const args = ['generate', '--source', path.resolve(source), '--out', 'out', '--progress', 'log', ...flags];
   const root = mkdtempSync(path.join(os.tmpdir(), 'nl2api-interrupt-'));
@@ -25,7 +26,9 @@ async function main(): Promise<number> {
   const referenceDir = path.join(root, 'reference');
   const reference = await completeRun(args, referenceDir);
   const lines = progressLines(reference.stderr);
-  console.log(`reference: exit ${reference.code}, ${seconds(performance.now() - started)}, ${lines} progress lines, ${reference.outputs.size} files, accepted ${acceptedOf(reference.outputs)}`);
+  console.log(
+    `reference: exit ${reference.code}, ${seconds(performance.now() - started)}, ${lines} progress lines, ${reference.outputs.size} files, accepted ${acceptedOf(reference.outputs)}`,
+  );
   let identical = 0;
   for (const [i, share] of SHARES.entries()) {
     const point: InterruptPoint = { progressLines: Math.max(1, Math.round(share * lines)) };
@@ -56,11 +59,20 @@ async function completeRun(args: readonly string[], dir: string) {
 
 /** Accepted samples per formulation, from the manifest's counts. */
 function acceptedOf(outputs: ReadonlyMap<string, string>): string {
-  const { counts } = JSON.parse(outputs.get('manifest.json') ?? '{"counts":{}}') as { counts: Record<string, { accepted: number }> };
-  return Object.entries(counts).map(([formulation, { accepted }]) => `${formulation} ${accepted}`).join(', ');
+  const { counts } = JSON.parse(outputs.get('manifest.json') ?? '{"counts":{}}') as {
+    counts: Record<string, { accepted: number }>;
+  };
+  return Object.entries(counts)
+    .map(([formulation, { accepted }]) => `${formulation} ${accepted}`)
+    .join(', ');
 }
 
-const lastProgress = (stderr: string) => stderr.match(/^progress.*$/gm)?.pop()?.replace(/\s+/g, ' ').slice(0, 80) ?? 'no progress yet';
+const lastProgress = (stderr: string) =>
+  stderr
+    .match(/^progress.*$/gm)
+    ?.pop()
+    ?.replace(/\s+/g, ' ')
+    .slice(0, 80) ?? 'no progress yet';
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 process.exitCode = await main();

@@ -23,7 +23,11 @@ export interface InterruptedRun {
 const POLL_MS = 20;
 
 /** `nl2api <args>` in `cwd`, with Ctrl-C at `point`; resolves when the CLI has exited. */
-export async function runInterrupted(args: readonly string[], cwd: string, point: InterruptPoint): Promise<InterruptedRun> {
+export async function runInterrupted(
+  args: readonly string[],
+  cwd: string,
+  point: InterruptPoint,
+): Promise<InterruptedRun> {
   const cli = startCli(args, {}, { cwd, detached: true });
   let ended = false;
   const exited = cli.exited.finally(() => (ended = true));

@@ -25,11 +25,18 @@ export function microBench(): MicroFigures {
   const gold = goldOf(rows(7));
   const shuffled = [...gold.rows].reverse().map((r) => [r[0], r[1], (r[2] as number) * (1 + 1e-8), r[3]]);
   const other = rows(8);
-  const tools = slotToolSpecs(['title', 'price', 'author'].map((key) => ({ key, description: key })), 'extended');
+  const tools = slotToolSpecs(
+    ['title', 'price', 'author'].map((key) => ({ key, description: key })),
+    'extended',
+  );
   const copy = structuredClone(tools);
   return {
-    compareMatch20kRowsMs: median(() => expectOk(compareWithGold([{ kind: 'table', columns: gold.columns, rows: shuffled }], gold).ok, true)),
-    compareMismatch20kRowsMs: median(() => expectOk(compareWithGold([{ kind: 'table', columns: gold.columns, rows: other }], gold).ok, false)),
+    compareMatch20kRowsMs: median(() =>
+      expectOk(compareWithGold([{ kind: 'table', columns: gold.columns, rows: shuffled }], gold).ok, true),
+    ),
+    compareMismatch20kRowsMs: median(() =>
+      expectOk(compareWithGold([{ kind: 'table', columns: gold.columns, rows: other }], gold).ok, false),
+    ),
     formatCheck2000SequencesMs: median(() => {
       for (let i = 0; i < SEQUENCES; i++) expectOk(checkFormat(sequence(), i % 2 ? tools : copy).ok, true);
     }),
@@ -48,10 +55,24 @@ function goldOf(rows: SqlValue[][]): GoldResult {
 
 function sequence(): SlotSequence {
   return {
-    initialization: [{ name: 'initialize_active_data', label: 'starting_table_var', arguments: { database: 'shop', tables: [{ alias: 'T1', table: 'book' }], joins: [] } }],
+    initialization: [
+      {
+        name: 'initialize_active_data',
+        label: 'starting_table_var',
+        arguments: { database: 'shop', tables: [{ alias: 'T1', table: 'book' }], joins: [] },
+      },
+    ],
     calls: [
-      { name: 'filter_data', label: 'cheap', arguments: { data_source: '$starting_table_var$', key_name: 'price', value: 10, condition: 'less_than' } },
-      { name: 'aggregate_data', label: 'n', arguments: { data_source: '$cheap$', key_name: 'title', aggregation_type: 'count' } },
+      {
+        name: 'filter_data',
+        label: 'cheap',
+        arguments: { data_source: '$starting_table_var$', key_name: 'price', value: 10, condition: 'less_than' },
+      },
+      {
+        name: 'aggregate_data',
+        label: 'n',
+        arguments: { data_source: '$cheap$', key_name: 'title', aggregation_type: 'count' },
+      },
     ],
     answerLabels: ['n'],
   };

@@ -1,5 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -59,7 +70,9 @@ const enabled = (name: string) => process.env[name] !== '0';
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const median = (values: readonly number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+  return sorted.length % 2
+    ? sorted[(sorted.length - 1) / 2]
+    : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
 };
 const ok = (pass: boolean) => (pass ? 'ok' : 'MISSED');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -146,7 +159,8 @@ async function finishGenerate(driver: Driver): Promise<GenerateRun> {
   return { out: driver.out, wallMs, stats, startedAt: driver.startedAt, endedAt, stderr: driver.process.stderr() };
 }
 
-const generate = (args: readonly string[], out: string, env: NodeJS.ProcessEnv = {}) => finishGenerate(startGenerate(args, out, env));
+const generate = (args: readonly string[], out: string, env: NodeJS.ProcessEnv = {}) =>
+  finishGenerate(startGenerate(args, out, env));
 
 const read = (dir: string, file: string) => readFileSync(path.join(dir, file), 'utf8');
 
@@ -209,7 +223,10 @@ function timedBehaviour(arrivals: Arrival[]): Behaviour {
     },
     judge: () => {
       arrivals.push({ agent: 'judge', at: Date.now(), instances: [] });
-      return { delayMs: LLM_DELAY_MS, content: JSON.stringify({ verdict: 'yes', rationale: 'scripted: the response holds the asked values' }) };
+      return {
+        delayMs: LLM_DELAY_MS,
+        content: JSON.stringify({ verdict: 'yes', rationale: 'scripted: the response holds the asked values' }),
+      };
     },
     dedup: () => {
       arrivals.push({ agent: 'dedup', at: Date.now(), instances: [] });
@@ -230,13 +247,19 @@ const agentText = (counts: Record<string, number>) =>
     .join(', ') || 'none';
 
 /** Ids per formulation in an output directory: accepted (sample lines) and rejected (rejections.jsonl). */
-function outcomesOf(dir: string, formulations: readonly string[]): Map<string, { accepted: string[]; rejected: string[] }> {
+function outcomesOf(
+  dir: string,
+  formulations: readonly string[],
+): Map<string, { accepted: string[]; rejected: string[] }> {
   const outcomes = new Map(formulations.map((f) => [f, { accepted: [] as string[], rejected: [] as string[] }]));
   for (const f of formulations) {
     const samplesDir = path.join(dir, f);
     if (!existsSync(samplesDir)) continue;
-    for (const file of readdirSync(samplesDir).filter((name) => name.endsWith('.jsonl')).sort()) {
-      for (const line of read(samplesDir, file).split('\n').filter(Boolean)) outcomes.get(f)!.accepted.push((JSON.parse(line) as { sample_id: string }).sample_id);
+    for (const file of readdirSync(samplesDir)
+      .filter((name) => name.endsWith('.jsonl'))
+      .sort()) {
+      for (const line of read(samplesDir, file).split('\n').filter(Boolean))
+        outcomes.get(f)!.accepted.push((JSON.parse(line) as { sample_id: string }).sample_id);
     }
   }
   for (const line of read(dir, 'rejections.jsonl').split('\n').filter(Boolean)) {
@@ -257,13 +280,21 @@ function lostAndDuplicated(dir: string, reference: string, formulations: readonl
     const duplicated = new Set<string>();
     for (const id of ids) (seen.has(id) ? duplicated : seen).add(id);
     const expected = new Set([...theirs.get(f)!.accepted, ...theirs.get(f)!.rejected]);
-    result[f] = { outcomes: ids.length, lost: [...expected].filter((id) => !seen.has(id)), duplicated: [...duplicated] };
+    result[f] = {
+      outcomes: ids.length,
+      lost: [...expected].filter((id) => !seen.has(id)),
+      duplicated: [...duplicated],
+    };
   }
   return result;
 }
 
 const countsAddUp = (stats: RunStats) =>
-  Object.values(stats.formulations).every((s) => s.total.input === s.total.accepted + s.total.rejected && Object.values(s.byDb).every((t: Tally) => t.input === t.accepted + t.rejected));
+  Object.values(stats.formulations).every(
+    (s) =>
+      s.total.input === s.total.accepted + s.total.rejected &&
+      Object.values(s.byDb).every((t: Tally) => t.input === t.accepted + t.rejected),
+  );
 
 const countsText = (stats: RunStats) =>
   Object.entries(stats.formulations)
@@ -279,7 +310,8 @@ interface Question {
 /** A copy of the BIRD source in `dir`: its question file as `edit` makes it, everything else linked. */
 function sourceCopy(birdDir: string, dir: string, edit: (questions: Question[]) => Question[]): string {
   mkdirSync(dir, { recursive: true });
-  for (const name of readdirSync(birdDir)) if (name !== 'dev.json') symlinkSync(path.join(birdDir, name), path.join(dir, name));
+  for (const name of readdirSync(birdDir))
+    if (name !== 'dev.json') symlinkSync(path.join(birdDir, name), path.join(dir, name));
   const questions = JSON.parse(readFileSync(path.join(birdDir, 'dev.json'), 'utf8')) as Question[];
   writeFileSync(path.join(dir, 'dev.json'), JSON.stringify(edit(questions)));
   return dir;
@@ -314,9 +346,14 @@ function builtCodeMtime(): number {
 }
 
 /** The driver's plan line: how many jobs of each kind the run needed. */
-const planOf = (stderr: string) => /: (\d+ item jobs, \d+ synthesis batches, \d+ databases)/.exec(stderr)?.[1] ?? 'plan line not found';
+const planOf = (stderr: string) =>
+  /: (\d+ item jobs, \d+ synthesis batches, \d+ databases)/.exec(stderr)?.[1] ?? 'plan line not found';
 
-export async function queueBench(birdDir: string, work: string, log: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Promise<QueueBenchResult> {
+export async function queueBench(
+  birdDir: string,
+  work: string,
+  log: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): Promise<QueueBenchResult> {
   const lines: string[] = [];
   const report: Record<string, unknown> = {};
   if (!enabled('NL2API_BENCH_QUEUE')) {
@@ -349,11 +386,14 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
   process.on('SIGTERM', onSignal);
   try {
     redis = await startRedisServer({ persistence: false });
-    lines.push(`queue backend (own redis-server ${redis.url}, no persistence, for parts 1-4; BullMQ; built CLI as driver and workers):`);
+    lines.push(
+      `queue backend (own redis-server ${redis.url}, no persistence, for parts 1-4; BullMQ; built CLI as driver and workers):`,
+    );
 
     // ---- 1. overhead on the deterministic path -------------------------------------------
     const base = ['--source', birdDir, '--formulations', 'slot,sel'];
-    const inProcessRun = (k: number) => generate([...base, '--cache-dir', path.join(root, `q1-in-${k}-cache`)], path.join(root, `q1-in-${k}`));
+    const inProcessRun = (k: number) =>
+      generate([...base, '--cache-dir', path.join(root, `q1-in-${k}-cache`)], path.join(root, `q1-in-${k}`));
     let reference: string | undefined;
     if (enabled('NL2API_BENCH_QUEUE_OVERHEAD')) {
       log('(q1) queue overhead, SLOT/SEL cold: in-process vs --queue (local workers), alternated, 3 each...');
@@ -361,7 +401,20 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       const queued: GenerateRun[] = [];
       for (const k of [1, 2, 3]) {
         inProcess.push(await inProcessRun(k));
-        queued.push(await generate([...base, '--cache-dir', path.join(root, `q1-queue-${k}-cache`), '--queue', redis.url, '--queue-prefix', `bq${tag}-q1-${k}`], path.join(root, `q1-queue-${k}`)));
+        queued.push(
+          await generate(
+            [
+              ...base,
+              '--cache-dir',
+              path.join(root, `q1-queue-${k}-cache`),
+              '--queue',
+              redis.url,
+              '--queue-prefix',
+              `bq${tag}-q1-${k}`,
+            ],
+            path.join(root, `q1-queue-${k}`),
+          ),
+        );
       }
       reference = inProcess[0].out;
       const referenceManifest = read(reference, 'manifest.json');
@@ -369,7 +422,8 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       const inMs = median(inProcess.map((r) => r.wallMs));
       const queueMs = median(queued.map((r) => r.wallMs));
       report.overhead = {
-        command: 'generate --source <bird> --formulations slot,sel --cache-dir <fresh> [--queue <url> --queue-prefix <fresh>]',
+        command:
+          'generate --source <bird> --formulations slot,sel --cache-dir <fresh> [--queue <url> --queue-prefix <fresh>]',
         inProcessMs: Math.round(inMs),
         inProcessRunsMs: inProcess.map((r) => Math.round(r.wallMs)),
         queueMs: Math.round(queueMs),
@@ -401,14 +455,35 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       };
       const unlimited = configFile('config-unlimited', { requestsPerMinute: UNLIMITED_RPM });
       const restArgs = (source: string, model: string, config: string, runId: string) => [
-        '--source', source, '--formulations', 'rest', '--cache-dir', driverCache,
-        '--queue', redis!.url, '--queue-prefix', prefix, '--no-local-workers', '--run', runId,
-        '--llm-provider', 'mistral', '--llm-model', model, '--llm-base-url', mistral!.url, '--config', config,
+        '--source',
+        source,
+        '--formulations',
+        'rest',
+        '--cache-dir',
+        driverCache,
+        '--queue',
+        redis!.url,
+        '--queue-prefix',
+        prefix,
+        '--no-local-workers',
+        '--run',
+        runId,
+        '--llm-provider',
+        'mistral',
+        '--llm-model',
+        model,
+        '--llm-base-url',
+        mistral!.url,
+        '--config',
+        config,
       ];
       const workersOf = async (n: number, concurrency: number) => {
         const started: CliProcess[] = [];
         try {
-          for (let i = 0; i < n; i++) started.push(await readyWorker({ url: redis!.url, prefix, concurrency, lockDurationMs: 30_000, env: API_ENV }));
+          for (let i = 0; i < n; i++)
+            started.push(
+              await readyWorker({ url: redis!.url, prefix, concurrency, lockDurationMs: 30_000, env: API_ENV }),
+            );
         } catch (error) {
           await stopProcesses(started);
           throw error;
@@ -435,23 +510,65 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
 
       log('(q2) warming gold on the queue prefix (template synthesizer, local workers)...');
       const warm = await generate(
-        ['--source', birdDir, '--formulations', 'rest', '--synthesizer', 'template', '--cache-dir', driverCache, '--queue', redis.url, '--queue-prefix', prefix],
+        [
+          '--source',
+          birdDir,
+          '--formulations',
+          'rest',
+          '--synthesizer',
+          'template',
+          '--cache-dir',
+          driverCache,
+          '--queue',
+          redis.url,
+          '--queue-prefix',
+          prefix,
+        ],
         path.join(root, 'q2-warm'),
       );
       lines.push(
         `  (2) scale-out, REST only, LLM synthesizer through the real Mistral client against the scripted server (${LLM_DELAY_MS} ms per call, every answer correct), config file {rest: {dedupAgent: false}, llm: {requestsPerMinute: ${UNLIMITED_RPM}}}: dedup agent off (measures synthesis; judge on), rate limit not binding; gold warmed first on the same prefix (template REST run, ${fmt(warm.wallMs)}, not measured); a fresh --llm-model per N;`,
         `      driver \`generate --source <bird> --formulations rest --queue <url> --queue-prefix <p> --no-local-workers --llm-provider mistral --llm-model scripted-scale-nN --llm-base-url <scripted> --config <file>\` + N × \`worker --concurrency 1\` (started and ready before the driver; wall = driver process start to exit):`,
       );
-      const scale: { n: number; model: string; wallMs: number; instancesPerS: number; run: GenerateRun; seen: Arrival[]; machineBusy?: number; workerCpuS?: number; synthWindowMs: number; beforeMs: number; afterMs: number }[] = [];
+      const scale: {
+        n: number;
+        model: string;
+        wallMs: number;
+        instancesPerS: number;
+        run: GenerateRun;
+        seen: Arrival[];
+        machineBusy?: number;
+        workerCpuS?: number;
+        synthWindowMs: number;
+        beforeMs: number;
+        afterMs: number;
+      }[] = [];
       for (const n of [1, 2, 4]) {
         log(`(q2) scale-out: ${n} worker(s)...`);
         const model = `scripted-scale-n${n}`;
-        const { run, seen, machineBusy, workerCpuS } = await withWorkers(n, 1, restArgs(birdDir, model, unlimited, `scale-n${n}`), path.join(root, `q2-n${n}`));
+        const { run, seen, machineBusy, workerCpuS } = await withWorkers(
+          n,
+          1,
+          restArgs(birdDir, model, unlimited, `scale-n${n}`),
+          path.join(root, `q2-n${n}`),
+        );
         const synth = seen.filter((a) => a.agent === 'synthesis');
         const first = synth.length ? synth[0].at : run.startedAt;
         const last = synth.length ? synth[synth.length - 1].at : run.startedAt;
         const input = run.stats.formulations.rest!.total.input;
-        scale.push({ n, model, wallMs: run.wallMs, instancesPerS: input / (run.wallMs / 1000), run, seen, machineBusy, workerCpuS, synthWindowMs: last - first + LLM_DELAY_MS, beforeMs: first - run.startedAt, afterMs: run.endedAt - last - LLM_DELAY_MS });
+        scale.push({
+          n,
+          model,
+          wallMs: run.wallMs,
+          instancesPerS: input / (run.wallMs / 1000),
+          run,
+          seen,
+          machineBusy,
+          workerCpuS,
+          synthWindowMs: last - first + LLM_DELAY_MS,
+          beforeMs: first - run.startedAt,
+          afterMs: run.endedAt - last - LLM_DELAY_MS,
+        });
       }
       const one = scale[0];
       const rpmOf = (seen: readonly Arrival[]) => {
@@ -459,7 +576,12 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
         return t.length > 1 ? ((t.length - 1) / (t[t.length - 1] - t[0])) * 60_000 : undefined;
       };
       report.scaleOut = {
-        config: { rest: { dedupAgent: false }, llm: { requestsPerMinute: UNLIMITED_RPM }, llmDelayMs: LLM_DELAY_MS, workerConcurrency: 1 },
+        config: {
+          rest: { dedupAgent: false },
+          llm: { requestsPerMinute: UNLIMITED_RPM },
+          llmDelayMs: LLM_DELAY_MS,
+          workerConcurrency: 1,
+        },
         goldWarmMs: Math.round(warm.wallMs),
         runs: scale.map((s) => ({
           workers: s.n,
@@ -475,7 +597,11 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
           requestsPerMinute: rpmOf(s.seen),
           statsLlmRequests: s.run.stats.timing.llm?.total.requests,
           rest: s.run.stats.formulations.rest!.total,
-          timelineMs: { driverStartToFirstSynthesis: Math.round(s.beforeMs), synthesisWindow: Math.round(s.synthWindowMs), lastSynthesisToDriverExit: Math.round(s.afterMs) },
+          timelineMs: {
+            driverStartToFirstSynthesis: Math.round(s.beforeMs),
+            synthesisWindow: Math.round(s.synthWindowMs),
+            lastSynthesisToDriverExit: Math.round(s.afterMs),
+          },
           llmFloorMs: Math.round((byAgent(s.seen).synthesis * LLM_DELAY_MS) / s.n),
           workerCpuS: s.workerCpuS,
           machineCpuBusyPct: s.machineBusy === undefined ? undefined : 100 * s.machineBusy,
@@ -493,10 +619,18 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       }
       const windowRatio = (s: (typeof scale)[number]) => one.synthWindowMs / s.synthWindowMs;
       const fixed = (s: (typeof scale)[number]) => s.beforeMs + s.afterMs;
-      const cpuPerInstance = (s: (typeof scale)[number]) => (s.workerCpuS === undefined ? '?' : `${((1000 * s.workerCpuS) / s.run.stats.formulations.rest!.total.input).toFixed(1)} ms`);
+      const cpuPerInstance = (s: (typeof scale)[number]) =>
+        s.workerCpuS === undefined
+          ? '?'
+          : `${((1000 * s.workerCpuS) / s.run.stats.formulations.rest!.total.input).toFixed(1)} ms`;
       const amdahl = (n: number) => (fixed(one) + one.synthWindowMs) / (fixed(one) + one.synthWindowMs / n);
       lines.push(
-        `      synthesis-window speed-up: ${scale.slice(1).map((s) => `${s.n}/1 ${windowRatio(s).toFixed(2)}x`).join(', ')}; time outside the window (startup, ingest, planning, last dedup/verify, assembly, emit): ${scale.map((s) => `N=${s.n} ${fmt(fixed(s))}`).join(', ')}`,
+        `      synthesis-window speed-up: ${scale
+          .slice(1)
+          .map((s) => `${s.n}/1 ${windowRatio(s).toFixed(2)}x`)
+          .join(
+            ', ',
+          )}; time outside the window (startup, ingest, planning, last dedup/verify, assembly, emit): ${scale.map((s) => `N=${s.n} ${fmt(fixed(s))}`).join(', ')}`,
       );
       lines.push(
         `      diagnosis: with N=1's time outside the window (${fmt(fixed(one))}) and a window that scaled perfectly, throughput could reach 2/1 ${amdahl(2).toFixed(2)}x, 4/1 ${amdahl(4).toFixed(2)}x; workers' CPU per instance ${scale.map((s) => `N=${s.n} ${cpuPerInstance(s)}`).join(', ')} (same work: the rest is per-worker setup and contention); the window's excess over its LLM floor per call and worker: ${scale.map((s) => `N=${s.n} ${(((s.synthWindowMs - (byAgent(s.seen).synthesis * LLM_DELAY_MS) / s.n) * s.n) / Math.max(1, byAgent(s.seen).synthesis)).toFixed(0)} ms`).join(', ')}`,
@@ -506,9 +640,16 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       log('(q3) rate limit across 4 workers...');
       const limited = configFile('config-limited', { requestsPerMinute: RATE_LIMIT_RPM, burst: 1 });
       // A source copy holding these databases' questions only: `--db` is broken on the queue backend (see the report).
-      const rateSource = sourceCopy(birdDir, path.join(root, 'rate-source', 'bird-dev'), (questions) => questions.filter((q) => RATE_DBS.includes(q.db_id)));
+      const rateSource = sourceCopy(birdDir, path.join(root, 'rate-source', 'bird-dev'), (questions) =>
+        questions.filter((q) => RATE_DBS.includes(q.db_id)),
+      );
       // 4 jobs per worker: 16 waiting on the limiter, so that it binds at every moment, not just on average.
-      const rate = await withWorkers(4, RATE_WORKER_CONCURRENCY, restArgs(rateSource, 'scripted-ratelimit', limited, 'ratelimit'), path.join(root, 'q3'));
+      const rate = await withWorkers(
+        4,
+        RATE_WORKER_CONCURRENCY,
+        restArgs(rateSource, 'scripted-ratelimit', limited, 'ratelimit'),
+        path.join(root, 'q3'),
+      );
       const times = rate.seen.map((a) => a.at).sort((a, b) => a - b);
       const spanMs = times.length > 1 ? times[times.length - 1] - times[0] : 0;
       const observedRpm = spanMs > 0 ? ((times.length - 1) / spanMs) * 60_000 : 0;
@@ -519,11 +660,17 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       const gaps = intervals.map((ms, i) => ({ after: i + 1, ms })).filter((g) => g.ms > 1.5 * nominalMs);
       // Informational only (the bar is over first..last): the rate without the first and last 10% of arrivals.
       const inner = times.slice(Math.floor(times.length * 0.1), Math.ceil(times.length * 0.9));
-      const innerRpm = inner.length > 1 ? ((inner.length - 1) / (inner[inner.length - 1] - inner[0])) * 60_000 : undefined;
+      const innerRpm =
+        inner.length > 1 ? ((inner.length - 1) / (inner[inner.length - 1] - inner[0])) * 60_000 : undefined;
       const unlimitedRpm = rpmOf(scale.find((s) => s.n === 4)?.seen ?? []);
       const binds = unlimitedRpm !== undefined && unlimitedRpm > RATE_LIMIT_RPM * 1.2;
       report.rateLimit = {
-        config: { llm: { requestsPerMinute: RATE_LIMIT_RPM, burst: 1 }, workers: 4, workerConcurrency: RATE_WORKER_CONCURRENCY, dbs: RATE_DBS },
+        config: {
+          llm: { requestsPerMinute: RATE_LIMIT_RPM, burst: 1 },
+          workers: 4,
+          workerConcurrency: RATE_WORKER_CONCURRENCY,
+          dbs: RATE_DBS,
+        },
         plan: planOf(rate.run.stderr),
         requests: times.length,
         requestsByAgent: byAgent(rate.seen),
@@ -548,20 +695,45 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
 
       // ---- 4. incremental nightly ----
       log('(q4) incremental nightly: unchanged rerun, then 10 questions changed...');
-      const unchanged = await withWorkers(1, 1, restArgs(birdDir, one.model, unlimited, 'nightly-unchanged'), path.join(root, 'q4-unchanged'));
+      const unchanged = await withWorkers(
+        1,
+        1,
+        restArgs(birdDir, one.model, unlimited, 'nightly-unchanged'),
+        path.join(root, 'q4-unchanged'),
+      );
       let changedIds: string[] = [];
       const changedSource = sourceCopy(birdDir, path.join(root, 'changed-source', 'bird-dev'), (questions) => {
         changedIds = changeQuestions(questions, CHANGED_QUESTIONS);
         return questions;
       });
-      const changed = await withWorkers(1, 1, restArgs(changedSource, one.model, unlimited, 'nightly-changed'), path.join(root, 'q4-changed'));
-      const synthesizedIds = [...new Set(changed.seen.filter((a) => a.agent === 'synthesis').flatMap((a) => a.instances))].sort((a, b) => Number(a) - Number(b));
-      const exactly = synthesizedIds.length === changedIds.length && changedIds.every((id) => synthesizedIds.includes(id));
+      const changed = await withWorkers(
+        1,
+        1,
+        restArgs(changedSource, one.model, unlimited, 'nightly-changed'),
+        path.join(root, 'q4-changed'),
+      );
+      const synthesizedIds = [
+        ...new Set(changed.seen.filter((a) => a.agent === 'synthesis').flatMap((a) => a.instances)),
+      ].sort((a, b) => Number(a) - Number(b));
+      const exactly =
+        synthesizedIds.length === changedIds.length && changedIds.every((id) => synthesizedIds.includes(id));
       const unchangedRatio = unchanged.run.wallMs / one.wallMs;
-      const stageText = (stats: RunStats) => Object.entries(stats.timing.stages).map(([stage, m]) => `${stage} ${m.runs} run/${m.cacheHits} cached`).join(', ') || 'none';
+      const stageText = (stats: RunStats) =>
+        Object.entries(stats.timing.stages)
+          .map(([stage, m]) => `${stage} ${m.runs} run/${m.cacheHits} cached`)
+          .join(', ') || 'none';
       report.nightly = {
         coldMs: Math.round(one.wallMs),
-        unchanged: { plan: planOf(unchanged.run.stderr), wallMs: Math.round(unchanged.run.wallMs), ratioToCold: unchangedRatio, target: `< ${NIGHTLY_TARGET * 100}%`, requestsAtServer: unchanged.seen.length, statsLlm: unchanged.run.stats.timing.llm?.total, stages: unchanged.run.stats.timing.stages, rest: unchanged.run.stats.formulations.rest!.total },
+        unchanged: {
+          plan: planOf(unchanged.run.stderr),
+          wallMs: Math.round(unchanged.run.wallMs),
+          ratioToCold: unchangedRatio,
+          target: `< ${NIGHTLY_TARGET * 100}%`,
+          requestsAtServer: unchanged.seen.length,
+          statsLlm: unchanged.run.stats.timing.llm?.total,
+          stages: unchanged.run.stats.timing.stages,
+          rest: unchanged.run.stats.formulations.rest!.total,
+        },
         changed: {
           plan: planOf(changed.run.stderr),
           wallMs: Math.round(changed.run.wallMs),
@@ -600,10 +772,23 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
       persistent = await startRedisServer({ persistence: true });
       const formulations = ['slot', 'sel'];
       const url = persistent.url;
-      lines.push(`  (5) faults, SLOT/SEL over bird-dev, own redis-server with AOF (fsync always), driver \`generate --queue <url> --no-local-workers\` + 2 × \`worker --concurrency 2 --lock-duration 2000\`; each compared with the in-process output of (1):`);
+      lines.push(
+        `  (5) faults, SLOT/SEL over bird-dev, own redis-server with AOF (fsync always), driver \`generate --queue <url> --no-local-workers\` + 2 × \`worker --concurrency 2 --lock-duration 2000\`; each compared with the in-process output of (1):`,
+      );
       const faults: Record<string, unknown> = {};
-      const referenceGoldRuns = (JSON.parse(read(referenceDir, 'stats.json')) as RunStats).timing.stages.gold?.runs ?? 0;
-      const scenario = async (name: string, fault: (ctx: { prefix: string; runId: string; workers: CliProcess[]; spawnWorker: () => CliProcess; planned: number }) => Promise<Record<string, unknown>>, env: NodeJS.ProcessEnv = {}) => {
+      const referenceGoldRuns =
+        (JSON.parse(read(referenceDir, 'stats.json')) as RunStats).timing.stages.gold?.runs ?? 0;
+      const scenario = async (
+        name: string,
+        fault: (ctx: {
+          prefix: string;
+          runId: string;
+          workers: CliProcess[];
+          spawnWorker: () => CliProcess;
+          planned: number;
+        }) => Promise<Record<string, unknown>>,
+        env: NodeJS.ProcessEnv = {},
+      ) => {
         log(`(q5) fault: ${name}...`);
         const prefix = `bq${tag}-f-${name}`;
         const runId = `fault-${name}`;
@@ -615,20 +800,49 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
           const w = track(startWorker({ url, prefix, concurrency: 2, lockDurationMs: 2000, env }));
           workers.push(w);
           // Poison only: a supervisor restarts what dies, as systemd or Kubernetes would.
-          if (env.NL2API_POISON) void w.exited.then(() => {
-            if (supervising && !interrupted) {
-              restarts++;
-              firstDeath ??= waitForProgress(url, prefix, runId, () => true).then((p) => doneIn(p, 'item'), () => -1);
-              spawnWorker();
-            }
-          });
+          if (env.NL2API_POISON)
+            void w.exited.then(() => {
+              if (supervising && !interrupted) {
+                restarts++;
+                firstDeath ??= waitForProgress(url, prefix, runId, () => true).then(
+                  (p) => doneIn(p, 'item'),
+                  () => -1,
+                );
+                spawnWorker();
+              }
+            });
           return w;
         };
         spawnWorker();
         spawnWorker();
         try {
-          const driver = startGenerate(['--source', birdDir, '--formulations', 'slot,sel', '--cache-dir', path.join(root, `q5-${name}-cache`), '--queue', url, '--queue-prefix', prefix, '--no-local-workers', '--run', runId], path.join(root, `q5-${name}`));
-          const planned = (await waitForProgress(url, prefix, runId, (p) => (p.find((g) => g.group === 'item')?.total ?? 0) > 0, 120_000)).find((g) => g.group === 'item')!.total;
+          const driver = startGenerate(
+            [
+              '--source',
+              birdDir,
+              '--formulations',
+              'slot,sel',
+              '--cache-dir',
+              path.join(root, `q5-${name}-cache`),
+              '--queue',
+              url,
+              '--queue-prefix',
+              prefix,
+              '--no-local-workers',
+              '--run',
+              runId,
+            ],
+            path.join(root, `q5-${name}`),
+          );
+          const planned = (
+            await waitForProgress(
+              url,
+              prefix,
+              runId,
+              (p) => (p.find((g) => g.group === 'item')?.total ?? 0) > 0,
+              120_000,
+            )
+          ).find((g) => g.group === 'item')!.total;
           const atFault = await fault({ prefix, runId, workers, spawnWorker, planned });
           const run = await finishGenerate(driver);
           supervising = false;
@@ -643,7 +857,17 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
             workerProcesses: workers.length,
             supervisorRestarts: restarts,
             progressAfter: after,
-            counts: Object.fromEntries(Object.entries(run.stats.formulations).map(([f, s]) => [f, { input: s.total.input, accepted: s.total.accepted, rejected: s.total.rejected, rejectedBy: s.total.rejectedBy }])),
+            counts: Object.fromEntries(
+              Object.entries(run.stats.formulations).map(([f, s]) => [
+                f,
+                {
+                  input: s.total.input,
+                  accepted: s.total.accepted,
+                  rejected: s.total.rejected,
+                  rejectedBy: s.total.rejectedBy,
+                },
+              ]),
+            ),
             inputEqualsAcceptedPlusRejected: countsAddUp(run.stats),
             manifestEqualsInProcess: sameManifest,
             accounting,
@@ -658,59 +882,127 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
         }
       };
       const faultLines = (name: string, result: Record<string, unknown>, stats: RunStats, extra: string) => {
-        const { plannedItemJobs, doneAtFault, goldRuns, goldRunsInProcess } = result as { plannedItemJobs: number; doneAtFault?: number; goldRuns?: number; goldRunsInProcess?: number };
+        const { plannedItemJobs, doneAtFault, goldRuns, goldRunsInProcess } = result as {
+          plannedItemJobs: number;
+          doneAtFault?: number;
+          goldRuns?: number;
+          goldRunsInProcess?: number;
+        };
         const accounting = result.accounting as ReturnType<typeof lostAndDuplicated>;
         const lost = Object.values(accounting).reduce((n, a) => n + a.lost.length, 0);
         const duplicated = Object.values(accounting).reduce((n, a) => n + a.duplicated.length, 0);
         const progress = (result.progressAfter as StageProgress[]).find((p) => p.group === 'item');
         lines.push(
           `      ${name}: ${plannedItemJobs} item jobs planned, ${doneAtFault ?? '?'} done at the fault${doneAtFault !== undefined && name.startsWith('(c)') ? ' (the first worker death)' : ''}; after: ${countsText(stats)} (input = accepted + rejected, per db too: ${result.inputEqualsAcceptedPlusRejected ? 'yes' : 'NO'}); item jobs done ${progress?.done}, failed ${progress?.failed}; gold runs reported by the workers ${goldRuns} (in-process ${goldRunsInProcess}; a killed job's runs are never reported); wall ${fmt(Number(result.wallMs))}`,
-          `        rejections: ${Object.entries(stats.formulations).map(([f, s]) => `${f} {${Object.entries(s.total.rejectedBy).map(([k, n]) => `${k} ${n}`).join(', ')}}`).join('; ')}`,
+          `        rejections: ${Object.entries(stats.formulations)
+            .map(
+              ([f, s]) =>
+                `${f} {${Object.entries(s.total.rejectedBy)
+                  .map(([k, n]) => `${k} ${n}`)
+                  .join(', ')}}`,
+            )
+            .join('; ')}`,
           `        outcomes lost ${lost}, duplicated ${duplicated}; ${extra}`,
         );
       };
 
       // (a) kill -9 of a worker at ~30%, restarted.
       const kill = await scenario('kill', async ({ prefix, runId, workers, spawnWorker, planned }) => {
-        const progress = await waitForProgress(url, prefix, runId, (p) => doneIn(p, 'item') >= FAULT_AT * planned, 120_000);
+        const progress = await waitForProgress(
+          url,
+          prefix,
+          runId,
+          (p) => doneIn(p, 'item') >= FAULT_AT * planned,
+          120_000,
+        );
         workers[0].child.kill('SIGKILL');
         await workers[0].exited;
         spawnWorker();
         return { doneAtFault: doneIn(progress, 'item') };
       });
       faults.kill = kill.result;
-      faultLines('(a) kill -9 of a worker at ~30%, restarted', kill.result, kill.run.stats, `manifest.json equals the in-process one: ${kill.result.manifestEqualsInProcess ? 'yes' : 'NO'}`);
+      faultLines(
+        '(a) kill -9 of a worker at ~30%, restarted',
+        kill.result,
+        kill.run.stats,
+        `manifest.json equals the in-process one: ${kill.result.manifestEqualsInProcess ? 'yes' : 'NO'}`,
+      );
 
       // (b) Redis restarted at ~30%.
       const restart = await scenario('redis', async ({ prefix, runId, planned }) => {
-        const progress = await waitForProgress(url, prefix, runId, (p) => doneIn(p, 'item') >= FAULT_AT * planned, 120_000);
+        const progress = await waitForProgress(
+          url,
+          prefix,
+          runId,
+          (p) => doneIn(p, 'item') >= FAULT_AT * planned,
+          120_000,
+        );
         const started = performance.now();
         await persistent!.restart();
         return { doneAtFault: doneIn(progress, 'item'), redisDownMs: Math.round(performance.now() - started) };
       });
       faults.redisRestart = restart.result;
-      faultLines(`(b) redis-server restarted at ~30% (down ${fmt(Number(restart.result.redisDownMs))})`, restart.result, restart.run.stats, `manifest.json equals the in-process one: ${restart.result.manifestEqualsInProcess ? 'yes' : 'NO'}`);
+      faultLines(
+        `(b) redis-server restarted at ~30% (down ${fmt(Number(restart.result.redisDownMs))})`,
+        restart.result,
+        restart.run.stats,
+        `manifest.json equals the in-process one: ${restart.result.manifestEqualsInProcess ? 'yes' : 'NO'}`,
+      );
 
       // (c) a poison job: its instance kills whichever worker touches it.
       const referenceOutcomes = outcomesOf(referenceDir, formulations);
-      const acceptedInBoth = referenceOutcomes.get('slot')!.accepted.filter((id) => referenceOutcomes.get('sel')!.accepted.includes(id));
+      const acceptedInBoth = referenceOutcomes
+        .get('slot')!
+        .accepted.filter((id) => referenceOutcomes.get('sel')!.accepted.includes(id));
       const poison = acceptedInBoth[Math.floor(acceptedInBoth.length / 3)];
-      const poisoned = await scenario(
-        'poison',
-        async () => ({ doneAtFault: undefined }),
-        { NL2API_POISON: poison },
-      );
+      const poisoned = await scenario('poison', async () => ({ doneAtFault: undefined }), { NL2API_POISON: poison });
       const out = poisoned.run.out;
-      const without = (dir: string, file: string) => (existsSync(path.join(dir, file)) ? read(dir, file).split('\n').filter((line) => line && (JSON.parse(line) as { sample_id?: string; id?: string }).sample_id !== poison && (JSON.parse(line) as { id?: string }).id !== poison) : []);
-      const sampleFiles = formulations.flatMap((f) => readdirSync(path.join(referenceDir, f)).filter((name) => name.endsWith('.jsonl')).map((name) => `${f}/${name}`));
-      const differingSamples = sampleFiles.filter((file) => JSON.stringify(without(out, file)) !== JSON.stringify(without(referenceDir, file)));
-      const poisonRejections = read(out, 'rejections.jsonl').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { id: string; formulation: string; category: string; message: string }).filter((r) => r.id === poison);
-      const rejectionsOtherwiseEqual = JSON.stringify(without(out, 'rejections.jsonl')) === JSON.stringify(without(referenceDir, 'rejections.jsonl'));
-      const manifestFiles = (dir: string) => (JSON.parse(read(dir, 'manifest.json')) as { files: { path: string; sha256: string }[] }).files;
+      const without = (dir: string, file: string) =>
+        existsSync(path.join(dir, file))
+          ? read(dir, file)
+              .split('\n')
+              .filter(
+                (line) =>
+                  line &&
+                  (JSON.parse(line) as { sample_id?: string; id?: string }).sample_id !== poison &&
+                  (JSON.parse(line) as { id?: string }).id !== poison,
+              )
+          : [];
+      const sampleFiles = formulations.flatMap((f) =>
+        readdirSync(path.join(referenceDir, f))
+          .filter((name) => name.endsWith('.jsonl'))
+          .map((name) => `${f}/${name}`),
+      );
+      const differingSamples = sampleFiles.filter(
+        (file) => JSON.stringify(without(out, file)) !== JSON.stringify(without(referenceDir, file)),
+      );
+      const poisonRejections = read(out, 'rejections.jsonl')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { id: string; formulation: string; category: string; message: string })
+        .filter((r) => r.id === poison);
+      const rejectionsOtherwiseEqual =
+        JSON.stringify(without(out, 'rejections.jsonl')) === JSON.stringify(without(referenceDir, 'rejections.jsonl'));
+      const manifestFiles = (dir: string) =>
+        (JSON.parse(read(dir, 'manifest.json')) as { files: { path: string; sha256: string }[] }).files;
       const refFiles = new Map(manifestFiles(referenceDir).map((f) => [f.path, f.sha256]));
-      const otherDiffering = manifestFiles(out).filter((f) => !f.path.endsWith('.jsonl') && refFiles.get(f.path) !== f.sha256).map((f) => f.path);
-      const poisonOk = differingSamples.length === 0 && rejectionsOtherwiseEqual && poisonRejections.length === formulations.length && poisonRejections.every((r) => r.category === 'job_failed');
-      faults.poison = { ...poisoned.result, poisonedInstance: poison, poisonRejections, sampleFilesDifferingBeyondThePoisonedLines: differingSamples, rejectionsOtherwiseEqual, otherFilesDiffering: otherDiffering, asExpected: poisonOk };
+      const otherDiffering = manifestFiles(out)
+        .filter((f) => !f.path.endsWith('.jsonl') && refFiles.get(f.path) !== f.sha256)
+        .map((f) => f.path);
+      const poisonOk =
+        differingSamples.length === 0 &&
+        rejectionsOtherwiseEqual &&
+        poisonRejections.length === formulations.length &&
+        poisonRejections.every((r) => r.category === 'job_failed');
+      faults.poison = {
+        ...poisoned.result,
+        poisonedInstance: poison,
+        poisonRejections,
+        sampleFilesDifferingBeyondThePoisonedLines: differingSamples,
+        rejectionsOtherwiseEqual,
+        otherFilesDiffering: otherDiffering,
+        asExpected: poisonOk,
+      };
       faultLines(
         `(c) poison instance ${poison} (NL2API_POISON; dead workers restarted: ${poisoned.result.supervisorRestarts as number})`,
         poisoned.result,
@@ -725,7 +1017,9 @@ export async function queueBench(birdDir: string, work: string, log: (line: stri
     lines.push(`  queue section: ${fmt(performance.now() - sectionStarted)}`);
     if (builtCodeMtime() !== builtAt) {
       // Every cache key holds the code's fingerprint: runs on either side of a rebuild share nothing.
-      lines.push('  WARNING: dist/ was rebuilt while the queue bench ran; cache-dependent figures (nightly, gold warm) are not valid');
+      lines.push(
+        '  WARNING: dist/ was rebuilt while the queue bench ran; cache-dependent figures (nightly, gold warm) are not valid',
+      );
       report.distRebuiltDuringBench = true;
     }
     return { report, lines };

@@ -20,8 +20,16 @@ export interface CliProcess {
 }
 
 /** `detached`: in a process group of its own, as a terminal runs a foreground job (bench/interrupt.ts). */
-export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, options: { cwd?: string; detached?: boolean } = {}): CliProcess {
-  const child = spawn(process.execPath, [CLI(), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...options });
+export function startCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  options: { cwd?: string; detached?: boolean } = {},
+): CliProcess {
+  const child = spawn(process.execPath, [CLI(), ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...options,
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
@@ -31,7 +39,10 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}, o
 }
 
 /** Runs the CLI to its end. */
-export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCli(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const process_ = startCli(args, env);
   const code = await process_.exited;
   return { code, stdout: process_.stdout(), stderr: process_.stderr() };
@@ -47,13 +58,31 @@ export interface WorkerSpec {
 }
 
 export function startWorker(spec: WorkerSpec): CliProcess {
-  const args = ['worker', '--queue', spec.url, '--queue-prefix', spec.prefix, '--concurrency', String(spec.concurrency ?? 2), '--lock-duration', String(spec.lockDurationMs ?? 2000), '--grace', '10'];
+  const args = [
+    'worker',
+    '--queue',
+    spec.url,
+    '--queue-prefix',
+    spec.prefix,
+    '--concurrency',
+    String(spec.concurrency ?? 2),
+    '--lock-duration',
+    String(spec.lockDurationMs ?? 2000),
+    '--grace',
+    '10',
+  ];
   if (spec.stages) args.push('--stages', spec.stages);
   return startCli(args, spec.env);
 }
 
 /** Resolves once `ready(progress)` holds for the run (polled), or rejects after `timeoutMs`. */
-export async function waitForProgress(url: string, prefix: string, runId: string, ready: (progress: StageProgress[]) => boolean, timeoutMs = 60_000): Promise<StageProgress[]> {
+export async function waitForProgress(
+  url: string,
+  prefix: string,
+  runId: string,
+  ready: (progress: StageProgress[]) => boolean,
+  timeoutMs = 60_000,
+): Promise<StageProgress[]> {
   const redis = redisConnection(url);
   const registry = new RunRegistry(redis, prefix);
   const deadline = Date.now() + timeoutMs;
@@ -61,7 +90,10 @@ export async function waitForProgress(url: string, prefix: string, runId: string
     for (;;) {
       const progress = await registry.progress(runId).catch(() => []);
       if (ready(progress)) return progress;
-      if (Date.now() > deadline) throw new Error(`run ${runId}: progress condition not met within ${timeoutMs} ms (${JSON.stringify(progress)})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `run ${runId}: progress condition not met within ${timeoutMs} ms (${JSON.stringify(progress)})`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   } finally {
@@ -70,4 +102,5 @@ export async function waitForProgress(url: string, prefix: string, runId: string
 }
 
 /** Jobs done in a stage group so far. */
-export const doneIn = (progress: readonly StageProgress[], group: string): number => progress.find((p) => p.group === group)?.done ?? 0;
+export const doneIn = (progress: readonly StageProgress[], group: string): number =>
+  progress.find((p) => p.group === group)?.done ?? 0;

@@ -62,11 +62,16 @@ export async function startRedisServer(options: RedisServerOptions): Promise<Red
   const dir = options.dir ?? mkdtempSync(path.join(os.tmpdir(), 'nl2api-redis-'));
   const port = options.port ?? (await freePort());
   const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--dir', dir,
-    '--daemonize', 'no',
-    '--save', '',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--daemonize',
+    'no',
+    '--save',
+    '',
     ...(options.persistence ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
   ];
   let child: ChildProcess;
@@ -104,7 +109,9 @@ async function launch(args: string[], port: number): Promise<ChildProcess> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
     if (failure || exited(child)) {
-      throw new Error(`redis-server on port ${port} did not start: ${failure?.message ?? `exit ${child.exitCode}`}\n${output}`);
+      throw new Error(
+        `redis-server on port ${port} did not start: ${failure?.message ?? `exit ${child.exitCode}`}\n${output}`,
+      );
     }
     if (await answersPing(port)) return child;
     if (Date.now() > deadline) {
@@ -176,7 +183,12 @@ function onPath(binary: string): boolean {
 }
 
 /** A test Redis and two connections to it (two workers, as far as the code under test can tell). */
-export async function connectedPair(): Promise<{ server: TestRedis; redis: Redis; other: Redis; close: () => Promise<void> }> {
+export async function connectedPair(): Promise<{
+  server: TestRedis;
+  redis: Redis;
+  other: Redis;
+  close: () => Promise<void>;
+}> {
   const server = await redisForTests();
   const redis = redisConnection(server.url);
   const other = redisConnection(server.url);

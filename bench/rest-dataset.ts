@@ -34,7 +34,9 @@ export function restDatasetFigures(outDir: string): RestDatasetFigures {
   let samples = 0;
   let args = 0;
   for (const file of readdirSync(path.join(outDir, 'rest')).filter((f) => f.endsWith('.jsonl'))) {
-    for (const line of readFileSync(path.join(outDir, 'rest', file), 'utf8').split('\n').filter(Boolean)) {
+    for (const line of readFileSync(path.join(outDir, 'rest', file), 'utf8')
+      .split('\n')
+      .filter(Boolean)) {
       const sample = JSON.parse(line) as { output: { arguments: Record<string, unknown> }[] };
       samples++;
       args += Object.keys(sample.output[0].arguments).length;

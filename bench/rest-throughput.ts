@@ -21,8 +21,14 @@ export interface EndpointThroughput extends Throughput {
 
 const SHAPES: { shape: string; matches: (sql: string) => boolean }[] = [
   { shape: 'simple lookup', matches: (sql) => !/\bJOIN\b|\(|\bORDER\b|\bGROUP\b/i.test(sql) && /\bWHERE\b/i.test(sql) },
-  { shape: 'join + aggregate', matches: (sql) => /\bJOIN\b/i.test(sql) && /\b(COUNT|SUM|AVG)\s*\(/i.test(sql) && !/\bORDER\b/i.test(sql) },
-  { shape: 'ORDER BY … LIMIT', matches: (sql) => /\bORDER\s+BY\b[\s\S]*\bLIMIT\b/i.test(sql) && /\bWHERE\b/i.test(sql) },
+  {
+    shape: 'join + aggregate',
+    matches: (sql) => /\bJOIN\b/i.test(sql) && /\b(COUNT|SUM|AVG)\s*\(/i.test(sql) && !/\bORDER\b/i.test(sql),
+  },
+  {
+    shape: 'ORDER BY … LIMIT',
+    matches: (sql) => /\bORDER\s+BY\b[\s\S]*\bLIMIT\b/i.test(sql) && /\bWHERE\b/i.test(sql),
+  },
 ];
 
 export async function restThroughput(
@@ -35,7 +41,8 @@ export async function restThroughput(
       const db = databases.get(instance.dbId);
       if (!db || !matches(instance.sql)) continue;
       const synthesized = synthesizeFromTemplate(instance, db, 'bench');
-      if (synthesized.ok && synthesized.value.spec.parameters.length > 0) return { shape, instance, db, endpoint: synthesized.value };
+      if (synthesized.ok && synthesized.value.spec.parameters.length > 0)
+        return { shape, instance, db, endpoint: synthesized.value };
     }
     throw new Error(`no question of shape "${shape}" synthesizes`);
   });

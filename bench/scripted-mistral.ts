@@ -35,7 +35,13 @@ export interface WireEndpoint {
   operation_id: string;
   summary: string;
   description: string;
-  parameters: { name: string; type: string; description: string; required: boolean; example?: string | number | boolean }[];
+  parameters: {
+    name: string;
+    type: string;
+    description: string;
+    required: boolean;
+    example?: string | number | boolean;
+  }[];
   sql: string;
   response_description: string;
   arguments: Record<string, string | number | boolean | null>;
@@ -115,7 +121,12 @@ const AGENT_MARKERS: [Agent, string][] = (
     ['judge', 'rest-judge'],
     ['dedup', 'rest-dedup'],
   ] as const
-).map(([agent, name]) => [agent, readFileSync(path.join(PROMPTS_DIR, `${name}.system.md`), 'utf8').split('\n')[0].trim()]);
+).map(([agent, name]) => [
+  agent,
+  readFileSync(path.join(PROMPTS_DIR, `${name}.system.md`), 'utf8')
+    .split('\n')[0]
+    .trim(),
+]);
 
 export function agentOf(messages: readonly ChatMessage[]): Agent {
   const system = messages.find((m) => m.role === 'system')?.content ?? '';
@@ -129,7 +140,12 @@ export function promptInstances(messages: readonly ChatMessage[]): { db: string;
   const instances: PromptInstance[] = [];
   const block = /^instance_id: (".*")\nquestion: (.*)\nevidence: (.*)\nsql: (.*)$/gm;
   for (const match of user.matchAll(block)) {
-    instances.push({ id: JSON.parse(match[1]) as string, question: match[2], evidence: match[3], sql: match[4].trim() });
+    instances.push({
+      id: JSON.parse(match[1]) as string,
+      question: match[2],
+      evidence: match[3],
+      sql: match[4].trim(),
+    });
   }
   return { db, instances };
 }
@@ -146,7 +162,13 @@ export function goodEndpoint(instance: PromptInstance, sql: string = instance.sq
   const args: WireEndpoint['arguments'] = {};
   if (literal) {
     text = `${text.slice(0, literal.index)}${literal[1]} :value${text.slice(literal.index + literal[0].length)}`;
-    parameters.push({ name: 'value', type: 'string', description: 'The value compared with', required: true, example: literal[2] });
+    parameters.push({
+      name: 'value',
+      type: 'string',
+      description: 'The value compared with',
+      required: true,
+      example: literal[2],
+    });
     args.value = literal[2];
   }
   return {
@@ -183,7 +205,12 @@ export async function startScriptedMistral(behaviour: Behaviour = {}): Promise<S
         const { db, instances } = promptInstances(record.messages);
         const key = (id: string) => `${db}/${id}`;
         for (const i of instances) attempts.set(key(i.id), (attempts.get(key(i.id)) ?? 0) + 1);
-        const ctx: SynthesisContext = { db, instances, attempt: Object.fromEntries(instances.map((i) => [i.id, attempts.get(key(i.id))!])), messages: record.messages };
+        const ctx: SynthesisContext = {
+          db,
+          instances,
+          attempt: Object.fromEntries(instances.map((i) => [i.id, attempts.get(key(i.id))!])),
+          messages: record.messages,
+        };
         record.db = db;
         record.instances = instances.map((i) => i.id);
         const override = b.synthesisReply?.(ctx);
@@ -197,7 +224,10 @@ export async function startScriptedMistral(behaviour: Behaviour = {}): Promise<S
       case 'judge': {
         const user = record.messages.find((m) => m.role === 'user')?.content ?? '';
         const question = /^Question: (.*)$/m.exec(user)?.[1] ?? '';
-        const decision = b.judge?.({ question, messages: record.messages }) ?? { verdict: 'yes', rationale: 'scripted: the response holds the asked values' };
+        const decision = b.judge?.({ question, messages: record.messages }) ?? {
+          verdict: 'yes',
+          rationale: 'scripted: the response holds the asked values',
+        };
         return 'verdict' in decision ? { content: JSON.stringify(decision) } : decision;
       }
       case 'dedup':
@@ -212,8 +242,22 @@ export async function startScriptedMistral(behaviour: Behaviour = {}): Promise<S
     req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
     req.on('end', () => {
       const body = (raw ? JSON.parse(raw) : {}) as Record<string, unknown>;
-      const messages = Array.isArray(body.messages) ? (body.messages as { role: string; content: unknown }[]).map((m) => ({ role: m.role, content: textOf(m.content) })) : [];
-      const record: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, agent: agentOf(messages), messages, status: 0, abandoned: false };
+      const messages = Array.isArray(body.messages)
+        ? (body.messages as { role: string; content: unknown }[]).map((m) => ({
+            role: m.role,
+            content: textOf(m.content),
+          }))
+        : [];
+      const record: RecordedRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body,
+        agent: agentOf(messages),
+        messages,
+        status: 0,
+        abandoned: false,
+      };
       requests.push(record);
       res.on('close', () => {
         if (!res.writableFinished) record.abandoned = true;
@@ -233,7 +277,12 @@ export async function startScriptedMistral(behaviour: Behaviour = {}): Promise<S
         const status = reply.status ?? 200;
         record.status = status;
         if (status !== 200) {
-          return send(res, status, reply.headers ?? {}, { object: 'error', message: reply.content ?? `scripted ${status}`, type: 'scripted', code: String(status) });
+          return send(res, status, reply.headers ?? {}, {
+            object: 'error',
+            message: reply.content ?? `scripted ${status}`,
+            type: 'scripted',
+            code: String(status),
+          });
         }
         const content = reply.content ?? '';
         const promptText = messages.map((m) => m.content).join('\n');
@@ -274,7 +323,8 @@ export async function startScriptedMistral(behaviour: Behaviour = {}): Promise<S
 
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part) => (typeof part === 'string' ? part : ((part as { text?: string }).text ?? ''))).join('');
+  if (Array.isArray(content))
+    return content.map((part) => (typeof part === 'string' ? part : ((part as { text?: string }).text ?? ''))).join('');
   return '';
 }
 

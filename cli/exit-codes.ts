@@ -14,12 +14,18 @@ export const EXIT_INTERRUPTED = 130;
 export function runVerdict(stats: RunStats, strict: boolean): { code: number; reason?: string } {
   const formulations = Object.values(stats.formulations);
   if (formulations.every((f) => f.total.accepted === 0)) {
-    return { code: EXIT_NOTHING_PRODUCED, reason: 'no sample was produced: every question was rejected (see the warnings above and rejections.jsonl)' };
+    return {
+      code: EXIT_NOTHING_PRODUCED,
+      reason: 'no sample was produced: every question was rejected (see the warnings above and rejections.jsonl)',
+    };
   }
   // Ingest rejections count in every formulation: the largest count is the number of bad records.
   const badInput = Math.max(...formulations.map((f) => f.stages.ingest?.rejected ?? 0));
   if (strict && badInput > 0) {
-    return { code: EXIT_BAD_INPUT, reason: `--strict: ${badInput} input record${badInput === 1 ? ' was' : 's were'} bad (ingest bad_input in rejections.jsonl)` };
+    return {
+      code: EXIT_BAD_INPUT,
+      reason: `--strict: ${badInput} input record${badInput === 1 ? ' was' : 's were'} bad (ingest bad_input in rejections.jsonl)`,
+    };
   }
   return { code: EXIT_OK };
 }

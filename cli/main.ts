@@ -69,10 +69,17 @@ export function buildProgram(): Command {
       .description('generate SLOT/SEL/REST datasets from a source (BIRD layout, or JSONL + SQLite dir)')
       .option('--source <dir>', 'dataset source directory (or question file)')
       .option('--dataset-name <name>', "the samples' dataset_name (default: from the source, e.g. bird-dev)")
-      .option('--formulations <list>', withDefault(`comma-separated: ${FORMULATIONS.join(',')}`, CONFIG_DEFAULTS.formulations), commaList)
+      .option(
+        '--formulations <list>',
+        withDefault(`comma-separated: ${FORMULATIONS.join(',')}`, CONFIG_DEFAULTS.formulations),
+        commaList,
+      )
       .option('--out <dir>', withDefault('output directory', CONFIG_DEFAULTS.out))
       .option('--db <id...>', 'only these databases (repeatable)')
-      .option('--strict', 'exit 3 when any input record is bad (an unusable database, a malformed record), not only when nothing is produced'),
+      .option(
+        '--strict',
+        'exit 3 when any input record is bad (an unusable database, a malformed record), not only when nothing is produced',
+      ),
   );
   run.action(async (flags: GenerateFlags, command: Command) => {
     process.exitCode = await runGenerate(flags, command);
@@ -106,17 +113,26 @@ export function buildProgram(): Command {
   addQueueCommands(program, withRunOptions, (flags, command) => configFromFlags(flags, command));
   // After an invalid option or argument, its error and where to look: the whole help would bury the error.
   for (const command of [program, ...program.commands]) {
-    command.showHelpAfterError(command === program ? '(run nl2api --help for the commands)' : `(run nl2api ${command.name()} --help for the options)`);
+    command.showHelpAfterError(
+      command === program
+        ? '(run nl2api --help for the commands)'
+        : `(run nl2api ${command.name()} --help for the options)`,
+    );
   }
   return program;
 }
 
 async function runServe(flags: ServeFlags): Promise<number> {
-  const config = await loadConfig({ file: flags.config, flags: { source: flags.source, out: flags.out, dbIds: flags.db, sqlWorkers: flags.sqlWorkers } });
+  const config = await loadConfig({
+    file: flags.config,
+    flags: { source: flags.source, out: flags.out, dbIds: flags.db, sqlWorkers: flags.sqlWorkers },
+  });
   const { serveDataset } = await import('../pipeline/serve.js');
   const handle = await serveDataset({ config, host: flags.host, port: flags.port });
   for (const { dbId, endpoints } of handle.databases) process.stdout.write(`${dbId}: ${endpoints} endpoints\n`);
-  process.stdout.write(`serving on ${handle.server.url} (OpenAPI: ${handle.server.url}/openapi.json, docs: ${handle.server.url}/docs)\n`);
+  process.stdout.write(
+    `serving on ${handle.server.url} (OpenAPI: ${handle.server.url}/openapi.json, docs: ${handle.server.url}/docs)\n`,
+  );
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
@@ -127,16 +143,29 @@ async function runServe(flags: ServeFlags): Promise<number> {
 
 function withRunOptions(command: Command): Command {
   return command
-    .addOption(new Option('--pool <pool>', withDefault('tool pool', CONFIG_DEFAULTS.pool)).choices(['extended', 'paper']))
+    .addOption(
+      new Option('--pool <pool>', withDefault('tool pool', CONFIG_DEFAULTS.pool)).choices(['extended', 'paper']),
+    )
     .option('--concurrency <n>', withDefault('items in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
     .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
     .option('--config <file>', 'JSON config file (flags override it)')
     .option('--no-cache', 'recompute everything (results are still cached)')
     .option('--cache-dir <dir>', withDefault('run store directory', '<out>/.cache'))
     .option('--no-fingerprint-cache', 'hash every database file (do not trust an unchanged size and mtime)')
-    .addOption(new Option('--progress <mode>', withDefault('progress display (auto: bars on a terminal)', CONFIG_DEFAULTS.progress)).choices(['auto', 'bar', 'log', 'none']))
     .addOption(
-      new Option('--synthesizer <who>', withDefault('REST endpoint synthesizer (auto: the LLM when one is configured)', CONFIG_DEFAULTS.rest.synthesizer)).choices(['auto', 'template', 'llm']),
+      new Option(
+        '--progress <mode>',
+        withDefault('progress display (auto: bars on a terminal)', CONFIG_DEFAULTS.progress),
+      ).choices(['auto', 'bar', 'log', 'none']),
+    )
+    .addOption(
+      new Option(
+        '--synthesizer <who>',
+        withDefault(
+          'REST endpoint synthesizer (auto: the LLM when one is configured)',
+          CONFIG_DEFAULTS.rest.synthesizer,
+        ),
+      ).choices(['auto', 'template', 'llm']),
     )
     .addOption(new Option('--llm-provider <provider>', llmProviderHelp()).choices(PROVIDER_NAMES))
     .option('--llm-model <name>', 'LLM model name')
@@ -144,13 +173,17 @@ function withRunOptions(command: Command): Command {
     .option('--queue <url>', 'run on the BullMQ queue backend at this Redis URL (e.g. redis://127.0.0.1:6379)')
     .option('--no-local-workers', 'with --queue: only enqueue and wait (work is done by `nl2api worker`s)')
     .option('--run <id>', 'with --queue: attach to this run (a restarted driver resumes it)')
-    .option('--queue-prefix <prefix>', 'with --queue: key prefix in Redis (default nl2api; workers must use the same --queue-prefix)');
+    .option(
+      '--queue-prefix <prefix>',
+      'with --queue: key prefix in Redis (default nl2api; workers must use the same --queue-prefix)',
+    );
 }
 
 /** Which environment variable each provider's API key is read from, as its PROVIDERS entry says. */
 function llmProviderHelp(): string {
-  const keys = Object.entries(PROVIDERS).map(([name, { apiKey }]) =>
-    `${name}: ${apiKey ? `${apiKey.env}${apiKey.optionalWithBaseUrl ? ' (none needed with --llm-base-url)' : ''}` : 'none'}`,
+  const keys = Object.entries(PROVIDERS).map(
+    ([name, { apiKey }]) =>
+      `${name}: ${apiKey ? `${apiKey.env}${apiKey.optionalWithBaseUrl ? ' (none needed with --llm-base-url)' : ''}` : 'none'}`,
   );
   return `LLM provider (API key from the environment: ${keys.join('; ')})`;
 }
@@ -242,7 +275,9 @@ export async function main(argv: string[] = process.argv): Promise<void> {
     ) {
       process.stderr.write(`nl2api: ${error.message}\n`);
     } else {
-      process.stderr.write(`nl2api: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.stderr.write(
+        `nl2api: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
     }
     process.exitCode = EXIT_ERROR;
   }

@@ -20,52 +20,85 @@ interface QueueFlags {
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
 
-export function addQueueCommands(program: Command, generateOptions: (command: Command) => Command, configOf: (flags: Record<string, unknown>, command: Command) => Promise<Config>): void {
+export function addQueueCommands(
+  program: Command,
+  generateOptions: (command: Command) => Command,
+  configOf: (flags: Record<string, unknown>, command: Command) => Promise<Config>,
+): void {
   const withQueue = (command: Command) =>
-    command.option('--queue <url>', 'Redis URL of the queue backend', process.env.REDIS_URL ?? DEFAULT_URL).option('--queue-prefix <prefix>', 'key prefix in Redis (the same as the run\'s)', DEFAULT_PREFIX);
+    command
+      .option('--queue <url>', 'Redis URL of the queue backend', process.env.REDIS_URL ?? DEFAULT_URL)
+      .option('--queue-prefix <prefix>', "key prefix in Redis (the same as the run's)", DEFAULT_PREFIX);
 
-  withQueue(program.command('worker').description('work on queued runs: any number of workers, on any machine that reaches Redis and the databases'))
+  withQueue(
+    program
+      .command('worker')
+      .description('work on queued runs: any number of workers, on any machine that reaches Redis and the databases'),
+  )
     .option('--concurrency <n>', 'jobs in flight per stage group', positiveInt, 4)
     .option('--stages <list>', `stage groups to work on (default all): ${STAGE_GROUPS.join(',')}`, stageList)
     .option('--sql-workers <n>', 'SQL worker processes', positiveInt, 2)
     .option('--lock-duration <ms>', 'a job whose worker died is taken back after this long', positiveInt, 30_000)
     .option('--max-stalls <n>', 'a job whose worker died more often than this fails (a poison job)', positiveInt, 2)
-    .option('--grace <s>', 'on SIGTERM, finish the jobs in hand for at most this long, then return them', positiveInt, 30)
-    .action(async (flags: QueueFlags & { concurrency: number; stages?: StageGroup[]; sqlWorkers: number; lockDuration: number; maxStalls: number; grace: number }) => {
-      const { checkRedis } = await import('../pipeline/queue/redis-check.js');
-      await checkRedis(flags.queue);
-      const { QueueWorker } = await import('../pipeline/queue/worker.js');
-      const { scheduledRunProcessor } = await import('../pipeline/queue/scheduled-run.js');
-      const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-      const workers = await QueueWorker.start({
-        url: flags.queue,
-        prefix: flags.queuePrefix,
-        concurrency: flags.concurrency,
-        groups: flags.stages,
-        sqlWorkers: flags.sqlWorkers,
-        lockDurationMs: flags.lockDuration,
-        maxStalls: flags.maxStalls,
-        log,
-        driveRun: scheduledRunProcessor({ url: flags.queue, prefix: flags.queuePrefix, log }),
-      });
-      // Load what the first jobs will need (the LLM clients, the REST server) while the worker waits for them.
-      void import('../pipeline/rest-llm-services.js').then(() => import('../runtime/rest/server.js')).catch(() => {});
-      const signal = await new Promise<NodeJS.Signals>((resolve) => {
-        process.once('SIGINT', () => resolve('SIGINT'));
-        process.once('SIGTERM', () => resolve('SIGTERM'));
-      });
-      log(`worker: ${signal}: finishing the jobs in hand (at most ${flags.grace} s)`);
-      const finished = await Promise.race([workers.close().then(() => true), sleep(flags.grace * 1000).then(() => false)]);
-      if (!finished) {
-        log('worker: grace period over: the jobs in hand go back to the queue');
-        await workers.close(true);
-      }
-      log('worker: stopped');
-    });
+    .option(
+      '--grace <s>',
+      'on SIGTERM, finish the jobs in hand for at most this long, then return them',
+      positiveInt,
+      30,
+    )
+    .action(
+      async (
+        flags: QueueFlags & {
+          concurrency: number;
+          stages?: StageGroup[];
+          sqlWorkers: number;
+          lockDuration: number;
+          maxStalls: number;
+          grace: number;
+        },
+      ) => {
+        const { checkRedis } = await import('../pipeline/queue/redis-check.js');
+        await checkRedis(flags.queue);
+        const { QueueWorker } = await import('../pipeline/queue/worker.js');
+        const { scheduledRunProcessor } = await import('../pipeline/queue/scheduled-run.js');
+        const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+        const workers = await QueueWorker.start({
+          url: flags.queue,
+          prefix: flags.queuePrefix,
+          concurrency: flags.concurrency,
+          groups: flags.stages,
+          sqlWorkers: flags.sqlWorkers,
+          lockDurationMs: flags.lockDuration,
+          maxStalls: flags.maxStalls,
+          log,
+          driveRun: scheduledRunProcessor({ url: flags.queue, prefix: flags.queuePrefix, log }),
+        });
+        // Load what the first jobs will need (the LLM clients, the REST server) while the worker waits for them.
+        void import('../pipeline/rest-llm-services.js').then(() => import('../runtime/rest/server.js')).catch(() => {});
+        const signal = await new Promise<NodeJS.Signals>((resolve) => {
+          process.once('SIGINT', () => resolve('SIGINT'));
+          process.once('SIGTERM', () => resolve('SIGTERM'));
+        });
+        log(`worker: ${signal}: finishing the jobs in hand (at most ${flags.grace} s)`);
+        const finished = await Promise.race([
+          workers.close().then(() => true),
+          sleep(flags.grace * 1000).then(() => false),
+        ]);
+        if (!finished) {
+          log('worker: grace period over: the jobs in hand go back to the queue');
+          await workers.close(true);
+        }
+        log('worker: stopped');
+      },
+    );
 
-  withQueue(program.command('status').description('progress of a queued run per stage: planned, done, failed, waiting/active, rate, ETA'))
+  withQueue(
+    program
+      .command('status')
+      .description('progress of a queued run per stage: planned, done, failed, waiting/active, rate, ETA'),
+  )
     .option('--run <id>', 'the run (default: the newest)')
-    .option('--failed', 'also list the run\'s failed jobs (kept in Redis for a month) with their reasons')
+    .option('--failed', "also list the run's failed jobs (kept in Redis for a month) with their reasons")
     .action(async (flags: QueueFlags & { run?: string; failed?: boolean }) => {
       process.exitCode = await withRegistry(flags, async (registry, queues) => {
         const runId = flags.run ?? (await registry.list(1))[0]?.runId;
@@ -75,21 +108,42 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
           return 1;
         }
         const elapsed = ((record.finishedAt ?? Date.now()) - record.createdAt) / 1000;
-        process.stdout.write(`run ${record.runId}: ${record.state}, ${record.dataset}, ${elapsed.toFixed(0)} s${record.error ? ` (${record.error})` : ''}\n`);
-        const rows: string[][] = [['stage', 'planned', 'done', 'failed', 'queue waiting', 'queue active', 'rate', 'ETA']];
+        process.stdout.write(
+          `run ${record.runId}: ${record.state}, ${record.dataset}, ${elapsed.toFixed(0)} s${record.error ? ` (${record.error})` : ''}\n`,
+        );
+        const rows: string[][] = [
+          ['stage', 'planned', 'done', 'failed', 'queue waiting', 'queue active', 'rate', 'ETA'],
+        ];
         for (const p of await registry.progress(record.runId)) {
-          const counts = await queues(p.group).getJobCounts('waiting', 'active', 'waiting-children', 'delayed', 'prioritized');
+          const counts = await queues(p.group).getJobCounts(
+            'waiting',
+            'active',
+            'waiting-children',
+            'delayed',
+            'prioritized',
+          );
           const rate = elapsed > 0 ? p.done / elapsed : 0;
           const left = p.total - p.done - p.failed;
-          const eta = left === 0 ? '-' : rate > 0 && record.state === 'running' ? formatDuration((left / rate) * 1000) : '?';
-          rows.push([p.group, `${p.total}`, `${p.done}`, `${p.failed}`, `${(counts.waiting ?? 0) + (counts['waiting-children'] ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0)}`, `${counts.active ?? 0}`, formatRate(rate), eta]);
+          const eta =
+            left === 0 ? '-' : rate > 0 && record.state === 'running' ? formatDuration((left / rate) * 1000) : '?';
+          rows.push([
+            p.group,
+            `${p.total}`,
+            `${p.done}`,
+            `${p.failed}`,
+            `${(counts.waiting ?? 0) + (counts['waiting-children'] ?? 0) + (counts.delayed ?? 0) + (counts.prioritized ?? 0)}`,
+            `${counts.active ?? 0}`,
+            formatRate(rate),
+            eta,
+          ]);
         }
         process.stdout.write(`${textTable(rows)}\n`);
         if (flags.failed) {
           const failed = [['job', 'stage', 'attempts', 'reason']];
           for (const group of STAGE_GROUPS) {
             for (const job of await queues(group).getFailed()) {
-              if (job.id?.startsWith(`${record.runId}.`)) failed.push([job.id, group, `${job.attemptsMade}`, job.failedReason ?? '']);
+              if (job.id?.startsWith(`${record.runId}.`))
+                failed.push([job.id, group, `${job.attemptsMade}`, job.failedReason ?? '']);
             }
           }
           process.stdout.write(failed.length > 1 ? `\nfailed jobs:\n${textTable(failed)}\n` : '\nno failed jobs\n');
@@ -104,9 +158,18 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
       process.exitCode = await withRegistry(flags, async (registry) => {
         const rows = [['run', 'state', 'dataset', 'started', 'duration', 'outcome']];
         for (const r of await registry.list(flags.limit)) {
-          const outcome = Object.entries(r.outcome ?? {}).map(([f, c]) => `${f} ${c.accepted}/${c.input}`).join(', ');
+          const outcome = Object.entries(r.outcome ?? {})
+            .map(([f, c]) => `${f} ${c.accepted}/${c.input}`)
+            .join(', ');
           const duration = r.finishedAt ? `${((r.finishedAt - r.createdAt) / 1000).toFixed(1)} s` : '-';
-          rows.push([r.runId, r.state, r.dataset, new Date(r.createdAt).toISOString(), duration, outcome || (r.error ?? '')]);
+          rows.push([
+            r.runId,
+            r.state,
+            r.dataset,
+            new Date(r.createdAt).toISOString(),
+            duration,
+            outcome || (r.error ?? ''),
+          ]);
         }
         process.stdout.write(rows.length > 1 ? `${textTable(rows)}\n` : 'no runs yet\n');
         return 0;
@@ -116,9 +179,11 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
   generateOptions(
     program
       .command('schedule')
-      .description('register a (nightly) regeneration with the job scheduler; each run writes a new version under --out')
+      .description(
+        'register a (nightly) regeneration with the job scheduler; each run writes a new version under --out',
+      )
       .option('--cron <pattern>', 'cron pattern, e.g. "0 2 * * *"')
-      .option('--tz <zone>', 'time zone of the pattern (default: the server\'s)')
+      .option('--tz <zone>', "time zone of the pattern (default: the server's)")
       .option('--name <name>', 'scheduler name (one schedule per name)', 'nightly')
       .option('--now', 'also enqueue one run now')
       .option('--list', 'list the registered schedules')
@@ -133,7 +198,9 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
     const { redactedUrl } = await import('../pipeline/queue/connection.js');
     const { persistent } = await checkRedis(url);
     if (flags.cron && persistent === false) {
-      process.stderr.write(`warning: Redis at ${redactedUrl(url)} does not persist (no AOF, no RDB save points): a restart loses the schedule and its queued runs (README: "Starting Redis for the queue")\n`);
+      process.stderr.write(
+        `warning: Redis at ${redactedUrl(url)} does not persist (no AOF, no RDB save points): a restart loses the schedule and its queued runs (README: "Starting Redis for the queue")\n`,
+      );
     }
     const { scheduleRuns } = await import('../pipeline/queue/schedule.js');
     const lines = await scheduleRuns({
@@ -154,11 +221,15 @@ export function addQueueCommands(program: Command, generateOptions: (command: Co
 
 async function withRegistry(
   flags: QueueFlags,
-  work: (registry: import('../pipeline/queue/registry.js').RunRegistry, queues: (group: StageGroup) => import('bullmq').Queue) => Promise<number>,
+  work: (
+    registry: import('../pipeline/queue/registry.js').RunRegistry,
+    queues: (group: StageGroup) => import('bullmq').Queue,
+  ) => Promise<number>,
 ): Promise<number> {
   const { checkRedis } = await import('../pipeline/queue/redis-check.js');
   await checkRedis(flags.queue);
-  const { closeConnection, commandConnection, ConnectionWatch, redactedUrl } = await import('../pipeline/queue/connection.js');
+  const { closeConnection, commandConnection, ConnectionWatch, redactedUrl } =
+    await import('../pipeline/queue/connection.js');
   const { RunRegistry } = await import('../pipeline/queue/registry.js');
   const { Queue } = await import('bullmq');
   const watch = new ConnectionWatch(flags.queue, (line) => process.stderr.write(`${line}\n`));
@@ -183,8 +254,13 @@ async function withRegistry(
 }
 
 function stageList(value: string): StageGroup[] {
-  const groups = value.split(',').map((v) => v.trim()).filter(Boolean);
-  for (const g of groups) if (!STAGE_GROUPS.includes(g as StageGroup)) throw new InvalidArgumentError(`unknown stage group ${g} (one of ${STAGE_GROUPS.join(', ')})`);
+  const groups = value
+    .split(',')
+    .map((v) => v.trim())
+    .filter(Boolean);
+  for (const g of groups)
+    if (!STAGE_GROUPS.includes(g as StageGroup))
+      throw new InvalidArgumentError(`unknown stage group ${g} (one of ${STAGE_GROUPS.join(', ')})`);
   return groups as StageGroup[];
 }
 

@@ -39,13 +39,19 @@ export const QueueConfigSchema = z
     /** Redis URL, e.g. redis://127.0.0.1:6379. */
     url: z.string().min(1),
     /** Key prefix of the queues, the store, the LLM cache and the run registry in Redis. */
-    prefix: z.string().regex(/^[A-Za-z0-9_-]+$/).default('nl2api'),
+    prefix: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .default('nl2api'),
     /** The driver also works on its run (false: only enqueue and wait for `nl2api worker`s). */
     localWorkers: z.boolean().default(true),
     /** Jobs in flight per stage group in the driver's own workers. */
     concurrency: z.number().int().min(1).max(1024).default(8),
     /** Attach to this run (a restarted driver resumes it); default: a new run id. */
-    runId: z.string().regex(/^[A-Za-z0-9_-]+$/).optional(),
+    runId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .optional(),
     /** Tries of a job (a crash, a fault) before it is a rejection. */
     attempts: z.number().int().min(1).max(100).default(3),
     /** A job whose worker died is taken back after this long. */
@@ -66,10 +72,16 @@ export const ConfigSchema = z
      * The output's license, a Hugging Face license id (`cc-by-sa-4.0`, `mit`, …), for a source
      * that states none or states it wrongly; by default the source's own (pipeline/sources/license.ts).
      */
-    license: z.string().regex(/^[a-z0-9][a-z0-9.+-]*$/).optional(),
+    license: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9.+-]*$/)
+      .optional(),
     /** Restrict the run to these databases (all when absent). */
     dbIds: z.array(z.string().min(1)).min(1).optional(),
-    formulations: z.array(FormulationSchema).min(1).default([...FORMULATIONS]),
+    formulations: z
+      .array(FormulationSchema)
+      .min(1)
+      .default([...FORMULATIONS]),
     /** `paper` reproduces the paper's 7 SLOT tools; `extended` adds our extensions. */
     pool: z.enum(['extended', 'paper']).default('extended'),
     /** Items in flight at once in the in-process runner. */
@@ -132,6 +144,11 @@ export function outputRelevantConfig(config: Config): Record<string, unknown> {
 
 /** What changes REST output: the rest knobs and, when an LLM is used, which one and how (never its key). */
 function restRelevantConfig(config: Config): Record<string, unknown> {
-  const llm = config.llm && { provider: config.llm.provider, model: config.llm.model, temperature: config.llm.temperature, maxTokens: config.llm.maxTokens ?? null };
+  const llm = config.llm && {
+    provider: config.llm.provider,
+    model: config.llm.model,
+    temperature: config.llm.temperature,
+    maxTokens: config.llm.maxTokens ?? null,
+  };
   return { ...config.rest, llm: llm ?? null };
 }

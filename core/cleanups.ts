@@ -12,7 +12,9 @@ export class Cleanups {
     try {
       await cleanup();
     } catch (error) {
-      this.failures.push(new Error(`${part}: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+      this.failures.push(
+        new Error(`${part}: ${error instanceof Error ? error.message : String(error)}`, { cause: error }),
+      );
     }
   }
 

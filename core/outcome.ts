@@ -5,9 +5,7 @@
  * category `internal_error`, so one item never takes down another.
  */
 
-export type Outcome<T> =
-  | { ok: true; value: T }
-  | { ok: false; category: string; message: string };
+export type Outcome<T> = { ok: true; value: T } | { ok: false; category: string; message: string };
 
 export function accept<T>(value: T): Outcome<T> {
   return { ok: true, value };

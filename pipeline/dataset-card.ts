@@ -30,7 +30,10 @@ export function datasetCard(run: RunDescription, stats: DeterministicStats): str
   ].join('\n');
 }
 
-const NAMES = Object.fromEntries(Object.entries(FORMULATION_DEFS).map(([f, def]) => [f, def.title])) as Record<Formulation, string>;
+const NAMES = Object.fromEntries(Object.entries(FORMULATION_DEFS).map(([f, def]) => [f, def.title])) as Record<
+  Formulation,
+  string
+>;
 
 // ---------------------------------------------------------------------------------------------
 // YAML front matter (Hugging Face dataset card metadata)
@@ -48,7 +51,9 @@ function frontMatter(run: RunDescription, stats: DeterministicStats, formulation
     '- text-generation',
     '- table-question-answering',
     'tags:',
-    ...['tool-calling', 'function-calling', 'text-to-sql', 'nl2sql', 'nl2api', ...formulations].map((tag) => `- ${yamlScalar(tag)}`),
+    ...['tool-calling', 'function-calling', 'text-to-sql', 'nl2sql', 'nl2api', ...formulations].map(
+      (tag) => `- ${yamlScalar(tag)}`,
+    ),
     'size_categories:',
     `- ${yamlScalar(sizeCategory(samples))}`,
     'source_datasets:',
@@ -75,20 +80,35 @@ export function yamlScalar(value: string): string {
 
 /** The split is named after the source's question file (`dev.json` → `dev`), as the Hub allows. */
 function splitName(questionFile: string): string {
-  const name = path.basename(questionFile, path.extname(questionFile)).toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  const name = path
+    .basename(questionFile, path.extname(questionFile))
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
   return /^[a-z]/.test(name) ? name : `split_${name}`;
 }
 
 /** The Hub's size buckets. */
 function sizeCategory(n: number): string {
-  const buckets: [number, string][] = [[1e3, 'n<1K'], [1e4, '1K<n<10K'], [1e5, '10K<n<100K'], [1e6, '100K<n<1M'], [1e7, '1M<n<10M']];
+  const buckets: [number, string][] = [
+    [1e3, 'n<1K'],
+    [1e4, '1K<n<10K'],
+    [1e5, '10K<n<100K'],
+    [1e6, '100K<n<1M'],
+    [1e7, '1M<n<10M'],
+  ];
   return buckets.find(([limit]) => n < limit)?.[1] ?? 'n>10M';
 }
 
 // ---------------------------------------------------------------------------------------------
 // Body
 
-function summary(run: RunDescription, stats: DeterministicStats, formulations: readonly Formulation[], dbs: readonly string[]): string {
+function summary(
+  run: RunDescription,
+  stats: DeterministicStats,
+  formulations: readonly Formulation[],
+  dbs: readonly string[],
+): string {
   const first = stats.formulations[formulations[0]]!.total;
   const kept = formulations.map((f) => `${NAMES[f]} ${countOf(stats.formulations[f]!.total)}`).join(', ');
   return `# ${run.dataset}: verified tool-calling samples
@@ -104,7 +124,6 @@ Verified samples: ${kept}.
 `;
 }
 
-
 function formulationsSection(formulations: readonly Formulation[]): string {
   return `## Formulations
 
@@ -119,28 +138,41 @@ function filesSection(formulations: readonly Formulation[], dbs: readonly string
   const rows: [string, string][] = [];
   for (const f of formulations) {
     rows.push([`${f}/<db>.jsonl`, `${NAMES[f]} samples, one JSON object per line, in source order`]);
-    if (f === 'rest') rows.push(['rest/endpoints/<db>.json', 'the published endpoints with their SQL (what `nl2api serve` serves)']);
+    if (f === 'rest')
+      rows.push(['rest/endpoints/<db>.json', 'the published endpoints with their SQL (what `nl2api serve` serves)']);
     rows.push([`tools/${f}/<db>.json`, `the ${NAMES[f]} tool specs, OpenAI function-calling format`]);
     rows.push([`openapi/${f}/<db>.json`, 'the same tools as an OpenAPI 3.1 document']);
   }
   rows.push(
-    ['rejections.jsonl', 'every question that did not become a sample, per formulation: `id`, `db`, `formulation`, `stage`, `category`, `message`'],
-    ['stats.json', 'counts per formulation, database and stage (the tables below), REST dedup merges, and the run\'s timing'],
-    ['manifest.json', 'provenance (question file and database hashes, config, LLM, reference times) and every file with its sha256'],
+    [
+      'rejections.jsonl',
+      'every question that did not become a sample, per formulation: `id`, `db`, `formulation`, `stage`, `category`, `message`',
+    ],
+    [
+      'stats.json',
+      "counts per formulation, database and stage (the tables below), REST dedup merges, and the run's timing",
+    ],
+    [
+      'manifest.json',
+      'provenance (question file and database hashes, config, LLM, reference times) and every file with its sha256',
+    ],
   );
   return `## Files
 
-${table(['path', 'content'], rows.map(([p, c]) => [`\`${p}\``, c]))}
+${table(
+  ['path', 'content'],
+  rows.map(([p, c]) => [`\`${p}\``, c]),
+)}
 \`<db>\` is one of: ${dbs.map((db) => `\`${db}\``).join(', ')}.
 `;
 }
 
 const COMMON_FIELDS: [string, string][] = [
-  ['sample_id', 'the question\'s id in the source'],
-  ['dataset_name', 'the dataset\'s name'],
+  ['sample_id', "the question's id in the source"],
+  ['dataset_name', "the dataset's name"],
   ['formulation', '`slot`, `sel` or `rest`'],
   ['input', 'the natural-language question'],
-  ['evidence', 'the source\'s hint (external knowledge), may be empty'],
+  ['evidence', "the source's hint (external knowledge), may be empty"],
   ['query', 'the gold SQL'],
   ['gold_answer', 'the rows the gold SQL returns (a list of rows)'],
 ];
@@ -151,36 +183,48 @@ function fieldsSection(formulations: readonly Formulation[]): string {
   if (sequences.length > 0) {
     parts.push(`${sequences.map((f) => NAMES[f]).join(' and ')}:\n`);
     parts.push(
-      table(['field', 'meaning'], [
-        ...COMMON_FIELDS,
-        ['initialization_step', 'the `initialize_active_data` call: the tables and joins of the starting table'],
-        ['output', 'the tool calls, in order: `{name, arguments, label}`'],
-        ['answer_labels', 'the labels of the calls whose outputs, zipped column-wise, form the answer'],
-        ['output_after_executing_api', 'the answer: one value, a list, or one entry per answer column'],
-        ['difficulty', 'the source\'s difficulty label, or null'],
-        ['verification', 'the `format`, `execution` and `semantic` checks: `{ok, category, message}` each'],
-        ...(sequences.includes('sel') ? ([['tools', 'SEL only: the names of the instance\'s tool universe']] as [string, string][]) : []),
-      ].map(([f, m]) => [`\`${f}\``, m])),
+      table(
+        ['field', 'meaning'],
+        [
+          ...COMMON_FIELDS,
+          ['initialization_step', 'the `initialize_active_data` call: the tables and joins of the starting table'],
+          ['output', 'the tool calls, in order: `{name, arguments, label}`'],
+          ['answer_labels', 'the labels of the calls whose outputs, zipped column-wise, form the answer'],
+          ['output_after_executing_api', 'the answer: one value, a list, or one entry per answer column'],
+          ['difficulty', "the source's difficulty label, or null"],
+          ['verification', 'the `format`, `execution` and `semantic` checks: `{ok, category, message}` each'],
+          ...(sequences.includes('sel')
+            ? ([['tools', "SEL only: the names of the instance's tool universe"]] as [string, string][])
+            : []),
+        ].map(([f, m]) => [`\`${f}\``, m]),
+      ),
     );
   }
   if (formulations.includes('rest')) {
     parts.push('REST:\n');
     parts.push(
-      table(['field', 'meaning'], [
-        ...COMMON_FIELDS,
-        ['output', 'the call: `[{name, arguments, path}]` (operation id, query parameters, endpoint path)'],
-        ['output_after_executing_api', 'the live server\'s response: `{columns, rows}`'],
-        ['difficulty', 'the source\'s difficulty label, or null'],
-        ['synthesizer', 'who proposed the endpoint: `template`, or `llm:<provider>/<model>`'],
-        ['attempts', 'synthesis attempts it took'],
-        ['verification', 'the `format`, `execution` and `semantic` checks: `{ok, category, message}` each'],
-      ].map(([f, m]) => [`\`${f}\``, m])),
+      table(
+        ['field', 'meaning'],
+        [
+          ...COMMON_FIELDS,
+          ['output', 'the call: `[{name, arguments, path}]` (operation id, query parameters, endpoint path)'],
+          ['output_after_executing_api', "the live server's response: `{columns, rows}`"],
+          ['difficulty', "the source's difficulty label, or null"],
+          ['synthesizer', 'who proposed the endpoint: `template`, or `llm:<provider>/<model>`'],
+          ['attempts', 'synthesis attempts it took'],
+          ['verification', 'the `format`, `execution` and `semantic` checks: `{ok, category, message}` each'],
+        ].map(([f, m]) => [`\`${f}\``, m]),
+      ),
     );
   }
   return parts.join('\n');
 }
 
-function countsSection(stats: DeterministicStats, formulations: readonly Formulation[], dbs: readonly string[]): string {
+function countsSection(
+  stats: DeterministicStats,
+  formulations: readonly Formulation[],
+  dbs: readonly string[],
+): string {
   const rows = dbs.map((db) => [`\`${db}\``, ...formulations.map((f) => countOf(stats.formulations[f]!.byDb[db]))]);
   rows.push(['**total**', ...formulations.map((f) => `**${countOf(stats.formulations[f]!.total)}**`)]);
   let rest = '';
@@ -190,7 +234,12 @@ function countsSection(stats: DeterministicStats, formulations: readonly Formula
 REST endpoints per database — synthesized → after merging equivalent ones → published (called by a
 verified sample); ${mergesText(stats.rest.merges.length)}:
 
-${table(['database', 'synthesized', 'after dedup', 'published'], Object.keys(byDb).sort().map((db) => [`\`${db}\``, String(byDb[db].before), String(byDb[db].after), String(byDb[db].published)]))}`;
+${table(
+  ['database', 'synthesized', 'after dedup', 'published'],
+  Object.keys(byDb)
+    .sort()
+    .map((db) => [`\`${db}\``, String(byDb[db].before), String(byDb[db].after), String(byDb[db].published)]),
+)}`;
   }
   return `## Counts
 
@@ -211,15 +260,31 @@ function countOf(tally: Tally | undefined): string {
 function funnelSection(stats: DeterministicStats, formulations: readonly Formulation[]): string {
   const funnels = formulations.map((f) => {
     const stages = stats.formulations[f]!.stages;
-    return `${NAMES[f]}:\n\n${table(['stage', 'in', 'passed', 'rejected'], Object.entries(stages).map(([stage, t]) => [`\`${stage}\``, String(t.input), String(t.accepted), String(t.rejected)]))}`;
+    return `${NAMES[f]}:\n\n${table(
+      ['stage', 'in', 'passed', 'rejected'],
+      Object.entries(stages).map(([stage, t]) => [
+        `\`${stage}\``,
+        String(t.input),
+        String(t.accepted),
+        String(t.rejected),
+      ]),
+    )}`;
   });
   const totals = new Map<string, number>();
-  for (const f of formulations) for (const [reason, n] of Object.entries(stats.formulations[f]!.total.rejectedBy)) totals.set(reason, (totals.get(reason) ?? 0) + n);
+  for (const f of formulations)
+    for (const [reason, n] of Object.entries(stats.formulations[f]!.total.rejectedBy))
+      totals.set(reason, (totals.get(reason) ?? 0) + n);
   const reasons = [...totals].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([reason]) => reason);
   const categories =
     reasons.length === 0
       ? 'No question was rejected.\n'
-      : table(['stage:category', ...formulations.map((f) => NAMES[f])], reasons.map((reason) => [`\`${reason}\``, ...formulations.map((f) => String(stats.formulations[f]!.total.rejectedBy[reason] ?? 0))]));
+      : table(
+          ['stage:category', ...formulations.map((f) => NAMES[f])],
+          reasons.map((reason) => [
+            `\`${reason}\``,
+            ...formulations.map((f) => String(stats.formulations[f]!.total.rejectedBy[reason] ?? 0)),
+          ]),
+        );
   return `## Rejection funnel
 
 Every question ends, per formulation, as one verified sample or one rejection (\`rejections.jsonl\`
@@ -270,7 +335,10 @@ ${llm}
 Inputs: the question file \`${run.source.questionFile}\` (sha256 \`${run.source.sha256}\`) and these
 databases (sha256 of the SQLite file):
 
-${table(['database', 'sha256'], run.databases.map((d) => [`\`${d.db}\``, `\`${d.fingerprint}\``]))}
+${table(
+  ['database', 'sha256'],
+  run.databases.map((d) => [`\`${d.db}\``, `\`${d.fingerprint}\``]),
+)}
 Reference time: ${reference}
 
 The same inputs, configuration and nl2api version give the same files, byte for byte.
@@ -281,9 +349,9 @@ function licenseSection(run: RunDescription): string {
   const { id, from, bird } = run.source.license;
   const origin =
     from === 'config'
-      ? 'as set in the run\'s configuration (`license`)'
+      ? "as set in the run's configuration (`license`)"
       : from === 'bird-layout'
-        ? 'assumed: the source has BIRD\'s layout and states no license of its own, and BIRD is CC BY-SA 4.0 — check the terms of the copy you used'
+        ? "assumed: the source has BIRD's layout and states no license of its own, and BIRD is CC BY-SA 4.0 — check the terms of the copy you used"
         : from === 'none'
           ? ''
           : `as stated by the source's \`${from}\``;

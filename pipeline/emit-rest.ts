@@ -24,7 +24,11 @@ export function endpointsFile(dbId: string): string {
   return `rest/endpoints/${dbId}.json`;
 }
 
-export function restSampleRecord(datasetName: string, instance: Instance, sample: AcceptedRestSample): Record<string, unknown> {
+export function restSampleRecord(
+  datasetName: string,
+  instance: Instance,
+  sample: AcceptedRestSample,
+): Record<string, unknown> {
   const { call } = sample.endpoint;
   return {
     sample_id: instance.id,
@@ -46,17 +50,24 @@ export function restSampleRecord(datasetName: string, instance: Instance, sample
 /** The endpoints the samples call, each once, in the order first called. */
 export function calledEndpoints(samples: readonly AcceptedRestSample[]): EndpointSpec[] {
   const byId = new Map<string, EndpointSpec>();
-  for (const sample of samples) if (!byId.has(sample.endpoint.spec.operationId)) byId.set(sample.endpoint.spec.operationId, sample.endpoint.spec);
+  for (const sample of samples)
+    if (!byId.has(sample.endpoint.spec.operationId)) byId.set(sample.endpoint.spec.operationId, sample.endpoint.spec);
   return [...byId.values()];
 }
 
 export async function emitRestDatabase(input: DatabaseEmitInput): Promise<EmittedFile[]> {
   const { db, datasetName, outDir } = input;
-  const accepted = input.items.flatMap((item) => (item.results.rest?.ok ? [{ instance: item.instance, sample: item.results.rest }] : []));
+  const accepted = input.items.flatMap((item) =>
+    item.results.rest?.ok ? [{ instance: item.instance, sample: item.results.rest }] : [],
+  );
   const lines = accepted.map(({ instance, sample }) => restSampleRecord(datasetName, instance, sample));
   const endpoints = calledEndpoints(accepted.map((a) => a.sample));
   const maxStringLength = input.config.rest.maxStringLength;
-  const openapi = restOpenApi(endpoints, { title: `${datasetName} REST API: ${db.dbId}`, version: input.version, maxStringLength });
+  const openapi = restOpenApi(endpoints, {
+    title: `${datasetName} REST API: ${db.dbId}`,
+    version: input.version,
+    maxStringLength,
+  });
   const served: ServedEndpoints = { db: db.dbId, fingerprint: db.fingerprint, endpoints };
   return [
     await writeArtifact(outDir, `rest/${db.dbId}.jsonl`, jsonlText(lines)),

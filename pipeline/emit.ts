@@ -1,4 +1,15 @@
-import type { DatabaseInfo, Formulation, Instance, KeyDescription, SlotSequence, SqlValue, ToolCall, ToolOutput, ToolPool, ToolSpec } from '../core/model.js';
+import type {
+  DatabaseInfo,
+  Formulation,
+  Instance,
+  KeyDescription,
+  SlotSequence,
+  SqlValue,
+  ToolCall,
+  ToolOutput,
+  ToolPool,
+  ToolSpec,
+} from '../core/model.js';
 import { keysForInitialization, toOpenApi } from '../runtime/slot/specs.js';
 import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
@@ -67,7 +78,12 @@ function plainOutput(output: ToolOutput): SqlValue | SqlValue[] | Record<string,
  * `count_rows`), in sample order. Every published sample is valid against its database's
  * published tool specs (test/pipeline/emit.test.ts holds it to that).
  */
-function databaseKeys(db: DatabaseInfo, sequences: readonly SlotSequence[], pool: ToolPool, emit: SequenceEmit): KeyDescription[] {
+function databaseKeys(
+  db: DatabaseInfo,
+  sequences: readonly SlotSequence[],
+  pool: ToolPool,
+  emit: SequenceEmit,
+): KeyDescription[] {
   const everyTable: ToolCall = {
     name: 'initialize_active_data',
     label: 'starting_table_var',
@@ -85,7 +101,11 @@ function databaseKeys(db: DatabaseInfo, sequences: readonly SlotSequence[], pool
   return keys;
 }
 
-export async function emitSequences(input: DatabaseEmitInput, formulation: SequenceResultKey, emit: SequenceEmit): Promise<EmittedFile[]> {
+export async function emitSequences(
+  input: DatabaseEmitInput,
+  formulation: SequenceResultKey,
+  emit: SequenceEmit,
+): Promise<EmittedFile[]> {
   const { db, datasetName, outDir } = input;
   const accepted = input.items.flatMap((item) => {
     const result = item.results[formulation];
@@ -97,7 +117,10 @@ export async function emitSequences(input: DatabaseEmitInput, formulation: Seque
   const keys = databaseKeys(db, sequences, input.config.pool, emit);
   const tools = emit.databaseTools(sequences, keys, input.config.pool);
   files.push(await writeArtifact(outDir, `tools/${formulation}/${db.dbId}.json`, jsonText(tools)));
-  const openapi = toOpenApi(tools, { title: `${datasetName} ${formulation.toUpperCase()} tools: ${db.dbId}`, version: input.version });
+  const openapi = toOpenApi(tools, {
+    title: `${datasetName} ${formulation.toUpperCase()} tools: ${db.dbId}`,
+    version: input.version,
+  });
   files.push(await writeArtifact(outDir, `openapi/${formulation}/${db.dbId}.json`, jsonText(openapi)));
   return files;
 }

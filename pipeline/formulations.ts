@@ -1,5 +1,14 @@
 import { lazy } from '../core/lazy.js';
-import type { DatabaseInfo, KeyDescription, SelBinding, SelSequence, SlotSequence, ToolOutput, ToolPool, ToolSpec } from '../core/model.js';
+import type {
+  DatabaseInfo,
+  KeyDescription,
+  SelBinding,
+  SelSequence,
+  SlotSequence,
+  ToolOutput,
+  ToolPool,
+  ToolSpec,
+} from '../core/model.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { selToolSpecs } from '../runtime/sel/specs.js';
 import { keysForInitialization, keysForSequenceOrStart, slotToolSpecs } from '../runtime/slot/specs.js';
@@ -63,9 +72,11 @@ const slot: SequenceFormulationDef = {
   \`aggregate_data\`, \`group_data_by\`, \`select_unique_values\`, \`transform_data\`, and extensions such
   as \`union_data\`, \`combine_data\` and \`calculate\`). The model fills the slots and chains calls by
   label: \`"$LABEL$"\` stands for the output of an earlier call. Column keys are \`<table>_<column>\`.`,
-  execute: async (sequence, db, executor, options) => (await slotRuntime()).executeSequence(sequence, db, executor, options),
+  execute: async (sequence, db, executor, options) =>
+    (await slotRuntime()).executeSequence(sequence, db, executor, options),
   // A sequence that does not even compile gets the starting keys only; the format check says what is wrong with it.
-  tools: (sequence, registry, called) => registry.slotTools(keysForSequenceOrStart(registry.db, sequence, registry.pool), called),
+  tools: (sequence, registry, called) =>
+    registry.slotTools(keysForSequenceOrStart(registry.db, sequence, registry.pool), called),
   sampleFields: () => ({}),
   ownKeys: (db, sequence, pool) => keysForSequenceOrStart(db, sequence, pool),
   databaseTools: (_samples, keys, pool) => slotToolSpecs(keys, pool),
@@ -86,7 +97,10 @@ const sel: SequenceFormulationDef = {
       .filter((name) => called.has(name))
       .map((name) => registry.selTool(sequence as SelSequence, name)),
   sampleFields: (sequence) => ({ tools: Object.keys((sequence as SelSequence).bindings) }),
-  ownKeys: (db, sequence) => [...keysForInitialization(db, sequence.initialization), ...(sequence as SelSequence).derivedKeys],
+  ownKeys: (db, sequence) => [
+    ...keysForInitialization(db, sequence.initialization),
+    ...(sequence as SelSequence).derivedKeys,
+  ],
   databaseTools: selToolsOfDatabase,
 };
 
@@ -99,7 +113,9 @@ const rest: RestFormulationDef = {
   emit: emitRestDatabase,
 };
 
-export const FORMULATION_DEFS = { slot, sel, rest } as const satisfies { [F in SequenceFormulation]: SequenceFormulationDef } & {
+export const FORMULATION_DEFS = { slot, sel, rest } as const satisfies {
+  [F in SequenceFormulation]: SequenceFormulationDef;
+} & {
   rest: RestFormulationDef;
 };
 
@@ -115,7 +131,9 @@ export function sequenceStageOf(formulation: SequenceFormulation): StageName {
 /** The formulations' own item stages, by name. */
 export function ownStages(): Record<string, ItemStage<{ sequence: SlotSequence }, SlotSequence>> {
   return Object.fromEntries(
-    Object.values(FORMULATION_DEFS).flatMap((def) => (def.flow === 'sequence' && def.ownStage ? [[def.ownStage.name, def.ownStage]] : [])),
+    Object.values(FORMULATION_DEFS).flatMap((def) =>
+      def.flow === 'sequence' && def.ownStage ? [[def.ownStage.name, def.ownStage]] : [],
+    ),
   );
 }
 
@@ -124,7 +142,11 @@ export async function emitDatabase(input: DatabaseEmitInput): Promise<EmittedFil
   const files: EmittedFile[] = [];
   for (const formulation of input.formulations) {
     const def = FORMULATION_DEFS[formulation];
-    files.push(...(def.flow === 'rest' ? await def.emit(input) : await emitSequences(input, formulation as SequenceFormulation, def)));
+    files.push(
+      ...(def.flow === 'rest'
+        ? await def.emit(input)
+        : await emitSequences(input, formulation as SequenceFormulation, def)),
+    );
   }
   return files;
 }

@@ -115,7 +115,9 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     const stages = options.stages ?? ITEM_STAGES;
     const code = codeFingerprint();
     const wantsRest = formulations.includes('rest');
-    const services = wantsRest ? await restServices(config, executor, { model: options.chatModel, shared: backend?.sharedLlm }) : null;
+    const services = wantsRest
+      ? await restServices(config, executor, { model: options.chatModel, shared: backend?.sharedLlm })
+      : null;
     openedServices = services;
     const timing = (stageMetrics: RunTiming['stages'], outputsReused: boolean): RunTiming => ({
       wallMs: Math.round(performance.now() - started),
@@ -132,7 +134,16 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     const restKeys = services
       ? source.instances.map((instance) => {
           const db = databases.get(instance.dbId);
-          return db ? restSynthesisKey(instance, db, { config, datasetName, services: services.services, stageRunner: planner, executor, code }) : null;
+          return db
+            ? restSynthesisKey(instance, db, {
+                config,
+                datasetName,
+                services: services.services,
+                stageRunner: planner,
+                executor,
+                code,
+              })
+            : null;
         })
       : null;
     // Every item planned: the run's outputs have a key, and may be on disk already.
@@ -145,7 +156,11 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
               config: outputRelevantConfig(config),
               ingestRejections: source.rejections,
               // What the card and manifest say of the source besides its instances.
-              source: [path.basename(source.questionFile.path), source.questionFile.sha256, outputLicense(source, config)],
+              source: [
+                path.basename(source.questionFile.path),
+                source.questionFile.sha256,
+                outputLicense(source, config),
+              ],
               // Content and schema (with the descriptions that end up in tool specs).
               databases: source.databases.map((db) => [db.dbId, dbCacheKey(db)]),
               results: source.instances.map((instance) => plans.get(instance)!.resultKeys),
@@ -173,8 +188,12 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
         spec: { config, datasetName, databases: source.databases, instances: source.instances, code },
         source: config.source,
         out: outDir,
-        resultKeys: sequences ? new Map([...plans].map(([instance, plan]) => [instance, Object.values(plan.resultKeys)])) : null,
-        synthesisKeys: restKeys && new Map(source.instances.flatMap((instance, i) => (restKeys[i] ? [[instance, restKeys[i]]] : []))),
+        resultKeys: sequences
+          ? new Map([...plans].map(([instance, plan]) => [instance, Object.values(plan.resultKeys)]))
+          : null,
+        synthesisKeys:
+          restKeys &&
+          new Map(source.instances.flatMap((instance, i) => (restKeys[i] ? [[instance, restKeys[i]]] : []))),
         signal: options.signal,
         onProgress: options.onProgress,
         chatModel: options.chatModel,
@@ -186,11 +205,21 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     // With a queue backend, the workers have computed everything: the runners only assemble it from the store.
     const computeMisses = !queued;
     const run: RunResult = sequences
-      ? await runInProcess({ ...runOptions, store, signal: options.signal, onProgress: queued ? undefined : options.onProgress, codeFingerprint: code, plans, computeMisses })
+      ? await runInProcess({
+          ...runOptions,
+          store,
+          signal: options.signal,
+          onProgress: queued ? undefined : options.onProgress,
+          codeFingerprint: code,
+          plans,
+          computeMisses,
+        })
       : { items: source.instances.map((instance) => ({ instance, results: {} })), metrics: new Map(), aborted: false };
     if (run.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
     const rest = services
-      ? await (await import('./runner/rest.js')).runRest({
+      ? await (
+          await import('./runner/rest.js')
+        ).runRest({
           config,
           databases: source.databases,
           instances: source.instances,
@@ -211,7 +240,12 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
 
     const statsWithoutTiming = checkedStats(source, datasetName, formulations, run.items, rest?.dedup);
     const files = await emitAll(source, datasetName, formulations, run.items, config, outDir);
-    const metrics = Object.fromEntries([...(queued ? queued.metrics : sumMetrics([run.metrics, rest?.metrics ?? new Map()]))].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]));
+    const metrics = Object.fromEntries(
+      [...(queued ? queued.metrics : sumMetrics([run.metrics, rest?.metrics ?? new Map()]))].map(([name, m]) => [
+        name,
+        { ...m, ms: Math.round(m.ms) },
+      ]),
+    );
     const stats: RunStats = { ...statsWithoutTiming, timing: timing(metrics, false) };
     await writeArtifact(outDir, 'stats.json', jsonText(stats));
     const description = describeRun({ source, datasetName, config, items: run.items, stats: statsWithoutTiming });
@@ -219,7 +253,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     const manifest = manifestOf(description, files);
     await writeArtifact(outDir, 'manifest.json', jsonText(manifest));
     // A run with internal errors (faults of the run, not of the items) must run again next time.
-    if (outputsKey && !hasInternalErrors(statsWithoutTiming)) rememberRunOutputs(store, outputsKey, { stats: statsWithoutTiming, manifest });
+    if (outputsKey && !hasInternalErrors(statsWithoutTiming))
+      rememberRunOutputs(store, outputsKey, { stats: statsWithoutTiming, manifest });
     await store.flush();
     await queued?.registry.finish(queued.runId, { state: 'completed', outcome: manifest.counts });
     return { outDir, stats, files, aborted: false, warnings: source.warnings };
@@ -265,7 +300,9 @@ function explainJobFailures(items: readonly ItemResult[], failed: QueueDriveResu
 }
 
 function hasInternalErrors(stats: DeterministicStats): boolean {
-  return Object.values(stats.formulations).some((f) => Object.keys(f.total.rejectedBy).some((reason) => reason.endsWith(`:${INTERNAL_ERROR}`)));
+  return Object.values(stats.formulations).some((f) =>
+    Object.keys(f.total.rejectedBy).some((reason) => reason.endsWith(`:${INTERNAL_ERROR}`)),
+  );
 }
 
 type LoadedSource = Awaited<ReturnType<typeof ingestStage.run>>;

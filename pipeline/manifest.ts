@@ -75,13 +75,18 @@ export function describeRun(args: {
       sha256: source.questionFile.sha256,
       license: outputLicense(source, config),
     },
-    databases: source.databases.map((db) => ({ db: db.dbId, fingerprint: db.fingerprint })).sort((a, b) => (a.db < b.db ? -1 : 1)),
+    databases: source.databases
+      .map((db) => ({ db: db.dbId, fingerprint: db.fingerprint }))
+      .sort((a, b) => (a.db < b.db ? -1 : 1)),
     llm: llmOf(config),
     referenceTimes: referenceTimes(args.items, config.formulations),
     configHash: hashJson(relevant),
     config: relevant,
     counts: Object.fromEntries(
-      Object.entries(stats.formulations).map(([f, s]) => [f, { input: s.total.input, accepted: s.total.accepted, rejected: s.total.rejected }]),
+      Object.entries(stats.formulations).map(([f, s]) => [
+        f,
+        { input: s.total.input, accepted: s.total.accepted, rejected: s.total.rejected },
+      ]),
     ),
   };
 }

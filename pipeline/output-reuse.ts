@@ -32,7 +32,11 @@ export function rememberRunOutputs(store: OutcomeStore, key: string, outputs: Ru
 }
 
 /** The outputs recorded under `key`, if every file they list is in `outDir` with its recorded content. */
-export async function reusableRunOutputs(store: OutcomeStore, key: string, outDir: string): Promise<RunOutputs | undefined> {
+export async function reusableRunOutputs(
+  store: OutcomeStore,
+  key: string,
+  outDir: string,
+): Promise<RunOutputs | undefined> {
   const record = (await store.getMany<RunOutputs>([key])).get(key);
   if (!record) return undefined;
   for (const file of record.manifest.files) {

@@ -21,11 +21,16 @@ export class ProgressTracker {
     totals: Iterable<[stage: string, total: number]>,
     private readonly listener?: ProgressListener,
   ) {
-    for (const [stage, total] of totals) this.counts.set(stage, { done: 0, total: (this.counts.get(stage)?.total ?? 0) + total });
+    for (const [stage, total] of totals)
+      this.counts.set(stage, { done: 0, total: (this.counts.get(stage)?.total ?? 0) + total });
   }
 
   /** The SLOT/SEL flow: the shared prefix once per item, each formulation's path once per item. */
-  static forSequences(items: number, formulations: readonly SequenceFormulation[], listener?: ProgressListener): ProgressTracker {
+  static forSequences(
+    items: number,
+    formulations: readonly SequenceFormulation[],
+    listener?: ProgressListener,
+  ): ProgressTracker {
     const totals: [string, number][] = formulations.length ? SHARED_STAGES.map((s) => [s, items]) : [];
     for (const f of formulations) for (const stage of pathStages(f)) totals.push([stage, items]);
     return new ProgressTracker(totals, listener);

@@ -20,7 +20,12 @@ import type { DedupAgent } from './stages/rest-dedup.js';
  * the dedup agent, all through one LlmClient — one reply cache in the run's cache
  * directory, one rate limit, one usage meter. Loaded only by runs with an LLM (rest-services.ts).
  */
-export async function llmRestServices(config: Config, llm: LlmConfig, executor: SqlExecutor, options: RestServiceOptions): Promise<RestServiceHandle> {
+export async function llmRestServices(
+  config: Config,
+  llm: LlmConfig,
+  executor: SqlExecutor,
+  options: RestServiceOptions,
+): Promise<RestServiceHandle> {
   const useLlm = config.rest.synthesizer !== 'template';
   const usage = new UsageMeter(llm.prices);
   const file = options.shared ? null : new SqliteLlmCache(path.join(cacheDirOf(config), 'llm-cache.sqlite'));
@@ -34,7 +39,9 @@ export async function llmRestServices(config: Config, llm: LlmConfig, executor: 
   const providerLabel = `${llm.provider}/${llm.model}`;
   return {
     services: {
-      synthesizer: useLlm ? createLlmSynthesizer(client, { batchSize: config.rest.batchSize, providerLabel }) : templateSynthesizer,
+      synthesizer: useLlm
+        ? createLlmSynthesizer(client, { batchSize: config.rest.batchSize, providerLabel })
+        : templateSynthesizer,
       fallback: useLlm && config.rest.templateFallback ? templateSynthesizer : null,
       judge: config.rest.judge ? createLlmJudge(client, { providerLabel }) : null,
       dedupAgent: config.rest.dedupAgent ? llmDedupAgent(client, executor, config) : null,

@@ -39,16 +39,22 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
     const file = path.join(outDir, ...endpointsFile(db.dbId).split('/'));
     const text = await readFile(file, 'utf8').catch(() => undefined);
     if (text === undefined) {
-      if (config.dbIds) throw new SourceError(`no REST endpoints for ${db.dbId} in ${outDir} (run generate with the rest formulation first)`);
+      if (config.dbIds)
+        throw new SourceError(
+          `no REST endpoints for ${db.dbId} in ${outDir} (run generate with the rest formulation first)`,
+        );
       continue;
     }
     const served = JSON.parse(text) as ServedEndpoints;
     if (served.fingerprint !== db.fingerprint) {
-      throw new SourceError(`${db.dbId}: the database changed since its endpoints were generated and verified; run generate again`);
+      throw new SourceError(
+        `${db.dbId}: the database changed since its endpoints were generated and verified; run generate again`,
+      );
     }
     databases.push({ db, endpoints: served.endpoints });
   }
-  if (databases.length === 0) throw new SourceError(`no REST endpoints in ${outDir} for the databases of ${config.source}`);
+  if (databases.length === 0)
+    throw new SourceError(`no REST endpoints in ${outDir} for the databases of ${config.source}`);
   const pool = createSqlPool({ size: config.sqlWorkers });
   try {
     const server = await createRestServer({
@@ -82,5 +88,7 @@ function listenError(error: NodeJS.ErrnoException, { host, port }: ServeOptions)
     EACCES: 'permission denied (ports below 1024 need privileges)',
     EADDRNOTAVAIL: 'no such address on this machine (--host)',
   };
-  return error.code && why[error.code] ? new SetupError(`cannot listen on ${host}:${port}: ${why[error.code]} [${error.code}]`) : undefined;
+  return error.code && why[error.code]
+    ? new SetupError(`cannot listen on ${host}:${port}: ${why[error.code]} [${error.code}]`)
+    : undefined;
 }

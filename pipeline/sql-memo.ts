@@ -34,7 +34,12 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
 
   return {
     async run(request: SqlRequest): Promise<ResultSet> {
-      const key = JSON.stringify([request.dbPath, request.sql, request.params.map(String), request.params.map((p) => typeof p)]);
+      const key = JSON.stringify([
+        request.dbPath,
+        request.sql,
+        request.params.map(String),
+        request.params.map((p) => typeof p),
+      ]);
       const hit = done.get(key);
       if (hit) return copy(hit);
       let pending = inFlight.get(key);

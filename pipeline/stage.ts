@@ -12,7 +12,6 @@ import type { StageName } from './graph.js';
  * context from the run's spec in Redis.
  */
 
-
 export interface StageContext {
   config: Config;
   /** The database the item belongs to. */

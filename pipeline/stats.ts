@@ -176,7 +176,9 @@ export function assertNothingLost(stats: DeterministicStats, expectedInputs: Rea
     for (const [db, t] of Object.entries(fs.byDb)) {
       const expected = expectedInputs.get(db) ?? 0;
       if (t.input !== expected || t.accepted + t.rejected !== t.input) {
-        problems.push(`${f}/${db}: expected ${expected} inputs, got ${t.input} = ${t.accepted} accepted + ${t.rejected} rejected`);
+        problems.push(
+          `${f}/${db}: expected ${expected} inputs, got ${t.input} = ${t.accepted} accepted + ${t.rejected} rejected`,
+        );
       }
     }
     for (const [db, expected] of expectedInputs) {

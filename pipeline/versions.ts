@@ -143,10 +143,17 @@ export async function listVersions(base: string): Promise<string[]> {
  * latest.json. Call it only once the version's output is complete; it refuses a version
  * without manifest.json (generate writes that last) and a diff that is not of this version.
  */
-export async function publishVersion(base: string, version: string, diff: OutputDiff, options: { now?: Date } = {}): Promise<void> {
+export async function publishVersion(
+  base: string,
+  version: string,
+  diff: OutputDiff,
+  options: { now?: Date } = {},
+): Promise<void> {
   const dir = versionDir(base, version);
   if (!(await isFile(path.join(dir, MANIFEST_FILE)))) {
-    throw new Error(`cannot publish version ${version}: ${path.join(dir, MANIFEST_FILE)} is missing (the run did not complete)`);
+    throw new Error(
+      `cannot publish version ${version}: ${path.join(dir, MANIFEST_FILE)} is missing (the run did not complete)`,
+    );
   }
   if (path.resolve(diff.current) !== path.resolve(dir)) {
     throw new Error(`cannot publish version ${version}: the diff is of ${diff.current}, not of ${dir}`);
@@ -157,7 +164,11 @@ export async function publishVersion(base: string, version: string, diff: Output
     current: relativeToBase(base, diff.current),
   };
   await writeFileAtomic(path.join(dir, DIFF_FILE), jsonText(stored));
-  const pointer: LatestPointer = { version, path: pointerPath(version), publishedAt: (options.now ?? new Date()).toISOString() };
+  const pointer: LatestPointer = {
+    version,
+    path: pointerPath(version),
+    publishedAt: (options.now ?? new Date()).toISOString(),
+  };
   await writeFileAtomic(path.join(base, LATEST_FILE), jsonText(pointer));
 }
 
@@ -187,7 +198,9 @@ interface SampleFile {
 export async function diffOutputs(previousDir: string | null, currentDir: string): Promise<OutputDiff> {
   const current = await sampleFiles(currentDir);
   const previous = previousDir === null ? new Map<string, SampleFile>() : await sampleFiles(previousDir);
-  const formulations = [...new Set([...current.values(), ...previous.values()].map((f) => f.formulation))].sort(compareCodeUnits);
+  const formulations = [...new Set([...current.values(), ...previous.values()].map((f) => f.formulation))].sort(
+    compareCodeUnits,
+  );
 
   const result: Record<string, FormulationDiff> = {};
   for (const formulation of formulations) {
@@ -195,7 +208,13 @@ export async function diffOutputs(previousDir: string | null, currentDir: string
     const removed: SampleRef[] = [];
     const changed: SampleRef[] = [];
     let unchanged = 0;
-    const keys = [...new Set([...current.keys(), ...previous.keys()].filter((k) => (current.get(k) ?? previous.get(k))!.formulation === formulation))];
+    const keys = [
+      ...new Set(
+        [...current.keys(), ...previous.keys()].filter(
+          (k) => (current.get(k) ?? previous.get(k))!.formulation === formulation,
+        ),
+      ),
+    ];
     for (const key of keys) {
       const now = current.get(key);
       const before = previous.get(key);
@@ -204,7 +223,9 @@ export async function diffOutputs(previousDir: string | null, currentDir: string
         continue;
       }
       const db = (now ?? before)!.db;
-      const nowLines = now ? linesById(await verifiedContent(currentDir, now.file), path.join(currentDir, now.file.path)) : new Map<string, string>();
+      const nowLines = now
+        ? linesById(await verifiedContent(currentDir, now.file), path.join(currentDir, now.file.path))
+        : new Map<string, string>();
       const beforeLines = before
         ? linesById(await verifiedContent(previousDir!, before.file), path.join(previousDir!, before.file.path))
         : new Map<string, string>();
@@ -324,7 +345,9 @@ interface SampleRef {
 }
 
 function sortedIds(refs: SampleRef[]): string[] {
-  return [...refs].sort((a, b) => compareCodeUnits(a.db, b.db) || compareSampleIds(a.id, b.id)).map((r) => `${r.db}/${r.id}`);
+  return [...refs]
+    .sort((a, b) => compareCodeUnits(a.db, b.db) || compareSampleIds(a.id, b.id))
+    .map((r) => `${r.db}/${r.id}`);
 }
 
 /** Digit-only ids numerically ("2" before "10"), else by code units; deterministic whatever the locale. */

@@ -1,4 +1,12 @@
-import type { DatabaseInfo, GoldResult, Instance, SelSequence, SlotSequence, ToolSpec, Verdict } from '../core/model.js';
+import type {
+  DatabaseInfo,
+  GoldResult,
+  Instance,
+  SelSequence,
+  SlotSequence,
+  ToolSpec,
+  Verdict,
+} from '../core/model.js';
 import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import { checkExecution, type ExecutionResult } from './execution.js';
 import { checkFormat } from './format.js';
@@ -44,7 +52,11 @@ export interface RestSubject {
 export const SEQUENCE_CHECKS = [
   { name: 'format', run: (s) => checkFormat(s.sequence, s.tools) },
   { name: 'execution', run: (s) => checkExecution(s.execution) },
-  { name: 'semantic', needs: 'execution', run: (s) => checkSemantic(s.execution.ok ? s.execution.outputs : [], s.gold) },
+  {
+    name: 'semantic',
+    needs: 'execution',
+    run: (s) => checkSemantic(s.execution.ok ? s.execution.outputs : [], s.gold),
+  },
 ] as const satisfies readonly Check<SequenceSubject>[];
 
 export const REST_CHECKS = [
@@ -57,7 +69,10 @@ export const REST_CHECKS = [
 export type Verification = Record<(typeof SEQUENCE_CHECKS | typeof REST_CHECKS)[number]['name'], Verdict>;
 
 /** Runs `checks` in order; `failed` is the first failing verdict. */
-export async function runChecks<S>(checks: readonly Check<S>[], subject: S): Promise<{ verification: Verification; failed?: Verdict }> {
+export async function runChecks<S>(
+  checks: readonly Check<S>[],
+  subject: S,
+): Promise<{ verification: Verification; failed?: Verdict }> {
   const verdicts: Record<string, Verdict> = {};
   for (const check of checks) {
     verdicts[check.name] =
@@ -73,6 +88,11 @@ async function restSemantic(s: RestSubject): Promise<Verdict> {
   const response = await s.response();
   const verdict = checkRestSemantic(response, s.gold);
   if (verdict.category !== 'semantic:undecidable' || !s.judge) return verdict;
-  const judged = await s.judge.judge({ question: s.instance.question, evidence: s.instance.evidence, gold: s.gold, response: response.body });
+  const judged = await s.judge.judge({
+    question: s.instance.question,
+    evidence: s.instance.evidence,
+    gold: s.gold,
+    response: response.body,
+  });
   return { ok: judged.ok, category: judged.category, message: judged.message };
 }

@@ -125,9 +125,7 @@ function compareKeyed(a: Keyed, b: Keyed): number {
   return 0;
 }
 
-type MultisetResult =
-  | { equal: true; tolerance: boolean }
-  | { equal: false; missing: Row; extra: Row };
+type MultisetResult = { equal: true; tolerance: boolean } | { equal: false; missing: Row; extra: Row };
 
 /**
  * Multiset equality with float tolerance in O(n log n): sort both sides by canonical keys

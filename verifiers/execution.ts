@@ -35,7 +35,13 @@ export function checkExecution(result: ExecutionResult): Verdict {
   const code = field(error, 'code');
   const message = messageOf(error);
   if (name === 'SqlTimeoutError') return { ok: false, category: 'execution:timeout', message };
-  if (typeof name === 'string' && SQL_ERROR_NAMES.has(name)) return { ok: false, category: 'execution:sql_error', message };
-  if (typeof code === 'string' && TOOL_ERROR_CODE.test(code)) return { ok: false, category: `execution:tool_error:${code}`, message };
-  return { ok: false, category: 'execution:internal', message: typeof name === 'string' ? `${name}: ${message}` : message };
+  if (typeof name === 'string' && SQL_ERROR_NAMES.has(name))
+    return { ok: false, category: 'execution:sql_error', message };
+  if (typeof code === 'string' && TOOL_ERROR_CODE.test(code))
+    return { ok: false, category: `execution:tool_error:${code}`, message };
+  return {
+    ok: false,
+    category: 'execution:internal',
+    message: typeof name === 'string' ? `${name}: ${message}` : message,
+  };
 }

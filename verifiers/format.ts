@@ -159,11 +159,15 @@ function checkCall(call: ToolCall, specs: Map<string, ToolSpec>, earlier: Set<st
   const result = validatorFor(spec).validate(call.arguments);
   if (!result.valid) {
     const errors = realErrors(result.errors, call.arguments);
-    if (errors.length) return fail('format:arguments', `${call.label} (${call.name}): ${errorMessage(errors[0], call.arguments)}`);
+    if (errors.length)
+      return fail('format:arguments', `${call.label} (${call.name}): ${errorMessage(errors[0], call.arguments)}`);
   }
   for (const ref of references(call.arguments, 'arguments')) {
     if (!earlier.has(ref.label)) {
-      return fail('format:reference', `${call.label}: ${ref.path} refers to ${ref.label}, which is not an earlier call`);
+      return fail(
+        'format:reference',
+        `${call.label}: ${ref.path} refers to ${ref.label}, which is not an earlier call`,
+      );
     }
   }
   return undefined;

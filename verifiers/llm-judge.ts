@@ -29,7 +29,11 @@ const MAX_RATIONALE_CHARS = 1000;
 const MESSAGE_RATIONALE_CHARS = 300;
 
 const JudgeReply = z.object({
-  verdict: z.string().trim().toLowerCase().pipe(z.enum(['yes', 'no'])),
+  verdict: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(['yes', 'no'])),
   rationale: z.string().trim(),
 });
 type JudgeReply = z.infer<typeof JudgeReply>;
@@ -49,17 +53,32 @@ export function createLlmJudge(client: LlmClient, options: LlmJudgeOptions): Ans
  * One retry, with the usual feedback, for a reply that could not be read; call failures
  * (timeout, 5xx, …) are not retried again here: the client already did.
  */
-async function completeWithOneRetry<T>(client: LlmClient, messages: LlmMessage[], schema: z.ZodType<T>): Promise<StructuredResult<T>> {
+async function completeWithOneRetry<T>(
+  client: LlmClient,
+  messages: LlmMessage[],
+  schema: z.ZodType<T>,
+): Promise<StructuredResult<T>> {
   const first = await completeStructured(client, messages, schema);
   if (first.ok || (first.category !== 'llm:invalid_json' && first.category !== 'llm:schema')) return first;
   return completeStructured(client, [...messages, ...failureFeedback(first)], schema);
 }
 
 function toVerdict(reply: StructuredResult<JudgeReply>): JudgeVerdict {
-  if (!reply.ok) return { ok: false, category: 'semantic:judge_failed', message: `${reply.category}: ${reply.message}`, rationale: '' };
+  if (!reply.ok)
+    return {
+      ok: false,
+      category: 'semantic:judge_failed',
+      message: `${reply.category}: ${reply.message}`,
+      rationale: '',
+    };
   const { verdict, rationale } = reply.value;
   const message = `judge: ${verdict} — ${clip(rationale, MESSAGE_RATIONALE_CHARS) || '(no rationale)'}`;
-  return { ok: verdict === 'yes', category: `semantic:judge_${verdict}`, message, rationale: clip(rationale, MAX_RATIONALE_CHARS) };
+  return {
+    ok: verdict === 'yes',
+    category: `semantic:judge_${verdict}`,
+    message,
+    rationale: clip(rationale, MAX_RATIONALE_CHARS),
+  };
 }
 
 function promptSlots({ question, evidence, gold, response }: JudgeInput): Record<string, string> {
@@ -69,7 +88,9 @@ function promptSlots({ question, evidence, gold, response }: JudgeInput): Record
     evidence: evidence.trim() || '(none)',
     gold_shape: `${gold.rows.length} row(s) × ${gold.columns.length} column(s); ${order}`,
     gold: renderTable(gold.columns, gold.rows),
-    response: isTable(response) ? renderTable(response.columns, response.rows) : clip(JSON.stringify(response) ?? '(no body)', MAX_BODY_CHARS),
+    response: isTable(response)
+      ? renderTable(response.columns, response.rows)
+      : clip(JSON.stringify(response) ?? '(no body)', MAX_BODY_CHARS),
   };
 }
 
@@ -82,5 +103,11 @@ function renderTable(columns: readonly unknown[], rows: readonly unknown[][]): s
 
 function isTable(body: unknown): body is { columns: unknown[]; rows: unknown[][] } {
   const b = body as { columns?: unknown; rows?: unknown } | null;
-  return typeof b === 'object' && b !== null && Array.isArray(b.columns) && Array.isArray(b.rows) && b.rows.every(Array.isArray);
+  return (
+    typeof b === 'object' &&
+    b !== null &&
+    Array.isArray(b.columns) &&
+    Array.isArray(b.rows) &&
+    b.rows.every(Array.isArray)
+  );
 }

@@ -28,17 +28,31 @@ const fail = (category: string, message: string): Verdict => ({ ok: false, categ
 export function checkRestFormat(endpoint: SynthesizedEndpoint, db: DatabaseInfo, maxStringLength: number): Verdict {
   const spec = checkEndpointSpec(endpoint.spec, db);
   if (!spec.ok) return spec;
-  const { spec: { operationId, path, parameters }, call } = endpoint;
-  if (call.name !== operationId || call.path !== path) return fail('format:call', `the call names ${call.name} at ${call.path}, the endpoint is ${operationId} at ${path}`);
+  const {
+    spec: { operationId, path, parameters },
+    call,
+  } = endpoint;
+  if (call.name !== operationId || call.path !== path)
+    return fail(
+      'format:call',
+      `the call names ${call.name} at ${call.path}, the endpoint is ${operationId} at ${path}`,
+    );
   const declared = new Map(parameters.map((p) => [p.name, p]));
   for (const [name, value] of Object.entries(call.arguments)) {
     const param = declared.get(name);
     if (!param) return fail('format:arguments', `argument ${name} is not a parameter of ${operationId}`);
-    if (!valueFitsType(value, param.type)) return fail('format:arguments', `argument ${name} is not of type ${param.type}: ${JSON.stringify(value).slice(0, 80)}`);
-    if (typeof value === 'string' && value.length > maxStringLength) return fail('format:arguments', `argument ${name} is longer than ${maxStringLength} characters`);
+    if (!valueFitsType(value, param.type))
+      return fail(
+        'format:arguments',
+        `argument ${name} is not of type ${param.type}: ${JSON.stringify(value).slice(0, 80)}`,
+      );
+    if (typeof value === 'string' && value.length > maxStringLength)
+      return fail('format:arguments', `argument ${name} is longer than ${maxStringLength} characters`);
   }
   const missing = parameters.find((p) => p.required && !Object.hasOwn(call.arguments, p.name));
-  return missing ? fail('format:arguments', `required argument ${missing.name} is missing`) : { ok: true, category: 'format:ok', message: 'spec and call well-formed' };
+  return missing
+    ? fail('format:arguments', `required argument ${missing.name} is missing`)
+    : { ok: true, category: 'format:ok', message: 'spec and call well-formed' };
 }
 
 /** 200 with a table body; otherwise the failure the status and the error body name. */

@@ -8,7 +8,12 @@ export interface BackoffPolicy {
  * (uniform in [0, min(max, base·2^attempt)]) so that clients throttled together do not
  * come back together. A server's Retry-After is a floor, never shortened by the jitter.
  */
-export function retryDelayMs(attempt: number, policy: BackoffPolicy, random: () => number, retryAfterMs?: number): number {
+export function retryDelayMs(
+  attempt: number,
+  policy: BackoffPolicy,
+  random: () => number,
+  retryAfterMs?: number,
+): number {
   const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** attempt);
   const jittered = Math.round(random() * ceiling);
   return retryAfterMs === undefined ? jittered : Math.max(retryAfterMs, jittered);

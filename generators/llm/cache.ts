@@ -17,7 +17,13 @@ export interface CacheKeyInput {
 
 /** sha256 of the canonical JSON of what determines the reply. */
 export function llmCacheKey(input: CacheKeyInput): string {
-  return hashJson({ v: 1, provider: input.provider, model: input.model, messages: input.messages, params: input.params });
+  return hashJson({
+    v: 1,
+    provider: input.provider,
+    model: input.model,
+    messages: input.messages,
+    params: input.params,
+  });
 }
 
 export class MemoryLlmCache implements LlmCache {

@@ -53,7 +53,13 @@ export class LlmClient {
     this.config = options.config;
     this.cache = options.cache;
     this.clock = options.clock ?? systemClock;
-    this.rateLimiter = options.rateLimiter ?? new TokenBucketRateLimiter(options.config.requestsPerMinute, this.clock, options.config.burst ?? options.config.requestsPerMinute);
+    this.rateLimiter =
+      options.rateLimiter ??
+      new TokenBucketRateLimiter(
+        options.config.requestsPerMinute,
+        this.clock,
+        options.config.burst ?? options.config.requestsPerMinute,
+      );
     this.usage = options.usage ?? new UsageMeter(options.config.prices);
     this.random = options.random ?? Math.random;
     this.limit = pLimit(options.config.concurrency);
@@ -85,7 +91,9 @@ export class LlmClient {
         if (!error) throw thrown;
         if (!error.retryable || attempt >= this.config.maxRetries) {
           this.usage.count(modelName, 'failures');
-          throw attempt === 0 ? error : new LlmError(error.category, `${error.message} (after ${attempt + 1} attempts)`);
+          throw attempt === 0
+            ? error
+            : new LlmError(error.category, `${error.message} (after ${attempt + 1} attempts)`);
         }
         this.usage.count(modelName, 'retries');
         await this.clock.sleep(retryDelayMs(attempt, this.config.backoff, this.random, error.retryAfterMs));

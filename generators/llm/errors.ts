@@ -5,7 +5,8 @@
  * loop can feed back to the next attempt.
  */
 
-export type LlmCallFailure = 'llm:timeout' | 'llm:rate_limited' | 'llm:server_error' | 'llm:network' | 'llm:client_error';
+export type LlmCallFailure =
+  'llm:timeout' | 'llm:rate_limited' | 'llm:server_error' | 'llm:network' | 'llm:client_error';
 export type LlmReplyFailure = 'llm:invalid_json' | 'llm:schema';
 export type LlmFailureCategory = LlmCallFailure | LlmReplyFailure;
 
@@ -27,11 +28,28 @@ export class LlmError extends Error {
 }
 
 const NETWORK_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
-  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CLOSED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
 ]);
 const NETWORK_NAMES = new Set(['ConnectionError', 'APIConnectionError', 'FetchError']);
-const TIMEOUT_NAMES = new Set(['TimeoutError', 'RequestTimeoutError', 'APIConnectionTimeoutError', 'AbortError', 'RequestAbortedError']);
+const TIMEOUT_NAMES = new Set([
+  'TimeoutError',
+  'RequestTimeoutError',
+  'APIConnectionTimeoutError',
+  'AbortError',
+  'RequestAbortedError',
+]);
 
 /**
  * Maps what a provider client threw (Mistral SDK, OpenAI SDK, ollama-js, fetch) to an
@@ -44,11 +62,19 @@ export function classifyLlmError(error: unknown): LlmError | undefined {
   if (!isErrorLike(error)) return undefined;
   const status = statusOf(error);
   if (status === 429) return new LlmError('llm:rate_limited', 'rate limited (HTTP 429)', retryAfterMs(error));
-  if (status !== undefined && status >= 500) return new LlmError('llm:server_error', `server error (HTTP ${status})`, retryAfterMs(error));
-  if (status !== undefined && status >= 400) return new LlmError('llm:client_error', `request refused (HTTP ${status}): ${error.message.slice(0, 300)}`);
-  if (chain(error).some((e) => TIMEOUT_NAMES.has(e.name))) return new LlmError('llm:timeout', `request timed out (${error.name})`);
+  if (status !== undefined && status >= 500)
+    return new LlmError('llm:server_error', `server error (HTTP ${status})`, retryAfterMs(error));
+  if (status !== undefined && status >= 400)
+    return new LlmError('llm:client_error', `request refused (HTTP ${status}): ${error.message.slice(0, 300)}`);
+  if (chain(error).some((e) => TIMEOUT_NAMES.has(e.name)))
+    return new LlmError('llm:timeout', `request timed out (${error.name})`);
   if (chain(error).some((e) => NETWORK_NAMES.has(e.name) || NETWORK_CODES.has(codeOf(e)) || isFetchFailure(e))) {
-    return new LlmError('llm:network', `network error: ${chain(error).map((e) => codeOf(e) || e.name).join(' <- ')}`);
+    return new LlmError(
+      'llm:network',
+      `network error: ${chain(error)
+        .map((e) => codeOf(e) || e.name)
+        .join(' <- ')}`,
+    );
   }
   return undefined;
 }
@@ -89,7 +115,12 @@ function chain(error: Error): Error[] {
 
 /** Not `instanceof Error`: fetch's errors come from another realm under some runners (jest's vm). */
 function isErrorLike(value: unknown): value is Error {
-  return typeof value === 'object' && value !== null && typeof (value as Error).name === 'string' && typeof (value as Error).message === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Error).name === 'string' &&
+    typeof (value as Error).message === 'string'
+  );
 }
 
 function codeOf(error: Error): string {

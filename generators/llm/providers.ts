@@ -17,7 +17,9 @@ export const PROVIDERS = {
         apiKey,
         maxTokens: settings.maxTokens,
         serverURL: settings.baseUrl,
-        beforeRequestHooks: [(request: Request) => new Request(request, { signal: deadline(request.signal, settings.timeoutMs) })],
+        beforeRequestHooks: [
+          (request: Request) => new Request(request, { signal: deadline(request.signal, settings.timeoutMs) }),
+        ],
       });
     },
   },
@@ -48,7 +50,8 @@ export const PROVIDERS = {
         ...sharedOptions(settings),
         numPredict: settings.maxTokens,
         baseUrl: settings.baseUrl,
-        fetch: (input, init) => fetch(input, { ...init, signal: deadline(init?.signal ?? undefined, settings.timeoutMs) }),
+        fetch: (input, init) =>
+          fetch(input, { ...init, signal: deadline(init?.signal ?? undefined, settings.timeoutMs) }),
       });
     },
   },

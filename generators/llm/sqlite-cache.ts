@@ -14,7 +14,9 @@ export class SqliteLlmCache implements LlmCache {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('busy_timeout = 5000');
-    this.db.exec('CREATE TABLE IF NOT EXISTS llm_replies (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at INTEGER NOT NULL)');
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS llm_replies (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at INTEGER NOT NULL)',
+    );
     this.select = this.db.prepare('SELECT value FROM llm_replies WHERE key = ?');
     this.insert = this.db.prepare('INSERT OR REPLACE INTO llm_replies (key, value, created_at) VALUES (?, ?, ?)');
   }

@@ -13,7 +13,8 @@ export type StructuredFailure = {
 };
 
 /** Assignable to the pipeline's Outcome<T>. */
-export type StructuredResult<T> = { ok: true; value: T; raw: string; repaired: boolean; cached: boolean } | StructuredFailure;
+export type StructuredResult<T> =
+  { ok: true; value: T; raw: string; repaired: boolean; cached: boolean } | StructuredFailure;
 
 /**
  * Asks for a JSON reply and validates it with `schema`. A reply that is not JSON is
@@ -48,7 +49,8 @@ export function parseStructured<T>(raw: string, schema: z.ZodType<T>): Structure
     json = candidate === undefined ? undefined : parseJson(candidate);
     repaired = true;
   }
-  if (json === undefined) return { ok: false, category: 'llm:invalid_json', message: 'the reply is not valid JSON, even after repair', raw };
+  if (json === undefined)
+    return { ok: false, category: 'llm:invalid_json', message: 'the reply is not valid JSON, even after repair', raw };
   const parsed = schema.safeParse(json.value);
   if (!parsed.success) return { ok: false, category: 'llm:schema', message: z.prettifyError(parsed.error), raw };
   return { ok: true, value: parsed.data, raw, repaired, cached: false };
@@ -68,9 +70,11 @@ function parseJson(text: string): { value: unknown } | undefined {
  */
 export function failureFeedback(failure: StructuredFailure): LlmMessage[] {
   const why =
-    failure.category === 'llm:invalid_json' ? 'it was not valid JSON'
-    : failure.category === 'llm:schema' ? `it did not match the required structure:\n${failure.message}`
-    : `the request failed (${failure.category}: ${failure.message})`;
+    failure.category === 'llm:invalid_json'
+      ? 'it was not valid JSON'
+      : failure.category === 'llm:schema'
+        ? `it did not match the required structure:\n${failure.message}`
+        : `the request failed (${failure.category}: ${failure.message})`;
   const retry: LlmMessage = {
     role: 'user',
     content: `Your previous reply was rejected because ${why}.\nReply again with a single JSON value only, no prose and no code fences.`,

@@ -21,7 +21,15 @@ export interface UsageSnapshot {
   unpricedModels: string[];
 }
 
-export const zeroUsage = (): UsageTotals => ({ requests: 0, cacheHits: 0, retries: 0, failures: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
+export const zeroUsage = (): UsageTotals => ({
+  requests: 0,
+  cacheHits: 0,
+  retries: 0,
+  failures: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  costUsd: 0,
+});
 
 /**
  * Token usage and cost of every LLM call, for the run's stats. One meter may be shared by
@@ -58,7 +66,9 @@ export class UsageMeter {
       byModel[name] = totals;
       for (const key of Object.keys(total) as (keyof UsageTotals)[]) total[key] += totals[key];
     }
-    const unpricedModels = Object.keys(byModel).filter((m) => !this.prices[m] && byModel[m].inputTokens + byModel[m].outputTokens > 0);
+    const unpricedModels = Object.keys(byModel).filter(
+      (m) => !this.prices[m] && byModel[m].inputTokens + byModel[m].outputTokens > 0,
+    );
     return { total, byModel, unpricedModels };
   }
 

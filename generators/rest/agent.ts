@@ -7,7 +7,12 @@ import type { ColumnInfo, DatabaseInfo, Instance, TableInfo } from '../../core/m
 import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { clip, endpointPath, truncateIdentifier } from './naming.js';
 import { loadPrompt, type PromptTemplate } from './prompts.js';
-import { EndpointSpecSchema, type ArgumentValue, type EndpointSpec, type SynthesizedEndpoint } from '../../runtime/rest/spec.js';
+import {
+  EndpointSpecSchema,
+  type ArgumentValue,
+  type EndpointSpec,
+  type SynthesizedEndpoint,
+} from '../../runtime/rest/spec.js';
 import type { FailedAttempt, SynthesisRequest, Synthesizer } from './synthesis.js';
 
 /**
@@ -28,11 +33,18 @@ export interface LlmSynthesizerOptions {
 
 export function createLlmSynthesizer(client: LlmClient, options: LlmSynthesizerOptions): Synthesizer {
   const batchSize = options.batchSize ?? 4;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new Error(`batchSize must be a positive integer, got ${batchSize}`);
   const prompt = loadPrompt('rest-synthesize');
   return {
     name: `llm:${options.providerLabel}`,
-    fingerprint: { system: prompt.system, user: prompt.user, outputFormat: OUTPUT_FORMAT, providerLabel: options.providerLabel, batchSize },
+    fingerprint: {
+      system: prompt.system,
+      user: prompt.user,
+      outputFormat: OUTPUT_FORMAT,
+      providerLabel: options.providerLabel,
+      batchSize,
+    },
     async synthesize(requests, db, datasetName) {
       const outcomes = new Array<Outcome<SynthesizedEndpoint>>(requests.length);
       const schema = schemaBlock(db);
@@ -40,7 +52,13 @@ export function createLlmSynthesizer(client: LlmClient, options: LlmSynthesizerO
         batches(requests, batchSize).map(async (indices) => {
           const batch = indices.map((i) => requests[i]);
           const messages = batchMessages(prompt, batch, { dataset: datasetName, db: db.dbId, schema });
-          const results = await synthesizeBatch(client, messages, batch.map((r) => r.instance), db, datasetName);
+          const results = await synthesizeBatch(
+            client,
+            messages,
+            batch.map((r) => r.instance),
+            db,
+            datasetName,
+          );
           indices.forEach((index, i) => (outcomes[index] = results[i]));
         }),
       );
@@ -88,10 +106,23 @@ const OUTPUT_EXAMPLE: { endpoints: z.input<typeof WireEndpoint>[] } = {
       instance_id: '42',
       operation_id: 'getProductNamesByCategoryAndMaxPrice',
       summary: 'Get product names by category and maximum price',
-      description: 'Returns the names of the products of a category that cost less than a maximum price, cheapest first.',
+      description:
+        'Returns the names of the products of a category that cost less than a maximum price, cheapest first.',
       parameters: [
-        { name: 'category', type: 'string', description: 'Product category to match (e.g. Toys)', required: true, example: 'Toys' },
-        { name: 'max_price', type: 'number', description: 'Upper bound (exclusive) of the price, in US dollars', required: true, example: 10 },
+        {
+          name: 'category',
+          type: 'string',
+          description: 'Product category to match (e.g. Toys)',
+          required: true,
+          example: 'Toys',
+        },
+        {
+          name: 'max_price',
+          type: 'number',
+          description: 'Upper bound (exclusive) of the price, in US dollars',
+          required: true,
+          example: 10,
+        },
       ],
       sql: 'SELECT name FROM product WHERE category = :category AND price < :max_price ORDER BY price',
       response_description: 'Rows with the column name (product name)',
@@ -111,10 +142,13 @@ async function synthesizeBatch(
   const reply = await completeStructured(client, messages, WireReply);
   if (!reply.ok) return instances.map(() => reject(reply.category, reply.message));
   const byId = new Map<string, unknown>();
-  for (const endpoint of reply.value.endpoints) if (!byId.has(endpoint.instance_id)) byId.set(endpoint.instance_id, endpoint);
+  for (const endpoint of reply.value.endpoints)
+    if (!byId.has(endpoint.instance_id)) byId.set(endpoint.instance_id, endpoint);
   return instances.map(({ id }) => {
     const proposed = byId.get(id);
-    return proposed === undefined ? reject('llm:schema', `no endpoint for instance ${id} in the reply`) : toEndpoint(proposed, db, datasetName);
+    return proposed === undefined
+      ? reject('llm:schema', `no endpoint for instance ${id} in the reply`)
+      : toEndpoint(proposed, db, datasetName);
   });
 }
 
@@ -130,12 +164,16 @@ function toEndpoint(proposed: unknown, db: DatabaseInfo, datasetName: string): O
     path: endpointPath(datasetName, db.dbId, operationId),
     summary: endpoint.summary,
     description: endpoint.description,
-    parameters: endpoint.parameters.map(({ example, ...parameter }) => (example == null ? parameter : { ...parameter, example })),
+    parameters: endpoint.parameters.map(({ example, ...parameter }) =>
+      example == null ? parameter : { ...parameter, example },
+    ),
     sql: endpoint.sql,
     response: { description: endpoint.response_description },
   });
   if (!spec.success) return reject('llm:schema', z.prettifyError(spec.error));
-  const args = Object.fromEntries(Object.entries(endpoint.arguments).filter((entry): entry is [string, ArgumentValue] => entry[1] !== null));
+  const args = Object.fromEntries(
+    Object.entries(endpoint.arguments).filter((entry): entry is [string, ArgumentValue] => entry[1] !== null),
+  );
   return accept({ spec: spec.data, call: { name: operationId, path: spec.data.path, arguments: args } });
 }
 
@@ -161,7 +199,12 @@ function batchMessages(
   context: { dataset: string; db: string; schema: string },
 ): LlmMessage[] {
   const instances = batch.map((r) => r.instance);
-  const messages = prompt.render({ ...context, output_format: OUTPUT_FORMAT, count: String(instances.length), instances: instancesBlock(instances) });
+  const messages = prompt.render({
+    ...context,
+    output_format: OUTPUT_FORMAT,
+    count: String(instances.length),
+    instances: instancesBlock(instances),
+  });
   return mergeUserMessages([...messages, ...batch.flatMap(feedback)]);
 }
 
@@ -173,9 +216,15 @@ function schemaBlock(db: DatabaseInfo): string {
 function tableBlock(table: TableInfo): string {
   const keys = [
     ...(table.primaryKey.length ? [`primary key: ${table.primaryKey.map(quoteName).join(', ')}`] : []),
-    ...table.foreignKeys.map((fk) => `foreign key: ${quoteName(fk.column)} → ${quoteName(fk.refTable)}.${quoteName(fk.refColumn)}`),
+    ...table.foreignKeys.map(
+      (fk) => `foreign key: ${quoteName(fk.column)} → ${quoteName(fk.refTable)}.${quoteName(fk.refColumn)}`,
+    ),
   ];
-  return [`table ${quoteName(table.name)}`, ...table.columns.map((c) => `  - ${columnLine(c)}`), ...keys.map((k) => `  ${k}`)].join('\n');
+  return [
+    `table ${quoteName(table.name)}`,
+    ...table.columns.map((c) => `  - ${columnLine(c)}`),
+    ...keys.map((k) => `  ${k}`),
+  ].join('\n');
 }
 
 function columnLine(column: ColumnInfo): string {
@@ -202,7 +251,14 @@ function oneLine(text: string): string {
 
 function instancesBlock(instances: readonly Instance[]): string {
   return instances
-    .map((i) => [`instance_id: ${JSON.stringify(i.id)}`, `question: ${oneLine(i.question)}`, `evidence: ${oneLine(i.evidence) || '(none)'}`, `sql: ${i.sql.trim()}`].join('\n'))
+    .map((i) =>
+      [
+        `instance_id: ${JSON.stringify(i.id)}`,
+        `question: ${oneLine(i.question)}`,
+        `evidence: ${oneLine(i.evidence) || '(none)'}`,
+        `sql: ${i.sql.trim()}`,
+      ].join('\n'),
+    )
     .join('\n\n');
 }
 
@@ -222,8 +278,16 @@ function attemptFeedback(instanceId: string, attempt: FailedAttempt): LlmMessage
     role: 'user',
     content: `The endpoint you proposed for instance ${instanceId} failed ${attempt.category}: ${attempt.message}\nFix it, and reply again with the complete JSON for this instance only.`,
   };
-  if (attempt.endpoint) return [{ role: 'assistant', content: JSON.stringify({ endpoints: [toWire(instanceId, attempt.endpoint.spec, attempt.endpoint.arguments)] }) }, fix];
-  if (isReplyFailure(attempt.category)) return failureFeedback({ ok: false, category: attempt.category, message: attempt.message });
+  if (attempt.endpoint)
+    return [
+      {
+        role: 'assistant',
+        content: JSON.stringify({ endpoints: [toWire(instanceId, attempt.endpoint.spec, attempt.endpoint.arguments)] }),
+      },
+      fix,
+    ];
+  if (isReplyFailure(attempt.category))
+    return failureFeedback({ ok: false, category: attempt.category, message: attempt.message });
   return attempt.category.startsWith('llm:') ? [] : [fix];
 }
 
@@ -231,7 +295,11 @@ function isReplyFailure(category: string): category is LlmReplyFailure {
   return category === 'llm:invalid_json' || category === 'llm:schema';
 }
 
-function toWire(instanceId: string, spec: EndpointSpec, args: Record<string, ArgumentValue>): z.input<typeof WireEndpoint> {
+function toWire(
+  instanceId: string,
+  spec: EndpointSpec,
+  args: Record<string, ArgumentValue>,
+): z.input<typeof WireEndpoint> {
   return {
     instance_id: instanceId,
     operation_id: spec.operationId,
@@ -249,7 +317,8 @@ function mergeUserMessages(messages: LlmMessage[]): LlmMessage[] {
   const merged: LlmMessage[] = [];
   for (const message of messages) {
     const last = merged[merged.length - 1];
-    if (last?.role === 'user' && message.role === 'user') merged[merged.length - 1] = { role: 'user', content: `${last.content}\n\n${message.content}` };
+    if (last?.role === 'user' && message.role === 'user')
+      merged[merged.length - 1] = { role: 'user', content: `${last.content}\n\n${message.content}` };
     else merged.push(message);
   }
   return merged;

@@ -26,11 +26,17 @@ type Node = unknown;
 
 export function canonicalForm(spec: EndpointSpec, db: DatabaseInfo): CanonicalForm {
   const types = new Map(spec.parameters.map((p) => [p.name, p.type]));
-  const parsed = parseQuery(replacePlaceholders(spec.sql, (name) => sqlString(MARK + name)), db);
+  const parsed = parseQuery(
+    replacePlaceholders(spec.sql, (name) => sqlString(MARK + name)),
+    db,
+  );
   if (!parsed.ok) {
     // Unparseable (should not pass the format check): equal only to the very same text.
     const names = spec.parameters.map((p) => p.name);
-    return { key: JSON.stringify(['text', spec.sql.replace(/\s+/g, ' ').trim(), spec.parameters]), parameterOrder: names };
+    return {
+      key: JSON.stringify(['text', spec.sql.replace(/\s+/g, ' ').trim(), spec.parameters]),
+      parameterOrder: names,
+    };
   }
   const tree = new Canonicalizer(types).query(parsed.value.query, []);
   const order: string[] = [];
@@ -39,7 +45,10 @@ export function canonicalForm(spec: EndpointSpec, db: DatabaseInfo): CanonicalFo
     if (key === 'param' && !order.includes(value as string)) order.push(value as string);
     return value;
   });
-  return { key: JSON.stringify(tree, (key, value: unknown) => (key === 'param' ? order.indexOf(value as string) : value)), parameterOrder: order };
+  return {
+    key: JSON.stringify(tree, (key, value: unknown) => (key === 'param' ? order.indexOf(value as string) : value)),
+    parameterOrder: order,
+  };
 }
 
 /** Sort key of a node: its JSON without placeholder names (they are renamed afterwards). */
@@ -48,7 +57,10 @@ function sortKey(node: Node): string {
 }
 
 function sorted(nodes: Node[]): Node[] {
-  return nodes.map((n) => [sortKey(n), n] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map(([, n]) => n);
+  return nodes
+    .map((n) => [sortKey(n), n] as const)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    .map(([, n]) => n);
 }
 
 const COMMUTATIVE = new Set(['=', '!=', '+', '*', 'IS', 'IS NOT']);
@@ -61,8 +73,12 @@ class Canonicalizer {
   query(query: Query, scopes: Map<string, string>[]): Node {
     if (query.kind === 'set') {
       return {
-        set: query.op, left: this.query(query.left, scopes), right: this.query(query.right, scopes),
-        orderBy: this.orderBy(query.orderBy, scopes), limit: this.maybe(query.limit, scopes), offset: this.maybe(query.offset, scopes),
+        set: query.op,
+        left: this.query(query.left, scopes),
+        right: this.query(query.right, scopes),
+        orderBy: this.orderBy(query.orderBy, scopes),
+        limit: this.maybe(query.limit, scopes),
+        offset: this.maybe(query.offset, scopes),
       };
     }
     const scope = new Map<string, string>();
@@ -111,10 +127,14 @@ class Canonicalizer {
         return { lit: expr.type, value: expr.value };
       case 'column': {
         const scope = scopes[scopes.length - 1 - expr.depth];
-        return { col: expr.column.toLowerCase(), of: scope?.get(expr.source.toLowerCase()) ?? expr.source.toLowerCase() };
+        return {
+          col: expr.column.toLowerCase(),
+          of: scope?.get(expr.source.toLowerCase()) ?? expr.source.toLowerCase(),
+        };
       }
       case 'binary': {
-        if (expr.op === 'AND' || expr.op === 'OR') return { op: expr.op, args: sorted(this.chain(expr, expr.op).map(e)) };
+        if (expr.op === 'AND' || expr.op === 'OR')
+          return { op: expr.op, args: sorted(this.chain(expr, expr.op).map(e)) };
         if (expr.op in FLIPPED) return { op: FLIPPED[expr.op], args: [e(expr.right), e(expr.left)] };
         const args = [e(expr.left), e(expr.right)];
         return { op: expr.op, args: COMMUTATIVE.has(expr.op) ? sorted(args) : args };
@@ -123,13 +143,24 @@ class Canonicalizer {
         if (expr.list?.length === 1 && !expr.subquery) {
           return { op: expr.not ? '!=' : '=', args: sorted([e(expr.expr), e(expr.list[0])]) };
         }
-        return { in: e(expr.expr), not: expr.not, list: expr.list?.map(e) ?? null, subquery: expr.subquery ? this.query(expr.subquery, scopes) : null };
+        return {
+          in: e(expr.expr),
+          not: expr.not,
+          list: expr.list?.map(e) ?? null,
+          subquery: expr.subquery ? this.query(expr.subquery, scopes) : null,
+        };
       case 'unary':
         return { unary: expr.op, operand: e(expr.operand) };
       case 'function':
         return { fn: expr.name, args: expr.args.map(e) };
       case 'aggregate':
-        return { agg: expr.name, distinct: expr.distinct, star: expr.star, arg: expr.arg ? e(expr.arg) : null, extra: expr.extraArgs.map(e) };
+        return {
+          agg: expr.name,
+          distinct: expr.distinct,
+          star: expr.star,
+          arg: expr.arg ? e(expr.arg) : null,
+          extra: expr.extraArgs.map(e),
+        };
       case 'window':
         return { window: expr.name, raw: expr.raw };
       case 'case':
@@ -151,6 +182,8 @@ class Canonicalizer {
 
   /** The operands of a chain of one associative operator (`a AND (b AND c)` → a, b, c). */
   private chain(expr: Expr, op: 'AND' | 'OR'): Expr[] {
-    return expr.kind === 'binary' && expr.op === op ? [...this.chain(expr.left, op), ...this.chain(expr.right, op)] : [expr];
+    return expr.kind === 'binary' && expr.op === op
+      ? [...this.chain(expr.left, op), ...this.chain(expr.right, op)]
+      : [expr];
   }
 }

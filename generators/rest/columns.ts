@@ -24,11 +24,12 @@ export function columnResolver(query: Query, db: DatabaseInfo): ColumnResolver {
     if (item.kind !== 'table') continue;
     const table = db.tables.find((t) => t.name.toLowerCase() === item.table.toLowerCase());
     if (!table) continue;
-    for (const name of new Set([item.name.toLowerCase(), item.table.toLowerCase()])) byAlias.set(name, [...(byAlias.get(name) ?? []), table]);
+    for (const name of new Set([item.name.toLowerCase(), item.table.toLowerCase()]))
+      byAlias.set(name, [...(byAlias.get(name) ?? []), table]);
     if (!tables.includes(table)) tables.push(table);
   }
   return (ref) => {
-    const candidates = ref.qualifier === null ? tables : byAlias.get(ref.qualifier.toLowerCase()) ?? tables;
+    const candidates = ref.qualifier === null ? tables : (byAlias.get(ref.qualifier.toLowerCase()) ?? tables);
     for (const table of candidates) {
       const column = table.columns.find((c) => c.name.toLowerCase() === ref.name.toLowerCase());
       if (column) return { table, column };
@@ -68,7 +69,11 @@ function subqueries(expr: Expr): Query[] {
     case 'exists':
       return [expr.query];
     case 'in':
-      return [...subqueries(expr.expr), ...(expr.list ?? []).flatMap(subqueries), ...(expr.subquery ? [expr.subquery] : [])];
+      return [
+        ...subqueries(expr.expr),
+        ...(expr.list ?? []).flatMap(subqueries),
+        ...(expr.subquery ? [expr.subquery] : []),
+      ];
     case 'binary':
       return [...subqueries(expr.left), ...subqueries(expr.right)];
     case 'unary':
@@ -78,7 +83,10 @@ function subqueries(expr: Expr): Query[] {
     case 'aggregate':
       return [...(expr.arg ? subqueries(expr.arg) : []), ...expr.extraArgs.flatMap(subqueries)];
     case 'case':
-      return [...expr.whens.flatMap((w) => [...subqueries(w.when), ...subqueries(w.then)]), ...(expr.else ? subqueries(expr.else) : [])];
+      return [
+        ...expr.whens.flatMap((w) => [...subqueries(w.when), ...subqueries(w.then)]),
+        ...(expr.else ? subqueries(expr.else) : []),
+      ];
     case 'cast':
       return subqueries(expr.expr);
     case 'between':

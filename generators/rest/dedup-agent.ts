@@ -39,7 +39,10 @@ export interface ProposedMerges {
 }
 
 /** What an endpoint returned for some arguments; null when running it failed. */
-export type RunEndpoint = (spec: EndpointSpec, args: Record<string, ArgumentValue>) => Promise<{ columns: string[]; rows: unknown[][] } | null>;
+export type RunEndpoint = (
+  spec: EndpointSpec,
+  args: Record<string, ArgumentValue>,
+) => Promise<{ columns: string[]; rows: unknown[][] } | null>;
 
 export interface VerifiedDedupResult extends DedupResult {
   rejectedProposals: { proposal: MergeProposal; reason: string }[];
@@ -74,7 +77,11 @@ const DedupReply = z.object({
  * same query. Endpoints in different groups are never shown together; with no group of two
  * or more, no call is made.
  */
-export async function proposeMerges(client: LlmClient, endpoints: readonly EndpointSpec[], dbId: string): Promise<ProposedMerges> {
+export async function proposeMerges(
+  client: LlmClient,
+  endpoints: readonly EndpointSpec[],
+  dbId: string,
+): Promise<ProposedMerges> {
   const groups = candidateGroups(endpoints);
   if (groups.length === 0) return { proposals: [], dropped: [] };
   const prompt = loadPrompt(PROMPT);
@@ -132,13 +139,27 @@ function evenChunks<T>(items: T[], max: number): T[][] {
   return chunks;
 }
 
-async function proposeForGroup(client: LlmClient, prompt: PromptTemplate, group: CandidateGroup, dbId: string): Promise<ProposedMerges> {
-  const reply = await completeStructured(client, prompt.render({ db: dbId, endpoints: endpointsBlock(group.endpoints) }), DedupReply);
+async function proposeForGroup(
+  client: LlmClient,
+  prompt: PromptTemplate,
+  group: CandidateGroup,
+  dbId: string,
+): Promise<ProposedMerges> {
+  const reply = await completeStructured(
+    client,
+    prompt.render({ db: dbId, endpoints: endpointsBlock(group.endpoints) }),
+    DedupReply,
+  );
   if (!reply.ok) return { proposals: [], dropped: [], failure: `${group.label}: ${reply.category}: ${reply.message}` };
   const byId = new Map(group.endpoints.map((spec) => [spec.operationId, spec]));
   const result: ProposedMerges = { proposals: [], dropped: [] };
   for (const wire of reply.value.merges) {
-    const proposal: MergeProposal = { keep: wire.keep, merge: wire.merge, parameterMap: wire.parameter_map, reason: wire.reason };
+    const proposal: MergeProposal = {
+      keep: wire.keep,
+      merge: wire.merge,
+      parameterMap: wire.parameter_map,
+      reason: wire.reason,
+    };
     const why = proposalProblem(proposal, byId);
     if (why === undefined) result.proposals.push(proposal);
     else result.dropped.push({ proposal, why });
@@ -193,7 +214,11 @@ function proposalProblem(proposal: MergeProposal, byId: ReadonlyMap<string, Endp
  * instances on to C, re-verified there, and a proposal naming an endpoint already merged
  * away is rejected. Same inputs and same `run` → same result.
  */
-export async function applyVerifiedMerges(result: DedupResult, proposals: readonly MergeProposal[], run: RunEndpoint): Promise<VerifiedDedupResult> {
+export async function applyVerifiedMerges(
+  result: DedupResult,
+  proposals: readonly MergeProposal[],
+  run: RunEndpoint,
+): Promise<VerifiedDedupResult> {
   let canonical = [...result.canonical];
   const calls = new Map(result.calls);
   const merges = [...result.merges];
@@ -202,7 +227,8 @@ export async function applyVerifiedMerges(result: DedupResult, proposals: readon
   for (const proposal of proposals) {
     const gone = [proposal.keep, proposal.merge].find((id) => mergedInto.has(id));
     const byId = new Map(canonical.map((spec) => [spec.operationId, spec]));
-    const problem = gone !== undefined ? `${gone} was already merged into ${mergedInto.get(gone)}` : proposalProblem(proposal, byId);
+    const problem =
+      gone !== undefined ? `${gone} was already merged into ${mergedInto.get(gone)}` : proposalProblem(proposal, byId);
     if (problem !== undefined) {
       rejectedProposals.push({ proposal, reason: problem });
       continue;
@@ -242,15 +268,18 @@ async function verifyMerge(
   let instances = 0;
   for (const [instanceId, call] of calls) {
     let args: { keep: Record<string, ArgumentValue>; merge: Record<string, ArgumentValue> };
-    if (call.name === keep.operationId) args = { keep: call.arguments, merge: renameArguments(call.arguments, inverse) };
-    else if (call.name === merge.operationId) args = { keep: renameArguments(call.arguments, parameterMap), merge: call.arguments };
+    if (call.name === keep.operationId)
+      args = { keep: call.arguments, merge: renameArguments(call.arguments, inverse) };
+    else if (call.name === merge.operationId)
+      args = { keep: renameArguments(call.arguments, parameterMap), merge: call.arguments };
     else continue;
     const kept = await run(keep, args.keep);
     if (!kept) return { ok: false, reason: `${keep.operationId} failed on instance ${instanceId}` };
     const merged = await run(merge, args.merge);
     if (!merged) return { ok: false, reason: `${merge.operationId} failed on instance ${instanceId}` };
     const difference = rowsDifference(kept, merged, ordered);
-    if (difference !== undefined) return { ok: false, reason: `results differ on instance ${instanceId}: ${difference}` };
+    if (difference !== undefined)
+      return { ok: false, reason: `results differ on instance ${instanceId}: ${difference}` };
     instances++;
   }
   return { ok: true, instances };
@@ -261,7 +290,11 @@ async function verifyMerge(
  * else as multisets. Exact, not within float tolerance: merged endpoints must be the same
  * query, not merely close answers.
  */
-function rowsDifference(a: { columns: string[]; rows: unknown[][] }, b: { columns: string[]; rows: unknown[][] }, ordered: boolean): string | undefined {
+function rowsDifference(
+  a: { columns: string[]; rows: unknown[][] },
+  b: { columns: string[]; rows: unknown[][] },
+  ordered: boolean,
+): string | undefined {
   if (a.columns.length !== b.columns.length) return `${a.columns.length} vs ${b.columns.length} columns`;
   if (a.rows.length !== b.rows.length) return `${a.rows.length} vs ${b.rows.length} rows`;
   const keysA = a.rows.map((row) => JSON.stringify(row));
@@ -278,19 +311,34 @@ function rowsDifference(a: { columns: string[]; rows: unknown[][] }, b: { column
  * Points every instance calling `merge` at `keep`, arguments renamed; one DedupMerge per
  * moved instance, `kept` being the first instance that calls `keep`.
  */
-function rewriteCalls(calls: Map<string, RestCall>, keep: EndpointSpec, merge: EndpointSpec, parameterMap: Record<string, string>, reason: string): DedupMerge[] {
+function rewriteCalls(
+  calls: Map<string, RestCall>,
+  keep: EndpointSpec,
+  merge: EndpointSpec,
+  parameterMap: Record<string, string>,
+  reason: string,
+): DedupMerge[] {
   // There is one: a canonical endpoint keeps at least the instance it was synthesized for.
   const kept = [...calls].find(([, call]) => call.name === keep.operationId)![0];
   const merges: DedupMerge[] = [];
   for (const [instanceId, call] of calls) {
     if (call.name !== merge.operationId) continue;
-    calls.set(instanceId, { name: keep.operationId, path: keep.path, arguments: renameArguments(call.arguments, parameterMap) });
+    calls.set(instanceId, {
+      name: keep.operationId,
+      path: keep.path,
+      arguments: renameArguments(call.arguments, parameterMap),
+    });
     merges.push({ kept, merged: instanceId, reason });
   }
   return merges;
 }
 
 /** Own keys only: a parameter may well be called `constructor`. */
-function renameArguments(args: Record<string, ArgumentValue>, names: Record<string, string>): Record<string, ArgumentValue> {
-  return Object.fromEntries(Object.entries(args).map(([name, value]) => [Object.hasOwn(names, name) ? names[name] : name, value]));
+function renameArguments(
+  args: Record<string, ArgumentValue>,
+  names: Record<string, string>,
+): Record<string, ArgumentValue> {
+  return Object.fromEntries(
+    Object.entries(args).map(([name, value]) => [Object.hasOwn(names, name) ? names[name] : name, value]),
+  );
 }

@@ -31,7 +31,10 @@ interface Group {
   spec: EndpointSpec;
 }
 
-export function dedupEndpoints(endpoints: { instanceId: string; endpoint: SynthesizedEndpoint }[], db: DatabaseInfo): DedupResult {
+export function dedupEndpoints(
+  endpoints: { instanceId: string; endpoint: SynthesizedEndpoint }[],
+  db: DatabaseInfo,
+): DedupResult {
   const groups = new Map<string, Group>();
   const membership: { instanceId: string; endpoint: SynthesizedEndpoint; form: CanonicalForm; group: Group }[] = [];
   const merges: DedupMerge[] = [];
@@ -42,7 +45,11 @@ export function dedupEndpoints(endpoints: { instanceId: string; endpoint: Synthe
       group = { instanceId, endpoint, form, spec: endpoint.spec };
       groups.set(form.key, group);
     } else {
-      merges.push({ kept: group.instanceId, merged: instanceId, reason: mergeReason(group.endpoint.spec, endpoint.spec) });
+      merges.push({
+        kept: group.instanceId,
+        merged: instanceId,
+        reason: mergeReason(group.endpoint.spec, endpoint.spec),
+      });
     }
     membership.push({ instanceId, endpoint, form, group });
   }
@@ -52,7 +59,8 @@ export function dedupEndpoints(endpoints: { instanceId: string; endpoint: Synthe
   const canonical = [...groups.values()].map((group) => {
     const operationId = uniqueCapped(group.spec.operationId, ids);
     const base = group.spec.path.slice(0, group.spec.path.lastIndexOf('/') + 1);
-    const segment = operationId === group.spec.operationId ? group.spec.path.slice(base.length) : operationSlug(operationId);
+    const segment =
+      operationId === group.spec.operationId ? group.spec.path.slice(base.length) : operationSlug(operationId);
     const path = base + uniqueName(segment, paths, '-');
     group.spec = { ...group.spec, operationId, path };
     return group.spec;
@@ -62,7 +70,8 @@ export function dedupEndpoints(endpoints: { instanceId: string; endpoint: Synthe
   for (const { instanceId, endpoint, form, group } of membership) {
     const renamed = new Map<string, ArgumentValue>();
     form.parameterOrder.forEach((name, i) => {
-      if (Object.hasOwn(endpoint.call.arguments, name)) renamed.set(group.form.parameterOrder[i], endpoint.call.arguments[name]);
+      if (Object.hasOwn(endpoint.call.arguments, name))
+        renamed.set(group.form.parameterOrder[i], endpoint.call.arguments[name]);
     });
     // Arguments in the kept endpoint's declaration order, as a reader of the sample expects.
     const args: Record<string, ArgumentValue> = {};
@@ -89,7 +98,9 @@ function uniqueCapped(id: string, taken: Set<string>): string {
 }
 
 function mergeReason(kept: EndpointSpec, merged: EndpointSpec): string {
-  const same = kept.sql === merged.sql && JSON.stringify(kept.parameters.map((p) => p.name)) === JSON.stringify(merged.parameters.map((p) => p.name));
+  const same =
+    kept.sql === merged.sql &&
+    JSON.stringify(kept.parameters.map((p) => p.name)) === JSON.stringify(merged.parameters.map((p) => p.name));
   return same
     ? `identical SQL: ${merged.operationId} is ${kept.operationId}`
     : `equivalent SQL up to parameter names, aliases, formatting and operand order: ${merged.operationId} → ${kept.operationId}`;

@@ -20,9 +20,36 @@ import { findValueSites } from './value-sites.js';
  */
 
 /** Words that never belong in a read-only SELECT (outside strings and quoted names). */
-const STATEMENT_WORDS = new Set(['ATTACH', 'DETACH', 'PRAGMA', 'DROP', 'INSERT', 'UPDATE', 'DELETE', 'CREATE', 'ALTER', 'VACUUM', 'REINDEX', 'ANALYZE', 'BEGIN', 'COMMIT', 'ROLLBACK', 'SAVEPOINT', 'RELEASE']);
+const STATEMENT_WORDS = new Set([
+  'ATTACH',
+  'DETACH',
+  'PRAGMA',
+  'DROP',
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'CREATE',
+  'ALTER',
+  'VACUUM',
+  'REINDEX',
+  'ANALYZE',
+  'BEGIN',
+  'COMMIT',
+  'ROLLBACK',
+  'SAVEPOINT',
+  'RELEASE',
+]);
 /** SQLite functions with side effects or file access (CLI/extension functions). */
-const UNSAFE_FUNCTIONS = new Set(['LOAD_EXTENSION', 'READFILE', 'WRITEFILE', 'EDIT', 'FTS3_TOKENIZER', 'ZIPFILE', 'SQLAR_COMPRESS', 'SQLAR_UNCOMPRESS']);
+const UNSAFE_FUNCTIONS = new Set([
+  'LOAD_EXTENSION',
+  'READFILE',
+  'WRITEFILE',
+  'EDIT',
+  'FTS3_TOKENIZER',
+  'ZIPFILE',
+  'SQLAR_COMPRESS',
+  'SQLAR_UNCOMPRESS',
+]);
 
 const NAME_ERRORS = /^(no such column|no such table|ambiguous column name)/;
 
@@ -55,7 +82,8 @@ function checkShape(spec: unknown, db: DatabaseInfo): Verdict | null {
   const duplicate = names.find((n, i) => names.indexOf(n) !== i);
   if (duplicate) return fail('schema', `parameter ${duplicate} declared twice`);
   const dbSegment = parsed.data.path.split('/')[3];
-  if (dbSegment !== slug(db.dbId)) return fail('schema', `path ${parsed.data.path} is not under the database ${slug(db.dbId)}`);
+  if (dbSegment !== slug(db.dbId))
+    return fail('schema', `path ${parsed.data.path} is not under the database ${slug(db.dbId)}`);
   return null;
 }
 
@@ -66,13 +94,15 @@ function checkStatement(sql: string): Verdict | null {
   const statements = splitStatements(significant(tokens));
   if (statements.length !== 1) return fail('not_select', `expected exactly one statement, got ${statements.length}`);
   const [statement] = statements;
-  if (!isWord(statement[0], 'SELECT')) return fail('not_select', `the statement must start with SELECT, not ${statement[0].text.slice(0, 40)}`);
+  if (!isWord(statement[0], 'SELECT'))
+    return fail('not_select', `the statement must start with SELECT, not ${statement[0].text.slice(0, 40)}`);
   for (let i = 0; i < statement.length; i++) {
     const token = statement[i];
     if (token.kind !== 'word') continue;
     const upper = token.text.toUpperCase();
     if (STATEMENT_WORDS.has(upper)) return fail('not_select', `${upper} is not allowed in a read-only SELECT`);
-    if (UNSAFE_FUNCTIONS.has(upper) && statement[i + 1]?.text === '(') return fail('not_select', `function ${upper} is not allowed`);
+    if (UNSAFE_FUNCTIONS.has(upper) && statement[i + 1]?.text === '(')
+      return fail('not_select', `function ${upper} is not allowed`);
   }
   return null;
 }
@@ -92,8 +122,10 @@ function checkPlaceholders(spec: EndpointSpec): Verdict | null {
   const declared = new Set(spec.parameters.map((p) => p.name));
   const used = new Set<string>();
   for (const occurrence of occurrences) {
-    if (occurrence.name === null) return fail('undeclared_placeholder', `placeholder ${occurrence.text}: only :name placeholders are allowed`);
-    if (!declared.has(occurrence.name)) return fail('undeclared_placeholder', `placeholder :${occurrence.name} is not a declared parameter`);
+    if (occurrence.name === null)
+      return fail('undeclared_placeholder', `placeholder ${occurrence.text}: only :name placeholders are allowed`);
+    if (!declared.has(occurrence.name))
+      return fail('undeclared_placeholder', `placeholder :${occurrence.name} is not a declared parameter`);
     used.add(occurrence.name);
   }
   const unused = spec.parameters.find((p) => !used.has(p.name));
@@ -122,16 +154,25 @@ function sampleLiteral(param: ParameterSpec): string {
 function parseNames(spec: EndpointSpec, db: DatabaseInfo): Verdict | Query {
   const identifiers = schemaIdentifiers(db, spec.sql);
   const stray = tokenize(spec.sql).find((t) => t.kind === 'dquote' && !identifiers.has(unquote(t).toLowerCase()));
-  if (stray) return fail('unknown_column', `${stray.text.slice(0, 60)} names no column or table (write strings in single quotes)`);
+  if (stray)
+    return fail(
+      'unknown_column',
+      `${stray.text.slice(0, 60)} names no column or table (write strings in single quotes)`,
+    );
   const parsed = parseQuery(withSampleValues(spec), db);
   if (parsed.ok) return parsed.value.query;
-  return NAME_ERRORS.test(parsed.message) ? fail('unknown_column', parsed.message) : fail('not_select', `not a valid SELECT: ${parsed.message}`);
+  return NAME_ERRORS.test(parsed.message)
+    ? fail('unknown_column', parsed.message)
+    : fail('not_select', `not a valid SELECT: ${parsed.message}`);
 }
 
 function checkTypes(spec: EndpointSpec, db: DatabaseInfo, query: Query): Verdict | null {
   for (const param of spec.parameters) {
     if (param.example !== undefined && !valueFitsType(param.example, param.type)) {
-      return fail('parameter_type', `example of ${param.name} is not of type ${param.type}: ${JSON.stringify(param.example)}`);
+      return fail(
+        'parameter_type',
+        `example of ${param.name} is not of type ${param.type}: ${JSON.stringify(param.example)}`,
+      );
     }
   }
   const resolve = columnResolver(query, db);
@@ -146,7 +187,10 @@ function checkTypes(spec: EndpointSpec, db: DatabaseInfo, query: Query): Verdict
     }
     const column = site.bare ? resolve(site.columns[0]) : null;
     if (column && !typeFitsColumn(param.type, column)) {
-      return fail('parameter_type', `${param.name} is declared ${param.type} but compared with ${column.table.name}.${column.column.name} (${column.column.type || 'untyped'})`);
+      return fail(
+        'parameter_type',
+        `${param.name} is declared ${param.type} but compared with ${column.table.name}.${column.column.name} (${column.column.type || 'untyped'})`,
+      );
     }
   }
   return null;

@@ -21,7 +21,10 @@ export function pascal(parts: string[]): string {
 
 /** A path segment: lower-case `[a-z0-9_-]`, never empty. */
 export function slug(text: string): string {
-  const s = text.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '');
+  const s = text
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return s || 'x';
 }
 
@@ -48,17 +51,38 @@ export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
 }
 
-const FORMAT_PARTS: Record<string, string> = { '%Y': 'year', '%m': 'month', '%d': 'day', '%Y-%m': 'year month', '%H': 'hour', '%Y-%m-%d': 'date' };
+const FORMAT_PARTS: Record<string, string> = {
+  '%Y': 'year',
+  '%m': 'month',
+  '%d': 'day',
+  '%Y-%m': 'year month',
+  '%H': 'hour',
+  '%Y-%m-%d': 'date',
+};
 const FUNCTION_PARTS: Record<string, string> = {
-  COUNT: 'count', SUM: 'total', TOTAL: 'total', AVG: 'average', MIN: 'minimum', MAX: 'maximum',
-  SUBSTR: 'part', SUBSTRING: 'part', LENGTH: 'length', LOWER: 'lowercase', UPPER: 'uppercase',
+  COUNT: 'count',
+  SUM: 'total',
+  TOTAL: 'total',
+  AVG: 'average',
+  MIN: 'minimum',
+  MAX: 'maximum',
+  SUBSTR: 'part',
+  SUBSTRING: 'part',
+  LENGTH: 'length',
+  LOWER: 'lowercase',
+  UPPER: 'uppercase',
 };
 
 /** The words naming what a site compares: the column, and the function part of it. */
 function comparedWords(site: ValueSite, column: ResolvedColumn | null): { name: string[]; phrase: string } {
-  const columnName = column ? column.column.name : site.columns[0]?.name ?? '';
+  const columnName = column ? column.column.name : (site.columns[0]?.name ?? '');
   const description = columnLabel(columnName, column?.column.description ?? '');
-  const part = site.fn === null ? null : (site.fnFormat !== null ? FORMAT_PARTS[site.fnFormat] : undefined) ?? FUNCTION_PARTS[site.fn] ?? site.fn.toLowerCase();
+  const part =
+    site.fn === null
+      ? null
+      : ((site.fnFormat !== null ? FORMAT_PARTS[site.fnFormat] : undefined) ??
+        FUNCTION_PARTS[site.fn] ??
+        site.fn.toLowerCase());
   const base = nameWords(columnName, column?.column.description ?? '');
   if (part === null) return { name: base, phrase: description };
   const partWords = words(part);
@@ -69,7 +93,15 @@ function comparedWords(site: ValueSite, column: ResolvedColumn | null): { name: 
 }
 
 const PREFIX: Partial<Record<SiteOp, string>> = {
-  '!=': 'excluded', 'NOT IN': 'excluded', 'NOT LIKE': 'excluded', '>': 'min', '>=': 'min', BETWEEN_LOW: 'min', '<': 'max', '<=': 'max', BETWEEN_HIGH: 'max',
+  '!=': 'excluded',
+  'NOT IN': 'excluded',
+  'NOT LIKE': 'excluded',
+  '>': 'min',
+  '>=': 'min',
+  BETWEEN_LOW: 'min',
+  '<': 'max',
+  '<=': 'max',
+  BETWEEN_HIGH: 'max',
 };
 
 /** A parameter name for a site (before de-duplication), matching PARAMETER_NAME. */

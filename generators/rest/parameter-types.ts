@@ -22,7 +22,10 @@ export function typeFitsColumn(type: ParameterSpec['type'], column: ResolvedColu
  * literal's (`price > 10` on a REAL `price` takes 12.5 too). Only an INTEGER column, or a
  * literal compared with no known column (`'blob'`), keeps an integral literal `integer`.
  */
-export function numericParameterType(affinity: ReturnType<typeof columnAffinity>, integral: boolean): 'integer' | 'number' {
+export function numericParameterType(
+  affinity: ReturnType<typeof columnAffinity>,
+  integral: boolean,
+): 'integer' | 'number' {
   if (affinity === 'real' || affinity === 'numeric') return 'number';
   return integral ? 'integer' : 'number';
 }

@@ -28,7 +28,8 @@ export function promptsDir(): string {
 
 /** `rest-judge` → seeds/prompts/rest-judge.system.md and rest-judge.user.md. */
 export function loadPrompt(name: string, dir: string = promptsDir()): PromptTemplate {
-  if (!PROMPT_NAME.test(name)) throw new Error(`invalid prompt name ${JSON.stringify(name)}: lowercase words joined by "-"`);
+  if (!PROMPT_NAME.test(name))
+    throw new Error(`invalid prompt name ${JSON.stringify(name)}: lowercase words joined by "-"`);
   const system = readFileSync(path.join(dir, `${name}.system.md`), 'utf8');
   const user = readFileSync(path.join(dir, `${name}.user.md`), 'utf8');
   return {

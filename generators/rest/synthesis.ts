@@ -36,7 +36,11 @@ export interface Synthesizer {
   /** Its answer never depends on the feedback (the template): one attempt is all it gets. */
   readonly ignoresFeedback?: boolean;
   /** One outcome per request, same order; a rejection's category says why (`llm:timeout`, ...). */
-  synthesize(requests: readonly SynthesisRequest[], db: DatabaseInfo, datasetName: string): Promise<Outcome<SynthesizedEndpoint>[]>;
+  synthesize(
+    requests: readonly SynthesisRequest[],
+    db: DatabaseInfo,
+    datasetName: string,
+  ): Promise<Outcome<SynthesizedEndpoint>[]>;
 }
 
 /**

@@ -5,7 +5,18 @@ import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../sql/double-quo
 import { parseQuery } from '../sql/normalize.js';
 import { columnAffinity, columnResolver, type ColumnResolver, type ResolvedColumn } from './columns.js';
 import { splice, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
-import { clip, endpointPath, parameterBaseName, parameterDescription, parameterPhrase, pascal, columnLabel, truncateIdentifier, uniqueName, words } from './naming.js';
+import {
+  clip,
+  endpointPath,
+  parameterBaseName,
+  parameterDescription,
+  parameterPhrase,
+  pascal,
+  columnLabel,
+  truncateIdentifier,
+  uniqueName,
+  words,
+} from './naming.js';
 import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { numericParameterType } from './parameter-types.js';
 import { findValueSites, type Clause, type ValueSite } from './value-sites.js';
@@ -27,7 +38,11 @@ interface Parameter {
   value: ArgumentValue;
 }
 
-export function synthesizeFromTemplate(instance: Instance, db: DatabaseInfo, datasetName: string): Outcome<SynthesizedEndpoint> {
+export function synthesizeFromTemplate(
+  instance: Instance,
+  db: DatabaseInfo,
+  datasetName: string,
+): Outcome<SynthesizedEndpoint> {
   const sql = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql)).trim();
   const parsed = parseQuery(sql, db);
   if (!parsed.ok) return reject('synth_failed', `gold SQL does not parse: ${parsed.message}`);
@@ -45,7 +60,13 @@ export function synthesizeFromTemplate(instance: Instance, db: DatabaseInfo, dat
     if (typed === null) continue;
     const name = uniqueName(parameterBaseName(site, column), taken);
     parameters.push({
-      spec: { name, type: typed.type, description: parameterDescription(site, column), required: true, example: typed.value },
+      spec: {
+        name,
+        type: typed.type,
+        description: parameterDescription(site, column),
+        required: true,
+        example: typed.value,
+      },
       phrase: parameterPhrase(site, column),
       value: typed.value,
     });
@@ -72,7 +93,11 @@ function resolveSite(site: ValueSite, resolve: ColumnResolver): ResolvedColumn |
  * string '2012' (its text as written) without changing the rows. A literal that fits no
  * type of its column (`int_col = 'n/a'`), or is compared with nothing nameable, stays.
  */
-function typedValue(tokens: Token[], site: ValueSite, column: ResolvedColumn | null): { type: ParameterSpec['type']; value: ArgumentValue } | null {
+function typedValue(
+  tokens: Token[],
+  site: ValueSite,
+  column: ResolvedColumn | null,
+): { type: ParameterSpec['type']; value: ArgumentValue } | null {
   if (site.columns.length === 0 && site.fn === null) return null;
   const literal = tokens[site.last];
   const affinity = site.bare && column ? columnAffinity(column.column) : 'blob';
@@ -85,7 +110,11 @@ function typedValue(tokens: Token[], site: ValueSite, column: ResolvedColumn | n
     return { type: numericParameterType(affinity, Number.isSafeInteger(number) && !/[.eE]/.test(text)), value: number };
   }
   if (literal.kind !== 'number' || isLike || /^0x/i.test(literal.text)) return null;
-  const signed = tokens.slice(site.first, site.last + 1).filter((t) => t.kind !== 'space' && t.kind !== 'comment').map((t) => t.text).join('');
+  const signed = tokens
+    .slice(site.first, site.last + 1)
+    .filter((t) => t.kind !== 'space' && t.kind !== 'comment')
+    .map((t) => t.text)
+    .join('');
   if (affinity === 'text') return { type: 'string', value: signed.replace(/^\+/, '') };
   const value = Number(signed);
   if (/[.eE]/.test(literal.text)) return Number.isFinite(value) ? { type: 'number', value } : null;
@@ -105,23 +134,34 @@ function endpointSpec(
   const select = firstSelect(query);
   const items = select.columns;
   const baseTable = select.from?.base.kind === 'table' ? select.from.base.table : null;
-  const subject = items.length > 2 && baseTable ? [...words(baseTable), 'details'] : items.flatMap((item, i) => [...(i ? ['and'] : []), ...itemWords(item, baseTable)]);
+  const subject =
+    items.length > 2 && baseTable
+      ? [...words(baseTable), 'details']
+      : items.flatMap((item, i) => [...(i ? ['and'] : []), ...itemWords(item, baseTable)]);
   const filters = [...new Set(parameters.map((p) => p.spec.name.replace(/_\d+$/, '')))].slice(0, 3);
   const operationId = truncateIdentifier(
     `get${pascal(subject.slice(0, 8)) || 'Rows'}${filters.length ? `By${filters.map((f) => pascal(f.split('_'))).join('And')}` : ''}`,
   );
   const phrases = items.slice(0, 6).map((item) => itemPhrase(item, resolve));
   const filterText = parameters.map((p) => p.phrase.replace(/^./, (c) => c.toLowerCase()));
-  const summary = clip(`Get ${phrases.join(', ')}${parameters.length ? ` by ${filters.map((f) => f.split('_').join(' ')).join(', ')}` : ''}`, 200);
+  const summary = clip(
+    `Get ${phrases.join(', ')}${parameters.length ? ` by ${filters.map((f) => f.split('_').join(' ')).join(', ')}` : ''}`,
+    200,
+  );
   const description = clip(
     [
       `Returns ${phrases.join('; ')}${items.length > phrases.length ? ` and ${items.length - phrases.length} more columns` : ''}${tablesOf(select)}.`,
       parameters.length ? `Filtered by: ${filterText.join('; ')}.` : '',
       shapeText(query, resolve),
-    ].filter(Boolean).join(' '),
+    ]
+      .filter(Boolean)
+      .join(' '),
     2000,
   );
-  const response = clip(`Rows with the columns ${items.map((item, i) => `${item.name} (${phrases[i] ?? itemPhrase(item, resolve)})`).join(', ')}`, 1000);
+  const response = clip(
+    `Rows with the columns ${items.map((item, i) => `${item.name} (${phrases[i] ?? itemPhrase(item, resolve)})`).join(', ')}`,
+    1000,
+  );
   return {
     operationId,
     path: endpointPath(datasetName, db.dbId, operationId),
@@ -140,13 +180,21 @@ function firstSelect(query: Query): SelectQuery {
 function firstColumn(expr: Expr): Extract<Expr, { kind: 'column' }> | null {
   if (expr.kind === 'column') return expr;
   const children: Expr[] =
-    expr.kind === 'binary' ? [expr.left, expr.right]
-    : expr.kind === 'unary' ? [expr.operand]
-    : expr.kind === 'function' ? expr.args
-    : expr.kind === 'aggregate' ? (expr.arg ? [expr.arg] : [])
-    : expr.kind === 'cast' ? [expr.expr]
-    : expr.kind === 'case' ? expr.whens.flatMap((w) => [w.then, w.when]).concat(expr.else ? [expr.else] : [])
-    : [];
+    expr.kind === 'binary'
+      ? [expr.left, expr.right]
+      : expr.kind === 'unary'
+        ? [expr.operand]
+        : expr.kind === 'function'
+          ? expr.args
+          : expr.kind === 'aggregate'
+            ? expr.arg
+              ? [expr.arg]
+              : []
+            : expr.kind === 'cast'
+              ? [expr.expr]
+              : expr.kind === 'case'
+                ? expr.whens.flatMap((w) => [w.then, w.when]).concat(expr.else ? [expr.else] : [])
+                : [];
   for (const child of children) {
     const found = firstColumn(child);
     if (found) return found;
@@ -154,14 +202,23 @@ function firstColumn(expr: Expr): Extract<Expr, { kind: 'column' }> | null {
   return null;
 }
 
-const AGGREGATE_WORDS: Record<string, string> = { COUNT: 'count', SUM: 'total', TOTAL: 'total', AVG: 'average', MIN: 'min', MAX: 'max', GROUP_CONCAT: 'list' };
+const AGGREGATE_WORDS: Record<string, string> = {
+  COUNT: 'count',
+  SUM: 'total',
+  TOTAL: 'total',
+  AVG: 'average',
+  MIN: 'min',
+  MAX: 'max',
+  GROUP_CONCAT: 'list',
+};
 
 function itemWords(item: SelectItem, baseTable: string | null): string[] {
   const expr = item.expr;
   if (expr.kind === 'column') return words(expr.column).slice(0, 6);
   if (item.alias) return words(item.alias).slice(0, 6);
   const column = firstColumn(expr);
-  if (expr.kind === 'aggregate') return [AGGREGATE_WORDS[expr.name], ...(column ? words(column.column) : baseTable ? words(baseTable) : ['rows'])];
+  if (expr.kind === 'aggregate')
+    return [AGGREGATE_WORDS[expr.name], ...(column ? words(column.column) : baseTable ? words(baseTable) : ['rows'])];
   return column ? words(column.column).slice(0, 6) : ['value'];
 }
 
@@ -183,22 +240,33 @@ function itemPhrase(item: SelectItem, resolve: ColumnResolver): string {
 
 function tablesOf(select: SelectQuery): string {
   if (!select.from) return '';
-  const tables = [select.from.base, ...select.from.joins.map((j) => j.item)].map((i) => (i.kind === 'table' ? i.table : 'a derived table'));
+  const tables = [select.from.base, ...select.from.joins.map((j) => j.item)].map((i) =>
+    i.kind === 'table' ? i.table : 'a derived table',
+  );
   return ` from ${[...new Set(tables)].join(', ')}`;
 }
 
 function shapeText(query: Query, resolve: ColumnResolver): string {
   const parts: string[] = [];
-  if (query.kind === 'select' && query.groupBy.length) parts.push('Grouped per ' + query.groupBy.map((e) => exprLabel(e, resolve)).join(', ') + '.');
+  if (query.kind === 'select' && query.groupBy.length)
+    parts.push('Grouped per ' + query.groupBy.map((e) => exprLabel(e, resolve)).join(', ') + '.');
   if (query.orderBy.length) {
-    parts.push('Ordered by ' + query.orderBy.map((o) => `${exprLabel(o.expr, resolve)} (${o.direction === 'desc' ? 'descending' : 'ascending'})`).join(', ') + '.');
+    parts.push(
+      'Ordered by ' +
+        query.orderBy
+          .map((o) => `${exprLabel(o.expr, resolve)} (${o.direction === 'desc' ? 'descending' : 'ascending'})`)
+          .join(', ') +
+        '.',
+    );
   }
-  if (query.limit?.kind === 'literal') parts.push(`At most ${query.limit.raw} row${query.limit.raw === '1' ? '' : 's'}.`);
+  if (query.limit?.kind === 'literal')
+    parts.push(`At most ${query.limit.raw} row${query.limit.raw === '1' ? '' : 's'}.`);
   return parts.join(' ');
 }
 
 function exprLabel(expr: Expr, resolve: ColumnResolver): string {
   const column = firstColumn(expr);
-  if (expr.kind === 'aggregate') return `${AGGREGATE_WORDS[expr.name]} of ${column ? describe(column, resolve) : 'rows'}`;
+  if (expr.kind === 'aggregate')
+    return `${AGGREGATE_WORDS[expr.name]} of ${column ? describe(column, resolve) : 'rows'}`;
   return column ? describe(column, resolve) : 'a computed value';
 }

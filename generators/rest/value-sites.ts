@@ -8,7 +8,8 @@ import { isWord, unquote, type Token } from '../../runtime/sql/lexer.js';
  * same reading to check a placeholder's type against the column it is compared with.
  */
 
-export type SiteOp = '=' | '!=' | '<' | '<=' | '>' | '>=' | 'IN' | 'NOT IN' | 'BETWEEN_LOW' | 'BETWEEN_HIGH' | 'LIKE' | 'NOT LIKE';
+export type SiteOp =
+  '=' | '!=' | '<' | '<=' | '>' | '>=' | 'IN' | 'NOT IN' | 'BETWEEN_LOW' | 'BETWEEN_HIGH' | 'LIKE' | 'NOT LIKE';
 
 export type Clause = 'select' | 'from' | 'on' | 'where' | 'group' | 'having' | 'order' | 'limit' | 'call' | 'other';
 
@@ -35,26 +36,72 @@ export interface ValueSite {
 
 /** Words that are never column names. */
 const KEYWORDS = new Set(
-  ('SELECT FROM WHERE AND OR NOT NULL IS IN LIKE GLOB BETWEEN CASE WHEN THEN ELSE END AS ON JOIN INNER LEFT RIGHT ' +
+  (
+    'SELECT FROM WHERE AND OR NOT NULL IS IN LIKE GLOB BETWEEN CASE WHEN THEN ELSE END AS ON JOIN INNER LEFT RIGHT ' +
     'FULL OUTER CROSS NATURAL USING GROUP BY HAVING ORDER ASC DESC LIMIT OFFSET UNION ALL INTERSECT EXCEPT DISTINCT ' +
-    'EXISTS CAST COLLATE ESCAPE TRUE FALSE OVER PARTITION WITH REGEXP MATCH NOCASE WINDOW VALUES').split(' '),
+    'EXISTS CAST COLLATE ESCAPE TRUE FALSE OVER PARTITION WITH REGEXP MATCH NOCASE WINDOW VALUES'
+  ).split(' '),
 );
 /** Words after which `(` opens a group or a subquery rather than a call's arguments. */
 const NON_CALL = new Set(
-  'AND OR NOT WHERE ON HAVING WHEN THEN ELSE IN EXISTS AS FROM JOIN BETWEEN SELECT CASE BY LIKE GLOB IS USING VALUES ALL DISTINCT UNION INTERSECT EXCEPT'.split(' '),
+  'AND OR NOT WHERE ON HAVING WHEN THEN ELSE IN EXISTS AS FROM JOIN BETWEEN SELECT CASE BY LIKE GLOB IS USING VALUES ALL DISTINCT UNION INTERSECT EXCEPT'.split(
+    ' ',
+  ),
 );
 const CLAUSE_WORDS: Record<string, Clause> = {
-  SELECT: 'select', FROM: 'from', JOIN: 'from', ON: 'on', WHERE: 'where', GROUP: 'group', HAVING: 'having',
-  ORDER: 'order', LIMIT: 'limit', OFFSET: 'limit', UNION: 'other', INTERSECT: 'other', EXCEPT: 'other', WINDOW: 'other',
+  SELECT: 'select',
+  FROM: 'from',
+  JOIN: 'from',
+  ON: 'on',
+  WHERE: 'where',
+  GROUP: 'group',
+  HAVING: 'having',
+  ORDER: 'order',
+  LIMIT: 'limit',
+  OFFSET: 'limit',
+  UNION: 'other',
+  INTERSECT: 'other',
+  EXCEPT: 'other',
+  WINDOW: 'other',
 };
-const COMPARISONS: Record<string, SiteOp> = { '=': '=', '==': '=', '!=': '!=', '<>': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+const COMPARISONS: Record<string, SiteOp> = {
+  '=': '=',
+  '==': '=',
+  '!=': '!=',
+  '<>': '!=',
+  '<': '<',
+  '<=': '<=',
+  '>': '>',
+  '>=': '>=',
+};
 const MIRROR: Record<string, SiteOp> = { '=': '=', '!=': '!=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
 /** Tokens that may precede an operand that starts a predicate. */
 const BEFORE_WORDS = new Set(['WHERE', 'AND', 'OR', 'NOT', 'ON', 'HAVING', 'WHEN']);
 /** Tokens that may follow an operand that ends a predicate. */
 const AFTER_WORDS = new Set([
-  'AND', 'OR', 'GROUP', 'ORDER', 'LIMIT', 'HAVING', 'UNION', 'INTERSECT', 'EXCEPT', 'THEN', 'ELSE', 'END', 'WHEN',
-  'WINDOW', 'COLLATE', 'JOIN', 'INNER', 'LEFT', 'RIGHT', 'CROSS', 'NATURAL', 'FULL', 'WHERE',
+  'AND',
+  'OR',
+  'GROUP',
+  'ORDER',
+  'LIMIT',
+  'HAVING',
+  'UNION',
+  'INTERSECT',
+  'EXCEPT',
+  'THEN',
+  'ELSE',
+  'END',
+  'WHEN',
+  'WINDOW',
+  'COLLATE',
+  'JOIN',
+  'INNER',
+  'LEFT',
+  'RIGHT',
+  'CROSS',
+  'NATURAL',
+  'FULL',
+  'WHERE',
 ]);
 
 interface Sig {
@@ -64,7 +111,9 @@ interface Sig {
 }
 
 export function findValueSites(tokens: Token[]): ValueSite[] {
-  const sig: Sig[] = tokens.flatMap((token, index) => (token.kind === 'space' || token.kind === 'comment' ? [] : [{ token, index }]));
+  const sig: Sig[] = tokens.flatMap((token, index) =>
+    token.kind === 'space' || token.kind === 'comment' ? [] : [{ token, index }],
+  );
   return new SiteReader(sig, clauses(sig)).read();
 }
 
@@ -131,7 +180,8 @@ class SiteReader {
     if (!t) return null;
     if (t.kind === 'string' || t.kind === 'number' || t.kind === 'param') return k;
     const next = this.sig[k + 1]?.token;
-    if (t.kind === 'op' && (t.text === '-' || t.text === '+') && next?.kind === 'number' && this.unaryPosition(k)) return k + 1;
+    if (t.kind === 'op' && (t.text === '-' || t.text === '+') && next?.kind === 'number' && this.unaryPosition(k))
+      return k + 1;
     return null;
   }
 
@@ -146,8 +196,14 @@ class SiteReader {
 
   private site(first: number, last: number, op: SiteOp, operand: Operand): ValueSite {
     return {
-      first: this.sig[first].index, last: this.sig[last].index, op, clause: this.clause[first],
-      columns: operand.columns, bare: operand.bare, fn: operand.fn, fnFormat: operand.fnFormat,
+      first: this.sig[first].index,
+      last: this.sig[last].index,
+      op,
+      clause: this.clause[first],
+      columns: operand.columns,
+      bare: operand.bare,
+      fn: operand.fn,
+      fnFormat: operand.fnFormat,
     };
   }
 
@@ -206,7 +262,8 @@ class SiteReader {
     if (lowEnd === null || !isWord(this.sig[lowEnd + 1]?.token, 'AND')) return [];
     const sites: [ValueSite, number][] = [[this.site(k + 1, lowEnd, 'BETWEEN_LOW', operand), k + 1]];
     const highEnd = this.valueEnd(lowEnd + 2);
-    if (highEnd !== null && this.endsPredicate(highEnd + 1)) sites.push([this.site(lowEnd + 2, highEnd, 'BETWEEN_HIGH', operand), lowEnd + 2]);
+    if (highEnd !== null && this.endsPredicate(highEnd + 1))
+      sites.push([this.site(lowEnd + 2, highEnd, 'BETWEEN_HIGH', operand), lowEnd + 2]);
     return sites;
   }
 
@@ -244,7 +301,10 @@ class SiteReader {
   /** `f(...)` spanning significant indices open-1 .. close: the columns it names. */
   private callOperand(open: number, close: number): Operand {
     const before = this.sig[open - 1];
-    const fn = before && before.token.kind === 'word' && !NON_CALL.has(before.token.text.toUpperCase()) ? before.token.text.toUpperCase() : null;
+    const fn =
+      before && before.token.kind === 'word' && !NON_CALL.has(before.token.text.toUpperCase())
+        ? before.token.text.toUpperCase()
+        : null;
     const columns: ColumnRef[] = [];
     for (let j = open + 1; j < close; j++) {
       if (!isIdentifier(this.sig[j]) || isPunct(this.sig[j + 1], '(') || isPunct(this.sig[j + 1], '.')) continue;

@@ -26,7 +26,11 @@ export function expandToSel(seq: SlotSequence, db: DatabaseInfo, pool: ToolPool)
   const shapes: SelShape[] = [];
   for (const call of seq.calls) {
     const shape = selShapeOf(call);
-    if (!shape) return reject(`unsupported:sel_binding:${call.name}`, `call "${call.label}" (${call.name}) has no literal categorical argument to bind`);
+    if (!shape)
+      return reject(
+        `unsupported:sel_binding:${call.name}`,
+        `call "${call.label}" (${call.name}) has no literal categorical argument to bind`,
+      );
     shapes.push(shape);
   }
 

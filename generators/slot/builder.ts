@@ -115,10 +115,14 @@ export class SequenceBuilder {
     if (name === 'calculate') offending = String(args.operation_type);
     else if (!(toolsOf('paper') as readonly string[]).includes(name)) offending = name;
     else if (name === 'filter_data' && !paperChoice(CONDITIONS, args.condition)) offending = String(args.condition);
-    else if (name === 'aggregate_data' && !paperChoice(AGGREGATIONS, args.aggregation_type)) offending = String(args.aggregation_type);
-    else if (name === 'transform_data' && !paperChoice(OPERATIONS, args.operation_type)) offending = String(args.operation_type);
-    else if (name === 'transform_data' && (args.operation_args as Record<string, unknown>).modifiers !== undefined) offending = 'datetime_modifiers';
-    else if ((name === 'group_data_by' || name === 'select_unique_values') && Array.isArray(args.key_name)) offending = 'multi_key';
+    else if (name === 'aggregate_data' && !paperChoice(AGGREGATIONS, args.aggregation_type))
+      offending = String(args.aggregation_type);
+    else if (name === 'transform_data' && !paperChoice(OPERATIONS, args.operation_type))
+      offending = String(args.operation_type);
+    else if (name === 'transform_data' && (args.operation_args as Record<string, unknown>).modifiers !== undefined)
+      offending = 'datetime_modifiers';
+    else if ((name === 'group_data_by' || name === 'select_unique_values') && Array.isArray(args.key_name))
+      offending = 'multi_key';
     if (offending !== null) {
       const construct = PAPER_CONSTRUCT[offending] ?? offending;
       unsupported(construct, `${name} with ${offending} is not in the paper tool pool`);
@@ -144,7 +148,11 @@ export class SequenceBuilder {
 
   /** combine_data: the output keeps `a`'s keys; a list when both inputs are lists. */
   combine(a: TableRef, b: TableRef, operation: string): TableRef {
-    const label = this.emit('combine_data', { data_source: ref(a.label), other_data_source: ref(b.label), operation }, 'COMBINE');
+    const label = this.emit(
+      'combine_data',
+      { data_source: ref(a.label), other_data_source: ref(b.label), operation },
+      'COMBINE',
+    );
     return { label, keys: [...a.keys], memberKeys: null, exprs: new Map() };
   }
 
@@ -153,7 +161,13 @@ export class SequenceBuilder {
     return { ...a, label };
   }
 
-  transform(table: TableRef, key: string, operation: string, operationArgs: Record<string, unknown>, signature: string): TableRef {
+  transform(
+    table: TableRef,
+    key: string,
+    operation: string,
+    operationArgs: Record<string, unknown>,
+    signature: string,
+  ): TableRef {
     const newKey = derivedKey(table.keys, `${key}_${operation}`);
     const label = this.emit(
       'transform_data',
@@ -167,7 +181,11 @@ export class SequenceBuilder {
 
   /** `exprs`: what the group keys hold (signature -> key). */
   group(table: TableRef, keys: string[], exprs: Map<string, string>): TableRef {
-    const label = this.emit('group_data_by', { data_source: ref(table.label), key_name: keys.length === 1 ? keys[0] : keys }, 'GROUP');
+    const label = this.emit(
+      'group_data_by',
+      { data_source: ref(table.label), key_name: keys.length === 1 ? keys[0] : keys },
+      'GROUP',
+    );
     return { label, keys: [...keys], memberKeys: table.keys, exprs };
   }
 
@@ -175,7 +193,11 @@ export class SequenceBuilder {
   aggregateGrouped(table: TableRef, key: string, type: string, distinct: boolean, signature: string): TableRef {
     const base = `${type}${distinct ? '_distinct' : ''}_${key === '*' ? 'rows' : key}`;
     const newKey = derivedKey([...table.keys, ...(table.memberKeys ?? [])], base);
-    const label = this.emit('aggregate_data', aggregateArgs(table, key, type, distinct), AGGREGATE_LABELS[type] ?? type.toUpperCase());
+    const label = this.emit(
+      'aggregate_data',
+      aggregateArgs(table, key, type, distinct),
+      AGGREGATE_LABELS[type] ?? type.toUpperCase(),
+    );
     const exprs = new Map(table.exprs);
     exprs.set(signature, newKey);
     return { ...table, label, keys: [...table.keys, newKey], exprs };
@@ -191,10 +213,18 @@ export class SequenceBuilder {
 
   /** aggregate_data on a plain table: a scalar label. */
   aggregateScalar(table: TableRef, key: string, type: string, distinct: boolean): string {
-    return this.emit('aggregate_data', aggregateArgs(table, key, type, distinct), AGGREGATE_LABELS[type] ?? type.toUpperCase());
+    return this.emit(
+      'aggregate_data',
+      aggregateArgs(table, key, type, distinct),
+      AGGREGATE_LABELS[type] ?? type.toUpperCase(),
+    );
   }
 
-  retrieve(table: TableRef, key: string, options: { distinct: boolean; limit: number | null; offset: number | null }): string {
+  retrieve(
+    table: TableRef,
+    key: string,
+    options: { distinct: boolean; limit: number | null; offset: number | null },
+  ): string {
     const args: Record<string, unknown> = { data_source: ref(table.label), key_name: key, distinct: options.distinct };
     if (options.limit !== null) args.limit = options.limit;
     if (options.offset !== null && options.offset > 0) {
@@ -205,11 +235,19 @@ export class SequenceBuilder {
   }
 
   unique(table: TableRef, keys: string[]): string {
-    return this.emit('select_unique_values', { data_source: ref(table.label), key_name: keys.length === 1 ? keys[0] : keys }, 'UNIQUE');
+    return this.emit(
+      'select_unique_values',
+      { data_source: ref(table.label), key_name: keys.length === 1 ? keys[0] : keys },
+      'UNIQUE',
+    );
   }
 
   calculate(value: unknown, operation: string, operationArgs: Record<string, unknown>): string {
-    return this.emit('calculate', { value, operation_type: operation, operation_args: operationArgs }, `CALC_${operation.toUpperCase()}`);
+    return this.emit(
+      'calculate',
+      { value, operation_type: operation, operation_args: operationArgs },
+      `CALC_${operation.toUpperCase()}`,
+    );
   }
 }
 

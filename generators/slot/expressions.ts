@@ -22,28 +22,53 @@ export function signature(expr: Expr): string {
 }
 
 export const ARITHMETIC: Partial<Record<BinaryOp, string>> = {
-  '+': 'add', '-': 'subtract', '*': 'multiply', '/': 'divide', '%': 'modulo', '||': 'concat',
+  '+': 'add',
+  '-': 'subtract',
+  '*': 'multiply',
+  '/': 'divide',
+  '%': 'modulo',
+  '||': 'concat',
 };
 
 export const COMPARISON: Partial<Record<BinaryOp, string>> = {
-  '=': 'equal_to', '!=': 'not_equal_to', '<': 'less_than', '<=': 'less_than_equal_to',
-  '>': 'greater_than', '>=': 'greater_than_equal_to',
+  '=': 'equal_to',
+  '!=': 'not_equal_to',
+  '<': 'less_than',
+  '<=': 'less_than_equal_to',
+  '>': 'greater_than',
+  '>=': 'greater_than_equal_to',
 };
 
 /** `a op b` is `b flipped(op) a`. */
 export const FLIPPED: Partial<Record<BinaryOp, BinaryOp>> = {
-  '=': '=', '!=': '!=', '<': '>', '>': '<', '<=': '>=', '>=': '<=', '+': '+', '*': '*', AND: 'AND', OR: 'OR',
+  '=': '=',
+  '!=': '!=',
+  '<': '>',
+  '>': '<',
+  '<=': '>=',
+  '>=': '<=',
+  '+': '+',
+  '*': '*',
+  AND: 'AND',
+  OR: 'OR',
 };
 
 const AGGREGATION: Record<string, string> = { COUNT: 'count', SUM: 'sum', AVG: 'mean', MIN: 'min', MAX: 'max' };
 
 const UNARY_FUNCTIONS: Record<string, string> = {
-  ABS: 'abs', LENGTH: 'length', UPPER: 'upper', LOWER: 'lower', TRIM: 'trim', JULIANDAY: 'julianday',
+  ABS: 'abs',
+  LENGTH: 'length',
+  UPPER: 'upper',
+  LOWER: 'lower',
+  TRIM: 'trim',
+  JULIANDAY: 'julianday',
 };
 
 /** date/time functions that are strftime with a fixed pattern. */
 const DATE_PATTERNS: Record<string, string> = {
-  DATE: '%Y-%m-%d', DATETIME: '%Y-%m-%d %H:%M:%S', TIME: '%H:%M:%S',
+  DATE: '%Y-%m-%d',
+  DATETIME: '%Y-%m-%d %H:%M:%S',
+  TIME: '%H:%M:%S',
 };
 
 const CURRENT_TIME_FUNCTIONS = ['CURRENT_TIMESTAMP', 'CURRENT_DATE', 'CURRENT_TIME', 'NOW'];
@@ -70,8 +95,10 @@ function datetimeCall(name: string, args: Expr[]): { subject: Expr; opArgs: Reco
   const [subject, ...modifiers] = strftime ? args.slice(1) : args;
   if (subject === undefined || isNow(subject)) unsupported('current_time', `${name} of the current time`);
   const pattern = strftime ? args[0] : undefined;
-  if (strftime && !textLiteral(pattern)) unsupported('function_strftime', 'a strftime pattern that is not a text literal');
-  if (!modifiers.every(textLiteral)) unsupported('function_datetime', 'a date/time modifier that is not a text literal');
+  if (strftime && !textLiteral(pattern))
+    unsupported('function_strftime', 'a strftime pattern that is not a text literal');
+  if (!modifiers.every(textLiteral))
+    unsupported('function_datetime', 'a date/time modifier that is not a text literal');
   const texts = modifiers.map((m) => (m as LiteralExpr).value as string);
   if (texts.some((m) => (ZONE_MODIFIERS as readonly string[]).includes(m.trim().toLowerCase()))) {
     unsupported('time_zone', `${name} with a time-zone modifier depends on the machine, not on the data`);
@@ -242,7 +269,13 @@ export class ExpressionCompiler {
     unsupported('constant_expression', `${expr.kind} where a constant is expected`);
   }
 
-  private transform(t: TableRef, key: string, op: string, args: Record<string, unknown>, sig: string): [TableRef, string] {
+  private transform(
+    t: TableRef,
+    key: string,
+    op: string,
+    args: Record<string, unknown>,
+    sig: string,
+  ): [TableRef, string] {
     const t1 = this.b.transform(t, key, op, args, sig);
     return [t1, t1.keys[t1.keys.length - 1]];
   }
@@ -250,7 +283,8 @@ export class ExpressionCompiler {
   /** A column holding a constant (`if_then_else` with the same value either way), REAL kept. */
   private constant(t: TableRef, expr: Expr): [TableRef, string] {
     const value = { value: this.constantValue(expr) };
-    if (!isIntegralReal(expr)) return this.transform(t, t.keys[0], 'if_then_else', { then: value, else: value }, signature(expr));
+    if (!isIntegralReal(expr))
+      return this.transform(t, t.keys[0], 'if_then_else', { then: value, else: value }, signature(expr));
     const integral: Expr = { ...(expr as LiteralExpr), type: 'integer', raw: String((expr as LiteralExpr).value) };
     const [t1, k] = this.key(t, integral);
     return this.transform(t1, k, 'cast', { to: 'real' }, signature(expr));
@@ -297,9 +331,18 @@ export class ExpressionCompiler {
       const [t1, k] = this.key(t, args[0]);
       return this.transform(t1, k, 'substring', bounds, sig);
     }
-    if (name === 'ROUND' && (args.length === 1 || (args.length === 2 && args[1].kind === 'literal' && args[1].type === 'integer'))) {
+    if (
+      name === 'ROUND' &&
+      (args.length === 1 || (args.length === 2 && args[1].kind === 'literal' && args[1].type === 'integer'))
+    ) {
       const [t1, k] = this.key(t, args[0]);
-      return this.transform(t1, k, 'round', args.length === 2 ? { digits: args[1].kind === 'literal' ? args[1].value : 0 } : {}, sig);
+      return this.transform(
+        t1,
+        k,
+        'round',
+        args.length === 2 ? { digits: args[1].kind === 'literal' ? args[1].value : 0 } : {},
+        sig,
+      );
     }
     if ((name === 'IFNULL' || name === 'COALESCE') && args.length === 2) {
       const [t1, k] = this.key(t, args[0]);
@@ -311,11 +354,17 @@ export class ExpressionCompiler {
   }
 
   /** Multi-branch CASE nests if_then_else, innermost (last WHEN) first. */
-  private caseExpr(t: TableRef, whens: { when: Expr; then: Expr }[], otherwise: Expr | null, sig: string): [TableRef, string] {
+  private caseExpr(
+    t: TableRef,
+    whens: { when: Expr; then: Expr }[],
+    otherwise: Expr | null,
+    sig: string,
+  ): [TableRef, string] {
     this.b.requireExtended('case', 'CASE/IIF');
     let table = t;
     let acc: Operand | null = null;
-    if (otherwise && !(otherwise.kind === 'literal' && otherwise.type === 'null')) [table, acc] = this.operand(table, otherwise);
+    if (otherwise && !(otherwise.kind === 'literal' && otherwise.type === 'null'))
+      [table, acc] = this.operand(table, otherwise);
     let key = '';
     for (let i = whens.length - 1; i >= 0; i--) {
       const [t1, cond] = this.key(table, whens[i].when);
@@ -345,7 +394,8 @@ export class ExpressionCompiler {
   private scalarUncached(ctx: ScalarContext, expr: Expr): unknown {
     const t = ctx.table;
     const memo = ctx;
-    const calc = (subject: unknown, op: string, args: Record<string, unknown> = {}): string => ref(this.b.calculate(subject, op, args));
+    const calc = (subject: unknown, op: string, args: Record<string, unknown> = {}): string =>
+      ref(this.b.calculate(subject, op, args));
     switch (expr.kind) {
       case 'literal':
         return isIntegralReal(expr) ? calc(expr.value, 'cast', { to: 'real' }) : expr.value;
@@ -385,11 +435,18 @@ export class ExpressionCompiler {
         if (unary && expr.args.length === 1) return calc(this.scalar(memo, expr.args[0]), unary);
         if (expr.name === 'ROUND' && expr.args.length <= 2) {
           const digits = expr.args[1];
-          if (digits && !(digits.kind === 'literal' && digits.type === 'integer')) unsupported('function_round', 'ROUND digits');
-          return calc(this.scalar(memo, expr.args[0]), 'round', digits?.kind === 'literal' ? { digits: digits.value } : {});
+          if (digits && !(digits.kind === 'literal' && digits.type === 'integer'))
+            unsupported('function_round', 'ROUND digits');
+          return calc(
+            this.scalar(memo, expr.args[0]),
+            'round',
+            digits?.kind === 'literal' ? { digits: digits.value } : {},
+          );
         }
         if ((expr.name === 'IFNULL' || expr.name === 'COALESCE') && expr.args.length === 2) {
-          return calc(this.scalar(memo, expr.args[0]), 'coalesce', { operand: { value: this.scalar(memo, expr.args[1]) } });
+          return calc(this.scalar(memo, expr.args[0]), 'coalesce', {
+            operand: { value: this.scalar(memo, expr.args[1]) },
+          });
         }
         return unsupported(`function_${expr.name.toLowerCase()}`, `${expr.name}() over aggregates`);
       }
@@ -407,7 +464,10 @@ export class ExpressionCompiler {
       case 'isNull':
         return calc(this.scalar(memo, expr.expr), expr.not ? 'is_not_null' : 'is_null');
       case 'column':
-        return unsupported(expr.depth > 0 ? 'correlated_subquery' : 'bare_column', `${expr.column} next to an aggregate without GROUP BY`);
+        return unsupported(
+          expr.depth > 0 ? 'correlated_subquery' : 'bare_column',
+          `${expr.column} next to an aggregate without GROUP BY`,
+        );
       default:
         return unsupported(`scalar_${expr.kind}`, `${expr.kind} over aggregates`);
     }

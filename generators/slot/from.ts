@@ -33,13 +33,15 @@ export function fromPass(ctx: PassContext, q: SelectQuery): FromResult {
       conditions.push(...semiJoin(ctx, q, join));
       continue;
     }
-    if (join.type === 'right' || join.type === 'full') unsupported(`${join.type}_join`, `${join.type.toUpperCase()} JOIN`);
+    if (join.type === 'right' || join.type === 'full')
+      unsupported(`${join.type}_join`, `${join.type.toUpperCase()} JOIN`);
     tables.push({ alias: join.item.name, table: join.item.table });
     const on: { left: string; right: string }[] = [];
     for (const conjunct of conjuncts(join.on)) {
       const pair = columnEquality(conjunct);
       if (pair) on.push({ left: qualified(pair[0]), right: qualified(pair[1]) });
-      else if (join.type === 'left') unsupported('left_join_on_filter', 'a LEFT JOIN condition that is not a column equality');
+      else if (join.type === 'left')
+        unsupported('left_join_on_filter', 'a LEFT JOIN condition that is not a column equality');
       else conditions.push(conjunct);
     }
     joins.push({ type: join.type === 'left' ? 'left' : 'inner', alias: join.item.name, on });
@@ -51,7 +53,14 @@ export function fromPass(ctx: PassContext, q: SelectQuery): FromResult {
     const column: ColumnExpr = { kind: 'column', source: k.alias, table: k.table, column: k.column, depth: 0 };
     exprs.set(signature(column), k.key);
   }
-  return { table: ctx.b.startingTable(label, keys.map((k) => k.key), exprs), conditions };
+  return {
+    table: ctx.b.startingTable(
+      label,
+      keys.map((k) => k.key),
+      exprs,
+    ),
+    conditions,
+  };
 }
 
 /**
@@ -89,10 +98,12 @@ function semiJoin(ctx: PassContext, q: SelectQuery, join: Join): Expr[] {
     orderBy: derived.orderBy.map((o) => ({ ...o, selectIndex: o.selectIndex === index ? 0 : null })),
   };
   const aggregateRow = derived.groupBy.length === 0 && derived.having === null && hasAggregate(derived);
-  if (aggregateRow) return [...others, { kind: 'binary', op: '=', left: outer, right: { kind: 'subquery', query: projected } }];
+  if (aggregateRow)
+    return [...others, { kind: 'binary', op: '=', left: outer, right: { kind: 'subquery', query: projected } }];
   const keyExpr = derived.columns[index].expr;
   const unique =
-    (derived.groupBy.length === 1 && sameExpr(derived.groupBy[0], keyExpr)) || (derived.distinct && derived.columns.length === 1);
+    (derived.groupBy.length === 1 && sameExpr(derived.groupBy[0], keyExpr)) ||
+    (derived.distinct && derived.columns.length === 1);
   if (!unique || keyExpr.kind !== 'column' || !sameAffinityClass(ctx, outer, keyExpr)) return reject();
   return [...others, { kind: 'in', expr: outer, not: false, list: null, subquery: projected }];
 }

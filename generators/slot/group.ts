@@ -25,7 +25,8 @@ export function groupPass(ctx: PassContext, table: TableRef, q: SelectQuery): Ta
     for (const column of bareColumns(expr)) {
       const sig = signature(column);
       if (groupSigs.has(sig)) continue;
-      if (column.kind === 'column' && column.depth > 0) unsupported('correlated_subquery', 'a column of an enclosing query');
+      if (column.kind === 'column' && column.depth > 0)
+        unsupported('correlated_subquery', 'a column of an enclosing query');
       groupSigs.add(sig);
       groupExprs.push(column);
     }

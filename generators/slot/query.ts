@@ -12,7 +12,10 @@ import { filterPass } from './where.js';
 function firstRow(query: Query): Query {
   if (query.kind === 'set' || query.offset !== null) return query;
   const one = { kind: 'literal', type: 'integer', value: 1, raw: '1' } as const;
-  if (query.limit === null || (query.limit.kind === 'literal' && query.limit.type === 'integer' && (query.limit.value as number) > 1)) {
+  if (
+    query.limit === null ||
+    (query.limit.kind === 'literal' && query.limit.type === 'integer' && (query.limit.value as number) > 1)
+  ) {
     return { ...query, limit: one };
   }
   return query;
@@ -52,7 +55,8 @@ export class QueryCompiler {
 
   table(query: Query, name: string): TableRef {
     const select = this.plain(this.nested(query));
-    if (select.groupBy.length === 0 && hasAggregates(select)) unsupported('derived_aggregate', 'a derived table that is one aggregate row');
+    if (select.groupBy.length === 0 && hasAggregates(select))
+      unsupported('derived_aggregate', 'a derived table that is one aggregate row');
     if (select.limit !== null || select.offset !== null) unsupported('derived_limit', 'LIMIT in a derived table');
     const t = this.rows(select);
     const [t1, keys] = selectKeys(this.ctx, t, select);
@@ -120,7 +124,8 @@ export class QueryCompiler {
     return q.columns.map((c) => {
       if (c.expr.kind === 'subquery') return this.value(firstRow(c.expr.query));
       const value = this.ctx.exprs.scalar(scalar, c.expr);
-      if (typeof value !== 'string' || !/^\$.+\$$/.test(value)) unsupported('constant_select', 'a constant in the SELECT list');
+      if (typeof value !== 'string' || !/^\$.+\$$/.test(value))
+        unsupported('constant_select', 'a constant in the SELECT list');
       return value.slice(1, -1);
     });
   }
@@ -149,15 +154,18 @@ export class QueryCompiler {
     const member = (m: Query): TableRef => (m.kind === 'set' ? this.combined(m) : this.member(m, q.op === 'union all'));
     const left = member(q.left);
     const right = member(q.right);
-    if (left.keys.length !== right.keys.length) unsupported('compound_columns', 'compound SELECT members with different column counts');
+    if (left.keys.length !== right.keys.length)
+      unsupported('compound_columns', 'compound SELECT members with different column counts');
     return this.b.combine(left, right, q.op.replace(' ', '_'));
   }
 
   /** One member of a compound SELECT as a list (one column) or a table (several). */
   private member(q: SelectQuery, keepDuplicates: boolean): TableRef {
-    if (q.groupBy.length === 0 && hasAggregates(q)) unsupported('compound_aggregate', 'an aggregate SELECT in a compound SELECT');
+    if (q.groupBy.length === 0 && hasAggregates(q))
+      unsupported('compound_aggregate', 'an aggregate SELECT in a compound SELECT');
     const [t, keys] = selectKeys(this.ctx, this.rows(q), q);
-    if (new Set(keys).size !== keys.length) unsupported('compound_columns', 'a compound SELECT member with a repeated column');
+    if (new Set(keys).size !== keys.length)
+      unsupported('compound_columns', 'a compound SELECT member with a repeated column');
     if (keys.length === 1) {
       const label = this.b.retrieve(t, keys[0], { distinct: q.distinct, limit: null, offset: null });
       return { label, keys, memberKeys: null, exprs: new Map() };

@@ -19,7 +19,8 @@ export interface Page {
 export function page(q: { limit: Expr | null; offset: Expr | null }): Page {
   const integer = (e: Expr | null): number | null => {
     if (e === null) return null;
-    if (e.kind !== 'literal' || e.type !== 'integer') unsupported('limit_expression', 'LIMIT/OFFSET that is not an integer');
+    if (e.kind !== 'literal' || e.type !== 'integer')
+      unsupported('limit_expression', 'LIMIT/OFFSET that is not an integer');
     return e.value as number;
   };
   return { limit: integer(q.limit), offset: integer(q.offset) };
@@ -58,7 +59,8 @@ export function projectScalars(ctx: PassContext, table: TableRef, q: SelectQuery
   const scalar: ScalarContext = { table, memo: new Map() };
   return q.columns.map((c) => {
     const value = ctx.exprs.scalar(scalar, c.expr);
-    if (typeof value !== 'string' || !/^\$.+\$$/.test(value)) unsupported('constant_select', 'a constant in the SELECT list');
+    if (typeof value !== 'string' || !/^\$.+\$$/.test(value))
+      unsupported('constant_select', 'a constant in the SELECT list');
     return value.slice(1, -1);
   });
 }
@@ -77,4 +79,3 @@ function projectBesideExtreme(ctx: PassContext, table: TableRef, q: SelectQuery)
   const [t2, keys] = selectKeys(ctx, row, q);
   return keys.map((k) => ctx.b.retrieve(t2, k, { distinct: false, limit: null, offset: null }));
 }
-

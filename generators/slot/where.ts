@@ -11,7 +11,12 @@ import { COMPARISON, FLIPPED } from './expressions.js';
  */
 
 const INVERSE: Partial<Record<BinaryOp, BinaryOp>> = {
-  '=': '!=', '!=': '=', '<': '>=', '>=': '<', '>': '<=', '<=': '>',
+  '=': '!=',
+  '!=': '=',
+  '<': '>=',
+  '>=': '<',
+  '>': '<=',
+  '<=': '>',
 };
 
 interface Atom {

@@ -31,9 +31,7 @@ export interface ColumnExpr {
 }
 
 export type BinaryOp =
-  | '+' | '-' | '*' | '/' | '%' | '||'
-  | '=' | '!=' | '<' | '<=' | '>' | '>='
-  | 'AND' | 'OR' | 'IS' | 'IS NOT';
+  '+' | '-' | '*' | '/' | '%' | '||' | '=' | '!=' | '<' | '<=' | '>' | '>=' | 'AND' | 'OR' | 'IS' | 'IS NOT';
 
 export interface BinaryExpr {
   kind: 'binary';

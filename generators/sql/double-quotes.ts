@@ -29,7 +29,9 @@ export function resolveDoubleQuotedStrings(sql: string, identifiers: ReadonlySet
 export function schemaIdentifiers(db: DatabaseInfo, sql: string): Set<string> {
   const tokens = significant(tokenize(sql));
   const mentioned = new Set(
-    tokens.filter((t) => t.kind === 'word' || t.kind === 'dquote' || t.kind === 'quoted').map((t) => unquote(t).toLowerCase()),
+    tokens
+      .filter((t) => t.kind === 'word' || t.kind === 'dquote' || t.kind === 'quoted')
+      .map((t) => unquote(t).toLowerCase()),
   );
   const identifiers = new Set<string>();
   for (const table of db.tables) {
@@ -45,7 +47,8 @@ export function schemaIdentifiers(db: DatabaseInfo, sql: string): Set<string> {
   return identifiers;
 }
 
-const isKeyword = (token: Token | undefined, keyword: string) => token?.kind === 'word' && token.text.toUpperCase() === keyword;
+const isKeyword = (token: Token | undefined, keyword: string) =>
+  token?.kind === 'word' && token.text.toUpperCase() === keyword;
 const isName = (token: Token | undefined) => token?.kind === 'word' || token?.kind === 'quoted';
 
 /** The alias a bare word at `i` defines: after AS, or right after a table name in FROM/JOIN. */

@@ -71,11 +71,15 @@ function topLevelWords(sql: string): string[] {
 /** SQLite's clock: the CURRENT_* keywords, or 'now' as a date function's time value. */
 export function readsClock(sql: string): boolean {
   return significant(tokenize(sql)).some(
-    (token) => isWord(token, 'CURRENT_TIMESTAMP', 'CURRENT_DATE', 'CURRENT_TIME') || (token.kind === 'string' && unquote(token).toLowerCase() === 'now'),
+    (token) =>
+      isWord(token, 'CURRENT_TIMESTAMP', 'CURRENT_DATE', 'CURRENT_TIME') ||
+      (token.kind === 'string' && unquote(token).toLowerCase() === 'now'),
   );
 }
 
 /** The first keyword, past comments and opening parentheses. */
 function firstKeyword(sql: string): string | undefined {
-  return significant(tokenize(sql)).find((token) => token.text !== '(')?.text.toLowerCase();
+  return significant(tokenize(sql))
+    .find((token) => token.text !== '(')
+    ?.text.toLowerCase();
 }

@@ -42,11 +42,11 @@ const DIALECTS = ['sqlite', 'mysql', 'postgresql'] as const;
 const DISTINCT_MARK = '__DISTINCT';
 
 function markDistinctAggregates(sql: string): string {
-  return sql.replace(/('(?:[^']|'')*')|\b(SUM|AVG|MIN|MAX|TOTAL|GROUP_CONCAT)\s*\(\s*DISTINCT\s+/gi, (match, literal, name) =>
-    literal ? match : `${name}${DISTINCT_MARK}(`,
+  return sql.replace(
+    /('(?:[^']|'')*')|\b(SUM|AVG|MIN|MAX|TOTAL|GROUP_CONCAT)\s*\(\s*DISTINCT\s+/gi,
+    (match, literal, name) => (literal ? match : `${name}${DISTINCT_MARK}(`),
   );
 }
-
 
 export function parseQuery(sql: string, db: DatabaseInfo): Outcome<NormalizedQuery> {
   const parser = new Parser();
@@ -93,9 +93,25 @@ type Clause = 'select' | 'where' | 'group' | 'having' | 'order' | 'on' | 'limit'
 const AGGREGATES: ReadonlySet<string> = new Set(['COUNT', 'SUM', 'AVG', 'MIN', 'MAX', 'TOTAL', 'GROUP_CONCAT']);
 
 const COMPARISONS: Record<string, BinaryOp> = {
-  '=': '=', '==': '=', '!=': '!=', '<>': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=',
-  '+': '+', '-': '-', '*': '*', '/': '/', '%': '%', '||': '||',
-  AND: 'AND', '&&': 'AND', OR: 'OR', IS: 'IS', 'IS NOT': 'IS NOT',
+  '=': '=',
+  '==': '=',
+  '!=': '!=',
+  '<>': '!=',
+  '<': '<',
+  '<=': '<=',
+  '>': '>',
+  '>=': '>=',
+  '+': '+',
+  '-': '-',
+  '*': '*',
+  '/': '/',
+  '%': '%',
+  '||': '||',
+  AND: 'AND',
+  '&&': 'AND',
+  OR: 'OR',
+  IS: 'IS',
+  'IS NOT': 'IS NOT',
 };
 
 class Normalizer {
@@ -121,14 +137,22 @@ class Normalizer {
     const last = members[members.length - 1];
     const tail = { orderby: last.orderby, limit: last.limit };
     const normalized = members.map((m, i) =>
-      this.scopedSelect(i === members.length - 1 ? { ...m, orderby: null, limit: null, _next: null } : { ...m, _next: null }, parent),
+      this.scopedSelect(
+        i === members.length - 1 ? { ...m, orderby: null, limit: null, _next: null } : { ...m, _next: null },
+        parent,
+      ),
     );
     const plain = normalized.map((n) => n.query);
     let query: Query = plain[0];
     for (let i = 1; i < plain.length; i++) {
       query = {
-        kind: 'set', op: ops[i - 1], left: query, right: plain[i],
-        orderBy: [], limit: null, offset: null,
+        kind: 'set',
+        op: ops[i - 1],
+        left: query,
+        right: plain[i],
+        orderBy: [],
+        limit: null,
+        offset: null,
         correlated: query.correlated || plain[i].correlated,
       };
     }
@@ -195,8 +219,18 @@ class Normalizer {
     const { limit, offset } = this.limit(raw.limit, scope);
     const query: SelectQuery = {
       kind: 'select',
-      distinct: typeof raw.distinct === 'string' ? raw.distinct.toUpperCase() === 'DISTINCT' : Boolean(raw.distinct?.type ?? raw.distinct),
-      columns, from, where, groupBy, having, orderBy, limit, offset,
+      distinct:
+        typeof raw.distinct === 'string'
+          ? raw.distinct.toUpperCase() === 'DISTINCT'
+          : Boolean(raw.distinct?.type ?? raw.distinct),
+      columns,
+      from,
+      where,
+      groupBy,
+      having,
+      orderBy,
+      limit,
+      offset,
       correlated: scope.correlated,
     };
     return { query, scope };
@@ -289,7 +323,7 @@ class Normalizer {
   }
 
   private groupBy(raw: Raw, scope: Scope, columns: SelectItem[]): Expr[] {
-    const list: Raw[] = Array.isArray(raw) ? raw : raw?.columns ?? [];
+    const list: Raw[] = Array.isArray(raw) ? raw : (raw?.columns ?? []);
     return list.map((node) => {
       const ordinal = ordinalOf(node, columns.length);
       return ordinal !== null ? columns[ordinal].expr : this.expr(node, scope, 'group');
@@ -390,7 +424,8 @@ class Normalizer {
       const index = scope.selectAlias(name);
       if (index >= 0) return scope.selectItems[index].expr;
     }
-    if (qualifier !== null && !scope.hasQualifier(qualifier)) throw new NameError(`no such column: ${qualifier}.${name}`);
+    if (qualifier !== null && !scope.hasQualifier(qualifier))
+      throw new NameError(`no such column: ${qualifier}.${name}`);
     throw new NameError(`no such column: ${qualifier ? `${qualifier}.` : ''}${name}`);
   }
 
@@ -410,16 +445,26 @@ class Normalizer {
       case 'BETWEEN':
       case 'NOT BETWEEN': {
         const [low, high] = node.right.value;
-        return { kind: 'between', expr: left(), not: operator === 'NOT BETWEEN', low: this.expr(low, scope, clause), high: this.expr(high, scope, clause) };
+        return {
+          kind: 'between',
+          expr: left(),
+          not: operator === 'NOT BETWEEN',
+          low: this.expr(low, scope, clause),
+          high: this.expr(high, scope, clause),
+        };
       }
       case 'LIKE':
       case 'NOT LIKE':
       case 'GLOB':
       case 'NOT GLOB': {
-        if (node.right?.type === 'escape' || node.escape) throw new SyntaxShapeError('LIKE ... ESCAPE is not supported');
+        if (node.right?.type === 'escape' || node.escape)
+          throw new SyntaxShapeError('LIKE ... ESCAPE is not supported');
         return {
-          kind: 'like', op: operator.endsWith('GLOB') ? 'GLOB' : 'LIKE', not: operator.startsWith('NOT'),
-          expr: left(), pattern: this.expr(node.right, scope, clause),
+          kind: 'like',
+          op: operator.endsWith('GLOB') ? 'GLOB' : 'LIKE',
+          not: operator.startsWith('NOT'),
+          expr: left(),
+          pattern: this.expr(node.right, scope, clause),
         };
       }
       case 'IS':
@@ -453,10 +498,16 @@ class Normalizer {
     const argNode = node.args?.expr;
     const star = !argNode || argNode.type === 'star' || (argNode.type === 'column_ref' && columnName(argNode) === '*');
     const distinct = String(node.args?.distinct ?? '').toUpperCase() === 'DISTINCT';
-    const extraArgs: Expr[] = node.args?.separator ? [this.expr(node.args.separator.value ?? node.args.separator, scope, clause)] : [];
+    const extraArgs: Expr[] = node.args?.separator
+      ? [this.expr(node.args.separator.value ?? node.args.separator, scope, clause)]
+      : [];
     return {
-      kind: 'aggregate', name: name as AggregateName, distinct, star,
-      arg: star ? null : this.expr(argNode, scope, clause), extraArgs,
+      kind: 'aggregate',
+      name: name as AggregateName,
+      distinct,
+      star,
+      arg: star ? null : this.expr(argNode, scope, clause),
+      extraArgs,
     };
   }
 
@@ -466,12 +517,20 @@ class Normalizer {
     if (distinct) name = name.slice(0, -DISTINCT_MARK.length);
     const rawArgs: Raw[] = node.args?.value ?? (node.args ? [node.args] : []);
     if (node.over) return { kind: 'window', name, raw: this.text(node) };
-    if (name === 'EXISTS' && rawArgs[0]?.ast) return { kind: 'exists', not: false, query: this.subquery(rawArgs[0].ast, scope) };
+    if (name === 'EXISTS' && rawArgs[0]?.ast)
+      return { kind: 'exists', not: false, query: this.subquery(rawArgs[0].ast, scope) };
     const args = rawArgs.map((a) => this.expr(a, scope, clause));
     if (AGGREGATES.has(name) && (args.length === 1 || name === 'GROUP_CONCAT' || name === 'MIN' || name === 'MAX')) {
       // MIN/MAX with several arguments are SQLite's scalar functions; with one, aggregates.
       if (args.length === 1 || name === 'GROUP_CONCAT') {
-        return { kind: 'aggregate', name: name as AggregateName, distinct, star: false, arg: args[0] ?? null, extraArgs: args.slice(1) };
+        return {
+          kind: 'aggregate',
+          name: name as AggregateName,
+          distinct,
+          star: false,
+          arg: args[0] ?? null,
+          extraArgs: args.slice(1),
+        };
       }
     }
     if (name === 'IIF' && args.length === 3) {

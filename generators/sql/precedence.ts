@@ -24,8 +24,26 @@ const LEVELS: Record<string, number> = Object.fromEntries(
     ['OR'],
     ['AND'],
     ['NOT'],
-    ['=', '==', '!=', '<>', 'IS', 'IS NOT', 'IN', 'NOT IN', 'LIKE', 'NOT LIKE', 'GLOB', 'NOT GLOB', 'MATCH', 'NOT MATCH',
-      'REGEXP', 'NOT REGEXP', 'BETWEEN', 'NOT BETWEEN'],
+    [
+      '=',
+      '==',
+      '!=',
+      '<>',
+      'IS',
+      'IS NOT',
+      'IN',
+      'NOT IN',
+      'LIKE',
+      'NOT LIKE',
+      'GLOB',
+      'NOT GLOB',
+      'MATCH',
+      'NOT MATCH',
+      'REGEXP',
+      'NOT REGEXP',
+      'BETWEEN',
+      'NOT BETWEEN',
+    ],
     ['<', '<=', '>', '>='],
     ['&', '|', '<<', '>>'],
     ['+', '-'],
@@ -50,8 +68,17 @@ function split(node: Raw): { operator: Raw; level: number; operands: Raw[] } | n
     return { operator, level: LEVELS.NOT, operands: [expr] };
   }
   // `NOT (x) = 1` comes out as a call of a function NOT compared with 1; SQLite reads NOT ((x) = 1).
-  if (node?.type === 'function' && !node.over && functionName(node).toUpperCase() === 'NOT' && node.args?.value?.length === 1) {
-    return { operator: { type: 'unary_expr', operator: 'NOT' }, level: LEVELS.NOT, operands: [{ ...node.args.value[0], parentheses: true }] };
+  if (
+    node?.type === 'function' &&
+    !node.over &&
+    functionName(node).toUpperCase() === 'NOT' &&
+    node.args?.value?.length === 1
+  ) {
+    return {
+      operator: { type: 'unary_expr', operator: 'NOT' },
+      level: LEVELS.NOT,
+      operands: [{ ...node.args.value[0], parentheses: true }],
+    };
   }
   return null;
 }

@@ -26,7 +26,8 @@ export class CheckedDatabases {
     if (!info) throw new UnrecoverableError(`database ${dbId} is not at ${db.path} on this worker`);
     const key = `${db.path}|${info.size}|${info.mtimeMs}|${db.fingerprint}`;
     await getOrStart(this.checks, key, async () => {
-      if ((await sha256File(db.path)) !== db.fingerprint) throw new UnrecoverableError(`database ${dbId} at ${db.path} differs from the one the run was planned on`);
+      if ((await sha256File(db.path)) !== db.fingerprint)
+        throw new UnrecoverableError(`database ${dbId} at ${db.path} differs from the one the run was planned on`);
     });
     return db;
   }

@@ -74,7 +74,9 @@ export class ConnectionWatch {
   retrying(attempt: number, delayMs: number): void {
     if (attempt <= this.step) return;
     this.step = attempt;
-    this.log(`Redis at ${redactedUrl(this.url)} unreachable (${this.cause}): reconnect attempt ${attempt} in ${delayMs} ms`);
+    this.log(
+      `Redis at ${redactedUrl(this.url)} unreachable (${this.cause}): reconnect attempt ${attempt} in ${delayMs} ms`,
+    );
   }
 
   ready(): void {

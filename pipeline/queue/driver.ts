@@ -11,7 +11,17 @@ import { synthesisBatches } from '../runner/rest-phases.js';
 import type { StageMetrics } from '../runner/stage-runner.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { closeConnection, redactedUrl, redisConnection, type ConnectionWatch } from './connection.js';
-import { jobId, newRunId, STAGE_QUEUES, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type RunSpec, type SynthesisJob } from './jobs.js';
+import {
+  jobId,
+  newRunId,
+  STAGE_QUEUES,
+  type BarrierJob,
+  type BarrierResult,
+  type DedupJob,
+  type ItemJob,
+  type RunSpec,
+  type SynthesisJob,
+} from './jobs.js';
 import { childJobOptions } from './options.js';
 import { QueueUnavailableError } from './redis-check.js';
 import { RunRegistry } from './registry.js';
@@ -61,11 +71,16 @@ export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveR
   const { config, queue, spec } = input;
   const runId = queue.runId ?? newRunId();
   const registry = new RunRegistry(input.redis, queue.prefix);
-  await registry.create({ ...spec, runId }, { runId, dataset: spec.datasetName, source: input.source, out: input.out, scheduler: input.scheduler });
+  await registry.create(
+    { ...spec, runId },
+    { runId, dataset: spec.datasetName, source: input.source, out: input.out, scheduler: input.scheduler },
+  );
 
   const work = await plannedWork(input, runId);
   const count = (m: Map<string, unknown[]>) => [...m.values()].reduce((n, list) => n + list.length, 0);
-  input.log?.(`queue run ${runId} (resume with --run ${runId}): ${count(work.items)} item jobs, ${count(work.batches)} synthesis batches, ${work.dbIds.length} databases${input.queue.localWorkers ? '' : '; waiting for workers'}`);
+  input.log?.(
+    `queue run ${runId} (resume with --run ${runId}): ${count(work.items)} item jobs, ${count(work.batches)} synthesis batches, ${work.dbIds.length} databases${input.queue.localWorkers ? '' : '; waiting for workers'}`,
+  );
   const connections = [redisConnection(queue.url, {}, input.watch), redisConnection(queue.url, {}, input.watch)];
   const flows = new FlowProducer({ connection: connections[0], prefix: queue.prefix });
   const barriers = new Queue<BarrierJob>(STAGE_QUEUES.emit, { connection: connections[1], prefix: queue.prefix });
@@ -73,10 +88,22 @@ export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveR
   input.watch.errorsOf(barriers, 'queue: barriers');
   let workers: QueueWorker | undefined;
   try {
-    await registry.plan(runId, 'item', [...work.items.values()].flat().map(({ id }) => id));
-    await registry.plan(runId, 'rest.synthesize', [...work.batches.values()].flat().map(({ id }) => id));
+    await registry.plan(
+      runId,
+      'item',
+      [...work.items.values()].flat().map(({ id }) => id),
+    );
+    await registry.plan(
+      runId,
+      'rest.synthesize',
+      [...work.batches.values()].flat().map(({ id }) => id),
+    );
     await registry.plan(runId, 'rest.dedup', work.rest ? work.dbIds.map((db) => jobId(runId, 'dedup', db)) : []);
-    await registry.plan(runId, 'emit', work.dbIds.map((db) => jobId(runId, 'db', db)));
+    await registry.plan(
+      runId,
+      'emit',
+      work.dbIds.map((db) => jobId(runId, 'db', db)),
+    );
     for (const db of work.dbIds) {
       // A run re-attached to keeps the flows it has: job ids make re-adding a no-op anyway.
       if (await barriers.getJob(jobId(runId, 'db', db))) continue;
@@ -94,20 +121,35 @@ export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveR
         watch: input.watch,
       });
     }
-    const finished = await waitForBarriers(barriers, work.dbIds.map((db) => jobId(runId, 'db', db)), runId, registry, input);
+    const finished = await waitForBarriers(
+      barriers,
+      work.dbIds.map((db) => jobId(runId, 'db', db)),
+      runId,
+      registry,
+      input,
+    );
     const { stages: metrics, llm } = await registry.metrics(runId);
     if (!finished) {
       await registry.finish(runId, { state: 'aborted' });
       return { runId, aborted: true, failed: { sequence: new Map(), rest: new Map() }, metrics, llm, registry };
     }
-    return { runId, aborted: false, failed: await failuresOf(barriers, runId, work, spec.instances), metrics, llm, registry };
+    return {
+      runId,
+      aborted: false,
+      failed: await failuresOf(barriers, runId, work, spec.instances),
+      metrics,
+      llm,
+      registry,
+    };
   } finally {
     // Each part whatever the others do: local workers that fail to close must not leave the driver's connections open.
     const cleanups = new Cleanups();
     await cleanups.run('local workers', () => workers?.close());
     await cleanups.run('flow producer', () => flows.close());
     await cleanups.run('barrier queue', () => barriers.close());
-    await Promise.all(connections.map((connection) => cleanups.run('Redis connection', () => closeConnection(connection))));
+    await Promise.all(
+      connections.map((connection) => cleanups.run('Redis connection', () => closeConnection(connection))),
+    );
     cleanups.throwIfFailed('closing the queue run');
   }
 }
@@ -133,20 +175,28 @@ async function plannedWork(input: QueueDriveInput, runId: string): Promise<Plann
     for (const instance of instances) {
       const keys = resultKeys.get(instance);
       if (keys && keys.every((key) => stored.has(key))) continue;
-      items.get(instance.dbId)!.push({ id: jobId(runId, 'item', instance.index), data: { runId, index: instance.index } });
+      items
+        .get(instance.dbId)!
+        .push({ id: jobId(runId, 'item', instance.index), data: { runId, index: instance.index } });
     }
   }
   const synthesisKeys = input.synthesisKeys;
   if (synthesisKeys) {
     const cached = await store.getMany<unknown>([...synthesisKeys.values()]);
     const missing = (instance: Instance) => !cached.has(synthesisKeys.get(instance)!);
-    const planned = synthesisBatches(instances.filter((i) => synthesisKeys.has(i)), missing, input.config.rest.batchSize);
+    const planned = synthesisBatches(
+      instances.filter((i) => synthesisKeys.has(i)),
+      missing,
+      input.config.rest.batchSize,
+    );
     const count = new Map<string, number>();
     for (const batch of planned) {
       const db = batch[0].dbId;
       const n = count.get(db) ?? 0;
       count.set(db, n + 1);
-      batches.get(db)!.push({ id: jobId(runId, 'synth', db, n), data: { runId, db, indices: batch.map((i) => i.index) } });
+      batches
+        .get(db)!
+        .push({ id: jobId(runId, 'synth', db, n), data: { runId, db, indices: batch.map((i) => i.index) } });
     }
   }
   return { dbIds, rest: synthesisKeys !== null, items, batches };
@@ -154,14 +204,23 @@ async function plannedWork(input: QueueDriveInput, runId: string): Promise<Plann
 
 function flowOf(db: string, runId: string, work: PlannedWork, config: Config): FlowJob {
   const child = childJobOptions(config);
-  const children: FlowJob[] = work.items.get(db)!.map(({ id, data }) => ({ name: 'item', queueName: STAGE_QUEUES.item, data, opts: { ...child, jobId: id } }));
+  const children: FlowJob[] = work.items
+    .get(db)!
+    .map(({ id, data }) => ({ name: 'item', queueName: STAGE_QUEUES.item, data, opts: { ...child, jobId: id } }));
   if (work.rest) {
     children.push({
       name: 'rest.dedup',
       queueName: STAGE_QUEUES['rest.dedup'],
       data: { runId, db } satisfies DedupJob,
       opts: { ...child, jobId: jobId(runId, 'dedup', db) },
-      children: work.batches.get(db)!.map(({ id, data }) => ({ name: 'rest.synthesize', queueName: STAGE_QUEUES['rest.synthesize'], data, opts: { ...child, jobId: id } })),
+      children: work.batches
+        .get(db)!
+        .map(({ id, data }) => ({
+          name: 'rest.synthesize',
+          queueName: STAGE_QUEUES['rest.synthesize'],
+          data,
+          opts: { ...child, jobId: id },
+        })),
     });
   }
   return {
@@ -177,7 +236,13 @@ function flowOf(db: string, runId: string, work: PlannedWork, config: Config): F
  * Polls the barriers until each is completed or failed, reporting progress; survives Redis
  * going away for a while (the connections reconnect). false: the signal fired first.
  */
-async function waitForBarriers(barriers: Queue, ids: readonly string[], runId: string, registry: RunRegistry, input: QueueDriveInput): Promise<boolean> {
+async function waitForBarriers(
+  barriers: Queue,
+  ids: readonly string[],
+  runId: string,
+  registry: RunRegistry,
+  input: QueueDriveInput,
+): Promise<boolean> {
   const pending = new Set(ids);
   for (;;) {
     if (input.signal?.aborted) return false;
@@ -186,9 +251,13 @@ async function waitForBarriers(barriers: Queue, ids: readonly string[], runId: s
         const state = await barriers.getJobState(id);
         if (state === 'completed' || state === 'failed') pending.delete(id);
         // Enqueued above and kept a week once done: gone means Redis lost it (a restart without persistence).
-        if (state === 'unknown') throw new QueueUnavailableError(`run ${runId}: its jobs are gone from Redis at ${redactedUrl(input.queue.url)} (restarted without persistence?); rerun with --run ${runId} to enqueue them again`);
+        if (state === 'unknown')
+          throw new QueueUnavailableError(
+            `run ${runId}: its jobs are gone from Redis at ${redactedUrl(input.queue.url)} (restarted without persistence?); rerun with --run ${runId} to enqueue them again`,
+          );
       }
-      for (const p of await registry.progress(runId)) input.onProgress?.({ stage: p.group, done: p.done + p.failed, total: p.total });
+      for (const p of await registry.progress(runId))
+        input.onProgress?.({ stage: p.group, done: p.done + p.failed, total: p.total });
       if (pending.size === 0) return true;
     } catch (error) {
       if (error instanceof QueueUnavailableError) throw error;
@@ -199,7 +268,12 @@ async function waitForBarriers(barriers: Queue, ids: readonly string[], runId: s
 }
 
 /** Which instances' jobs failed for good, and why, from the barriers' reports. */
-async function failuresOf(barriers: Queue, runId: string, work: PlannedWork, instances: readonly Instance[]): Promise<QueueDriveResult['failed']> {
+async function failuresOf(
+  barriers: Queue,
+  runId: string,
+  work: PlannedWork,
+  instances: readonly Instance[],
+): Promise<QueueDriveResult['failed']> {
   const sequence = new Map<number, string>();
   const rest = new Map<number, string>();
   const byDb = groupBy(instances, (instance) => instance.dbId);

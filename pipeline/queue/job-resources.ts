@@ -51,7 +51,11 @@ export class JobResources {
   readonly runs: RunContexts;
   readonly databases = new CheckedDatabases();
   /** An evicted server is closed at once: a job in hand that still calls it fails and is retried. */
-  private readonly servers = new LruMap<string, Promise<RestServer>>(KEPT_SERVERS, undefined, (evicted) => void this.closeEvicted(evicted));
+  private readonly servers = new LruMap<string, Promise<RestServer>>(
+    KEPT_SERVERS,
+    undefined,
+    (evicted) => void this.closeEvicted(evicted),
+  );
   private pool?: SqlPool;
   private executor?: SqlExecutor;
   private verify?: { queue: Queue; connection: Redis };
@@ -63,7 +67,10 @@ export class JobResources {
     this.runs = new RunContexts({
       registry: this.registry,
       code: codeFingerprint(),
-      storeOf: (spec) => (spec.config.cache ? shared : new RedisStore(this.redis, { prefix: storePrefix(options.prefix, { runId: spec.runId, cache: false }) })),
+      storeOf: (spec) =>
+        spec.config.cache
+          ? shared
+          : new RedisStore(this.redis, { prefix: storePrefix(options.prefix, { runId: spec.runId, cache: false }) }),
     });
   }
 
@@ -75,7 +82,15 @@ export class JobResources {
   async restContext(ctx: RunContext, stageRunner: StageRunner): Promise<RestPhaseContext> {
     const services = await this.servicesOf(ctx);
     if (!services) throw new UnrecoverableError('REST services unavailable');
-    return { config: ctx.spec.config, datasetName: ctx.spec.datasetName, executor: this.sql(), store: ctx.store, stageRunner, services: services.services, code: ctx.spec.code };
+    return {
+      config: ctx.spec.config,
+      datasetName: ctx.spec.datasetName,
+      executor: this.sql(),
+      store: ctx.store,
+      stageRunner,
+      services: services.services,
+      code: ctx.spec.code,
+    };
   }
 
   /** Adds a job's stage metrics and the LLM usage since the last report to the run's counters. */
@@ -86,7 +101,10 @@ export class JobResources {
   /** One live server per deduped database (this worker's, on a loopback port). */
   serverFor(dedupKey: string, db: DatabaseInfo, dedup: DatabaseDedup, ctx: RunContext): Promise<RestServer> {
     return getOrStart(this.servers, dedupKey, () =>
-      startRestServer({ databases: [db], executor: this.sql(), config: ctx.spec.config, datasetName: ctx.spec.datasetName }, new Map([[db.dbId, dedup]])),
+      startRestServer(
+        { databases: [db], executor: this.sql(), config: ctx.spec.config, datasetName: ctx.spec.datasetName },
+        new Map([[db.dbId, dedup]]),
+      ),
     );
   }
 
@@ -108,7 +126,11 @@ export class JobResources {
    */
   async close(cleanups: Cleanups): Promise<void> {
     await cleanups.run('rest.verify queue', () => this.verify?.queue.close());
-    await Promise.all([...this.servers.values()].map((server) => cleanups.run('REST server', async () => (await opened(server))?.close())));
+    await Promise.all(
+      [...this.servers.values()].map((server) =>
+        cleanups.run('REST server', async () => (await opened(server))?.close()),
+      ),
+    );
     for (const context of this.runs.kept()) {
       await cleanups.run('REST services', async () => {
         const services = (await opened(context))?.services;
@@ -116,7 +138,11 @@ export class JobResources {
       });
     }
     await cleanups.run('SQL pool', () => this.pool?.close());
-    await Promise.all([this.verify?.connection, this.redis].map((connection) => cleanups.run('Redis connection', () => connection && closeConnection(connection))));
+    await Promise.all(
+      [this.verify?.connection, this.redis].map((connection) =>
+        cleanups.run('Redis connection', () => connection && closeConnection(connection)),
+      ),
+    );
   }
 
   private servicesOf(ctx: RunContext): Promise<RestServiceHandle | null> {

@@ -23,7 +23,13 @@ const CONNECT_TIMEOUT_MS = 5000;
 export async function checkRedis(url: string): Promise<RedisFacts> {
   const where = redactedUrl(url);
   // One attempt, no offline queue: a refused connection fails now instead of retrying forever.
-  const redis = new Redis(url, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: CONNECT_TIMEOUT_MS });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+  });
   // connect() rejects with "Connection is closed."; the cause comes as an 'error' event.
   let cause: Error | undefined;
   redis.on('error', (error: Error) => (cause ??= error));

@@ -33,7 +33,15 @@ export interface StageProgress {
   failed: number;
 }
 
-const LLM_COUNTERS: (keyof UsageTotals)[] = ['requests', 'cacheHits', 'retries', 'failures', 'inputTokens', 'outputTokens', 'costUsd'];
+const LLM_COUNTERS: (keyof UsageTotals)[] = [
+  'requests',
+  'cacheHits',
+  'retries',
+  'failures',
+  'inputTokens',
+  'outputTokens',
+  'costUsd',
+];
 const STAGE_COUNTERS: (keyof StageMetrics)[] = ['cacheHits', 'runs', 'retries', 'ms'];
 
 export class RunRegistry {
@@ -91,7 +99,8 @@ export class RunRegistry {
   /** Jobs a run has (or will have) in a stage group: sets, so planning twice counts once. */
   async plan(runId: string, group: StageGroup, jobIds: readonly string[]): Promise<void> {
     const pipeline = this.redis.pipeline().sadd(this.key(runId, 'groups'), group);
-    for (let i = 0; i < jobIds.length; i += 1000) pipeline.sadd(this.key(runId, 'planned', group), ...jobIds.slice(i, i + 1000));
+    for (let i = 0; i < jobIds.length; i += 1000)
+      pipeline.sadd(this.key(runId, 'planned', group), ...jobIds.slice(i, i + 1000));
     await pipeline.exec();
   }
 
@@ -108,22 +117,40 @@ export class RunRegistry {
     const groups = STAGE_GROUPS.filter((group) => present.has(group));
     const pipeline = this.redis.pipeline();
     for (const group of groups) {
-      pipeline.scard(this.key(runId, 'planned', group)).scard(this.key(runId, 'done', group)).scard(this.key(runId, 'failed', group));
+      pipeline
+        .scard(this.key(runId, 'planned', group))
+        .scard(this.key(runId, 'done', group))
+        .scard(this.key(runId, 'failed', group));
     }
     const counts = ((await pipeline.exec()) ?? []).map(([, n]) => Number(n));
-    return groups.map((group, i) => ({ group, total: counts[3 * i], done: counts[3 * i + 1], failed: counts[3 * i + 2] }));
+    return groups.map((group, i) => ({
+      group,
+      total: counts[3 * i],
+      done: counts[3 * i + 1],
+      failed: counts[3 * i + 2],
+    }));
   }
 
   /** A worker's stage metrics and LLM usage for one job, added to the run's counters. */
-  async addMetrics(runId: string, stages: ReadonlyMap<string, StageMetrics>, llm: Record<string, UsageTotals>): Promise<void> {
+  async addMetrics(
+    runId: string,
+    stages: ReadonlyMap<string, StageMetrics>,
+    llm: Record<string, UsageTotals>,
+  ): Promise<void> {
     const pipeline = this.redis.pipeline();
-    for (const [stage, m] of stages) for (const c of STAGE_COUNTERS) if (m[c]) pipeline.hincrbyfloat(this.key(runId, 'stages'), `${stage}|${c}`, m[c]);
-    for (const [model, totals] of Object.entries(llm)) for (const c of LLM_COUNTERS) if (totals[c]) pipeline.hincrbyfloat(this.key(runId, 'llm'), `${model}|${c}`, totals[c]);
+    for (const [stage, m] of stages)
+      for (const c of STAGE_COUNTERS) if (m[c]) pipeline.hincrbyfloat(this.key(runId, 'stages'), `${stage}|${c}`, m[c]);
+    for (const [model, totals] of Object.entries(llm))
+      for (const c of LLM_COUNTERS)
+        if (totals[c]) pipeline.hincrbyfloat(this.key(runId, 'llm'), `${model}|${c}`, totals[c]);
     await pipeline.exec();
   }
 
   async metrics(runId: string): Promise<{ stages: Map<string, StageMetrics>; llm: Record<string, UsageTotals> }> {
-    const [stageFields, llmFields] = await Promise.all([this.redis.hgetall(this.key(runId, 'stages')), this.redis.hgetall(this.key(runId, 'llm'))]);
+    const [stageFields, llmFields] = await Promise.all([
+      this.redis.hgetall(this.key(runId, 'stages')),
+      this.redis.hgetall(this.key(runId, 'llm')),
+    ]);
     const stages = new Map<string, StageMetrics>();
     for (const [field, value] of Object.entries(stageFields)) {
       const [stage, counter] = field.split('|') as [string, keyof StageMetrics];

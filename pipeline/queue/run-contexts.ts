@@ -59,7 +59,10 @@ export class RunContexts {
     const { registry, code, storeOf } = this.sources;
     const spec = await registry.spec(runId);
     if (!spec) throw new UnrecoverableError(`run ${runId} is not known to this Redis`);
-    if (spec.code !== code) throw new UnrecoverableError(`this worker's build (${code.slice(0, 12)}) differs from the run's (${spec.code.slice(0, 12)}): its results would not match`);
+    if (spec.code !== code)
+      throw new UnrecoverableError(
+        `this worker's build (${code.slice(0, 12)}) differs from the run's (${spec.code.slice(0, 12)}): its results would not match`,
+      );
     return {
       spec,
       databases: new Map(spec.databases.map((db) => [db.dbId, db])),
@@ -78,11 +81,13 @@ export function instanceOf(ctx: RunContext, index: number): Instance {
 
 /** The run's LLM usage since the last call (by model), remembered as reported. */
 export async function unreportedUsage(ctx: RunContext): Promise<Record<string, UsageTotals>> {
-  const usage = ctx.services ? (await ctx.services)?.usage?.snapshot().byModel ?? {} : {};
+  const usage = ctx.services ? ((await ctx.services)?.usage?.snapshot().byModel ?? {}) : {};
   const delta: Record<string, UsageTotals> = {};
   for (const [model, totals] of Object.entries(usage)) {
     const before = ctx.reported[model];
-    delta[model] = Object.fromEntries(Object.entries(totals).map(([k, v]) => [k, v - (before?.[k as keyof UsageTotals] ?? 0)])) as unknown as UsageTotals;
+    delta[model] = Object.fromEntries(
+      Object.entries(totals).map(([k, v]) => [k, v - (before?.[k as keyof UsageTotals] ?? 0)]),
+    ) as unknown as UsageTotals;
     ctx.reported[model] = { ...totals };
   }
   return delta;

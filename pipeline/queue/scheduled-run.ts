@@ -11,13 +11,20 @@ import type { RunJob } from './jobs.js';
  * the shared store makes every night incremental.
  */
 
-export function scheduledRunProcessor(options: { url: string; prefix: string; log: (line: string) => void }): Processor<RunJob> {
+export function scheduledRunProcessor(options: {
+  url: string;
+  prefix: string;
+  log: (line: string) => void;
+}): Processor<RunJob> {
   return async (job: Job<RunJob>) => {
     const { generate } = await import('../generate.js');
     const { diffOutputs, latestVersion, publishVersion, versionDir } = await import('../versions.js');
     const config = ConfigSchema.parse(job.data.config);
     const base = job.data.base;
-    const version = new Date(job.timestamp).toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
+    const version = new Date(job.timestamp)
+      .toISOString()
+      .replace(/:/g, '-')
+      .replace(/\.\d+Z$/, 'Z');
     const runId = `s${job.id!.replace(/[^A-Za-z0-9_-]/g, '-')}`;
     const previous = await latestVersion(base);
     const out = versionDir(base, version);
@@ -28,13 +35,21 @@ export function scheduledRunProcessor(options: { url: string; prefix: string; lo
         out,
         cacheDir: config.cacheDir ?? path.join(base, '.cache'),
         progress: 'none',
-        queue: QueueConfigSchema.parse({ ...config.queue, url: options.url, prefix: options.prefix, localWorkers: false, runId }),
+        queue: QueueConfigSchema.parse({
+          ...config.queue,
+          url: options.url,
+          prefix: options.prefix,
+          localWorkers: false,
+          runId,
+        }),
       },
     });
     if (result.aborted || !result.stats) throw new Error(`run ${runId} was interrupted`);
     const diff = await diffOutputs(previous?.dir ?? null, out);
     await publishVersion(base, version, diff);
-    options.log(`run ${runId}: published ${version}: +${diff.totals.added} -${diff.totals.removed} ~${diff.totals.changed} =${diff.totals.unchanged}`);
+    options.log(
+      `run ${runId}: published ${version}: +${diff.totals.added} -${diff.totals.removed} ~${diff.totals.changed} =${diff.totals.unchanged}`,
+    );
     return { runId, version, totals: diff.totals };
   };
 }

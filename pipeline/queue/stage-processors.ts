@@ -1,14 +1,32 @@
 import { WaitingChildrenError, type Job, type Processor } from 'bullmq';
 import { runInProcess } from '../runner/in-process.js';
 import { restSynthesisKey } from '../runner/rest-keys.js';
-import { dedupFor, finalCheck, finalKeyOf, goldOf, servedEndpoint, storedDedup, synthesizeBatch, type FinalRecord } from '../runner/rest-phases.js';
+import {
+  dedupFor,
+  finalCheck,
+  finalKeyOf,
+  goldOf,
+  servedEndpoint,
+  storedDedup,
+  synthesizeBatch,
+  type FinalRecord,
+} from '../runner/rest-phases.js';
 import { retryPolicyOf } from '../runner/retry.js';
 import { INTERNAL_ERROR, StageRunner, timedInto } from '../runner/stage-runner.js';
 import { ITEM_STAGES } from '../stages/index.js';
 import type { SynthesisRecord } from '../stages/rest-synthesize.js';
 import { crashIfPoisoned } from './faults.js';
 import type { JobResources } from './job-resources.js';
-import { jobId, type BarrierJob, type BarrierResult, type DedupJob, type ItemJob, type StageGroup, type SynthesisJob, type VerifyJob } from './jobs.js';
+import {
+  jobId,
+  type BarrierJob,
+  type BarrierResult,
+  type DedupJob,
+  type ItemJob,
+  type StageGroup,
+  type SynthesisJob,
+  type VerifyJob,
+} from './jobs.js';
 import { childJobOptions } from './options.js';
 import { instanceOf, type RunContext } from './run-contexts.js';
 
@@ -37,7 +55,15 @@ async function itemJob(resources: JobResources, job: Job<ItemJob>): Promise<{ ok
   const instance = instanceOf(ctx, job.data.index);
   crashIfPoisoned(instance.id);
   const db = await resources.databases.of(ctx, instance.dbId);
-  const run = await runInProcess({ config: ctx.spec.config, databases: [db], instances: [instance], stages: ITEM_STAGES, executor: resources.sql(), store: ctx.store, codeFingerprint: ctx.spec.code });
+  const run = await runInProcess({
+    config: ctx.spec.config,
+    databases: [db],
+    instances: [instance],
+    stages: ITEM_STAGES,
+    executor: resources.sql(),
+    store: ctx.store,
+    codeFingerprint: ctx.spec.code,
+  });
   const fault = Object.values(run.items[0].results).find((r) => r && !r.ok && r.category === INTERNAL_ERROR);
   await resources.report(ctx, run);
   if (fault && !fault.ok) throw new Error(`${fault.stage}: ${fault.message}`);
@@ -56,7 +82,12 @@ async function synthesisJob(resources: JobResources, job: Job<SynthesisJob>): Pr
   const golds = await Promise.all(batch.map((instance) => goldOf(instance, db, rest)));
   const fault = golds.find((g) => !g.ok && g.category === INTERNAL_ERROR);
   const ready = batch.flatMap((instance, k) => (golds[k].ok ? [{ instance, gold: golds[k].value }] : []));
-  const records = await synthesizeBatch(ready, ready.map(({ instance }) => restSynthesisKey(instance, db, rest)), db, rest);
+  const records = await synthesizeBatch(
+    ready,
+    ready.map(({ instance }) => restSynthesisKey(instance, db, rest)),
+    db,
+    rest,
+  );
   await ctx.store.flush();
   await resources.report(ctx, stageRunner);
   const failed = fault ?? records.find((r) => !r.ok && r.category === INTERNAL_ERROR);
@@ -84,7 +115,10 @@ async function dedupJob(resources: JobResources, job: Job<DedupJob>, token?: str
     const { key, dedup } = await dedupFor(db, entries, rest);
     await ctx.store.flush();
     const byId = new Map(instances.map((i) => [i.id, i]));
-    const finals = entries.map((e) => ({ instance: byId.get(e.instanceId)!, key: finalKeyOf(servedEndpoint(dedup, e.instanceId), e.synthesisKey, db, rest) }));
+    const finals = entries.map((e) => ({
+      instance: byId.get(e.instanceId)!,
+      key: finalKeyOf(servedEndpoint(dedup, e.instanceId), e.synthesisKey, db, rest),
+    }));
     const cached = await ctx.store.getMany<FinalRecord>(finals.map((f) => f.key));
     const missing = finals.filter((f) => !cached.has(f.key));
     const ids = missing.map(({ instance }) => jobId(ctx.spec.runId, 'verify', instance.index));
@@ -93,7 +127,11 @@ async function dedupJob(resources: JobResources, job: Job<DedupJob>, token?: str
       missing.map(({ instance }, k) => ({
         name: 'rest.verify',
         data: { runId: ctx.spec.runId, index: instance.index, dedupKey: key } satisfies VerifyJob,
-        opts: { ...childJobOptions(ctx.spec.config), jobId: ids[k], parent: { id: job.id!, queue: job.queueQualifiedName } },
+        opts: {
+          ...childJobOptions(ctx.spec.config),
+          jobId: ids[k],
+          parent: { id: job.id!, queue: job.queueQualifiedName },
+        },
       })),
     );
     await job.updateData({ ...job.data, step: 'await-verify' });
@@ -115,11 +153,20 @@ async function verifyJob(resources: JobResources, job: Job<VerifyJob>): Promise<
   const synthesisKey = restSynthesisKey(instance, db, rest);
   const record = (await ctx.store.getMany<SynthesisRecord>([synthesisKey])).get(synthesisKey);
   const dedup = await storedDedup(job.data.dedupKey, ctx.store);
-  if (!gold.ok || !record?.ok || !dedup) throw new Error(`rest.verify: the inputs of instance ${instance.id} are not in the store`);
+  if (!gold.ok || !record?.ok || !dedup)
+    throw new Error(`rest.verify: the inputs of instance ${instance.id} are not in the store`);
   const endpoint = servedEndpoint(dedup, instance.id);
   const key = finalKeyOf(endpoint, synthesisKey, db, rest);
   const serverUrl = async () => (await resources.serverFor(job.data.dedupKey, db, dedup, ctx)).url;
-  const final = await finalCheck({ instance, gold: gold.value }, endpoint, key, serverUrl, db, rest, timedInto(stageRunner.metrics));
+  const final = await finalCheck(
+    { instance, gold: gold.value },
+    endpoint,
+    key,
+    serverUrl,
+    db,
+    rest,
+    timedInto(stageRunner.metrics),
+  );
   await ctx.store.flush();
   await resources.report(ctx, stageRunner);
   if (!final.ok && final.category === INTERNAL_ERROR) throw new Error(`rest.verify: ${final.message}`);
@@ -130,7 +177,8 @@ async function verifyJob(resources: JobResources, job: Job<VerifyJob>): Promise<
 /** A database's barrier: all its jobs are done; it gathers which of them failed for good. */
 async function barrierJob(resources: JobResources, job: Job<BarrierJob>): Promise<BarrierResult> {
   const failures = failureIds(await job.getIgnoredChildrenFailures());
-  for (const value of Object.values(await job.getChildrenValues<Partial<BarrierResult>>())) Object.assign(failures, value?.failures ?? {});
+  for (const value of Object.values(await job.getChildrenValues<Partial<BarrierResult>>()))
+    Object.assign(failures, value?.failures ?? {});
   await resources.registry.markDone(job.data.runId, 'emit', job.id!);
   return { failures } satisfies BarrierResult;
 }
@@ -141,5 +189,7 @@ function stageRunnerOf({ spec, store }: RunContext): StageRunner {
 
 /** Ignored child failures by job id (BullMQ keys them `<prefix>:<queue>:<id>`). */
 function failureIds(failures: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(failures).map(([key, reason]) => [key.slice(key.lastIndexOf(':') + 1), reason]));
+  return Object.fromEntries(
+    Object.entries(failures).map(([key, reason]) => [key.slice(key.lastIndexOf(':') + 1), reason]),
+  );
 }

@@ -97,7 +97,10 @@ export class QueueWorker {
 
   /** One BullMQ Worker per stage group asked for that this worker can work on; resolves once each is listening. */
   private async listen(): Promise<void> {
-    const processors: Partial<Record<StageGroup, Processor>> = { ...stageProcessors(this.resources), run: this.options.driveRun };
+    const processors: Partial<Record<StageGroup, Processor>> = {
+      ...stageProcessors(this.resources),
+      run: this.options.driveRun,
+    };
     const groups = [...new Set(this.options.groups ?? STAGE_GROUPS)].filter((group) => processors[group]);
     for (const group of groups) this.open(group, processors[group]!);
     await Promise.all(this.workers.map(({ worker }) => worker.waitUntilReady()));
@@ -123,7 +126,8 @@ export class QueueWorker {
       // A scheduled `run` job belongs to no run yet: nothing to mark.
       const runId = (job?.data as { runId?: string } | undefined)?.runId;
       const markIfFinal = async () => {
-        if (job && runId && (await job.getState()) === 'failed') await this.resources.registry.markFailed(runId, group, job.id!);
+        if (job && runId && (await job.getState()) === 'failed')
+          await this.resources.registry.markFailed(runId, group, job.id!);
       };
       void markIfFinal().catch(() => {});
       this.log(`${group} job ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
@@ -138,7 +142,8 @@ export class QueueWorker {
       let stalls = 0;
       return this.isolation.run(
         // BullMQ counts stalls in the job's hash (`stc`) but does not hand the count to the processor.
-        async () => (stalls = Number(await this.resources.redis.hget(`${job.queueQualifiedName}:${job.id}`, 'stc')) || 0) > 0,
+        async () =>
+          (stalls = Number(await this.resources.redis.hget(`${job.queueQualifiedName}:${job.id}`, 'stc')) || 0) > 0,
         () => {
           if (stalls > 0) this.log(`${group} job ${job.id} stalled before (${stalls}x): running it alone`);
           return work(job, token);
@@ -157,14 +162,21 @@ export class QueueWorker {
    */
   private async shutdown(force: boolean): Promise<void> {
     const cleanups = new Cleanups();
-    await Promise.all(this.workers.map(({ group, worker }) => cleanups.run(`${group} worker`, () => worker.close(force))));
+    await Promise.all(
+      this.workers.map(({ group, worker }) => cleanups.run(`${group} worker`, () => worker.close(force))),
+    );
     await this.resources.close(cleanups);
-    await Promise.all(this.connections.map((connection) => cleanups.run('Redis connection', () => closeConnection(connection))));
+    await Promise.all(
+      this.connections.map((connection) => cleanups.run('Redis connection', () => closeConnection(connection))),
+    );
     cleanups.throwIfFailed('closing the queue worker');
   }
 }
 
 /** What a worker says when it starts: the queues it takes jobs from (by stage group, as --stages names them), and where. */
-function startLine(groups: readonly StageGroup[], options: Pick<QueueWorkerOptions, 'url' | 'prefix' | 'concurrency'>): string {
+function startLine(
+  groups: readonly StageGroup[],
+  options: Pick<QueueWorkerOptions, 'url' | 'prefix' | 'concurrency'>,
+): string {
   return `worker: ${groups.length} queue${groups.length === 1 ? '' : 's'} (${groups.join(', ')}) at ${redactedUrl(options.url)}, prefix ${options.prefix ?? DEFAULT_PREFIX}, concurrency ${options.concurrency}`;
 }

@@ -30,8 +30,7 @@ export interface ExecuteInput {
  * caches and crosses processes) that the execution check categorizes.
  */
 export type ExecutionRecord =
-  | { ok: true; outputs: ToolOutput[] }
-  | { ok: false; error: { name: string; message: string; code?: string } };
+  { ok: true; outputs: ToolOutput[] } | { ok: false; error: { name: string; message: string; code?: string } };
 
 export interface VerifyInput {
   formulation: SequenceFormulation;

@@ -75,7 +75,15 @@ export function planResults(
   const plans = new Map<Instance, PlannedItem>();
   for (const instance of options.instances) {
     const db = databases.get(instance.dbId);
-    const plan = db && planItem(instance, formulations, options.stages, { config: options.config, db, executor: options.executor }, planner);
+    const plan =
+      db &&
+      planItem(
+        instance,
+        formulations,
+        options.stages,
+        { config: options.config, db, executor: options.executor },
+        planner,
+      );
     if (!plan) continue;
     const resultKeys = Object.fromEntries(
       formulations.map((f) => [f, cacheKeyOf(RESULT_STAGE, RESULT_RECORD_VERSION, plan.samples[f]!.verify)]),
@@ -104,9 +112,12 @@ const RESULT_STAGE = 'item.result';
 type StoredResult = RejectedSample | { ok: true; parts: SampleKeys };
 
 /** An accepted sample from its stored parts; undefined if one is missing or not accepted. */
-function sampleFromParts(parts: SampleKeys, outcomes: ReadonlyMap<string, Outcome<unknown>>): AcceptedSample | undefined {
-  const [gold, sequence, execution, verification] = [parts.gold, parts.sequence, parts.execute, parts.verify].map((key) =>
-    outcomes.get(key),
+function sampleFromParts(
+  parts: SampleKeys,
+  outcomes: ReadonlyMap<string, Outcome<unknown>>,
+): AcceptedSample | undefined {
+  const [gold, sequence, execution, verification] = [parts.gold, parts.sequence, parts.execute, parts.verify].map(
+    (key) => outcomes.get(key),
   );
   if (!gold?.ok || !sequence?.ok || !execution?.ok || !verification?.ok) return undefined;
   const record = execution.value as ExecutionRecord;
@@ -140,20 +151,27 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   const found = new Map<string, FormulationResult>();
   if (store) {
     const stored = await store.getMany<StoredResult>([...resultKeys.values()].flatMap(Object.values));
-    const parts = await store.getMany<Outcome<unknown>>([...stored.values()].flatMap((r) => (r.ok ? (Object.values(r.parts) as string[]) : [])));
+    const parts = await store.getMany<Outcome<unknown>>(
+      [...stored.values()].flatMap((r) => (r.ok ? (Object.values(r.parts) as string[]) : [])),
+    );
     for (const [key, result] of stored) {
       const sample = result.ok ? sampleFromParts(result.parts, parts) : result;
       if (sample) found.set(key, sample);
     }
     await store.prefetch(
-      [...plans].flatMap(([, { plan, resultKeys: keys }]) => (Object.values(keys).every((key) => found.has(key)) ? [] : plan.keys)),
+      [...plans].flatMap(([, { plan, resultKeys: keys }]) =>
+        Object.values(keys).every((key) => found.has(key)) ? [] : plan.keys,
+      ),
     );
   }
 
   const cachedResult = (instance: Instance): ItemResult | undefined => {
     const keys = resultKeys.get(instance);
     if (!keys || !formulations.every((f) => found.has(keys[f]))) return undefined;
-    const result: ItemResult = { instance, results: Object.fromEntries(formulations.map((f) => [f, found.get(keys[f])!])) };
+    const result: ItemResult = {
+      instance,
+      results: Object.fromEntries(formulations.map((f) => [f, found.get(keys[f])!])),
+    };
     for (const stage of stagesReached(result.results, formulations)) stageRunner.countCacheHit(stage);
     for (const stage of [...SHARED_STAGES, ...formulations.flatMap(pathStages)]) progress.done(stage);
     return result;

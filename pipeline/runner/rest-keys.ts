@@ -40,4 +40,3 @@ export function restSynthesisKey(
     options.code,
   );
 }
-

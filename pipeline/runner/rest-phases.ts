@@ -51,7 +51,11 @@ const VERIFY_VERSION = 1;
  * gold outcomes (a queue driver forms them before any gold runs): a batch's gold rejections
  * are simply left out of its prompt.
  */
-export function synthesisBatches(instances: readonly Instance[], missing: (instance: Instance) => boolean, batchSize: number): Instance[][] {
+export function synthesisBatches(
+  instances: readonly Instance[],
+  missing: (instance: Instance) => boolean,
+  batchSize: number,
+): Instance[][] {
   const batches: Instance[][] = [];
   for (const list of groupBy(instances.filter(missing), (instance) => instance.dbId).values()) {
     for (let i = 0; i < list.length; i += batchSize) batches.push(list.slice(i, i + batchSize));
@@ -82,14 +86,16 @@ export async function synthesizeBatch(
     attempts: config.rest.attempts,
     check: async (endpoint, item) => {
       // A lost SQL worker is retried here; what still fails ends the item, uncached (rest-synthesize.ts).
-      const respond = () => withRetries(() => directResponse(endpoint, db, ctx.executor, config.executeTimeoutMs), retryPolicyOf(config));
+      const respond = () =>
+        withRetries(() => directResponse(endpoint, db, ctx.executor, config.executeTimeoutMs), retryPolicyOf(config));
       const { outcome } = await verifyRest(endpoint, respond, item, verifyContext(db, ctx));
       return outcome.ok ? null : { ok: false, category: outcome.category, message: outcome.message };
     },
     onSettled,
   });
   records.forEach((record, i) => {
-    if (record.ok || record.category !== INTERNAL_ERROR) ctx.store?.put(keys[i], 'rest.synthesize', JSON.stringify(record));
+    if (record.ok || record.category !== INTERNAL_ERROR)
+      ctx.store?.put(keys[i], 'rest.synthesize', JSON.stringify(record));
   });
   return records;
 }
@@ -101,13 +107,25 @@ export interface DedupEntry {
   endpoint: SynthesizedEndpoint;
 }
 
-export function dedupKeyOf(db: DatabaseInfo, entries: readonly DedupEntry[], ctx: Pick<RestPhaseContext, 'services' | 'code'>): string {
-  const parts = { db: dbCacheKey(db), entries: entries.map((e) => [e.instanceId, e.synthesisKey]), agent: ctx.services.dedupFingerprint };
+export function dedupKeyOf(
+  db: DatabaseInfo,
+  entries: readonly DedupEntry[],
+  ctx: Pick<RestPhaseContext, 'services' | 'code'>,
+): string {
+  const parts = {
+    db: dbCacheKey(db),
+    entries: entries.map((e) => [e.instanceId, e.synthesisKey]),
+    agent: ctx.services.dedupFingerprint,
+  };
   return cacheKeyOf('rest.dedup', DEDUP_VERSION, parts, undefined, ctx.code);
 }
 
 /** A database's dedup, from the store when it was computed before (by this run, a worker, or an earlier run). */
-export async function dedupFor(db: DatabaseInfo, entries: readonly DedupEntry[], ctx: RestPhaseContext): Promise<{ key: string; dedup: DatabaseDedup; cached: boolean }> {
+export async function dedupFor(
+  db: DatabaseInfo,
+  entries: readonly DedupEntry[],
+  ctx: RestPhaseContext,
+): Promise<{ key: string; dedup: DatabaseDedup; cached: boolean }> {
   const key = dedupKeyOf(db, entries, ctx);
   const stored = ctx.store && (await storedDedup(key, ctx.store));
   if (stored) return { key, dedup: stored, cached: true };
@@ -134,7 +152,12 @@ export function servedEndpoint(dedup: DatabaseDedup, instanceId: string): Synthe
   return { spec, call };
 }
 
-export function finalKeyOf(endpoint: SynthesizedEndpoint, synthesisKey: string, db: DatabaseInfo, ctx: Pick<RestPhaseContext, 'config' | 'services' | 'code'>): string {
+export function finalKeyOf(
+  endpoint: SynthesizedEndpoint,
+  synthesisKey: string,
+  db: DatabaseInfo,
+  ctx: Pick<RestPhaseContext, 'config' | 'services' | 'code'>,
+): string {
   const { config } = ctx;
   return cacheKeyOf(
     'rest.verify',
@@ -170,16 +193,25 @@ export async function finalCheck(
   const { config } = ctx;
   const respond = async () => {
     const url = await serverUrl();
-    return timed('rest.execute', () => withRetries(() => callOverHttp(url, endpoint.call, config.executeTimeoutMs), retryPolicyOf(config)));
+    return timed('rest.execute', () =>
+      withRetries(() => callOverHttp(url, endpoint.call, config.executeTimeoutMs), retryPolicyOf(config)),
+    );
   };
   let record: FinalRecord;
   try {
-    const { outcome, response } = await timed('rest.verify', () => verifyRest(endpoint, respond, item, verifyContext(db, ctx)));
+    const { outcome, response } = await timed('rest.verify', () =>
+      verifyRest(endpoint, respond, item, verifyContext(db, ctx)),
+    );
     record = outcome.ok
       ? { ok: true, response: response!.body, verification: outcome.value }
       : { ok: false, stage: 'verify', category: outcome.category, message: outcome.message };
   } catch (error) {
-    return { ok: false, stage: 'execute', category: INTERNAL_ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+    return {
+      ok: false,
+      stage: 'execute',
+      category: INTERNAL_ERROR,
+      message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    };
   }
   ctx.store?.put(key, 'rest.verify', JSON.stringify(record));
   return record;
@@ -188,4 +220,3 @@ export async function finalCheck(
 function verifyContext(db: DatabaseInfo, ctx: RestPhaseContext): RestVerifyContext {
   return { db, maxStringLength: ctx.config.rest.maxStringLength, judge: ctx.services.judge };
 }
-

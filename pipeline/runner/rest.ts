@@ -65,7 +65,6 @@ export interface RestRunResult {
 // Fastify and the docs UI load only when some call is not in the cache.
 const restServer = lazy(() => import('../../runtime/rest/server.js'));
 
-
 export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   const { config, store } = options;
   const computeMisses = options.computeMisses ?? true;
@@ -77,8 +76,10 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   const results = new Map<Instance, RestResult>();
   const reject = (instance: Instance, stage: RejectedSample['stage'], category: string, message: string) =>
     results.set(instance, { ok: false, stage, category, message });
-  const notComputed = (instance: Instance, stage: RejectedSample['stage']) => reject(instance, stage, INTERNAL_ERROR, NOT_COMPUTED);
-  const skipped = (n: number) => ['rest.synthesize', 'rest.execute', 'rest.verify'].forEach((stage) => progress.done(stage, n));
+  const notComputed = (instance: Instance, stage: RejectedSample['stage']) =>
+    reject(instance, stage, INTERNAL_ERROR, NOT_COMPUTED);
+  const skipped = (n: number) =>
+    ['rest.synthesize', 'rest.execute', 'rest.verify'].forEach((stage) => progress.done(stage, n));
   const open = options.instances;
 
   // 1. gold.
@@ -105,14 +106,20 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     const db = databases.get(instance.dbId);
     if (db) synthKeys.set(instance, restSynthesisKey(instance, db, options));
   }
-  const cachedSynth = store ? await store.getMany<SynthesisRecord>([...synthKeys.values()]) : new Map<string, SynthesisRecord>();
+  const cachedSynth = store
+    ? await store.getMany<SynthesisRecord>([...synthKeys.values()])
+    : new Map<string, SynthesisRecord>();
   const synthesized = new Map<Instance, SynthesisRecord>();
   for (const [instance, key] of synthKeys) {
     const hit = golds.has(instance) && cachedSynth.get(key);
     if (hit) synthesized.set(instance, hit);
   }
   progress.done('rest.synthesize', synthesized.size);
-  const batches = synthesisBatches([...synthKeys.keys()], (instance) => !cachedSynth.has(synthKeys.get(instance)!), config.rest.batchSize);
+  const batches = synthesisBatches(
+    [...synthKeys.keys()],
+    (instance) => !cachedSynth.has(synthKeys.get(instance)!),
+    config.rest.batchSize,
+  );
   const batchRuns = batches.reduce((n, batch) => n + batch.filter((i) => golds.has(i)).length, 0);
   await timed(
     'rest.synthesize',
@@ -125,7 +132,9 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
             if (!computeMisses) return void ready.forEach((instance) => notComputed(instance, 'rest.synthesize'));
             const items = ready.map((instance) => ({ instance, gold: golds.get(instance)! }));
             const keys = ready.map((instance) => synthKeys.get(instance)!);
-            const records = await synthesizeBatch(items, keys, databases.get(ready[0].dbId)!, options, (n) => progress.done('rest.synthesize', n));
+            const records = await synthesizeBatch(items, keys, databases.get(ready[0].dbId)!, options, (n) =>
+              progress.done('rest.synthesize', n),
+            );
             ready.forEach((instance, i) => synthesized.set(instance, records[i]));
             await store?.commit();
           }),
@@ -135,7 +144,8 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     synthesized.size,
   );
   if (options.signal?.aborted) return { results, dedup: { byDb: {}, merges: [] }, metrics, aborted: true };
-  for (const [instance, record] of synthesized) if (!record.ok) reject(instance, 'rest.synthesize', record.category, record.message);
+  for (const [instance, record] of synthesized)
+    if (!record.ok) reject(instance, 'rest.synthesize', record.category, record.message);
 
   // 3. rest.dedup, per database.
   const dedups = new Map<string, DatabaseDedup>();
@@ -144,7 +154,9 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     for (const db of [...options.databases].sort((a, b) => (a.dbId < b.dbId ? -1 : 1))) {
       const entries = (instancesByDb.get(db.dbId) ?? []).flatMap((instance) => {
         const record = synthesized.get(instance);
-        return record?.ok ? [{ instanceId: instance.id, synthesisKey: synthKeys.get(instance)!, endpoint: record.endpoint }] : [];
+        return record?.ok
+          ? [{ instanceId: instance.id, synthesisKey: synthKeys.get(instance)!, endpoint: record.endpoint }]
+          : [];
       });
       dedups.set(db.dbId, (await dedupFor(db, entries, options)).dedup);
       progress.done('rest.dedup');
@@ -157,14 +169,21 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     server ??= startRestServer(options, dedups);
     return (await server).url;
   };
-  const finals: { instance: Instance; endpoint: SynthesizedEndpoint; record: SynthesisRecord & { ok: true }; key: string }[] = [];
+  const finals: {
+    instance: Instance;
+    endpoint: SynthesizedEndpoint;
+    record: SynthesisRecord & { ok: true };
+    key: string;
+  }[] = [];
   for (const [instance, record] of synthesized) {
     if (!record.ok) continue;
     const db = databases.get(instance.dbId)!;
     const endpoint = servedEndpoint(dedups.get(instance.dbId)!, instance.id);
     finals.push({ instance, endpoint, record, key: finalKeyOf(endpoint, synthKeys.get(instance)!, db, options) });
   }
-  const cachedFinal = store ? await store.getMany<FinalRecord>(finals.map((f) => f.key)) : new Map<string, FinalRecord>();
+  const cachedFinal = store
+    ? await store.getMany<FinalRecord>(finals.map((f) => f.key))
+    : new Map<string, FinalRecord>();
   const failed = golds.size - finals.length;
   progress.done('rest.execute', failed);
   progress.done('rest.verify', failed);
@@ -180,7 +199,15 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
             if (options.signal?.aborted) return;
             if (!computeMisses) return void notComputed(instance, 'execute');
             const db = databases.get(instance.dbId)!;
-            final = await finalCheck({ instance, gold: golds.get(instance)! }, endpoint, key, serverUrl, db, options, timed);
+            final = await finalCheck(
+              { instance, gold: golds.get(instance)! },
+              endpoint,
+              key,
+              serverUrl,
+              db,
+              options,
+              timed,
+            );
             await store?.commit();
           }
           progress.done('rest.execute');
@@ -205,7 +232,9 @@ export async function startRestServer(
 ): Promise<RestServer> {
   const { createRestServer } = await restServer();
   return createRestServer({
-    databases: options.databases.filter((db) => dedups.has(db.dbId)).map((db) => ({ db, endpoints: dedups.get(db.dbId)!.canonical })),
+    databases: options.databases
+      .filter((db) => dedups.has(db.dbId))
+      .map((db) => ({ db, endpoints: dedups.get(db.dbId)!.canonical })),
     executor: options.executor,
     timeoutMs: options.config.executeTimeoutMs,
     title: `${options.datasetName} REST API`,
@@ -214,11 +243,27 @@ export async function startRestServer(
   });
 }
 
-function acceptedSample(endpoint: SynthesizedEndpoint, final: FinalRecord & { ok: true }, gold: GoldResult, record: SynthesisRecord & { ok: true }): AcceptedRestSample {
-  return { ok: true, endpoint, response: final.response, gold, verification: final.verification, synthesizer: record.synthesizer, attempts: record.attempts };
+function acceptedSample(
+  endpoint: SynthesizedEndpoint,
+  final: FinalRecord & { ok: true },
+  gold: GoldResult,
+  record: SynthesisRecord & { ok: true },
+): AcceptedRestSample {
+  return {
+    ok: true,
+    endpoint,
+    response: final.response,
+    gold,
+    verification: final.verification,
+    synthesizer: record.synthesizer,
+    attempts: record.attempts,
+  };
 }
 
-function dedupStats(dedups: ReadonlyMap<string, DatabaseDedup>, results: ReadonlyMap<Instance, RestResult>): RestDedupStats {
+function dedupStats(
+  dedups: ReadonlyMap<string, DatabaseDedup>,
+  results: ReadonlyMap<Instance, RestResult>,
+): RestDedupStats {
   const published = new Map<string, Set<string>>();
   for (const [instance, result] of results) {
     if (!result.ok) continue;

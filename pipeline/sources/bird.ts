@@ -46,10 +46,14 @@ function pickQuestionFile(files: readonly string[]): QuestionFileChoice | undefi
     const file = sqlite ?? matches[0];
     const others = candidates.filter((other) => other !== file);
     if (others.length === 0) return { file };
-    const why = sqlite && others.some((other) => declaredDialect(other))
-      ? 'its SQL is written for SQLite, the dialect of the databases nl2api runs on'
-      : 'first by name: dev, mini_dev*, train, then alphabetical';
-    return { file, note: `using ${file} (${why}); also present: ${others.join(', ')}; pass a question file as --source to use another` };
+    const why =
+      sqlite && others.some((other) => declaredDialect(other))
+        ? 'its SQL is written for SQLite, the dialect of the databases nl2api runs on'
+        : 'first by name: dev, mini_dev*, train, then alphabetical';
+    return {
+      file,
+      note: `using ${file} (${why}); also present: ${others.join(', ')}; pass a question file as --source to use another`,
+    };
   }
   return undefined;
 }
@@ -83,7 +87,9 @@ async function readBirdSource(questionPath: string): Promise<RawSource> {
   try {
     parsed = JSON.parse(await readFile(questionPath, 'utf8'));
   } catch (error) {
-    throw new Error(`BIRD question file ${questionPath} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new Error(`BIRD question file ${questionPath} is not valid JSON: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   if (!Array.isArray(parsed)) throw new Error(`BIRD question file ${questionPath} must hold a JSON array`);
   const records = parsed.map((value, index) =>
@@ -99,7 +105,9 @@ async function readBirdSource(questionPath: string): Promise<RawSource> {
 
   const tableFiles = files.filter(isTablesFile);
   const tablesFile = tableFiles.find((name) => name === `${split}_tables.json`) ?? tableFiles[0];
-  const naturalNames = tablesFile ? await readNaturalNames(path.join(root, tablesFile), warnings) : new Map<string, NaturalNames>();
+  const naturalNames = tablesFile
+    ? await readNaturalNames(path.join(root, tablesFile), warnings)
+    : new Map<string, NaturalNames>();
 
   return {
     datasetName: datasetNameOf(split),
@@ -113,7 +121,10 @@ async function readBirdSource(questionPath: string): Promise<RawSource> {
 
 /** `dev` → bird-dev; the SQLite variant of mini-dev is BIRD mini-dev itself (bird-mini-dev), others keep their dialect. */
 function datasetNameOf(split: string): string {
-  return `bird-${split.replace(/_sqlite$/i, '').toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+  return `bird-${split
+    .replace(/_sqlite$/i, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')}`;
 }
 
 interface TablesEntry {
@@ -135,8 +146,14 @@ async function readNaturalNames(file: string, warnings: string[]): Promise<Map<s
   }
   if (!Array.isArray(entries)) return byDb;
   for (const entry of entries as TablesEntry[]) {
-    const { db_id: dbId, table_names_original: tables, column_names_original: originals, column_names: naturals } = entry ?? {};
-    if (typeof dbId !== 'string' || !Array.isArray(tables) || !Array.isArray(originals) || !Array.isArray(naturals)) continue;
+    const {
+      db_id: dbId,
+      table_names_original: tables,
+      column_names_original: originals,
+      column_names: naturals,
+    } = entry ?? {};
+    if (typeof dbId !== 'string' || !Array.isArray(tables) || !Array.isArray(originals) || !Array.isArray(naturals))
+      continue;
     const names: NaturalNames = new Map();
     originals.forEach((original: unknown, i: number) => {
       const natural: unknown = naturals[i];

@@ -28,9 +28,14 @@ export async function readDescriptions(dir: string, warnings: string[]): Promise
   for (const file of files) {
     const filePath = path.join(dir, file);
     try {
-      tables.set(path.basename(file, path.extname(file)).toLowerCase(), parseDescriptions(decodeText(await readFile(filePath))));
+      tables.set(
+        path.basename(file, path.extname(file)).toLowerCase(),
+        parseDescriptions(decodeText(await readFile(filePath))),
+      );
     } catch (error) {
-      warnings.push(`column descriptions ${filePath} unreadable, column names used instead: ${(error as Error).message}`);
+      warnings.push(
+        `column descriptions ${filePath} unreadable, column names used instead: ${(error as Error).message}`,
+      );
     }
   }
   return tables;
@@ -51,10 +56,38 @@ export function decodeText(bytes: Uint8Array): string {
 
 /** Windows-1252 characters for bytes 0x80-0x9F ('' where the byte is undefined). */
 const WINDOWS_1252_HIGH = [
-  '\u20ac', '', '\u201a', '\u0192', '\u201e', '\u2026', '\u2020', '\u2021',
-  '\u02c6', '\u2030', '\u0160', '\u2039', '\u0152', '', '\u017d', '',
-  '', '\u2018', '\u2019', '\u201c', '\u201d', '\u2022', '\u2013', '\u2014',
-  '\u02dc', '\u2122', '\u0161', '\u203a', '\u0153', '', '\u017e', '\u0178',
+  '\u20ac',
+  '',
+  '\u201a',
+  '\u0192',
+  '\u201e',
+  '\u2026',
+  '\u2020',
+  '\u2021',
+  '\u02c6',
+  '\u2030',
+  '\u0160',
+  '\u2039',
+  '\u0152',
+  '',
+  '\u017d',
+  '',
+  '',
+  '\u2018',
+  '\u2019',
+  '\u201c',
+  '\u201d',
+  '\u2022',
+  '\u2013',
+  '\u2014',
+  '\u02dc',
+  '\u2122',
+  '\u0161',
+  '\u203a',
+  '\u0153',
+  '',
+  '\u017e',
+  '\u0178',
 ];
 
 export function parseDescriptions(text: string): Map<string, ColumnDescription> {

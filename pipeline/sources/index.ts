@@ -46,7 +46,9 @@ export async function loadSource(sourcePath: string, options: LoadSourceOptions 
   const { layout, raw } = await readRawSource(path.resolve(sourcePath));
   const records = markDuplicates(raw.records);
   const selected = selectDatabases(records, options.dbIds);
-  const inScope = records.filter((record) => (record.ok ? selected.has(record.instance.dbId) : !options.dbIds || selected.has(record.db)));
+  const inScope = records.filter((record) =>
+    record.ok ? selected.has(record.instance.dbId) : !options.dbIds || selected.has(record.db),
+  );
 
   const databases = new Map<string, DatabaseInfo>();
   const failures = new Map<string, string>();
@@ -62,7 +64,8 @@ export async function loadSource(sourcePath: string, options: LoadSourceOptions 
     rejections.push({ id, db, formulation: 'all', stage: 'ingest', category: 'bad_input', message });
   for (const record of inScope) {
     if (!record.ok) rejectRecord(record.id, record.db, record.message);
-    else if (failures.has(record.instance.dbId)) rejectRecord(record.instance.id, record.instance.dbId, failures.get(record.instance.dbId)!);
+    else if (failures.has(record.instance.dbId))
+      rejectRecord(record.instance.id, record.instance.dbId, failures.get(record.instance.dbId)!);
     else instances.push(record.instance);
   }
   return {
@@ -93,7 +96,9 @@ async function readRawSource(sourcePath: string): Promise<{ layout: SourceLayout
   } catch {
     throw new Error(`source ${sourcePath} does not exist`);
   }
-  const candidate: SourceCandidate = info.isFile() ? { file: sourcePath } : { folder: sourcePath, files: (await folderEntries(sourcePath)).files };
+  const candidate: SourceCandidate = info.isFile()
+    ? { file: sourcePath }
+    : { folder: sourcePath, files: (await folderEntries(sourcePath)).files };
   for (const layout of SOURCES) {
     const choice = layout.detect(candidate);
     if (!choice) continue;
@@ -124,7 +129,13 @@ function markDuplicates(records: SourceRecord[]): SourceRecord[] {
       firstIndex.set(id, index);
       return record;
     }
-    return { ok: false, index, id, db: dbId, message: `duplicate id ${id} (first used by the record at position ${first})` };
+    return {
+      ok: false,
+      index,
+      id,
+      db: dbId,
+      message: `duplicate id ${id} (first used by the record at position ${first})`,
+    };
   });
 }
 
@@ -134,7 +145,9 @@ function selectDatabases(records: SourceRecord[], filter: string[] | undefined):
   if (!filter) return used;
   const unknown = filter.filter((dbId) => !used.has(dbId));
   if (unknown.length > 0) {
-    throw new Error(`unknown database ${unknown.join(', ')} in the db filter; available: ${[...used].sort().join(', ')}`);
+    throw new Error(
+      `unknown database ${unknown.join(', ')} in the db filter; available: ${[...used].sort().join(', ')}`,
+    );
   }
   return new Set(filter);
 }
@@ -145,7 +158,10 @@ async function loadDatabase(
   dbId: string,
   fingerprint?: (file: string) => Promise<string>,
 ): Promise<DatabaseInfo | string> {
-  const candidates = raw.databaseDirs.flatMap((dir) => [path.join(dir, dbId, `${dbId}.sqlite`), path.join(dir, `${dbId}.sqlite`)]);
+  const candidates = raw.databaseDirs.flatMap((dir) => [
+    path.join(dir, dbId, `${dbId}.sqlite`),
+    path.join(dir, `${dbId}.sqlite`),
+  ]);
   const file = candidates.find((candidate) => existsSync(candidate));
   if (!file) return `unknown db_id ${dbId}: no ${dbId}.sqlite in ${raw.databaseDirs.join(', ')}`;
   try {
@@ -154,7 +170,12 @@ async function loadDatabase(
       path.basename(path.dirname(file)) === dbId
         ? await readDescriptions(path.join(path.dirname(file), 'database_description'), raw.warnings)
         : (new Map() as TableDescriptions);
-    const info = await readDatabaseInfo(dbId, file, { descriptions, naturalNames: raw.naturalNames.get(dbId) ?? (new Map() as NaturalNames) }, fingerprint);
+    const info = await readDatabaseInfo(
+      dbId,
+      file,
+      { descriptions, naturalNames: raw.naturalNames.get(dbId) ?? (new Map() as NaturalNames) },
+      fingerprint,
+    );
     return info.tables.length > 0 ? info : `database ${dbId} (${file}) has no tables`;
   } catch (error) {
     return `database ${dbId} (${file}) cannot be read: ${(error as Error).message}`;

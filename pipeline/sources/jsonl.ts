@@ -15,7 +15,8 @@ export const jsonlLayout: SourceLayout<'jsonl'> = {
   detect(source) {
     if ('file' in source) return JSONL.test(source.file) ? { file: source.file } : undefined;
     const jsonl = source.files.filter((file) => JSONL.test(file)).sort();
-    if (jsonl.length > 1) throw new Error(`source ${source.folder} holds several .jsonl files (${jsonl.join(', ')}): pass one of them`);
+    if (jsonl.length > 1)
+      throw new Error(`source ${source.folder} holds several .jsonl files (${jsonl.join(', ')}): pass one of them`);
     return jsonl.length === 1 ? { file: path.join(source.folder, jsonl[0]) } : undefined;
   },
   read: readJsonlSource,
@@ -33,7 +34,13 @@ async function readJsonlSource(jsonlPath: string): Promise<RawSource> {
     try {
       value = JSON.parse(line);
     } catch (error) {
-      records.push({ ok: false, index, id: where, db: '', message: `${where}: malformed JSON (${(error as Error).message})` });
+      records.push({
+        ok: false,
+        index,
+        id: where,
+        db: '',
+        message: `${where}: malformed JSON (${(error as Error).message})`,
+      });
       return;
     }
     records.push(toRecord(value, index, where, { id: ['id'], idFromIndex: false }));

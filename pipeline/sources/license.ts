@@ -22,7 +22,10 @@ export interface SourceLicense {
 
 /** Known licenses as sources write them; the earliest mention in a file wins. */
 const LICENSES: readonly (readonly [string, RegExp])[] = [
-  ['cc-by-nc-sa-4.0', /\bCC[\s-]?BY[\s-]?NC[\s-]?SA[\s-]?4\.0\b|Creative Commons Attribution[\s-]NonCommercial[\s-]ShareAlike 4\.0/i],
+  [
+    'cc-by-nc-sa-4.0',
+    /\bCC[\s-]?BY[\s-]?NC[\s-]?SA[\s-]?4\.0\b|Creative Commons Attribution[\s-]NonCommercial[\s-]ShareAlike 4\.0/i,
+  ],
   ['cc-by-nc-4.0', /\bCC[\s-]?BY[\s-]?NC[\s-]?4\.0\b|Creative Commons Attribution[\s-]NonCommercial 4\.0/i],
   ['cc-by-sa-4.0', /\bCC[\s-]?BY[\s-]?SA[\s-]?4\.0\b|Creative Commons Attribution[\s-]ShareAlike 4\.0/i],
   ['cc-by-4.0', /\bCC[\s-]?BY[\s-]?4\.0\b|Creative Commons Attribution 4\.0/i],
@@ -62,6 +65,7 @@ export async function detectLicense(root: string, layout: SourceLayoutName): Pro
   }
   if (found) return { ...found, bird };
   // A silent BIRD download, or a README about BIRD that names no license.
-  if (layout === 'bird' && (candidates.length === 0 || bird)) return { id: 'cc-by-sa-4.0', from: 'bird-layout', bird: true };
+  if (layout === 'bird' && (candidates.length === 0 || bird))
+    return { id: 'cc-by-sa-4.0', from: 'bird-layout', bird: true };
   return { id: 'unknown', from: 'none', bird };
 }

@@ -6,8 +6,7 @@ import type { NaturalNames } from './schema.js';
  * either the fields of an instance or the reason it is bad input.
  */
 export type SourceRecord =
-  | { ok: true; instance: Instance }
-  | { ok: false; index: number; id: string; db: string; message: string };
+  { ok: true; instance: Instance } | { ok: false; index: number; id: string; db: string; message: string };
 
 export interface FieldNames {
   /** Keys that may hold the id, in order of preference. */

@@ -33,7 +33,9 @@ export async function readDatabaseInfo(
       .pluck()
       .all() as string[];
     const tableInfo = db.prepare('SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid');
-    const foreignKeyList = db.prepare('SELECT "table", "from", "to", seq FROM pragma_foreign_key_list(?) ORDER BY id, seq');
+    const foreignKeyList = db.prepare(
+      'SELECT "table", "from", "to", seq FROM pragma_foreign_key_list(?) ORDER BY id, seq',
+    );
     const raw = tableNames.map((name) => ({
       name,
       columns: tableInfo.all(name) as { name: string; type: string; pk: number }[],
@@ -42,7 +44,10 @@ export async function readDatabaseInfo(
     const primaryKeys = new Map(
       raw.map((table) => [
         table.name.toLowerCase(),
-        table.columns.filter((column) => column.pk > 0).sort((a, b) => a.pk - b.pk).map((column) => column.name),
+        table.columns
+          .filter((column) => column.pk > 0)
+          .sort((a, b) => a.pk - b.pk)
+          .map((column) => column.name),
       ]),
     );
     const tables: TableInfo[] = raw.map((table) => ({

@@ -28,6 +28,9 @@ export async function dedupDatabase(
   const merged = dedupEndpoints([...endpoints], db);
   // The agent can only add merges: if it fails, the deterministic result stands; but not
   // when our SQL executor failed under it (that result would be cached, the merges lost).
-  const refined = agent && merged.canonical.length > 1 ? await agent.refine(merged, db).catch(fallbackUnlessExecutorFault(merged)) : merged;
+  const refined =
+    agent && merged.canonical.length > 1
+      ? await agent.refine(merged, db).catch(fallbackUnlessExecutorFault(merged))
+      : merged;
   return { ...refined, before: endpoints.length };
 }

@@ -34,7 +34,10 @@ export interface SynthesisLoopContext {
   onSettled?(count: number): void;
 }
 
-export async function synthesizeWithRetries(items: readonly SynthesisItem[], ctx: SynthesisLoopContext): Promise<SynthesisRecord[]> {
+export async function synthesizeWithRetries(
+  items: readonly SynthesisItem[],
+  ctx: SynthesisLoopContext,
+): Promise<SynthesisRecord[]> {
   const records: (SynthesisRecord | undefined)[] = items.map(() => undefined);
   const history: FailedAttempt[][] = items.map(() => []);
 
@@ -43,7 +46,11 @@ export async function synthesizeWithRetries(items: readonly SynthesisItem[], ctx
   // it would become part of what a later attempt makes of the item, and that is cached.
   const end = (i: number, error: unknown) => void (records[i] = internalError(error, history[i]));
 
-  const tryEndpoint = async (synthesizer: Synthesizer, i: number, outcome: Outcome<SynthesizedEndpoint>): Promise<void> => {
+  const tryEndpoint = async (
+    synthesizer: Synthesizer,
+    i: number,
+    outcome: Outcome<SynthesizedEndpoint>,
+  ): Promise<void> => {
     if (!outcome.ok) return void history[i].push({ category: outcome.category, message: outcome.message });
     let failure: Verdict | null;
     try {
@@ -51,8 +58,14 @@ export async function synthesizeWithRetries(items: readonly SynthesisItem[], ctx
     } catch (error) {
       return end(i, error);
     }
-    if (!failure) records[i] = { ok: true, endpoint: outcome.value, synthesizer: synthesizer.name, attempts: [...history[i]] };
-    else history[i].push({ category: failure.category, message: failure.message, endpoint: { spec: outcome.value.spec, arguments: outcome.value.call.arguments } });
+    if (!failure)
+      records[i] = { ok: true, endpoint: outcome.value, synthesizer: synthesizer.name, attempts: [...history[i]] };
+    else
+      history[i].push({
+        category: failure.category,
+        message: failure.message,
+        endpoint: { spec: outcome.value.spec, arguments: outcome.value.call.arguments },
+      });
   };
 
   const round = async (synthesizer: Synthesizer, indices: number[]): Promise<number[]> => {
@@ -87,5 +100,10 @@ export async function synthesizeWithRetries(items: readonly SynthesisItem[], ctx
 
 /** A throw where an outcome was expected is a fault of the run (a bug, a crashed worker): never cached, retried next run. */
 function internalError(error: unknown, attempts: FailedAttempt[]): SynthesisRecord {
-  return { ok: false, category: INTERNAL_ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error), attempts };
+  return {
+    ok: false,
+    category: INTERNAL_ERROR,
+    message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    attempts,
+  };
 }

@@ -23,7 +23,12 @@ export const verifyStage: ItemStage<VerifyInput, Verification> = {
   cacheKey: (input, ctx) => ({ ...input, db: dbCacheKey(ctx.db), pool: ctx.config.pool }),
   async run(input, ctx) {
     const { runChecks, SEQUENCE_CHECKS } = await checks();
-    const subject = { sequence: input.sequence, tools: toolsOf(input, ctx), execution: input.execution, gold: input.gold };
+    const subject = {
+      sequence: input.sequence,
+      tools: toolsOf(input, ctx),
+      execution: input.execution,
+      gold: input.gold,
+    };
     const { verification, failed } = await runChecks(SEQUENCE_CHECKS, subject);
     return failed ? reject(failed.category, failed.message) : accept(verification);
   },

@@ -155,8 +155,7 @@ export class RunStore implements OutcomeStore {
     const info = await stat(file);
     if (this.read) {
       const row = this.db.prepare('SELECT size, mtime_ms, hash FROM fingerprints WHERE path = ?').get(file) as
-        | { size: number; mtime_ms: number; hash: string }
-        | undefined;
+        { size: number; mtime_ms: number; hash: string } | undefined;
       if (row && row.size === info.size && row.mtime_ms === info.mtimeMs) return row.hash;
     }
     const digest = await hash(file);

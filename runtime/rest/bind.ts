@@ -41,7 +41,8 @@ function bindValue(param: ParameterSpec, value: ArgumentValue | undefined): stri
     return null;
   }
   const coerced = coerce(value, param.type);
-  if (!valueFitsType(coerced, param.type)) throw new BindError(`argument ${param.name} is not of type ${param.type}: ${JSON.stringify(value)}`);
+  if (!valueFitsType(coerced, param.type))
+    throw new BindError(`argument ${param.name} is not of type ${param.type}: ${JSON.stringify(value)}`);
   return typeof coerced === 'boolean' ? (coerced ? 1 : 0) : coerced;
 }
 

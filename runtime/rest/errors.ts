@@ -41,12 +41,19 @@ export function toErrorResponse(error: unknown, timeoutMs: number): ErrorRespons
   }
   if (isExecutorFault(error)) {
     // Our SQL worker died or is shutting down: nothing is wrong with the request; try again.
-    return { status: 503, body: body('unavailable', 'The query could not be run right now; try again.'), internal: true };
+    return {
+      status: 503,
+      body: body('unavailable', 'The query could not be run right now; try again.'),
+      internal: true,
+    };
   }
   if (error instanceof SqlTimeoutError) {
     return {
       status: 504,
-      body: body('timeout', `The query ran past the ${timeoutMs} ms time limit and was stopped; try narrower parameters.`),
+      body: body(
+        'timeout',
+        `The query ran past the ${timeoutMs} ms time limit and was stopped; try narrower parameters.`,
+      ),
       internal: true,
     };
   }

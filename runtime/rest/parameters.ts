@@ -49,7 +49,8 @@ export class InvalidParameterError extends Error {
 export function checkFinite(params: readonly ParameterSpec[], args: Readonly<Record<string, ArgumentValue>>): void {
   for (const param of params) {
     const value = args[param.name];
-    if (typeof value === 'number' && !Number.isFinite(value)) throw new InvalidParameterError(`parameter '${param.name}' is out of range`);
+    if (typeof value === 'number' && !Number.isFinite(value))
+      throw new InvalidParameterError(`parameter '${param.name}' is out of range`);
   }
 }
 

@@ -14,7 +14,9 @@ export interface Occurrence {
 }
 
 export function placeholderOccurrences(tokens: Token[]): Occurrence[] {
-  return tokens.flatMap((token, index) => (token.kind === 'param' ? [{ index, name: placeholderName(token), text: token.text }] : []));
+  return tokens.flatMap((token, index) =>
+    token.kind === 'param' ? [{ index, name: placeholderName(token), text: token.text }] : [],
+  );
 }
 
 /** Replaces every `:name` placeholder by `render(name)`; other text untouched. */

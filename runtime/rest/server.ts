@@ -54,10 +54,11 @@ export const OPENAPI_PATH = '/openapi.json';
 export async function createRestServer(options: RestServerOptions): Promise<RestServer> {
   const maxStringLength = options.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH;
   const routes = checkedRoutes(options.databases);
-  const openapi = restOpenApi(
-    documentedEndpoints(routes),
-    { title: options.title, version: options.version, maxStringLength },
-  );
+  const openapi = restOpenApi(documentedEndpoints(routes), {
+    title: options.title,
+    version: options.version,
+    maxStringLength,
+  });
 
   const app: FastifyInstance = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: { level: 'warn' } }),
@@ -69,7 +70,8 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
   useLazyValidators(app);
   app.setErrorHandler((error, request, reply) => {
     const response = toErrorResponse(error, options.timeoutMs);
-    if (response.internal) request.log.error({ err: error, url: request.url, routeUrl: request.routeOptions.url }, 'REST request failed');
+    if (response.internal)
+      request.log.error({ err: error, url: request.url, routeUrl: request.routeOptions.url }, 'REST request failed');
     return reply.status(response.status).send(response.body);
   });
   app.setNotFoundHandler((_request, reply) => reply.status(404).send(notFound()));
@@ -79,9 +81,19 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
   await registerDocs(app, openapi);
 
   for (const { db, endpoint } of routes) {
-    app.get(endpoint.path, { schema: { querystring: querystringSchema(endpoint.parameters, { maxStringLength }) } }, async (request) => {
-      return runEndpoint(endpoint, request.query as Record<string, ArgumentValue>, db, options.executor, options.timeoutMs);
-    });
+    app.get(
+      endpoint.path,
+      { schema: { querystring: querystringSchema(endpoint.parameters, { maxStringLength }) } },
+      async (request) => {
+        return runEndpoint(
+          endpoint,
+          request.query as Record<string, ArgumentValue>,
+          db,
+          options.executor,
+          options.timeoutMs,
+        );
+      },
+    );
   }
 
   try {
@@ -109,10 +121,12 @@ function checkedRoutes(databases: readonly RestDatabase[]): Route[] {
     const operationIds = new Set<string>();
     return endpoints.map((candidate) => {
       const parsed = EndpointSpecSchema.safeParse(candidate);
-      if (!parsed.success) throw new Error(`endpoint ${candidate.operationId} of ${db.dbId} is invalid: ${parsed.error.message}`);
+      if (!parsed.success)
+        throw new Error(`endpoint ${candidate.operationId} of ${db.dbId} is invalid: ${parsed.error.message}`);
       const endpoint = parsed.data;
       if (paths.has(endpoint.path)) throw new Error(`two endpoints share the path ${endpoint.path}`);
-      if (operationIds.has(endpoint.operationId)) throw new Error(`two endpoints share the operationId ${endpoint.operationId}`);
+      if (operationIds.has(endpoint.operationId))
+        throw new Error(`two endpoints share the operationId ${endpoint.operationId}`);
       paths.add(endpoint.path);
       operationIds.add(endpoint.operationId);
       const declared = new Set(endpoint.parameters.map((param) => param.name));
@@ -132,7 +146,9 @@ function documentedEndpoints(routes: readonly Route[]): EndpointSpec[] {
   const uses = new Map<string, number>();
   for (const { endpoint } of routes) uses.set(endpoint.operationId, (uses.get(endpoint.operationId) ?? 0) + 1);
   return routes.map(({ db, endpoint }) =>
-    uses.get(endpoint.operationId)! > 1 ? { ...endpoint, operationId: `${db.dbId}__${endpoint.operationId}` } : endpoint,
+    uses.get(endpoint.operationId)! > 1
+      ? { ...endpoint, operationId: `${db.dbId}__${endpoint.operationId}` }
+      : endpoint,
   );
 }
 

@@ -23,10 +23,18 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 export async function measureThroughput(url: string, path: string, options: ThroughputOptions): Promise<Throughput> {
   const target = new URL(path, url);
-  if (!LOOPBACK.has(target.hostname)) throw new Error(`measureThroughput targets loopback only, not ${target.hostname}`);
-  if (!Number.isInteger(options.connections) || options.connections < 1) throw new Error('connections must be a positive integer');
-  if (!(options.durationSeconds > 0 && options.durationSeconds <= 600)) throw new Error('durationSeconds must be in (0, 600]');
-  const result = await autocannon({ url: target.href, method: 'GET', connections: options.connections, duration: options.durationSeconds });
+  if (!LOOPBACK.has(target.hostname))
+    throw new Error(`measureThroughput targets loopback only, not ${target.hostname}`);
+  if (!Number.isInteger(options.connections) || options.connections < 1)
+    throw new Error('connections must be a positive integer');
+  if (!(options.durationSeconds > 0 && options.durationSeconds <= 600))
+    throw new Error('durationSeconds must be in (0, 600]');
+  const result = await autocannon({
+    url: target.href,
+    method: 'GET',
+    connections: options.connections,
+    duration: options.durationSeconds,
+  });
   return {
     requestsPerSecond: result.duration > 0 ? Math.round(result.requests.total / result.duration) : 0,
     p50Ms: result.latency.p50,

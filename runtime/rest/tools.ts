@@ -7,7 +7,10 @@ import { DEFAULT_MAX_STRING_LENGTH, parameterSchema } from './parameters.js';
  * operationId, its arguments the query parameters with the schemas the server validates.
  * (The path is not part of a function spec; a sample's call carries it.)
  */
-export function restToolSpecs(endpoints: readonly EndpointSpec[], maxStringLength = DEFAULT_MAX_STRING_LENGTH): ToolSpec[] {
+export function restToolSpecs(
+  endpoints: readonly EndpointSpec[],
+  maxStringLength = DEFAULT_MAX_STRING_LENGTH,
+): ToolSpec[] {
   return endpoints.map((endpoint) => ({
     type: 'function',
     function: {

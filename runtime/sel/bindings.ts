@@ -20,7 +20,9 @@ export function selShapeOf(call: ToolCall): SelShape | undefined {
   });
   switch (call.name) {
     case 'filter_data':
-      return typeof args.condition === 'string' ? bind(`select_data_${args.condition}`, { condition: args.condition }) : undefined;
+      return typeof args.condition === 'string'
+        ? bind(`select_data_${args.condition}`, { condition: args.condition })
+        : undefined;
     case 'sort_data': {
       const ascending = args.ascending ?? true;
       if (typeof ascending !== 'boolean') return undefined;
@@ -39,7 +41,9 @@ export function selShapeOf(call: ToolCall): SelShape | undefined {
         ? bind(`calculate_${args.operation_type}`, { operation_type: args.operation_type })
         : undefined;
     case 'combine_data':
-      return typeof args.operation === 'string' ? bind(`combine_data_${args.operation}`, { operation: args.operation }) : undefined;
+      return typeof args.operation === 'string'
+        ? bind(`combine_data_${args.operation}`, { operation: args.operation })
+        : undefined;
     case 'retrieve_data':
       return typeof args.key_name === 'string' ? { ...getterShape(args.key_name) } : undefined;
     case 'group_data_by':
@@ -52,5 +56,9 @@ export function selShapeOf(call: ToolCall): SelShape | undefined {
 }
 
 export function getterShape(key: string): SelShape {
-  return { desiredName: `get_${key}`, binding: { slotTool: 'retrieve_data', boundArguments: { key_name: key } }, getterKey: key };
+  return {
+    desiredName: `get_${key}`,
+    binding: { slotTool: 'retrieve_data', boundArguments: { key_name: key } },
+    getterKey: key,
+  };
 }

@@ -8,11 +8,19 @@ import { executeSequence, ToolSession, type RunOptions } from '../slot/execute.j
 export function selToSlotCall(call: ToolCall, bindings: Record<string, SelBinding>): ToolCall {
   const binding = Object.prototype.hasOwnProperty.call(bindings, call.name) ? bindings[call.name] : undefined;
   if (!binding) {
-    throw new ToolError('unknown_tool', call.label, `unknown tool "${call.name}"; tools are ${allowed(Object.keys(bindings))}`);
+    throw new ToolError(
+      'unknown_tool',
+      call.label,
+      `unknown tool "${call.name}"; tools are ${allowed(Object.keys(bindings))}`,
+    );
   }
   for (const name of Object.keys(binding.boundArguments)) {
     if (call.arguments && name in call.arguments) {
-      throw new ToolError('unknown_argument', call.label, `${call.name} (label "${call.label}"): unknown argument "${name}" (this tool fixes it)`);
+      throw new ToolError(
+        'unknown_argument',
+        call.label,
+        `${call.name} (label "${call.label}"): unknown argument "${name}" (this tool fixes it)`,
+      );
     }
   }
   return { name: binding.slotTool, arguments: { ...call.arguments, ...binding.boundArguments }, label: call.label };
@@ -25,7 +33,12 @@ export async function executeSelSequence(
   opts: RunOptions,
 ): Promise<ToolOutput[]> {
   const calls = seq.calls.map((call) => selToSlotCall(call, seq.bindings));
-  return executeSequence({ initialization: seq.initialization, calls, answerLabels: seq.answerLabels }, db, executor, opts);
+  return executeSequence(
+    { initialization: seq.initialization, calls, answerLabels: seq.answerLabels },
+    db,
+    executor,
+    opts,
+  );
 }
 
 /** Live SEL use: each call is mapped through `bindings` and run by a SLOT session. */

@@ -15,7 +15,11 @@ function shortHash(text: string): string {
  * names stay distinct.
  */
 export function sanitizeToolName(name: string): string {
-  const clean = name.replace(/[^a-zA-Z0-9_-]+/g, '_').replace(/_{2,}/g, '_').replace(/^_+|_+$/g, '') || 'tool';
+  const clean =
+    name
+      .replace(/[^a-zA-Z0-9_-]+/g, '_')
+      .replace(/_{2,}/g, '_')
+      .replace(/^_+|_+$/g, '') || 'tool';
   if (clean.length <= MAX) return clean;
   return `${clean.slice(0, MAX - 9).replace(/_+$/, '')}_${shortHash(name)}`;
 }

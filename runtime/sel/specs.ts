@@ -14,7 +14,11 @@ export function selToolSpec(name: string, binding: SelBinding, keys: KeyDoc[], p
   const required = parameters.required.filter((p) => !bound.includes(p));
   return {
     type: 'function',
-    function: { name, description: describe(binding, keys, slot.description), parameters: { ...parameters, properties, required } },
+    function: {
+      name,
+      description: describe(binding, keys, slot.description),
+      parameters: { ...parameters, properties, required },
+    },
   };
 }
 

@@ -66,12 +66,17 @@ export class Args {
   choice<T extends Choice>(name: string, choices: readonly T[], paperOnly: boolean, fallback?: string): T {
     const value = this.has(name) ? this.raw(name) : fallback;
     const offered = choices.filter((c) => !paperOnly || c.paper).map((c) => c.name);
-    if (value === undefined) this.fail('missing_argument', `missing required argument "${name}"; one of ${allowed(offered)}`);
-    if (typeof value !== 'string') this.fail('wrong_type', `argument "${name}" must be a string, one of ${allowed(offered)}`);
+    if (value === undefined)
+      this.fail('missing_argument', `missing required argument "${name}"; one of ${allowed(offered)}`);
+    if (typeof value !== 'string')
+      this.fail('wrong_type', `argument "${name}" must be a string, one of ${allowed(offered)}`);
     const found = choices.find((c) => c.name === value);
     if (!found) this.fail('bad_value', `argument "${name}" is "${value}"; allowed values are ${allowed(offered)}`);
     if (paperOnly && !found.paper) {
-      this.fail('not_in_pool', `${name} "${value}" is not available in this tool pool; allowed values are ${allowed(offered)}`);
+      this.fail(
+        'not_in_pool',
+        `${name} "${value}" is not available in this tool pool; allowed values are ${allowed(offered)}`,
+      );
     }
     return found;
   }
@@ -81,6 +86,7 @@ export class Args {
 export function objectArg(args: Args, name: string): Record<string, unknown> {
   const value = args.raw(name);
   if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) args.fail('wrong_type', `argument "${name}" must be an object`);
+  if (typeof value !== 'object' || Array.isArray(value))
+    args.fail('wrong_type', `argument "${name}" must be an object`);
   return value as Record<string, unknown>;
 }

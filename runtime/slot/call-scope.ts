@@ -26,11 +26,17 @@ export class CallScope {
     const dot = inner.indexOf('.');
     const rel = dot > 0 ? this.rels.get(inner.slice(0, dot)) : undefined;
     if (!rel) {
-      this.args.fail('bad_reference', `${where} refers to "${value}", but no earlier call has that label; labels so far are ${allowed([...this.rels.keys()])}`);
+      this.args.fail(
+        'bad_reference',
+        `${where} refers to "${value}", but no earlier call has that label; labels so far are ${allowed([...this.rels.keys()])}`,
+      );
     }
     const field = inner.slice(dot + 1);
     if (rel.kind === 'scalar' || !rel.keys.includes(field)) {
-      this.args.fail('bad_reference', `${where}: "${value}" names no column of "${rel.label}"; its columns are ${allowed(rel.keys)}`);
+      this.args.fail(
+        'bad_reference',
+        `${where}: "${value}" names no column of "${rel.label}"; its columns are ${allowed(rel.keys)}`,
+      );
     }
     return { rel, field };
   }
@@ -40,16 +46,22 @@ export class CallScope {
     const value = this.args.required(name);
     const ref = this.reference(value, `argument "${name}"`);
     if (!ref) {
-      this.args.fail('bad_reference', `argument "${name}" must be a reference "$LABEL$" to an earlier output, e.g. "$starting_table_var$"`);
+      this.args.fail(
+        'bad_reference',
+        `argument "${name}" must be a reference "$LABEL$" to an earlier output, e.g. "$starting_table_var$"`,
+      );
     }
-    if (ref.field !== undefined) this.args.fail('bad_reference', `argument "${name}" takes a whole output "$${ref.rel.label}$", not a column`);
-    if (ref.rel.kind === 'scalar') this.args.fail('wrong_type', `argument "${name}": "$${ref.rel.label}$" is a single value, not a table`);
+    if (ref.field !== undefined)
+      this.args.fail('bad_reference', `argument "${name}" takes a whole output "$${ref.rel.label}$", not a column`);
+    if (ref.rel.kind === 'scalar')
+      this.args.fail('wrong_type', `argument "${name}": "$${ref.rel.label}$" is a single value, not a table`);
     return ref.rel;
   }
 
   /** A column key of `rel`, named by argument `name` (or given as `value`). */
   key(rel: Rel, name: string, value: unknown = this.args.required(name)): string {
-    if (typeof value !== 'string') this.args.fail('wrong_type', `argument "${name}" must be a key (string); keys are ${allowed(rel.keys)}`);
+    if (typeof value !== 'string')
+      this.args.fail('wrong_type', `argument "${name}" must be a key (string); keys are ${allowed(rel.keys)}`);
     if (rel.keys.includes(value)) return value;
     if (rel.members?.keys.includes(value)) {
       this.args.fail(
@@ -57,14 +69,18 @@ export class CallScope {
         `argument "${name}": "${value}" is not a column of the grouped table "$${rel.label}$" (only its group keys and aggregates are: ${allowed(rel.keys)}); aggregate it with aggregate_data first`,
       );
     }
-    this.args.fail('unknown_key', `argument "${name}": unknown key "${value}" in "$${rel.label}$"; keys are ${allowed(rel.keys)}`);
+    this.args.fail(
+      'unknown_key',
+      `argument "${name}": unknown key "${value}" in "$${rel.label}$"; keys are ${allowed(rel.keys)}`,
+    );
   }
 
   /** One or more keys: a string, or (extended pool) a non-empty list of strings. */
   keyList(rel: Rel, name: string): { keys: string[]; many: boolean } {
     const value = this.args.required(name);
     if (!Array.isArray(value)) return { keys: [this.key(rel, name, value)], many: false };
-    if (this.paper) this.args.fail('not_in_pool', `argument "${name}" must be a single key in this tool pool, not a list`);
+    if (this.paper)
+      this.args.fail('not_in_pool', `argument "${name}" must be a single key in this tool pool, not a list`);
     if (value.length === 0) this.args.fail('bad_value', `argument "${name}" must not be an empty list`);
     const keys = value.map((v) => this.key(rel, name, v));
     if (new Set(keys).size !== keys.length) this.args.fail('bad_value', `argument "${name}" lists a key twice`);
@@ -85,7 +101,11 @@ export class CallScope {
 
   /** A list of values rendered `(...)` for IN: a JSON list, or a reference to a list/column. */
   listValue(value: unknown, where: string): Frag {
-    if (Array.isArray(value)) return sql`(${join(value.map((v, i) => this.scalarValue(v, `${where}[${i}]`)), ', ')})`;
+    if (Array.isArray(value))
+      return sql`(${join(
+        value.map((v, i) => this.scalarValue(v, `${where}[${i}]`)),
+        ', ',
+      )})`;
     const ref = this.reference(value, where);
     if (!ref) this.args.fail('wrong_type', `${where} must be a list of values or a reference "$LABEL$" to a list`);
     if (ref.rel.kind === 'scalar') return sql`(SELECT "__v" FROM ${cte(ref.rel.cte)})`;
@@ -95,7 +115,10 @@ export class CallScope {
 
   private onlyColumn(rel: Rel, where: string): string {
     if (rel.keys.length !== 1) {
-      this.args.fail('bad_reference', `${where}: "$${rel.label}$" has several columns; name one as "$${rel.label}.<key>$" (${allowed(rel.keys)})`);
+      this.args.fail(
+        'bad_reference',
+        `${where}: "$${rel.label}$" has several columns; name one as "$${rel.label}.<key>$" (${allowed(rel.keys)})`,
+      );
     }
     return rel.keys[0];
   }

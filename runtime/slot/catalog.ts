@@ -38,7 +38,11 @@ export const CONDITIONS: readonly Choice[] = [
   { name: 'greater_than_equal_to', paper: true, description: 'key >= value' },
   { name: 'less_than_equal_to', paper: true, description: 'key <= value' },
   { name: 'contains', paper: true, description: 'key contains the text value (case-sensitive substring)' },
-  { name: 'like', paper: true, description: "key matches the SQL LIKE pattern value ('%' any text, '_' one character)" },
+  {
+    name: 'like',
+    paper: true,
+    description: "key matches the SQL LIKE pattern value ('%' any text, '_' one character)",
+  },
   { name: 'not_like', paper: false, description: 'key does not match the SQL LIKE pattern value' },
   { name: 'not_contains', paper: false, description: 'key does not contain the text value' },
   { name: 'in', paper: false, description: 'key is one of value (a list, or "$LABEL$" of a list)' },
@@ -60,14 +64,7 @@ export const AGGREGATIONS: readonly Choice[] = [
 
 /** The shape of an operation's `operation_args`. */
 export type OperationShape =
-  | 'none'
-  | 'operand'
-  | 'cast'
-  | 'round'
-  | 'substring'
-  | 'datetime'
-  | 'values'
-  | 'if_then_else';
+  'none' | 'operand' | 'cast' | 'round' | 'substring' | 'datetime' | 'values' | 'if_then_else';
 
 export interface OperationChoice extends Choice {
   shape: OperationShape;
@@ -86,7 +83,8 @@ export const OPERATIONS: readonly OperationChoice[] = [
     name: 'datetime',
     paper: true,
     shape: 'datetime',
-    description: "formats a date/time with operation_args {pattern}, an SQLite strftime pattern such as '%Y' or '%Y-%m'",
+    description:
+      "formats a date/time with operation_args {pattern}, an SQLite strftime pattern such as '%Y' or '%Y-%m'",
   },
   { name: 'add', paper: false, shape: 'operand', description: 'key + operand' },
   { name: 'subtract', paper: false, shape: 'operand', description: 'key - operand' },
@@ -140,9 +138,17 @@ export const OPERATIONS: readonly OperationChoice[] = [
 /** combine_data's operations: SQLite's compound SELECT operators. */
 export const SET_OPERATIONS: readonly Choice[] = [
   { name: 'union', paper: false, description: 'the rows in either input, each distinct row once (UNION)' },
-  { name: 'union_all', paper: false, description: 'all rows of the first input, then all rows of the second (UNION ALL)' },
+  {
+    name: 'union_all',
+    paper: false,
+    description: 'all rows of the first input, then all rows of the second (UNION ALL)',
+  },
   { name: 'intersect', paper: false, description: 'the distinct rows in both inputs (INTERSECT)' },
-  { name: 'except', paper: false, description: 'the distinct rows of the first input that are not in the second (EXCEPT)' },
+  {
+    name: 'except',
+    paper: false,
+    description: 'the distinct rows of the first input that are not in the second (EXCEPT)',
+  },
 ];
 
 /**

@@ -95,8 +95,10 @@ export class SlotCompiler {
   /** `add` without rendering the call's SQL (render it later with `relation`). */
   define(call: ToolCall, options: { initialization?: boolean } = {}): void {
     const args = new Args(call);
-    if (typeof call.label !== 'string' || call.label === '') args.fail('bad_value', 'every call needs a non-empty "label"');
-    if (this.rels.has(call.label)) args.fail('duplicate_label', `label "${call.label}" is already used by an earlier call`);
+    if (typeof call.label !== 'string' || call.label === '')
+      args.fail('bad_value', 'every call needs a non-empty "label"');
+    if (this.rels.has(call.label))
+      args.fail('duplicate_label', `label "${call.label}" is already used by an earlier call`);
     if (call.arguments === null || typeof call.arguments !== 'object' || Array.isArray(call.arguments)) {
       args.fail('wrong_type', '"arguments" must be an object');
     }

@@ -56,7 +56,8 @@ async function answerRelations(
   for (const call of seq.calls) compiler.define(call);
   const labels = new Set(compiler.labels());
   const relations = seq.answerLabels.map((label) => {
-    if (!labels.has(label)) throw new ToolError('bad_reference', label, `answer label "${label}" is not the label of any call`);
+    if (!labels.has(label))
+      throw new ToolError('bad_reference', label, `answer label "${label}" is not the label of any call`);
     return compiler.relation(label);
   });
   answerMemo.set(id, relations);
@@ -96,7 +97,8 @@ export class ToolSession {
 
   async call(toolCall: ToolCall): Promise<ToolOutput> {
     const initialization = toolCall.name === 'initialize_active_data';
-    if (initialization) await probeSourceFacts(this.db, this.opts.pool, [toolCall], this.executor, this.opts.timeoutMs, this.facts);
+    if (initialization)
+      await probeSourceFacts(this.db, this.opts.pool, [toolCall], this.executor, this.opts.timeoutMs, this.facts);
     const relation = this.compiler.add(toolCall, { initialization });
     return runRelation(relation, this.db, this.executor, this.opts.timeoutMs);
   }

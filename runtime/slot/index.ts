@@ -9,6 +9,13 @@ export {
   type OutputKind,
 } from './compiler.js';
 export { executeSequence, materialize, runRelation, ToolSession, type RunOptions } from './execute.js';
-export { keysForInitialization, keysForSequence, slotToolSpec, slotToolSpecs, toOpenApi, type KeyDoc } from './specs.js';
+export {
+  keysForInitialization,
+  keysForSequence,
+  slotToolSpec,
+  slotToolSpecs,
+  toOpenApi,
+  type KeyDoc,
+} from './specs.js';
 export { derivedKey, startingTableKeys } from './keys.js';
 export { toolsOf, type SlotTool } from './catalog.js';

@@ -64,7 +64,8 @@ export function initialize(
     args.fail('bad_value', `"joins" must be a list with one entry per table after the first (${refs.length - 1})`);
   }
   const column = (qualified: unknown, where: string): Frag => {
-    if (typeof qualified !== 'string' || !qualified.includes('.')) args.fail('wrong_type', `${where} must be "<alias>.<column>"`);
+    if (typeof qualified !== 'string' || !qualified.includes('.'))
+      args.fail('wrong_type', `${where} must be "<alias>.<column>"`);
     const dot = qualified.indexOf('.');
     const alias = qualified.slice(0, dot);
     const table = aliases.get(alias.toLowerCase());
@@ -80,7 +81,8 @@ export function initialize(
   joins.forEach((j, i) => {
     const spec = j as { type?: unknown; alias?: unknown; on?: unknown } | null;
     const ref = refs[i + 1];
-    if (!spec || (spec.type !== 'inner' && spec.type !== 'left')) args.fail('bad_value', `joins[${i}].type must be "inner" or "left"`);
+    if (!spec || (spec.type !== 'inner' && spec.type !== 'left'))
+      args.fail('bad_value', `joins[${i}].type must be "inner" or "left"`);
     if (typeof spec.alias === 'string' && spec.alias.toLowerCase() !== ref.alias.toLowerCase()) {
       args.fail('bad_value', `joins[${i}].alias must be "${ref.alias}" (tables[${i + 1}])`);
     }
@@ -97,11 +99,19 @@ export function initialize(
       : sql`${from} ${kind} ${target}`;
   });
   const columns = (used: (key: string) => boolean): Frag[] =>
-    keys.filter((k) => used(k.key)).map((k) => raw(`${quoteIdent(k.alias)}.${quoteIdent(k.column)} AS ${quoteIdent(k.key)}`));
+    keys
+      .filter((k) => used(k.key))
+      .map((k) => raw(`${quoteIdent(k.alias)}.${quoteIdent(k.column)} AS ${quoteIdent(k.key)}`));
   const aliasList = refs.map((r) => r.alias);
   const startingJoin = { from: from.sql, aliases: aliasList };
   const ids = rowIdentity(db, options, refs, aliases);
-  const base = { kind: 'table' as const, keys: keys.map((k) => k.key), origin: label, orderToken: label, sorted: false };
+  const base = {
+    kind: 'table' as const,
+    keys: keys.map((k) => k.key),
+    origin: label,
+    orderToken: label,
+    sorted: false,
+  };
   const body =
     (idColumns: Frag[]): StartingBody =>
     (used) =>
@@ -109,7 +119,16 @@ export function initialize(
   if (!ids) {
     // Some table has neither a rowid nor a primary key: number the joined rows instead.
     const numbered = body([raw('ROW_NUMBER() OVER () AS "__rid"')]);
-    return { join: startingJoin, shape: { ...base, columns: ['__rid', ...base.keys], identity: ['__rid'], order: ascending(['__rid']), body: numbered } };
+    return {
+      join: startingJoin,
+      shape: {
+        ...base,
+        columns: ['__rid', ...base.keys],
+        identity: ['__rid'],
+        order: ascending(['__rid']),
+        body: numbered,
+      },
+    };
   }
   const identity = ids.map((id) => id.column);
   // Source order: the rowids, outermost loop of the planner's join first, which is the
@@ -119,7 +138,10 @@ export function initialize(
   const complete = !nesting || aliasList.every((a) => nesting.includes(a.toLowerCase()));
   const order = complete ? [...ids].sort((x, y) => rank(x.table) - rank(y.table)).map((id) => id.column) : identity;
   const idColumns = ids.map((id) => raw(`${id.expression} AS ${quoteIdent(id.column)}`));
-  return { join: startingJoin, shape: { ...base, columns: [...identity, ...base.keys], identity, order: ascending(order), body: body(idColumns) } };
+  return {
+    join: startingJoin,
+    shape: { ...base, columns: [...identity, ...base.keys], identity, order: ascending(order), body: body(idColumns) },
+  };
 }
 
 /**
@@ -137,10 +159,14 @@ function rowIdentity(
     const info = db.tables.find((t) => t.name === aliases.get(ref.alias.toLowerCase()))!;
     const alias = quoteIdent(ref.alias);
     const taken = new Set(info.columns.map((c) => c.name.toLowerCase()));
-    const rowid = options.withoutRowid?.has(info.name.toLowerCase()) ? undefined : ROWID_NAMES.find((name) => !taken.has(name));
+    const rowid = options.withoutRowid?.has(info.name.toLowerCase())
+      ? undefined
+      : ROWID_NAMES.find((name) => !taken.has(name));
     if (rowid) ids.push({ column: `__rid_${i + 1}`, expression: `${alias}.${rowid}`, table: i });
     else if (info.primaryKey.length) {
-      info.primaryKey.forEach((pk, j) => ids.push({ column: `__rid_${i + 1}_${j + 1}`, expression: `${alias}.${quoteIdent(pk)}`, table: i }));
+      info.primaryKey.forEach((pk, j) =>
+        ids.push({ column: `__rid_${i + 1}_${j + 1}`, expression: `${alias}.${quoteIdent(pk)}`, table: i }),
+      );
     } else return undefined;
   }
   return ids;

@@ -83,12 +83,14 @@ export function operationSql(
     }
   }
   const need = (name: string): unknown => {
-    if (opArgs[name] === undefined) args.fail('missing_argument', `operation "${op.name}" needs operation_args.${name}`);
+    if (opArgs[name] === undefined)
+      args.fail('missing_argument', `operation "${op.name}" needs operation_args.${name}`);
     return opArgs[name];
   };
   const integer = (name: string): number => {
     const value = need(name);
-    if (typeof value !== 'number' || !Number.isInteger(value)) args.fail('wrong_type', `operation_args.${name} must be an integer`);
+    if (typeof value !== 'number' || !Number.isInteger(value))
+      args.fail('wrong_type', `operation_args.${name} must be an integer`);
     return value;
   };
   switch (op.shape) {
@@ -142,7 +144,8 @@ function datetimeModifiers(value: unknown, args: Args): string[] {
   }
   const modifiers = value as string[];
   const zone = modifiers.find((m) => (ZONE_MODIFIERS as readonly string[]).includes(m.trim().toLowerCase()));
-  if (zone !== undefined) args.fail('bad_value', `operation_args.modifiers: "${zone}" depends on the machine's time zone, not on the data`);
+  if (zone !== undefined)
+    args.fail('bad_value', `operation_args.modifiers: "${zone}" depends on the machine's time zone, not on the data`);
   return modifiers;
 }
 
@@ -161,4 +164,3 @@ function substring(x: Frag, start: number, end: number | undefined): Frag {
   const to = end === undefined ? sql`length(${x})` : bound(end);
   return sql`substr(${x}, ${from} + 1, max(${to} - ${from}, 0))`;
 }
-

@@ -68,10 +68,27 @@ export function inherit(rel: Rel): Omit<Shape, 'body' | 'kind'> {
 
 /** A one-value output: its query yields the value as column `__v`. */
 export function scalarShape(label: string, body: Frag): Shape {
-  return { kind: 'scalar', keys: [], columns: ['__v'], identity: [], order: [], origin: label, orderToken: label, sorted: false, body };
+  return {
+    kind: 'scalar',
+    keys: [],
+    columns: ['__v'],
+    identity: [],
+    order: [],
+    origin: label,
+    orderToken: label,
+    sorted: false,
+    body,
+  };
 }
 
 /** `rel` with one more column, `key`, which the call creates (transform_data, a per-group aggregate). */
 export function withDerivedColumn(rel: Rel, key: string, description: string, body: Frag): Shape {
-  return { kind: 'table', ...inherit(rel), keys: [...rel.keys, key], columns: [...rel.columns, key], body, derived: { key, description } };
+  return {
+    kind: 'table',
+    ...inherit(rel),
+    keys: [...rel.keys, key],
+    columns: [...rel.columns, key],
+    body,
+    derived: { key, description },
+  };
 }

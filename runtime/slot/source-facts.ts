@@ -60,8 +60,16 @@ export async function probeSourceFacts(
     let nesting = nestingCache.get(key);
     if (nesting === undefined) {
       // The plan of the whole join, all columns: the query the rows are enumerated by.
-      const plan = await executor.run({ dbPath: db.path, sql: `EXPLAIN QUERY PLAN SELECT * FROM ${join.from}`, params: [], timeoutMs });
-      nesting = loopNesting(plan.rows.map((row) => String(row[row.length - 1])), join.aliases);
+      const plan = await executor.run({
+        dbPath: db.path,
+        sql: `EXPLAIN QUERY PLAN SELECT * FROM ${join.from}`,
+        params: [],
+        timeoutMs,
+      });
+      nesting = loopNesting(
+        plan.rows.map((row) => String(row[row.length - 1])),
+        join.aliases,
+      );
       nestingCache.set(key, nesting);
     }
     if (nesting) facts.sourceOrders.set(join.from, nesting);

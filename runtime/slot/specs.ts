@@ -38,7 +38,10 @@ export function keysForInitialization(db: DatabaseInfo, initialization: ToolCall
       seen.add(k.key);
       const column = db.tables.find((t) => t.name === k.table)!.columns.find((c) => c.name === k.column)!;
       const description = column.description || column.name;
-      docs.push({ key: k.key, description: column.valueDescription ? `${description} (${column.valueDescription})` : description });
+      docs.push({
+        key: k.key,
+        description: column.valueDescription ? `${description} (${column.valueDescription})` : description,
+      });
     }
   }
   return docs;
@@ -120,7 +123,10 @@ function oneOrMoreKeys(keys: KeyDoc[], pool: ToolPool, what: string): Record<str
   const one = keySchema(keys, what);
   if (pool === 'paper') return one;
   const { description, ...single } = one;
-  return { description: `${description}\nA list of keys is also accepted.`, anyOf: [single, { type: 'array', items: single, minItems: 1 }] };
+  return {
+    description: `${description}\nA list of keys is also accepted.`,
+    anyOf: [single, { type: 'array', items: single, minItems: 1 }],
+  };
 }
 
 function operationArgs(pool: ToolPool, withKeys: KeyDoc[] | undefined): Record<string, unknown> {
@@ -131,7 +137,10 @@ function operationArgs(pool: ToolPool, withKeys: KeyDoc[] | undefined): Record<s
       : 'The second operand: {"value": <literal or "$LABEL$">}.',
   };
   const properties: Record<string, unknown> = {
-    start_index: { type: 'integer', description: 'substring: first character, 0-based (negative counts from the end).' },
+    start_index: {
+      type: 'integer',
+      description: 'substring: first character, 0-based (negative counts from the end).',
+    },
     end_index: { type: 'integer', description: 'substring: end position, exclusive (omit for the rest of the text).' },
     pattern: { type: 'string', description: "datetime: SQLite strftime pattern, e.g. '%Y' for the year." },
   };
@@ -175,7 +184,11 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool): To
           value:
             pool === 'paper'
               ? VALUE
-              : { ...VALUE, type: ['string', 'number', 'null', 'array'], description: `${VALUE.description} For in / not_in: a list of values or a "$LABEL$" of a list.` },
+              : {
+                  ...VALUE,
+                  type: ['string', 'number', 'null', 'array'],
+                  description: `${VALUE.description} For in / not_in: a list of values or a "$LABEL$" of a list.`,
+                },
           condition: choiceSchema(choicesOf(CONDITIONS, pool), 'How key_name is compared with value:'),
         },
         pool === 'paper' ? ['data_source', 'key_name', 'value', 'condition'] : ['data_source', 'key_name', 'condition'],
@@ -184,7 +197,11 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool): To
       return fn(
         tool,
         'Sorts a table by the column key_name and returns the sorted table. The sort is stable: to sort by k1 then k2, sort by k2 first, then by k1. Missing values come first in ascending order and last in descending order.',
-        { data_source: SOURCE, key_name: key('The column to sort by.'), ascending: { type: 'boolean', description: 'true for ascending (default), false for descending.' } },
+        {
+          data_source: SOURCE,
+          key_name: key('The column to sort by.'),
+          ascending: { type: 'boolean', description: 'true for ascending (default), false for descending.' },
+        },
         ['data_source', 'key_name', 'ascending'],
       );
     case 'retrieve_data':
@@ -196,7 +213,9 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool): To
           key_name: key('The column to return.'),
           distinct: { type: 'boolean', description: 'true to keep only the first occurrence of each value.' },
           limit: LIMIT,
-          ...(pool === 'extended' ? { offset: { type: 'integer', description: 'Skip the first N values (applied before limit).' } } : {}),
+          ...(pool === 'extended'
+            ? { offset: { type: 'integer', description: 'Skip the first N values (applied before limit).' } }
+            : {}),
         },
         ['data_source', 'key_name'],
       );
@@ -206,7 +225,9 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool): To
         'Aggregates the column key_name of a table. On a plain table returns a single value (argmin / argmax return the row holding the minimum / maximum, as a one-row table). On a grouped table (from group_data_by) returns the grouped table with one more column holding the aggregate of each group, keyed "<aggregation_type>_<key_name>". Missing values are ignored.',
         {
           data_source: SOURCE,
-          key_name: keySchema(keys, 'The column to aggregate.', [{ key: '*', description: 'all rows (only with count)' }]),
+          key_name: keySchema(keys, 'The column to aggregate.', [
+            { key: '*', description: 'all rows (only with count)' },
+          ]),
           aggregation_type: choiceSchema(choicesOf(AGGREGATIONS, pool), 'The aggregate:'),
           distinct: { type: 'boolean', description: 'true to aggregate distinct values only.' },
           limit: { ...LIMIT, description: 'Aggregate only the first N rows (omit, or 0, for all).' },
@@ -314,12 +335,19 @@ export function toOpenApi(tools: ToolSpec[], info: { title: string; version: str
         description,
         requestBody: { required: true, content: { 'application/json': { schema: parameters } } },
         responses: {
-          '200': { description: 'The tool output.', content: { 'application/json': { schema: { $ref: '#/components/schemas/ToolOutput' } } } },
+          '200': {
+            description: 'The tool output.',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/ToolOutput' } } },
+          },
           '400': {
             description: 'The call was invalid.',
             content: {
               'application/json': {
-                schema: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] },
+                schema: {
+                  type: 'object',
+                  properties: { code: { type: 'string' }, message: { type: 'string' } },
+                  required: ['code', 'message'],
+                },
               },
             },
           },
@@ -327,5 +355,10 @@ export function toOpenApi(tools: ToolSpec[], info: { title: string; version: str
       },
     };
   }
-  return { openapi: '3.1.0', info: { title: info.title, version: info.version }, paths, components: { schemas: { ToolOutput: OUTPUT_SCHEMA } } };
+  return {
+    openapi: '3.1.0',
+    info: { title: info.title, version: info.version },
+    paths,
+    components: { schemas: { ToolOutput: OUTPUT_SCHEMA } },
+  };
 }

@@ -17,21 +17,32 @@ export function union(call: CallScope): Shape {
   const b = call.source('other_data_source');
   if (a.kind !== 'table' || b.kind !== 'table') args.fail('wrong_type', 'union_data combines two tables, not lists');
   if (a.origin !== b.origin || a.members?.cte !== b.members?.cte || !sameNames(a.identity, b.identity)) {
-    args.fail('bad_value', `"$${a.label}$" and "$${b.label}$" do not come from the same source table; union_data combines rows of one source`);
+    args.fail(
+      'bad_value',
+      `"$${a.label}$" and "$${b.label}$" do not come from the same source table; union_data combines rows of one source`,
+    );
   }
   if (a.keys.length !== b.keys.length || a.keys.some((k) => !b.keys.includes(k))) {
-    args.fail('bad_value', `"$${a.label}$" and "$${b.label}$" have different keys (${allowed(a.keys)} vs ${allowed(b.keys)})`);
+    args.fail(
+      'bad_value',
+      `"$${a.label}$" and "$${b.label}$" have different keys (${allowed(a.keys)} vs ${allowed(b.keys)})`,
+    );
   }
   // Same ordering lineage: keep it; otherwise fall back to source (identity) order.
   const sameOrder = a.orderToken === b.orderToken && sameNames(a.order.map(termText), b.order.map(termText));
   const order = sameOrder ? a.order : ascending(a.identity);
   // Inputs of one layout (the usual: filters of one source) union as `*`, which names no
   // key, so that the starting table can leave out the unused ones.
-  const columns = sameNames(a.columns, b.columns) ? a.columns : [...new Set([...a.keys, ...a.identity, ...order.map((t) => t.column)])];
+  const columns = sameNames(a.columns, b.columns)
+    ? a.columns
+    : [...new Set([...a.keys, ...a.identity, ...order.map((t) => t.column)])];
   const select = sameNames(a.columns, b.columns) ? raw('*') : join(columns.map(ident), ', ');
   // A row of b is new unless a holds the same source row (NULL-safe: a LEFT JOIN's
   // unmatched rowids are NULL).
-  const same = join(a.identity.map((c) => sql`"__a".${ident(c)} IS "__b".${ident(c)}`), ' AND ');
+  const same = join(
+    a.identity.map((c) => sql`"__a".${ident(c)} IS "__b".${ident(c)}`),
+    ' AND ',
+  );
   return {
     kind: 'table',
     ...inherit(a),
@@ -55,19 +66,33 @@ export function combine(call: CallScope): Shape {
   const a = call.source('data_source');
   const b = call.source('other_data_source');
   const operation = args.choice('operation', SET_OPERATIONS, call.paper);
-  if (a.members || b.members) args.fail('wrong_type', 'combine_data takes lists or plain tables, not grouped tables; project the columns first');
+  if (a.members || b.members)
+    args.fail('wrong_type', 'combine_data takes lists or plain tables, not grouped tables; project the columns first');
   if (a.keys.length !== b.keys.length) {
-    args.fail('bad_value', `"$${a.label}$" has ${a.keys.length} column(s) and "$${b.label}$" has ${b.keys.length}; combine_data needs the same number`);
+    args.fail(
+      'bad_value',
+      `"$${a.label}$" has ${a.keys.length} column(s) and "$${b.label}$" has ${b.keys.length}; combine_data needs the same number`,
+    );
   }
   const kind = a.kind === 'list' && b.kind === 'list' ? 'list' : 'table';
   const keys = a.keys;
-  const select = (rel: Rel): Frag => join(rel.keys.map((k, i) => sql`${ident(k)} AS ${ident(keys[i])}`), ', ');
+  const select = (rel: Rel): Frag =>
+    join(
+      rel.keys.map((k, i) => sql`${ident(k)} AS ${ident(keys[i])}`),
+      ', ',
+    );
   const base = { kind, keys, members: undefined, origin: label, orderToken: label, sorted: false } as const;
   if (operation.name === 'union_all') {
     const hidden = ['__side', '__pos'];
     const side = (rel: Rel, n: number): Frag =>
       sql`SELECT ${select(rel)}, ${raw(String(n))} AS "__side", ROW_NUMBER() OVER (ORDER BY ${orderBy(rel.order)}) AS "__pos" FROM ${cte(rel.cte)}`;
-    return { ...base, columns: [...keys, ...hidden], identity: hidden, order: ascending(hidden), body: sql`${side(a, 0)} UNION ALL ${side(b, 1)}` };
+    return {
+      ...base,
+      columns: [...keys, ...hidden],
+      identity: hidden,
+      order: ascending(hidden),
+      body: sql`${side(a, 0)} UNION ALL ${side(b, 1)}`,
+    };
   }
   const operator = raw(operation.name.toUpperCase());
   const body = sql`SELECT ${select(a)} FROM ${cte(a.cte)} ${operator} SELECT ${select(b)} FROM ${cte(b.cte)}`;

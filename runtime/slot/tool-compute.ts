@@ -27,18 +27,31 @@ export function calculate(call: CallScope): Shape {
   const value = args.required('value');
   const subject = call.scalarValue(value, 'argument "value"');
   const op = args.choice('operation_type', OPERATIONS, call.paper);
-  if ((op.name === 'datetime' || op.name === 'julianday') && typeof value === 'string' && value.trim().toLowerCase() === 'now') {
+  if (
+    (op.name === 'datetime' || op.name === 'julianday') &&
+    typeof value === 'string' &&
+    value.trim().toLowerCase() === 'now'
+  ) {
     args.fail('bad_value', `operation "${op.name}" of 'now' depends on when it runs, not on the data`);
   }
-  const expression = operationSql(op, subject, objectArg(args, 'operation_args'), args, call.resolver(undefined), call.paper);
+  const expression = operationSql(
+    op,
+    subject,
+    objectArg(args, 'operation_args'),
+    args,
+    call.resolver(undefined),
+    call.paper,
+  );
   return scalarShape(call.label, sql`SELECT ${expression} AS "__v"`);
 }
 
 /** transform_data's new key: `requested` if the call names one, else derived from `base`. */
 function newKeyName(args: Args, rel: Rel, requested: unknown, base: string): string {
   if (requested === undefined || requested === null) return derivedKey(rel.keys, base);
-  if (typeof requested !== 'string' || requested === '') args.fail('wrong_type', 'operation_args.new_key_name must be a non-empty string');
-  if (requested.startsWith(HIDDEN_PREFIX)) args.fail('bad_value', `operation_args.new_key_name must not start with "${HIDDEN_PREFIX}"`);
+  if (typeof requested !== 'string' || requested === '')
+    args.fail('wrong_type', 'operation_args.new_key_name must be a non-empty string');
+  if (requested.startsWith(HIDDEN_PREFIX))
+    args.fail('bad_value', `operation_args.new_key_name must not start with "${HIDDEN_PREFIX}"`);
   if (rel.keys.includes(requested) || rel.members?.keys.includes(requested)) {
     args.fail('bad_value', `operation_args.new_key_name "${requested}" is already a key of "$${rel.label}$"`);
   }

@@ -46,7 +46,11 @@ export function aggregate(call: CallScope): Shape {
   }
   const some = raw(distinct ? 'DISTINCT ' : '');
   if (type.name === 'argmin' || type.name === 'argmax') {
-    if (rel.members) args.fail('bad_value', `aggregation_type "${type.name}" works on plain tables, not on the grouped table "$${rel.label}$"`);
+    if (rel.members)
+      args.fail(
+        'bad_value',
+        `aggregation_type "${type.name}" works on plain tables, not on the grouped table "$${rel.label}$"`,
+      );
     const key = ident(call.key(rel, 'key_name'));
     const direction = raw(type.name === 'argmin' ? 'ASC' : 'DESC');
     return {
@@ -73,7 +77,10 @@ export function aggregate(call: CallScope): Shape {
   const base = `${type.name}${distinct ? '_distinct' : ''}_${star ? 'rows' : (keyName as string)}`;
   const newKey = derivedKey([...rel.keys, ...members.keys], base);
   // Groups are matched on their keys, NULL-safely: NULL is a group.
-  const on = join(groupKeys.map((k) => sql`a.${ident(k)} IS s.${ident(k)}`), ' AND ');
+  const on = join(
+    groupKeys.map((k) => sql`a.${ident(k)} IS s.${ident(k)}`),
+    ' AND ',
+  );
   const description = `${type.description}${distinct ? ' (distinct values)' : ''} of ${star ? 'the rows' : (keyName as string)} in each group`;
   const body = sql`SELECT s.*, a."__v" AS ${ident(newKey)} FROM ${cte(rel.cte)} AS s LEFT JOIN (${aggregateSql(type.name, star, values, groupKeys)}) AS a ON ${on}`;
   return withDerivedColumn(rel, newKey, description, body);
@@ -81,7 +88,9 @@ export function aggregate(call: CallScope): Shape {
 
 /** The first `limit` rows of `rel` in row order (all rows when `limit` <= 0). */
 function firstRows(rel: Rel, limit: number): Frag {
-  return limit > 0 ? sql`(SELECT * FROM ${cte(rel.cte)} ORDER BY ${orderBy(rel.order)} LIMIT ${param(limit)})` : cte(rel.cte);
+  return limit > 0
+    ? sql`(SELECT * FROM ${cte(rel.cte)} ORDER BY ${orderBy(rel.order)} LIMIT ${param(limit)})`
+    : cte(rel.cte);
 }
 
 /**

@@ -19,7 +19,9 @@ export function retrieve(call: CallScope): Shape {
   const offset = args.integer('offset') ?? 0;
   if (offset < 0) args.fail('bad_value', 'argument "offset" must not be negative');
   const page =
-    limit > 0 || offset > 0 ? sql` ORDER BY ${orderBy(rel.order)} LIMIT ${param(limit > 0 ? limit : -1)} OFFSET ${param(offset)}` : raw('');
+    limit > 0 || offset > 0
+      ? sql` ORDER BY ${orderBy(rel.order)} LIMIT ${param(limit > 0 ? limit : -1)} OFFSET ${param(offset)}`
+      : raw('');
   return projectionShape(rel, [key], 'list', rows, page);
 }
 
@@ -58,7 +60,10 @@ function firstOccurrences(rel: Rel, keys: string[]): Frag {
  * in the projected names. The renaming depends on the names only, so two projections
  * onto the same keys agree (union_data relies on it).
  */
-function project(rel: Rel, keys: string[]): { select: Frag; columns: string[]; identity: string[]; order: OrderTerm[] } {
+function project(
+  rel: Rel,
+  keys: string[],
+): { select: Frag; columns: string[]; identity: string[]; order: OrderTerm[] } {
   const carried = [...new Set([...rel.identity, ...rel.order.map((t) => t.column)])].filter((c) => !keys.includes(c));
   const taken = new Set([...keys, ...carried]);
   const names = new Map<string, string>(keys.map((k) => [k, k]));

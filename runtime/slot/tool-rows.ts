@@ -43,5 +43,12 @@ export function sort(call: CallScope): Shape {
   // Stable: ties keep the previous order. A later term on a column already ordered by
   // decides nothing. SQLite orders NULLs first ascending, last descending, as the contract says.
   const order = [{ column: key, descending }, ...rel.order.filter((t) => t.column !== key)];
-  return { kind: 'table', ...inherit(rel), order, orderToken: call.label, sorted: true, body: sql`SELECT * FROM ${cte(rel.cte)}` };
+  return {
+    kind: 'table',
+    ...inherit(rel),
+    order,
+    orderToken: call.label,
+    sorted: true,
+    body: sql`SELECT * FROM ${cte(rel.cte)}`,
+  };
 }

@@ -30,7 +30,27 @@ export interface Token {
   unterminated?: boolean;
 }
 
-const OPERATORS = ['<=', '>=', '<>', '!=', '==', '||', '<<', '>>', '=', '<', '>', '+', '-', '*', '/', '%', '&', '|', '~'];
+const OPERATORS = [
+  '<=',
+  '>=',
+  '<>',
+  '!=',
+  '==',
+  '||',
+  '<<',
+  '>>',
+  '=',
+  '<',
+  '>',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '&',
+  '|',
+  '~',
+];
 const WORD_START = /[\p{L}_]/u;
 const WORD_PART = /[\p{L}\p{N}_$]/u;
 
@@ -134,7 +154,11 @@ export function splice(tokens: Token[], replacements: ReadonlyMap<number, string
  */
 export function bracketsAsBackticks(sql: string): string {
   return tokenize(sql)
-    .map((t) => (t.kind === 'quoted' && t.text.startsWith('[') && !t.unterminated ? `\`${unquote(t).split('`').join('``')}\`` : t.text))
+    .map((t) =>
+      t.kind === 'quoted' && t.text.startsWith('[') && !t.unterminated
+        ? `\`${unquote(t).split('`').join('``')}\``
+        : t.text,
+    )
     .join('');
 }
 

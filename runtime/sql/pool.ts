@@ -4,7 +4,14 @@ import type { Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ResultSet } from '../../core/model.js';
-import { ExecutorClosedError, SqlExecutionError, SqlTimeoutError, SqlWorkerError, type SqlExecutor, type SqlRequest } from './executor.js';
+import {
+  ExecutorClosedError,
+  SqlExecutionError,
+  SqlTimeoutError,
+  SqlWorkerError,
+  type SqlExecutor,
+  type SqlRequest,
+} from './executor.js';
 import type { WorkerJob, WorkerMessage } from './protocol.js';
 
 /**
@@ -127,7 +134,12 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     if (Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS) {
       worker.timer = setTimeout(() => onTimeout(worker, job), Math.max(0, timeoutMs));
     }
-    const message: WorkerJob = { id: job.id, dbPath: job.request.dbPath, sql: job.request.sql, params: job.request.params };
+    const message: WorkerJob = {
+      id: job.id,
+      dbPath: job.request.dbPath,
+      sql: job.request.sql,
+      params: job.request.params,
+    };
     worker.child.send(message);
   }
 

@@ -41,15 +41,75 @@ function prng(seed: number) {
 type Rng = ReturnType<typeof prng>;
 
 const FIRST_NAMES = [
-  'Alice', 'Bruno', 'Chloe', 'Daniel', 'Elena', 'Farid', 'Grace', 'Hugo', 'Ingrid', 'Jonas', 'Keiko', 'Liam',
-  'Maya', 'Nadia', 'Oscar', 'Priya', 'Quentin', 'Rosa', 'Samuel', 'Tara', 'Umar', 'Vera', 'William', 'Yara', 'Zoe',
+  'Alice',
+  'Bruno',
+  'Chloe',
+  'Daniel',
+  'Elena',
+  'Farid',
+  'Grace',
+  'Hugo',
+  'Ingrid',
+  'Jonas',
+  'Keiko',
+  'Liam',
+  'Maya',
+  'Nadia',
+  'Oscar',
+  'Priya',
+  'Quentin',
+  'Rosa',
+  'Samuel',
+  'Tara',
+  'Umar',
+  'Vera',
+  'William',
+  'Yara',
+  'Zoe',
 ];
 const LAST_NAMES = [
-  'Anderson', 'Becker', 'Carvalho', 'Dubois', 'Eriksen', 'Fischer', 'Garcia', 'Hoffmann', 'Ivanova', 'Jensen',
-  'Kowalski', 'Lambert', 'Moreau', 'Nakamura', 'Olsen', 'Petrov', 'Quinn', 'Rossi', 'Schmidt', 'Turner',
-  'Uddin', 'Varga', 'Walsh', 'Young', 'Zimmer',
+  'Anderson',
+  'Becker',
+  'Carvalho',
+  'Dubois',
+  'Eriksen',
+  'Fischer',
+  'Garcia',
+  'Hoffmann',
+  'Ivanova',
+  'Jensen',
+  'Kowalski',
+  'Lambert',
+  'Moreau',
+  'Nakamura',
+  'Olsen',
+  'Petrov',
+  'Quinn',
+  'Rossi',
+  'Schmidt',
+  'Turner',
+  'Uddin',
+  'Varga',
+  'Walsh',
+  'Young',
+  'Zimmer',
 ];
-const FEMALE = new Set(['Alice', 'Chloe', 'Elena', 'Grace', 'Ingrid', 'Keiko', 'Maya', 'Nadia', 'Priya', 'Rosa', 'Tara', 'Vera', 'Yara', 'Zoe']);
+const FEMALE = new Set([
+  'Alice',
+  'Chloe',
+  'Elena',
+  'Grace',
+  'Ingrid',
+  'Keiko',
+  'Maya',
+  'Nadia',
+  'Priya',
+  'Rosa',
+  'Tara',
+  'Vera',
+  'Yara',
+  'Zoe',
+]);
 const CITIES = ['London', 'Paris', 'Berlin', 'Madrid', 'Dublin', 'Lyon', 'Munich', 'Seville', 'Manchester', 'Hamburg'];
 
 function person(rng: Rng, used: Set<string>): [string, string] {
@@ -68,8 +128,30 @@ function email(first: string, last: string, id: number, domain: string): string 
 
 // ---------------------------------------------------------------- bookstore rows
 
-const TITLE_ADJECTIVES = ['Silent', 'Hidden', 'Last', 'Golden', 'Broken', 'Winter', 'Crimson', 'Forgotten', 'Secret', 'Distant'];
-const TITLE_NOUNS = ['River', 'Garden', 'Empire', 'Letters', 'Harbour', 'Machine', 'Island', 'Kingdom', 'Orchard', 'Station'];
+const TITLE_ADJECTIVES = [
+  'Silent',
+  'Hidden',
+  'Last',
+  'Golden',
+  'Broken',
+  'Winter',
+  'Crimson',
+  'Forgotten',
+  'Secret',
+  'Distant',
+];
+const TITLE_NOUNS = [
+  'River',
+  'Garden',
+  'Empire',
+  'Letters',
+  'Harbour',
+  'Machine',
+  'Island',
+  'Kingdom',
+  'Orchard',
+  'Station',
+];
 const GENRES = ['Fiction', 'Mystery', 'Science Fiction', 'Biography', 'History', 'Poetry', 'Children'];
 
 function bookTitle(rng: Rng, used: Set<string>): string {
@@ -173,10 +255,30 @@ function bookstoreRows(rng: Rng): Rows {
 // ---------------------------------------------------------------- cycling club rows
 
 const BIKES: Record<string, [string, string][]> = {
-  Road: [['Trek', 'Emonda'], ['Specialized', 'Tarmac'], ['Canyon', 'Ultimate'], ['Giant', 'TCR'], ['Cannondale', 'SuperSix']],
-  Gravel: [['Canyon', 'Grizl'], ['Specialized', 'Diverge'], ['Cannondale', 'Topstone'], ['Giant', 'Revolt']],
-  Mountain: [['Trek', 'Fuel EX'], ['Santa Cruz', 'Hightower'], ['Giant', 'Trance'], ['Specialized', 'Stumpjumper']],
-  Hybrid: [['Trek', 'FX 3'], ['Giant', 'Escape'], ['Cannondale', 'Quick']],
+  Road: [
+    ['Trek', 'Emonda'],
+    ['Specialized', 'Tarmac'],
+    ['Canyon', 'Ultimate'],
+    ['Giant', 'TCR'],
+    ['Cannondale', 'SuperSix'],
+  ],
+  Gravel: [
+    ['Canyon', 'Grizl'],
+    ['Specialized', 'Diverge'],
+    ['Cannondale', 'Topstone'],
+    ['Giant', 'Revolt'],
+  ],
+  Mountain: [
+    ['Trek', 'Fuel EX'],
+    ['Santa Cruz', 'Hightower'],
+    ['Giant', 'Trance'],
+    ['Specialized', 'Stumpjumper'],
+  ],
+  Hybrid: [
+    ['Trek', 'FX 3'],
+    ['Giant', 'Escape'],
+    ['Cannondale', 'Quick'],
+  ],
 };
 const RIDE_PLACES = ['Hillside', 'Riverside', 'Coastal', 'Forest', 'Valley', 'Lakeside', 'Ridge', 'Old Mill'];
 const RIDE_KINDS = ['Loop', 'Sportive', 'Social Spin', 'Hill Repeats', 'Gravel Grind', 'Century'];
@@ -295,7 +397,9 @@ function csvField(value: string): string {
 function descriptionCsv(table: TableDef): string {
   const header = 'original_column_name,column_name,column_description,data_format,value_description';
   const lines = table.columns.map((c) =>
-    [c.name, c.readableName ?? '', c.description, c.dataFormat ?? c.type, c.valueDescription ?? ''].map(csvField).join(','),
+    [c.name, c.readableName ?? '', c.description, c.dataFormat ?? c.type, c.valueDescription ?? '']
+      .map(csvField)
+      .join(','),
   );
   return `${[header, ...lines].join('\n')}\n`;
 }
@@ -325,7 +429,9 @@ function birdSchema(db: DatabaseDef) {
     primary_keys: db.tables.map((t) =>
       t.primaryKey.length === 1 ? index(t.name, t.primaryKey[0]) : t.primaryKey.map((c) => index(t.name, c)),
     ),
-    foreign_keys: db.tables.flatMap((t) => t.foreignKeys.map((fk) => [index(t.name, fk.column), index(fk.refTable, fk.refColumn)])),
+    foreign_keys: db.tables.flatMap((t) =>
+      t.foreignKeys.map((fk) => [index(t.name, fk.column), index(fk.refTable, fk.refColumn)]),
+    ),
   };
 }
 
@@ -339,7 +445,8 @@ function main(): void {
     mkdirSync(join(dir, 'database_description'), { recursive: true });
     const rows = GENERATORS[db.dbId](prng(SEEDS[db.dbId]));
     writeSqlite(join(dir, `${db.dbId}.sqlite`), db, rows);
-    for (const table of db.tables) writeFileSync(join(dir, 'database_description', `${table.name}.csv`), descriptionCsv(table));
+    for (const table of db.tables)
+      writeFileSync(join(dir, 'database_description', `${table.name}.csv`), descriptionCsv(table));
     const counts = db.tables.map((t) => `${t.name} ${rows[t.name].length}`).join(', ');
     console.log(`${db.dbId}: ${counts}`);
   }

@@ -38,11 +38,26 @@ export const bookstore: DatabaseDef = {
       primaryKey: ['publisher_id'],
       foreignKeys: [],
       columns: [
-        { name: 'publisher_id', type: 'integer', readableName: 'publisher id', description: 'unique id of the publisher' },
-        { name: 'publisher_name', type: 'text', readableName: 'publisher name', description: 'name of the publishing house' },
+        {
+          name: 'publisher_id',
+          type: 'integer',
+          readableName: 'publisher id',
+          description: 'unique id of the publisher',
+        },
+        {
+          name: 'publisher_name',
+          type: 'text',
+          readableName: 'publisher name',
+          description: 'name of the publishing house',
+        },
         { name: 'city', type: 'text', description: 'city of the head office' },
         { name: 'country', type: 'text', description: 'country of the head office' },
-        { name: 'founded_year', type: 'integer', readableName: 'founded year', description: 'year the publisher was founded' },
+        {
+          name: 'founded_year',
+          type: 'integer',
+          readableName: 'founded year',
+          description: 'year the publisher was founded',
+        },
       ],
     },
     {
@@ -75,7 +90,12 @@ export const bookstore: DatabaseDef = {
       columns: [
         { name: 'book_id', type: 'integer', readableName: 'book id', description: 'unique id of the book' },
         { name: 'title', type: 'text', description: 'title of the book' },
-        { name: 'author_id', type: 'integer', readableName: 'author id', description: 'id of the author who wrote the book' },
+        {
+          name: 'author_id',
+          type: 'integer',
+          readableName: 'author id',
+          description: 'id of the author who wrote the book',
+        },
         { name: 'publisher_id', type: 'integer', readableName: 'publisher id', description: 'id of the publisher' },
         {
           name: 'genre',
@@ -99,7 +119,12 @@ export const bookstore: DatabaseDef = {
           description: 'number of pages',
           valueDescription: 'NULL: not recorded (e.g. e-book only editions)',
         },
-        { name: 'language', type: 'text', description: 'language of the edition', valueDescription: 'English / French / German / Spanish' },
+        {
+          name: 'language',
+          type: 'text',
+          description: 'language of the edition',
+          valueDescription: 'English / French / German / Spanish',
+        },
       ],
     },
     {
@@ -111,7 +136,12 @@ export const bookstore: DatabaseDef = {
         { name: 'customer_id', type: 'integer', readableName: 'customer id', description: 'unique id of the customer' },
         { name: 'first_name', type: 'text', readableName: 'first name', description: 'first name of the customer' },
         { name: 'last_name', type: 'text', readableName: 'last name', description: 'last name of the customer' },
-        { name: 'email', type: 'text', description: 'e-mail address', valueDescription: 'NULL: the customer gave none' },
+        {
+          name: 'email',
+          type: 'text',
+          description: 'e-mail address',
+          valueDescription: 'NULL: the customer gave none',
+        },
         { name: 'city', type: 'text', description: 'city the customer lives in' },
         {
           name: 'signup_date',
@@ -140,7 +170,12 @@ export const bookstore: DatabaseDef = {
       ],
       columns: [
         { name: 'order_id', type: 'integer', readableName: 'order id', description: 'unique id of the order line' },
-        { name: 'customer_id', type: 'integer', readableName: 'customer id', description: 'id of the ordering customer' },
+        {
+          name: 'customer_id',
+          type: 'integer',
+          readableName: 'customer id',
+          description: 'id of the ordering customer',
+        },
         { name: 'book_id', type: 'integer', readableName: 'book id', description: 'id of the ordered book' },
         {
           name: 'order_date',
@@ -158,7 +193,12 @@ export const bookstore: DatabaseDef = {
           description: 'discount granted on the list price, in percent',
           valueDescription: 'NULL: no discount',
         },
-        { name: 'status', type: 'text', description: 'order status', valueDescription: 'Delivered / Shipped / Cancelled / Returned' },
+        {
+          name: 'status',
+          type: 'text',
+          description: 'order status',
+          valueDescription: 'Delivered / Shipped / Cancelled / Returned',
+        },
       ],
     },
   ],
@@ -211,11 +251,27 @@ export const cyclingClub: DatabaseDef = {
       foreignKeys: [{ column: 'owner_id', refTable: 'member', refColumn: 'member_id' }],
       columns: [
         { name: 'bike_id', type: 'integer', readableName: 'bike id', description: 'unique id of the bike' },
-        { name: 'owner_id', type: 'integer', readableName: 'owner id', description: 'id of the member who owns the bike' },
+        {
+          name: 'owner_id',
+          type: 'integer',
+          readableName: 'owner id',
+          description: 'id of the member who owns the bike',
+        },
         { name: 'brand', type: 'text', description: 'manufacturer of the bike' },
         { name: 'model', type: 'text', description: 'model name' },
-        { name: 'bike_type', type: 'text', readableName: 'bike type', description: 'kind of bike', valueDescription: 'Road / Gravel / Mountain / Hybrid' },
-        { name: 'Frame Size (cm)', type: 'integer', readableName: 'frame size', description: 'frame size in centimetres' },
+        {
+          name: 'bike_type',
+          type: 'text',
+          readableName: 'bike type',
+          description: 'kind of bike',
+          valueDescription: 'Road / Gravel / Mountain / Hybrid',
+        },
+        {
+          name: 'Frame Size (cm)',
+          type: 'integer',
+          readableName: 'frame size',
+          description: 'frame size in centimetres',
+        },
         {
           name: 'purchase_year',
           type: 'integer',
@@ -223,7 +279,13 @@ export const cyclingClub: DatabaseDef = {
           description: 'year the bike was bought',
           valueDescription: 'NULL: unknown',
         },
-        { name: 'Weight (kg)', type: 'real', readableName: 'weight', description: 'weight of the bike in kilograms', valueDescription: 'NULL: not weighed' },
+        {
+          name: 'Weight (kg)',
+          type: 'real',
+          readableName: 'weight',
+          description: 'weight of the bike in kilograms',
+          valueDescription: 'NULL: not weighed',
+        },
       ],
     },
     {
@@ -243,9 +305,24 @@ export const cyclingClub: DatabaseDef = {
           valueDescription: 'YYYY-MM-DD',
         },
         { name: 'start_location', type: 'text', readableName: 'start location', description: 'where the ride starts' },
-        { name: 'Distance (km)', type: 'real', readableName: 'distance', description: 'length of the route in kilometres' },
-        { name: 'Elevation Gain (m)', type: 'integer', readableName: 'elevation gain', description: 'total climbing in metres' },
-        { name: 'difficulty', type: 'text', description: 'difficulty grade', valueDescription: 'Easy / Moderate / Hard' },
+        {
+          name: 'Distance (km)',
+          type: 'real',
+          readableName: 'distance',
+          description: 'length of the route in kilometres',
+        },
+        {
+          name: 'Elevation Gain (m)',
+          type: 'integer',
+          readableName: 'elevation gain',
+          description: 'total climbing in metres',
+        },
+        {
+          name: 'difficulty',
+          type: 'text',
+          description: 'difficulty grade',
+          valueDescription: 'Easy / Moderate / Hard',
+        },
         {
           name: 'leader_id',
           type: 'integer',
@@ -266,8 +343,19 @@ export const cyclingClub: DatabaseDef = {
       ],
       columns: [
         { name: 'ride_id', type: 'integer', readableName: 'ride id', description: 'id of the ride' },
-        { name: 'member_id', type: 'integer', readableName: 'member id', description: 'id of the participating member' },
-        { name: 'bike_id', type: 'integer', readableName: 'bike id', description: 'id of the bike used', valueDescription: 'NULL: a borrowed bike' },
+        {
+          name: 'member_id',
+          type: 'integer',
+          readableName: 'member id',
+          description: 'id of the participating member',
+        },
+        {
+          name: 'bike_id',
+          type: 'integer',
+          readableName: 'bike id',
+          description: 'id of the bike used',
+          valueDescription: 'NULL: a borrowed bike',
+        },
         {
           name: 'Finish Time (min)',
           type: 'integer',

@@ -8,7 +8,17 @@ import path from 'node:path';
  */
 
 /** Bottom to top. A folder imports only folders to its left (and itself). */
-export const LAYERS = ['core', 'runtime', 'generators', 'verifiers', 'config', 'pipeline', 'eval', 'cli', 'bench'] as const;
+export const LAYERS = [
+  'core',
+  'runtime',
+  'generators',
+  'verifiers',
+  'config',
+  'pipeline',
+  'eval',
+  'cli',
+  'bench',
+] as const;
 
 export interface ImportGraph {
   /** Module (path relative to the root) → the modules of ours it imports. */

@@ -1,6 +1,16 @@
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,7 +46,11 @@ function cliAs(options: Pick<SpawnSyncOptions, 'uid' | 'gid'>, ...args: string[]
 function birdSource(name: string, questions: ({ db_id: string; SQL: string } | string)[]): string {
   const source = path.join(dir, name);
   mkdirSync(source);
-  const records = questions.map((q, i) => (typeof q === 'string' ? q : { question_id: i, question: `question ${i}?`, evidence: '', difficulty: 'simple', ...q }));
+  const records = questions.map((q, i) =>
+    typeof q === 'string'
+      ? q
+      : { question_id: i, question: `question ${i}?`, evidence: '', difficulty: 'simple', ...q },
+  );
   writeFileSync(path.join(source, 'dev.json'), JSON.stringify(records));
   symlinkSync(path.join(demo, 'dev_databases'), path.join(source, 'dev_databases'));
   return source;
@@ -102,11 +116,26 @@ describe('nl2api CLI', () => {
     const file = path.join(dir, 'file');
     writeFileSync(file, 'in the way');
     const outIsFile = cli('generate', '--source', demo, '--out', file);
-    expect([outIsFile.code, outIsFile.stderr]).toEqual([1, `nl2api: output folder (--out) ${file} cannot be written: ${file} is a file, not a folder\n`]);
+    expect([outIsFile.code, outIsFile.stderr]).toEqual([
+      1,
+      `nl2api: output folder (--out) ${file} cannot be written: ${file} is a file, not a folder\n`,
+    ]);
     const outUnderFile = cli('generate', '--source', demo, '--out', path.join(file, 'out'));
-    expect(outUnderFile.stderr).toBe(`nl2api: output folder (--out) ${path.join(file, 'out')} cannot be written: ${file} is a file, not a folder\n`);
+    expect(outUnderFile.stderr).toBe(
+      `nl2api: output folder (--out) ${path.join(file, 'out')} cannot be written: ${file} is a file, not a folder\n`,
+    );
     const out = path.join(dir, 'out');
-    const cacheIsFile = cli('generate', '--source', demo, '--out', out, '--cache-dir', path.join(file, 'cache'), '--progress', 'log');
+    const cacheIsFile = cli(
+      'generate',
+      '--source',
+      demo,
+      '--out',
+      out,
+      '--cache-dir',
+      path.join(file, 'cache'),
+      '--progress',
+      'log',
+    );
     expect([cacheIsFile.code, cacheIsFile.stderr]).toEqual([
       1,
       `nl2api: cache folder (--cache-dir) ${path.join(file, 'cache')} cannot be written: ${file} is a file, not a folder\n`,
@@ -120,9 +149,20 @@ describe('nl2api CLI', () => {
     mkdirSync(readOnly);
     chmodSync(readOnly, 0o555);
     chmodSync(dir, 0o755);
-    const { code, stdout, stderr } = cliAs(unprivileged!, 'demo', '--out', path.join(readOnly, 'out'), '--progress', 'log');
+    const { code, stdout, stderr } = cliAs(
+      unprivileged!,
+      'demo',
+      '--out',
+      path.join(readOnly, 'out'),
+      '--progress',
+      'log',
+    );
     expect(stderr).not.toMatch(/EACCES.*main\.ts|Cannot find module/); // the CLI itself was readable
-    expect([code, stdout, stderr]).toEqual([1, '', `nl2api: output folder (--out) ${path.join(readOnly, 'out')} cannot be written: permission denied\n`]);
+    expect([code, stdout, stderr]).toEqual([
+      1,
+      '',
+      `nl2api: output folder (--out) ${path.join(readOnly, 'out')} cannot be written: permission denied\n`,
+    ]);
   });
 
   test('serve on a port in use exits 1 in one line', async () => {
@@ -130,12 +170,25 @@ describe('nl2api CLI', () => {
     const database = path.join(demo, 'dev_databases', 'bookstore', 'bookstore.sqlite');
     const fingerprint = createHash('sha256').update(readFileSync(database)).digest('hex');
     mkdirSync(path.join(out, 'rest', 'endpoints'), { recursive: true });
-    writeFileSync(path.join(out, 'rest', 'endpoints', 'bookstore.json'), JSON.stringify({ db: 'bookstore', fingerprint, endpoints: [] }));
+    writeFileSync(
+      path.join(out, 'rest', 'endpoints', 'bookstore.json'),
+      JSON.stringify({ db: 'bookstore', fingerprint, endpoints: [] }),
+    );
     const busy = net.createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     try {
       const port = (busy.address() as net.AddressInfo).port;
-      const { code, stderr } = cli('serve', '--source', demo, '--out', out, '--db', 'bookstore', '--port', String(port));
+      const { code, stderr } = cli(
+        'serve',
+        '--source',
+        demo,
+        '--out',
+        out,
+        '--db',
+        'bookstore',
+        '--port',
+        String(port),
+      );
       expect([code, stderr]).toEqual([
         1,
         `nl2api: cannot listen on 127.0.0.1:${port}: the port is in use (choose another with --port, or --port 0 for any free one) [EADDRINUSE]\n`,
@@ -151,15 +204,48 @@ describe('nl2api CLI', () => {
       { db_id: 'absent', SQL: 'SELECT 1' },
       { db_id: 'absent', SQL: 'SELECT 2' },
     ]);
-    const partial = cli('generate', '--source', source, '--out', path.join(dir, 'a'), '--formulations', 'slot', '--progress', 'none');
+    const partial = cli(
+      'generate',
+      '--source',
+      source,
+      '--out',
+      path.join(dir, 'a'),
+      '--formulations',
+      'slot',
+      '--progress',
+      'none',
+    );
     expect(partial.code).toBe(0);
-    expect(partial.stderr).toMatch(/^warning: database absent unusable, 2 questions rejected: unknown db_id absent: no absent\.sqlite in /m);
-    const strict = cli('generate', '--source', source, '--out', path.join(dir, 'a'), '--formulations', 'slot', '--progress', 'none', '--strict');
+    expect(partial.stderr).toMatch(
+      /^warning: database absent unusable, 2 questions rejected: unknown db_id absent: no absent\.sqlite in /m,
+    );
+    const strict = cli(
+      'generate',
+      '--source',
+      source,
+      '--out',
+      path.join(dir, 'a'),
+      '--formulations',
+      'slot',
+      '--progress',
+      'none',
+      '--strict',
+    );
     expect(strict.code).toBe(3);
     expect(strict.stderr).toMatch(/^nl2api: --strict: 2 input records were bad/m);
 
     const nothing = birdSource('none-valid', [{ db_id: 'absent', SQL: 'SELECT 1' }, 'not a record']);
-    const empty = cli('generate', '--source', nothing, '--out', path.join(dir, 'b'), '--formulations', 'slot', '--progress', 'none');
+    const empty = cli(
+      'generate',
+      '--source',
+      nothing,
+      '--out',
+      path.join(dir, 'b'),
+      '--formulations',
+      'slot',
+      '--progress',
+      'none',
+    );
     expect(empty.code).toBe(2);
     expect(empty.stderr).toMatch(/^warning: database absent unusable, 1 question rejected/m);
     expect(empty.stderr).toMatch(/^nl2api: no sample was produced: every question was rejected/m);
@@ -173,7 +259,9 @@ describe('nl2api CLI', () => {
     expect(stdout).toMatch(/formulation\s+db\s+input\s+accepted\s+rejected\s+coverage/);
     const stats = JSON.parse(readFileSync(path.join(out, 'stats.json'), 'utf8'));
     for (const f of ['slot', 'sel']) {
-      expect(stats.formulations[f].total.input).toBe(stats.formulations[f].total.accepted + stats.formulations[f].total.rejected);
+      expect(stats.formulations[f].total.input).toBe(
+        stats.formulations[f].total.accepted + stats.formulations[f].total.rejected,
+      );
       expect(stats.formulations[f].total.accepted).toBeGreaterThan(0);
       for (const db of Object.keys(stats.formulations[f].byDb)) {
         for (const file of [`${f}/${db}.jsonl`, `tools/${f}/${db}.json`, `openapi/${f}/${db}.json`]) {
@@ -185,9 +273,15 @@ describe('nl2api CLI', () => {
     for (const f of ['slot', 'sel']) {
       for (const db of Object.keys(stats.formulations[f].byDb)) {
         const tools = JSON.parse(readFileSync(path.join(out, 'tools', f, `${db}.json`), 'utf8'));
-        const lines = readFileSync(path.join(out, f, `${db}.jsonl`), 'utf8').split('\n').filter(Boolean);
+        const lines = readFileSync(path.join(out, f, `${db}.jsonl`), 'utf8')
+          .split('\n')
+          .filter(Boolean);
         for (const sample of lines.map((l) => JSON.parse(l))) {
-          const sequence = { initialization: sample.initialization_step, calls: sample.output, answerLabels: sample.answer_labels };
+          const sequence = {
+            initialization: sample.initialization_step,
+            calls: sample.output,
+            answerLabels: sample.answer_labels,
+          };
           expect(checkFormat(sequence, tools)).toMatchObject({ ok: true });
         }
       }

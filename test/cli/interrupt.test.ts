@@ -2,7 +2,13 @@ import Database from 'better-sqlite3';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { differingFiles, outputsOf, progressLines, runInterrupted, type InterruptPoint } from '../../bench/interrupt.js';
+import {
+  differingFiles,
+  outputsOf,
+  progressLines,
+  runInterrupted,
+  type InterruptPoint,
+} from '../../bench/interrupt.js';
 
 /**
  * Ctrl-C as a terminal sends it: SIGINT to the whole process group of the built CLI (run
@@ -32,8 +38,12 @@ beforeAll(async () => {
   const question = (id: string, sql: string) => JSON.stringify({ id, db_id: 'shop', question: `question ${id}`, sql });
   const lines = [
     // 2.5M row pairs each: a few hundred milliseconds per statement.
-    ...Array.from({ length: 8 }, (_, i) => question(`join-${i}`, `SELECT COUNT(*) FROM t AS a INNER JOIN t AS b ON a.k = b.k WHERE a.v > ${i}`)),
-    ...Array.from({ length: 4 }, (_, i) => question(`quick-${i}`, `SELECT name FROM t WHERE v = ${i} ORDER BY name LIMIT 3`)),
+    ...Array.from({ length: 8 }, (_, i) =>
+      question(`join-${i}`, `SELECT COUNT(*) FROM t AS a INNER JOIN t AS b ON a.k = b.k WHERE a.v > ${i}`),
+    ),
+    ...Array.from({ length: 4 }, (_, i) =>
+      question(`quick-${i}`, `SELECT name FROM t WHERE v = ${i} ORDER BY name LIMIT 3`),
+    ),
   ];
   writeFileSync(path.join(source, 'questions.jsonl'), `${lines.join('\n')}\n`);
   args = ARGS.map((arg) => arg || source);
@@ -66,7 +76,10 @@ test('Ctrl-C at several points, then a rerun: the outputs of an uninterrupted ru
     codes.push(interrupted.interrupted ? interrupted.code : 0);
     const rerun = await runInterrupted(args, cwd, { progressLines: Infinity });
     expect({ point, code: rerun.code, stderr: rerun.stderr }).toMatchObject({ code: 0 });
-    expect({ point, differing: differingFiles(reference.outputs, outputsOf(path.join(cwd, 'out'))) }).toEqual({ point, differing: [] });
+    expect({ point, differing: differingFiles(reference.outputs, outputsOf(path.join(cwd, 'out'))) }).toEqual({
+      point,
+      differing: [],
+    });
   }
   // The run was really interrupted (not merely finished before the signal) at least once.
   expect(codes).toContain(130);

@@ -25,7 +25,11 @@ describe('stage pace', () => {
   });
 
   test('durations and rates read at a glance', () => {
-    expect([formatDuration(9_400), formatDuration(245_000), formatDuration(7_620_000)]).toEqual(['9s', '4m05s', '2h07m']);
+    expect([formatDuration(9_400), formatDuration(245_000), formatDuration(7_620_000)]).toEqual([
+      '9s',
+      '4m05s',
+      '2h07m',
+    ]);
     expect([formatRate(undefined), formatRate(3.333), formatRate(340.4)]).toEqual(['-', '3.3/s', '340/s']);
   });
 });

@@ -49,7 +49,7 @@ describe('decompose: executed sequences equal the SQL result', () => {
     'SELECT name, CASE WHEN students > 250 THEN 1.0 WHEN students > 100 THEN 0.5 ELSE 0 END FROM school',
     'SELECT students / 7, students * 1.0 / 7, 100 - students FROM school',
     "SELECT (SELECT students FROM school WHERE name = 'Cedar') - (SELECT students FROM school WHERE name = 'Elm') AS diff",
-    "SELECT (SELECT name FROM school ORDER BY students DESC), (SELECT COUNT(*) FROM score) * 2",
+    'SELECT (SELECT name FROM school ORDER BY students DESC), (SELECT COUNT(*) FROM score) * 2',
     "SELECT name FROM school WHERE City = 'Fresno' UNION SELECT name FROM school WHERE students > 400",
     'SELECT City FROM school EXCEPT SELECT City FROM school WHERE students < 100',
     'SELECT name, City FROM school INTERSECT SELECT name, City FROM school WHERE students > 100',
@@ -71,7 +71,13 @@ describe('decompose: executed sequences equal the SQL result', () => {
     const outputs: ToolOutput[] = await executeSequence(seq.value, db, executor, { timeoutMs: 5000, pool: 'extended' });
     const statement = sqlite.prepare(sql);
     const rows = statement.raw().all() as (number | string | null)[][];
-    const gold = { columns: statement.columns().map((c) => c.name), rows, executedSql: sql, ordered: /ORDER BY/i.test(sql), distinct: /DISTINCT/i.test(sql) };
+    const gold = {
+      columns: statement.columns().map((c) => c.name),
+      rows,
+      executedSql: sql,
+      ordered: /ORDER BY/i.test(sql),
+      distinct: /DISTINCT/i.test(sql),
+    };
     expect(compareWithGold(outputs, gold)).toMatchObject({ ok: true });
   });
 });

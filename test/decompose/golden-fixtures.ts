@@ -53,17 +53,27 @@ function parseBlock(lines: string[], line: number, file: string): GoldenBlock {
   if (sqlStart < 0) return { kind: 'comment', lines };
   const sqlEnd = lines.findIndex((l, i) => i >= sqlStart && l.trimEnd().endsWith(';'));
   if (sqlEnd < 0) throw new Error(`${file}:${line}: a case's SQL must end with ';'`);
-  const pools = lines.slice(0, sqlStart).map((l) => /^#\s*pool:\s*(\S+)\s*$/.exec(l.trim())?.[1]).filter((p) => p !== undefined);
+  const pools = lines
+    .slice(0, sqlStart)
+    .map((l) => /^#\s*pool:\s*(\S+)\s*$/.exec(l.trim())?.[1])
+    .filter((p) => p !== undefined);
   const pool = pools.at(-1) ?? 'extended';
   if (!isPool(pool)) throw new Error(`${file}:${line}: unknown pool '${pool}'`);
-  const sql = lines.slice(sqlStart, sqlEnd + 1).map((l) => l.trim()).join(' ').replace(/;$/, '');
+  const sql = lines
+    .slice(sqlStart, sqlEnd + 1)
+    .map((l) => l.trim())
+    .join(' ')
+    .replace(/;$/, '');
   return {
     kind: 'case',
     line,
     header: lines.slice(0, sqlEnd + 1),
     sql,
     pool,
-    expected: lines.slice(sqlEnd + 1).map((l) => l.trim()).join('\n'),
+    expected: lines
+      .slice(sqlEnd + 1)
+      .map((l) => l.trim())
+      .join('\n'),
   };
 }
 
@@ -82,7 +92,10 @@ export function goldenOutput(sql: string, db: DatabaseInfo, pool: ToolPool): str
 
 /** One call a line, `name(arg=value, ...) -> label`, then `=> ` and the answer labels. */
 export function renderSequence(seq: SlotSequence): string {
-  return [...seq.initialization, ...seq.calls].map(renderCall).concat(`=> ${seq.answerLabels.join(', ')}`).join('\n');
+  return [...seq.initialization, ...seq.calls]
+    .map(renderCall)
+    .concat(`=> ${seq.answerLabels.join(', ')}`)
+    .join('\n');
 }
 
 function renderCall(call: ToolCall): string {
@@ -97,11 +110,15 @@ function renderCall(call: ToolCall): string {
  */
 function renderValue(value: unknown): string {
   if (typeof value === 'string') {
-    return /^[A-Za-z_$][\w$.]*$/.test(value) && !['true', 'false', 'null'].includes(value) ? value : JSON.stringify(value);
+    return /^[A-Za-z_$][\w$.]*$/.test(value) && !['true', 'false', 'null'].includes(value)
+      ? value
+      : JSON.stringify(value);
   }
   if (Array.isArray(value)) return `[${value.map(renderValue).join(', ')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{${Object.entries(value).map(([k, v]) => `${k}: ${renderValue(v)}`).join(', ')}}`;
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${k}: ${renderValue(v)}`)
+      .join(', ')}}`;
   }
   return JSON.stringify(value);
 }

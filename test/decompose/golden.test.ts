@@ -38,7 +38,10 @@ import { SCHEMA } from './schema.js';
 
 const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'golden');
 const UPDATE = process.env.NL2API_GOLDEN_UPDATE === '1';
-const FILES = fs.readdirSync(DIR).filter((name) => name.endsWith('.txt')).sort();
+const FILES = fs
+  .readdirSync(DIR)
+  .filter((name) => name.endsWith('.txt'))
+  .sort();
 
 describe.each(FILES)('golden/%s', (name) => {
   const file = path.join(DIR, name);

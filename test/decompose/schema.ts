@@ -30,12 +30,33 @@ function table(name: string, columns: [string, string][], primaryKey: string[] =
 }
 
 export const TABLES: TableInfo[] = [
-  table('school', [['id', 'INTEGER'], ['name', 'TEXT'], ['City', 'TEXT'], ['founded', 'TEXT'], ['students', 'INTEGER'], ['Free Meals', 'REAL']], ['id']),
-  table('score', [['school_id', 'INTEGER'], ['subject', 'TEXT'], ['avg', 'REAL'], ['takers', 'INTEGER']]),
+  table(
+    'school',
+    [
+      ['id', 'INTEGER'],
+      ['name', 'TEXT'],
+      ['City', 'TEXT'],
+      ['founded', 'TEXT'],
+      ['students', 'INTEGER'],
+      ['Free Meals', 'REAL'],
+    ],
+    ['id'],
+  ),
+  table('score', [
+    ['school_id', 'INTEGER'],
+    ['subject', 'TEXT'],
+    ['avg', 'REAL'],
+    ['takers', 'INTEGER'],
+  ]),
 ];
 
 /** The schema only (the path is never opened). */
-export const SCHEMA: DatabaseInfo = { dbId: 'schools', path: '/nonexistent/schools.sqlite', fingerprint: 'test', tables: TABLES };
+export const SCHEMA: DatabaseInfo = {
+  dbId: 'schools',
+  path: '/nonexistent/schools.sqlite',
+  fingerprint: 'test',
+  tables: TABLES,
+};
 
 /** The schema with rows, in a temporary SQLite file. */
 export function createDatabase(): { db: DatabaseInfo; cleanup: () => void } {

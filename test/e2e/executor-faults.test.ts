@@ -22,7 +22,8 @@ const demo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../s
 let dir: string;
 let reference: Map<string, string>;
 
-const configOf = (out: string) => parseConfig({ source: demo, out, progress: 'none', backoff: { baseMs: 1, maxMs: 4 } });
+const configOf = (out: string) =>
+  parseConfig({ source: demo, out, progress: 'none', backoff: { baseMs: 1, maxMs: 4 } });
 
 /** Fails `fault()` for every third distinct statement, the first `times` times it is run. */
 function faultyExecutor(inner: SqlExecutor, fault: () => Error, times: number): SqlExecutor & { faults: number } {
@@ -60,7 +61,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test('lost SQL workers are retried: the run is as if nothing had happened', async () => {
   const inner = createDirectExecutor();
-  const executor = faultyExecutor(inner, () => new SqlWorkerError('SQL worker died running the statement (exit code null, signal SIGINT)'), 1);
+  const executor = faultyExecutor(
+    inner,
+    () => new SqlWorkerError('SQL worker died running the statement (exit code null, signal SIGINT)'),
+    1,
+  );
   const outputs = await run(path.join(dir, 'lost'), executor);
   await inner.close();
   expect(executor.faults).toBeGreaterThan(10);

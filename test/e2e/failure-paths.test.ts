@@ -38,7 +38,10 @@ beforeAll(() => {
   // row pairs counted) and that no machine runs within 1 ms.
   mkdirSync(path.join(dir, 'slow'));
   shopDb(path.join(dir, 'slow', 'shop.sqlite'), 2000);
-  writeFileSync(path.join(dir, 'slow', 'questions.jsonl'), `${q('slow', 'SELECT COUNT(*) FROM t AS a INNER JOIN t AS b ON a.k = b.k')}\n`);
+  writeFileSync(
+    path.join(dir, 'slow', 'questions.jsonl'),
+    `${q('slow', 'SELECT COUNT(*) FROM t AS a INNER JOIN t AS b ON a.k = b.k')}\n`,
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -73,7 +76,9 @@ test('bad input, failing SQL, timeouts and unsupported SQL are categorized per i
   expect(verdict('window')).toEqual(['slot.decompose:unsupported:window_function']);
   expect(verdict('nodb')).toEqual(['ingest:bad_input']);
   expect(verdict('corrupt')).toEqual(['ingest:bad_input']);
-  expect(rejections.filter((r) => r.stage === 'ingest' && /line 11|half|JSON/i.test(r.message)).length).toBeGreaterThan(0);
+  expect(rejections.filter((r) => r.stage === 'ingest' && /line 11|half|JSON/i.test(r.message)).length).toBeGreaterThan(
+    0,
+  );
   // The second "good" is a duplicate id: rejected, and the first one is kept.
   expect(verdict('good')).toEqual(['ingest:bad_input']);
 
@@ -101,11 +106,21 @@ test('SQL slower than the execute time limit → verify:execution:timeout, thoug
   const out = path.join(dir, 'slow', 'out');
   // No time limit worth the name for gold, 1 ms for executing the tool calls: the verdict
   // does not depend on how fast the machine is.
-  const config = parseConfig({ source: path.join(dir, 'slow'), out, formulations: ['slot', 'sel'], goldTimeoutMs: 120_000, executeTimeoutMs: 1, progress: 'none' });
+  const config = parseConfig({
+    source: path.join(dir, 'slow'),
+    out,
+    formulations: ['slot', 'sel'],
+    goldTimeoutMs: 120_000,
+    executeTimeoutMs: 1,
+    progress: 'none',
+  });
   const result = await generate({ config });
   expect(result.aborted).toBe(false);
   const rejections = readRejections(out);
-  expect(rejections.map((r) => `${r.formulation} ${r.stage}:${r.category}`)).toEqual(['slot verify:execution:timeout', 'sel verify:execution:timeout']);
+  expect(rejections.map((r) => `${r.formulation} ${r.stage}:${r.category}`)).toEqual([
+    'slot verify:execution:timeout',
+    'sel verify:execution:timeout',
+  ]);
 }, 150_000);
 
 function readRejections(out: string): Rejection[] {

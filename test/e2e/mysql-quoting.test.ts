@@ -29,24 +29,41 @@ afterAll(removeTempDirs);
 
 test('backtick-quoted MySQL-style SQL in a BIRD mini-dev folder: no internal error in any stage', async () => {
   const root = tempDir();
-  createDb(path.join(root, 'dev_databases', 'shop', 'shop.sqlite'), `
+  createDb(
+    path.join(root, 'dev_databases', 'shop', 'shop.sqlite'),
+    `
     CREATE TABLE item (item_id INTEGER PRIMARY KEY, name TEXT, price REAL, Count INTEGER);
     CREATE TABLE sale (sale_id INTEGER PRIMARY KEY, item_id INTEGER REFERENCES item);
     INSERT INTO item VALUES (1, 'pen', 1.5, 3), (2, 'ink', 4.5, 9), (3, 'pad', 3.0, 5);
     INSERT INTO sale VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 3);
-  `);
-  const records = QUESTIONS.map((SQL, i) => ({ question_id: i, db_id: 'shop', question: `question ${i}?`, evidence: '', SQL, difficulty: 'simple' }));
+  `,
+  );
+  const records = QUESTIONS.map((SQL, i) => ({
+    question_id: i,
+    db_id: 'shop',
+    question: `question ${i}?`,
+    evidence: '',
+    SQL,
+    difficulty: 'simple',
+  }));
   const questionFile = path.join(root, 'mini_dev_mysql.json');
   writeFileSync(questionFile, JSON.stringify(records));
   const out = path.join(root, 'out');
 
-  await generate({ config: parseConfig({ source: questionFile, out, progress: 'none', rest: { synthesizer: 'template' } }) });
+  await generate({
+    config: parseConfig({ source: questionFile, out, progress: 'none', rest: { synthesizer: 'template' } }),
+  });
 
-  const rejections = readFileSync(path.join(out, 'rejections.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Rejection);
+  const rejections = readFileSync(path.join(out, 'rejections.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Rejection);
   expect(rejections.filter((r) => r.category === 'internal_error')).toEqual([]);
   // Every statement parses now: what SLOT cannot express is a decomposer verdict, not a parse failure.
   expect(rejections.filter((r) => r.stage === 'parse')).toEqual([]);
   expect(rejections.filter((r) => r.formulation === 'rest')).toEqual([]);
-  const slot = readFileSync(path.join(out, 'slot', 'shop.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const slot = readFileSync(path.join(out, 'slot', 'shop.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean);
   expect(slot.length).toBeGreaterThanOrEqual(2);
 });

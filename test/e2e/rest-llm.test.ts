@@ -12,7 +12,13 @@ import { packageRoot } from '../../core/package-root.js';
 import type { RunStats } from '../../pipeline/stats.js';
 import { createSqlPool } from '../../runtime/sql/pool.js';
 import type { SqlExecutor, SqlRequest } from '../../runtime/sql/executor.js';
-import { goodEndpoint, startScriptedMistral, type Behaviour, type ScriptedMistral, type WireEndpoint } from '../../bench/scripted-mistral.js';
+import {
+  goodEndpoint,
+  startScriptedMistral,
+  type Behaviour,
+  type ScriptedMistral,
+  type WireEndpoint,
+} from '../../bench/scripted-mistral.js';
 
 /**
  * The REST formulation end to end with an LLM: the real pipeline (gold, rest.synthesize
@@ -169,13 +175,22 @@ test('happy path: every instance gets a good LLM endpoint; batches, usage, and a
   for (const sample of first.samples.values()) {
     expect(sample.synthesizer).toBe(LLM_LABEL);
     expect(sample.attempts).toBe(1);
-    expect(sample.verification.format.ok && sample.verification.execution.ok && sample.verification.semantic.ok).toBe(true);
+    expect(sample.verification.format.ok && sample.verification.execution.ok && sample.verification.semantic.ok).toBe(
+      true,
+    );
   }
   // A parametrized one: the literal became an argument, and the call went to our path.
   expect(first.samples.get('0')!.output).toEqual([
-    { name: 'getAnswerOfQuestion0', arguments: { value: 'Mystery' }, path: '/v1/bird-dev/bookstore/get-answer-of-question-0' },
+    {
+      name: 'getAnswerOfQuestion0',
+      arguments: { value: 'Mystery' },
+      path: '/v1/bird-dev/bookstore/get-answer-of-question-0',
+    },
   ]);
-  expect(first.samples.get('0')!.output_after_executing_api).toEqual({ columns: ['title'], rows: [['Winter Machine']] });
+  expect(first.samples.get('0')!.output_after_executing_api).toEqual({
+    columns: ['title'],
+    rows: [['Winter Machine']],
+  });
   // Double-quoted strings were sent as single-quoted: verified too.
   expect(first.samples.get('25')!.output[0].arguments).toEqual({ value: 'Alice' });
 
@@ -210,7 +225,8 @@ test('happy path: every instance gets a good LLM endpoint; batches, usage, and a
   expect(first.stats.timing.llm!.byModel[MODEL].requests).toBe(llm.requests.length);
 
   // Dedup: every endpoint distinct, nothing merged (the agent proposes none), all published.
-  for (const [db, n] of Object.entries(DBS)) expect(first.stats.rest!.byDb[db]).toEqual({ before: n, after: n, published: n });
+  for (const [db, n] of Object.entries(DBS))
+    expect(first.stats.rest!.byDb[db]).toEqual({ before: n, after: n, published: n });
   expect(first.stats.rest!.merges).toEqual([]);
 
   // Second identical run: the outputs are reused, no request at all, byte-identical files.
@@ -230,23 +246,26 @@ test('happy path: every instance gets a good LLM endpoint; batches, usage, and a
   for (const db of Object.keys(DBS)) expect(third.restFiles[db].equals(first.restFiles[db])).toBe(true);
 });
 
-test.each([1, 7, 50])('batchSize %i: ceil(n / batchSize) synthesis calls per database, every instance once', async (batchSize) => {
-  const llm = await scripted();
-  const { stats, samples } = await run(llm, { rest: { batchSize, dedupAgent: false } });
-  expect(stats.formulations.rest!.total).toMatchObject({ accepted: TOTAL, rejected: 0 });
-  for (const sample of samples.values()) expect(sample).toMatchObject({ synthesizer: LLM_LABEL, attempts: 1 });
-  for (const [db, n] of Object.entries(DBS)) {
-    const calls = llm.of('synthesis').filter((r) => r.db === db);
-    expect(calls).toHaveLength(Math.ceil(n / batchSize));
-    const asked = calls.flatMap((c) => c.instances!);
-    expect(asked).toHaveLength(n);
-    expect(new Set(asked).size).toBe(n);
-    for (const call of calls) expect(call.instances!.length).toBeLessThanOrEqual(batchSize);
-  }
-  // Without the dedup agent, synthesis is all the LLM is asked.
-  expect(llm.requests).toHaveLength(llm.of('synthesis').length);
-  expect(stats.timing.llm!.total.requests).toBe(llm.requests.length);
-});
+test.each([1, 7, 50])(
+  'batchSize %i: ceil(n / batchSize) synthesis calls per database, every instance once',
+  async (batchSize) => {
+    const llm = await scripted();
+    const { stats, samples } = await run(llm, { rest: { batchSize, dedupAgent: false } });
+    expect(stats.formulations.rest!.total).toMatchObject({ accepted: TOTAL, rejected: 0 });
+    for (const sample of samples.values()) expect(sample).toMatchObject({ synthesizer: LLM_LABEL, attempts: 1 });
+    for (const [db, n] of Object.entries(DBS)) {
+      const calls = llm.of('synthesis').filter((r) => r.db === db);
+      expect(calls).toHaveLength(Math.ceil(n / batchSize));
+      const asked = calls.flatMap((c) => c.instances!);
+      expect(asked).toHaveLength(n);
+      expect(new Set(asked).size).toBe(n);
+      for (const call of calls) expect(call.instances!.length).toBeLessThanOrEqual(batchSize);
+    }
+    // Without the dedup agent, synthesis is all the LLM is asked.
+    expect(llm.requests).toHaveLength(llm.of('synthesis').length);
+    expect(stats.timing.llm!.total.requests).toBe(llm.requests.length);
+  },
+);
 
 test('feedback loop: a hallucinated column is fed back, the second reply is accepted with attempts 2', async () => {
   const llm = await scripted({
@@ -294,99 +313,112 @@ const DESTRUCTIVE: Record<string, string> = {
 };
 const NOT_SQL_WORDS = /\b(DROP|UPDATE|ATTACH|PRAGMA|DELETE|load_extension|writable_schema)\b/i;
 
-test.each([
-  { templateFallback: true },
-  { templateFallback: false },
-])('destructive SQL is never executed (templateFallback: $templateFallback)', async ({ templateFallback }) => {
-  const evil = path.join(root, `evil-${templateFallback}.sqlite`);
-  const before = Object.fromEntries(Object.keys(DBS).map((db) => [db, sha256(dbFile(db))]));
-  const llm = await scripted({
-    endpoint: (instance) => {
-      const sql = DESTRUCTIVE[instance.id];
-      if (!sql) return goodEndpoint(instance);
-      const endpoint: WireEndpoint = { ...goodEndpoint(instance), sql: sql.replace('__EVIL__', evil), parameters: [], arguments: {} };
-      return endpoint;
-    },
-  });
-  // Every statement the pipeline runs goes through this executor.
-  const pool = createSqlPool({ size: 2 });
-  const executed: SqlRequest[] = [];
-  const executor: SqlExecutor = { run: (request) => (executed.push(request), pool.run(request)), close: () => pool.close() };
-  let result: Run;
-  try {
-    result = await run(llm, { rest: { templateFallback }, executor });
-  } finally {
-    await pool.close();
-  }
-  const { samples, rejections, stats } = result;
+test.each([{ templateFallback: true }, { templateFallback: false }])(
+  'destructive SQL is never executed (templateFallback: $templateFallback)',
+  async ({ templateFallback }) => {
+    const evil = path.join(root, `evil-${templateFallback}.sqlite`);
+    const before = Object.fromEntries(Object.keys(DBS).map((db) => [db, sha256(dbFile(db))]));
+    const llm = await scripted({
+      endpoint: (instance) => {
+        const sql = DESTRUCTIVE[instance.id];
+        if (!sql) return goodEndpoint(instance);
+        const endpoint: WireEndpoint = {
+          ...goodEndpoint(instance),
+          sql: sql.replace('__EVIL__', evil),
+          parameters: [],
+          arguments: {},
+        };
+        return endpoint;
+      },
+    });
+    // Every statement the pipeline runs goes through this executor.
+    const pool = createSqlPool({ size: 2 });
+    const executed: SqlRequest[] = [];
+    const executor: SqlExecutor = {
+      run: (request) => (executed.push(request), pool.run(request)),
+      close: () => pool.close(),
+    };
+    let result: Run;
+    try {
+      result = await run(llm, { rest: { templateFallback }, executor });
+    } finally {
+      await pool.close();
+    }
+    const { samples, rejections, stats } = result;
 
-  // Nothing ran, nothing changed.
-  expect(executed.length).toBeGreaterThan(0);
-  expect(executed.filter((r) => NOT_SQL_WORDS.test(r.sql))).toEqual([]);
-  for (const db of Object.keys(DBS)) expect(sha256(dbFile(db))).toBe(before[db]);
-  expect(existsSync(evil)).toBe(false);
-  const check = new Database(dbFile('bookstore'), { readonly: true });
-  try {
-    expect((check.prepare('SELECT COUNT(*) AS n FROM book').get() as { n: number }).n).toBeGreaterThan(0);
-    expect(check.prepare("SELECT COUNT(*) AS n FROM book WHERE title = 'pwned'").get()).toEqual({ n: 0 });
-  } finally {
-    check.close();
-  }
+    // Nothing ran, nothing changed.
+    expect(executed.length).toBeGreaterThan(0);
+    expect(executed.filter((r) => NOT_SQL_WORDS.test(r.sql))).toEqual([]);
+    for (const db of Object.keys(DBS)) expect(sha256(dbFile(db))).toBe(before[db]);
+    expect(existsSync(evil)).toBe(false);
+    const check = new Database(dbFile('bookstore'), { readonly: true });
+    try {
+      expect((check.prepare('SELECT COUNT(*) AS n FROM book').get() as { n: number }).n).toBeGreaterThan(0);
+      expect(check.prepare("SELECT COUNT(*) AS n FROM book WHERE title = 'pwned'").get()).toEqual({ n: 0 });
+    } finally {
+      check.close();
+    }
 
-  // Each bad instance was asked `attempts` times, the failure fed back each time.
-  for (const id of Object.keys(DESTRUCTIVE)) {
-    const asked = synthesisRequestsOf(llm, id, Number(id) >= 28 ? 'cycling_club' : 'bookstore');
-    expect(asked).toHaveLength(2);
-    expect(asked[1].messages.at(-1)!.content).toContain('format:not_select');
-  }
+    // Each bad instance was asked `attempts` times, the failure fed back each time.
+    for (const id of Object.keys(DESTRUCTIVE)) {
+      const asked = synthesisRequestsOf(llm, id, Number(id) >= 28 ? 'cycling_club' : 'bookstore');
+      expect(asked).toHaveLength(2);
+      expect(asked[1].messages.at(-1)!.content).toContain('format:not_select');
+    }
 
-  const bad = Object.keys(DESTRUCTIVE);
-  if (templateFallback) {
-    expect(stats.formulations.rest!.total).toMatchObject({ accepted: TOTAL, rejected: 0 });
-    for (const id of bad) expect(samples.get(id)).toMatchObject({ synthesizer: 'template', attempts: 3 });
-  } else {
-    expect(stats.formulations.rest!.total).toMatchObject({ accepted: TOTAL - bad.length, rejected: bad.length });
-    expect(verdicts(rejections)).toEqual(Object.fromEntries(bad.map((id) => [id, 'rest.synthesize:format:not_select'])));
-    expect(stats.formulations.rest!.total.rejectedBy).toEqual({ 'rest.synthesize:format:not_select': bad.length });
-  }
-  for (const [id, sample] of samples) if (!bad.includes(id)) expect(sample).toMatchObject({ synthesizer: LLM_LABEL, attempts: 1 });
-});
+    const bad = Object.keys(DESTRUCTIVE);
+    if (templateFallback) {
+      expect(stats.formulations.rest!.total).toMatchObject({ accepted: TOTAL, rejected: 0 });
+      for (const id of bad) expect(samples.get(id)).toMatchObject({ synthesizer: 'template', attempts: 3 });
+    } else {
+      expect(stats.formulations.rest!.total).toMatchObject({ accepted: TOTAL - bad.length, rejected: bad.length });
+      expect(verdicts(rejections)).toEqual(
+        Object.fromEntries(bad.map((id) => [id, 'rest.synthesize:format:not_select'])),
+      );
+      expect(stats.formulations.rest!.total.rejectedBy).toEqual({ 'rest.synthesize:format:not_select': bad.length });
+    }
+    for (const [id, sample] of samples)
+      if (!bad.includes(id)) expect(sample).toMatchObject({ synthesizer: LLM_LABEL, attempts: 1 });
+  },
+);
 
-test.each([
-  { templateFallback: true },
-  { templateFallback: false },
-])('invalid JSON every time for a batch (templateFallback: $templateFallback)', async ({ templateFallback }) => {
-  // The first bookstore batch to arrive (which instances share a batch is up to the pipeline).
-  let batch: string[] = [];
-  const garbage = '{"endpoints": [{"instance_id": "0", "sql": SELECT title FROM book WHERE';
-  const llm = await scripted({
-    synthesisReply: (ctx) => {
-      if (ctx.db !== 'bookstore') return undefined;
-      if (!batch.length) batch = ctx.instances.map((i) => i.id);
-      return ctx.instances.some((i) => batch.includes(i.id)) ? { content: garbage } : undefined;
-    },
-  });
-  const { samples, rejections, stats } = await run(llm, { rest: { templateFallback } });
+test.each([{ templateFallback: true }, { templateFallback: false }])(
+  'invalid JSON every time for a batch (templateFallback: $templateFallback)',
+  async ({ templateFallback }) => {
+    // The first bookstore batch to arrive (which instances share a batch is up to the pipeline).
+    let batch: string[] = [];
+    const garbage = '{"endpoints": [{"instance_id": "0", "sql": SELECT title FROM book WHERE';
+    const llm = await scripted({
+      synthesisReply: (ctx) => {
+        if (ctx.db !== 'bookstore') return undefined;
+        if (!batch.length) batch = ctx.instances.map((i) => i.id);
+        return ctx.instances.some((i) => batch.includes(i.id)) ? { content: garbage } : undefined;
+      },
+    });
+    const { samples, rejections, stats } = await run(llm, { rest: { templateFallback } });
 
-  // The batch once, then each of its instances alone with the invalid-JSON feedback.
-  expect(batch).toHaveLength(4);
-  for (const id of batch) {
-    const asked = synthesisRequestsOf(llm, id);
-    expect(asked.map((r) => r.instances)).toEqual([batch, [id]]);
-    expect(asked[1].messages.at(-1)).toMatchObject({ role: 'user' });
-    expect(asked[1].messages.at(-1)!.content).toContain('not valid JSON');
-  }
-  const total = stats.formulations.rest!.total;
-  if (templateFallback) {
-    expect(total).toMatchObject({ accepted: TOTAL, rejected: 0 });
-    for (const id of batch) expect(samples.get(id)).toMatchObject({ synthesizer: 'template', attempts: 3 });
-  } else {
-    expect(total).toMatchObject({ accepted: TOTAL - batch.length, rejected: batch.length });
-    expect(verdicts(rejections)).toEqual(Object.fromEntries(batch.map((id) => [id, 'rest.synthesize:llm:invalid_json'])));
-  }
-  expect([...samples.values()].filter((s) => s.synthesizer === LLM_LABEL)).toHaveLength(TOTAL - batch.length);
-  expect(stats.timing.llm!.total.requests).toBe(llm.requests.length);
-});
+    // The batch once, then each of its instances alone with the invalid-JSON feedback.
+    expect(batch).toHaveLength(4);
+    for (const id of batch) {
+      const asked = synthesisRequestsOf(llm, id);
+      expect(asked.map((r) => r.instances)).toEqual([batch, [id]]);
+      expect(asked[1].messages.at(-1)).toMatchObject({ role: 'user' });
+      expect(asked[1].messages.at(-1)!.content).toContain('not valid JSON');
+    }
+    const total = stats.formulations.rest!.total;
+    if (templateFallback) {
+      expect(total).toMatchObject({ accepted: TOTAL, rejected: 0 });
+      for (const id of batch) expect(samples.get(id)).toMatchObject({ synthesizer: 'template', attempts: 3 });
+    } else {
+      expect(total).toMatchObject({ accepted: TOTAL - batch.length, rejected: batch.length });
+      expect(verdicts(rejections)).toEqual(
+        Object.fromEntries(batch.map((id) => [id, 'rest.synthesize:llm:invalid_json'])),
+      );
+    }
+    expect([...samples.values()].filter((s) => s.synthesizer === LLM_LABEL)).toHaveLength(TOTAL - batch.length);
+    expect(stats.timing.llm!.total.requests).toBe(llm.requests.length);
+  },
+);
 
 describe('HTTP failures of the LLM', () => {
   test('a 429 with Retry-After: 0, then success → accepted, the retry counted', async () => {
@@ -410,7 +442,8 @@ describe('HTTP failures of the LLM', () => {
 
   test('500 forever for one instance → llm:server_error (no fallback); its batch-mates retried alone and accepted', async () => {
     const llm = await scripted({
-      synthesisReply: (ctx) => (ctx.db === 'cycling_club' && ctx.instances.some((i) => i.id === '28') ? { status: 500 } : undefined),
+      synthesisReply: (ctx) =>
+        ctx.db === 'cycling_club' && ctx.instances.some((i) => i.id === '28') ? { status: 500 } : undefined,
     });
     const { samples, rejections, stats } = await run(llm, { rest: { templateFallback: false } });
     expect(verdicts(rejections)).toEqual({ '28': 'rest.synthesize:llm:server_error' });
@@ -432,15 +465,20 @@ describe('HTTP failures of the LLM', () => {
       // Never answered in the test's lifetime (the server's close clears the timer): the
       // run's ending at all shows the reply was not waited for. The other replies have
       // llm.timeoutMs to come, ample even on a loaded machine.
-      synthesisReply: (ctx) => (ctx.db === 'bookstore' && ctx.instances.some((i) => i.id === '5') ? { delayMs: 600_000 } : undefined),
+      synthesisReply: (ctx) =>
+        ctx.db === 'bookstore' && ctx.instances.some((i) => i.id === '5') ? { delayMs: 600_000 } : undefined,
     });
-    const { samples, rejections, stats } = await run(llm, { rest: { templateFallback: false }, llm: { timeoutMs: 3000, maxRetries: 0 } });
+    const { samples, rejections, stats } = await run(llm, {
+      rest: { templateFallback: false },
+      llm: { timeoutMs: 3000, maxRetries: 0 },
+    });
     expect(verdicts(rejections)).toEqual({ '5': 'rest.synthesize:llm:timeout' });
     const slow = synthesisRequestsOf(llm, '5');
     expect(slow).toHaveLength(2);
     expect(slow[0].instances).toHaveLength(4);
     expect(slow[1].instances).toEqual(['5']);
-    for (const id of slow[0].instances!.filter((id) => id !== '5')) expect(samples.get(id)).toMatchObject({ synthesizer: LLM_LABEL, attempts: 2 });
+    for (const id of slow[0].instances!.filter((id) => id !== '5'))
+      expect(samples.get(id)).toMatchObject({ synthesizer: LLM_LABEL, attempts: 2 });
     // The cut reaches the server when it reaches it: wait for it, with a bound for a hang only.
     for (let i = 0; i < 3000 && !slow.every((r) => r.abandoned); i++) await new Promise((r) => setTimeout(r, 10));
     for (const request of slow) expect(request.abandoned).toBe(true);
@@ -454,7 +492,9 @@ describe('the answer judge', () => {
   /** Instance 0's gold is one column (title); this endpoint adds the price. */
   const extraColumn: Behaviour['endpoint'] = (instance) => {
     const good = goodEndpoint(instance);
-    return instance.id === '0' ? { ...good, sql: good.sql.replace('SELECT title', 'SELECT title, `Price (USD)`') } : good;
+    return instance.id === '0'
+      ? { ...good, sql: good.sql.replace('SELECT title', 'SELECT title, `Price (USD)`') }
+      : good;
   };
 
   test('judge "yes" → accepted as semantic:judge_yes, the rationale recorded', async () => {
@@ -474,7 +514,10 @@ describe('the answer judge', () => {
   });
 
   test('judge "no" → rejected semantic:judge_no once the retries are spent (no fallback)', async () => {
-    const llm = await scripted({ endpoint: extraColumn, judge: () => ({ verdict: 'no', rationale: 'An extra column.' }) });
+    const llm = await scripted({
+      endpoint: extraColumn,
+      judge: () => ({ verdict: 'no', rationale: 'An extra column.' }),
+    });
     const { rejections, stats } = await run(llm, { rest: { templateFallback: false } });
     expect(verdicts(rejections)).toEqual({ '0': 'rest.synthesize:semantic:judge_no' });
     expect(rejections[0].message).toContain('An extra column.');

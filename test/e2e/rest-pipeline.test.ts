@@ -27,7 +27,11 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const config = (out: string, overrides: Record<string, unknown> = {}) =>
   parseConfig({ formulations: ['rest'], out, cacheDir: path.join(out, '.cache'), progress: 'none', ...overrides });
 
-const readJsonl = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+const readJsonl = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 
 interface RestSampleLine {
   sample_id: string;
@@ -57,7 +61,7 @@ describe('REST formulation on the demo (template synthesizer)', () => {
     }
   });
 
-  test('every published call is valid against its database\'s published tools and OpenAPI document', async () => {
+  test("every published call is valid against its database's published tools and OpenAPI document", async () => {
     const ajv = new Ajv({ strict: false });
     for (const db of ['bookstore', 'cycling_club']) {
       const tools = JSON.parse(readFileSync(path.join(out, 'tools', 'rest', `${db}.json`), 'utf8')) as ToolSpec[];
@@ -77,7 +81,7 @@ describe('REST formulation on the demo (template synthesizer)', () => {
     }
   });
 
-  test('`serve` answers every sample\'s call exactly as published; a changed database is refused', async () => {
+  test("`serve` answers every sample's call exactly as published; a changed database is refused", async () => {
     const handle = await serveDataset({ config: config(out, { source: demo }), host: '127.0.0.1', port: 0 });
     try {
       for (const db of ['bookstore', 'cycling_club']) {
@@ -99,20 +103,30 @@ describe('REST formulation on the demo (template synthesizer)', () => {
     for (const file of ['dev.json', 'dev_tables.json']) copyFileSync(path.join(demo, file), path.join(changed, file));
     const bookstore = path.join(demo, 'dev_databases', 'bookstore');
     for (const entry of readdirSync(bookstore, { withFileTypes: true })) {
-      if (entry.isFile()) copyFileSync(path.join(bookstore, entry.name), path.join(changed, 'dev_databases', 'bookstore', entry.name));
+      if (entry.isFile())
+        copyFileSync(path.join(bookstore, entry.name), path.join(changed, 'dev_databases', 'bookstore', entry.name));
     }
-    writeFileSync(path.join(changed, 'dev_databases', 'bookstore', 'bookstore.sqlite'), Buffer.concat([readFileSync(path.join(bookstore, 'bookstore.sqlite')), Buffer.alloc(4096)]));
-    await expect(serveDataset({ config: config(out, { source: changed, dbIds: ['bookstore'] }), host: '127.0.0.1', port: 0 })).rejects.toThrow(SourceError);
+    writeFileSync(
+      path.join(changed, 'dev_databases', 'bookstore', 'bookstore.sqlite'),
+      Buffer.concat([readFileSync(path.join(bookstore, 'bookstore.sqlite')), Buffer.alloc(4096)]),
+    );
+    await expect(
+      serveDataset({ config: config(out, { source: changed, dbIds: ['bookstore'] }), host: '127.0.0.1', port: 0 }),
+    ).rejects.toThrow(SourceError);
   });
 
   test('a rerun serves everything from the cache, byte-identical, without starting a server', async () => {
     const again = path.join(dir, 'again');
-    const result = await generate({ config: { ...config(again, { source: demo }), cacheDir: path.join(out, '.cache') } });
+    const result = await generate({
+      config: { ...config(again, { source: demo }), cacheDir: path.join(out, '.cache') },
+    });
     const stages = result.stats!.timing.stages;
     expect(stages['rest.synthesize'].runs).toBe(0);
     expect(stages['rest.execute'].runs ?? 0).toBe(0);
     for (const db of ['bookstore', 'cycling_club']) {
-      expect(readFileSync(path.join(again, 'rest', `${db}.jsonl`), 'utf8')).toBe(readFileSync(path.join(out, 'rest', `${db}.jsonl`), 'utf8'));
+      expect(readFileSync(path.join(again, 'rest', `${db}.jsonl`), 'utf8')).toBe(
+        readFileSync(path.join(out, 'rest', `${db}.jsonl`), 'utf8'),
+      );
     }
   });
 });
@@ -121,7 +135,10 @@ describe('REST on a small JSONL source: dedup merges, failures counted', () => {
   test('equivalent SQL becomes one endpoint; bad SQL is rejected at the right stage; counts add up', async () => {
     const source = path.join(dir, 'jsonl-source');
     mkdirSync(source, { recursive: true });
-    copyFileSync(path.join(demo, 'dev_databases', 'bookstore', 'bookstore.sqlite'), path.join(source, 'bookstore.sqlite'));
+    copyFileSync(
+      path.join(demo, 'dev_databases', 'bookstore', 'bookstore.sqlite'),
+      path.join(source, 'bookstore.sqlite'),
+    );
     const q = (id: string, sql: string) => JSON.stringify({ id, db_id: 'bookstore', question: `question ${id}`, sql });
     writeFileSync(
       path.join(source, 'questions.jsonl'),
@@ -140,7 +157,14 @@ describe('REST on a small JSONL source: dedup merges, failures counted', () => {
     expect(rest.total).toMatchObject({ input: 5, accepted: 3, rejected: 2 });
     expect(Object.keys(rest.total.rejectedBy).every((reason) => reason.startsWith('gold:'))).toBe(true);
     expect(stats.rest!.byDb.bookstore).toEqual({ before: 3, after: 2, published: 2 });
-    expect(stats.rest!.merges).toEqual([expect.objectContaining({ db: 'bookstore', kept: 'a', merged: 'b', reason: expect.stringMatching(/equivalent SQL/) })]);
+    expect(stats.rest!.merges).toEqual([
+      expect.objectContaining({
+        db: 'bookstore',
+        kept: 'a',
+        merged: 'b',
+        reason: expect.stringMatching(/equivalent SQL/),
+      }),
+    ]);
     const samples = readJsonl(path.join(out, 'rest', 'bookstore.jsonl')) as RestSampleLine[];
     const [a, b] = samples;
     expect(b.output[0].name).toBe(a.output[0].name);
@@ -161,7 +185,11 @@ test('an interrupted REST run starts nothing more: no gold runs once the signal 
     },
     close: () => executor.close(),
   };
-  const result = await generate({ config: config(out, { source: demo }), executor: counting, signal: AbortSignal.abort() });
+  const result = await generate({
+    config: config(out, { source: demo }),
+    executor: counting,
+    signal: AbortSignal.abort(),
+  });
   await executor.close();
   expect(result.aborted).toBe(true);
   expect(statements).toBe(0);

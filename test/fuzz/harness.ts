@@ -37,13 +37,18 @@ function count(tally: Tally, key: string): void {
 export function readFuzzSchema(file: string): FuzzSchema {
   const db = new Database(file, { readonly: true });
   try {
-    const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
+    const names = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .pluck()
+      .all() as string[];
     const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
     const tables = names.map((table) => {
       const infos = db.prepare(`PRAGMA table_info(${quoted(table)})`).all() as { name: string; type: string }[];
       const columns = infos.map(({ name, type }) => {
         const samples = db
-          .prepare(`SELECT DISTINCT ${quoted(name)} FROM ${quoted(table)} WHERE ${quoted(name)} IS NOT NULL ORDER BY 1 LIMIT 6`)
+          .prepare(
+            `SELECT DISTINCT ${quoted(name)} FROM ${quoted(table)} WHERE ${quoted(name)} IS NOT NULL ORDER BY 1 LIMIT 6`,
+          )
           .pluck()
           .all() as (string | number)[];
         return { name, kind: columnKind(type, samples), samples };
@@ -51,7 +56,13 @@ export function readFuzzSchema(file: string): FuzzSchema {
       return { name: table, columns };
     });
     const links = names.flatMap((table) =>
-      (db.prepare(`PRAGMA foreign_key_list(${quoted(table)})`).all() as { table: string; from: string; to: string | null }[])
+      (
+        db.prepare(`PRAGMA foreign_key_list(${quoted(table)})`).all() as {
+          table: string;
+          from: string;
+          to: string | null;
+        }[]
+      )
         .filter((fk) => fk.to !== null)
         .map((fk) => ({ from: { table, column: fk.from }, to: { table: fk.table, column: fk.to! } })),
     );
@@ -65,7 +76,9 @@ function columnKind(declared: string, samples: (string | number)[]): ColumnKind 
   const type = declared.toUpperCase();
   if (type.includes('INT')) return 'integer';
   if (/REAL|FLOA|DOUB|NUM|DEC/.test(type)) return 'real';
-  return samples.length > 0 && samples.every((s) => typeof s === 'string' && /^\d{4}-\d{2}-\d{2}/.test(s)) ? 'date' : 'text';
+  return samples.length > 0 && samples.every((s) => typeof s === 'string' && /^\d{4}-\d{2}-\d{2}/.test(s))
+    ? 'date'
+    : 'text';
 }
 
 export interface FuzzSource {
@@ -76,12 +89,23 @@ export interface FuzzSource {
 }
 
 /** A BIRD-layout folder in `dir`: copies of `databases` (never the originals: nothing may touch them) and the statements as questions. */
-export function writeFuzzSource(dir: string, databases: { dbId: string; folder: string }[], statements: { dbId: string; statement: FuzzStatement }[]): FuzzSource {
+export function writeFuzzSource(
+  dir: string,
+  databases: { dbId: string; folder: string }[],
+  statements: { dbId: string; statement: FuzzStatement }[],
+): FuzzSource {
   for (const { dbId, folder } of databases) cpSync(folder, path.join(dir, 'dev_databases', dbId), { recursive: true });
   const byId = new Map<string, FuzzStatement>();
   const records = statements.map(({ dbId, statement }, i) => {
     byId.set(String(i), statement);
-    return { question_id: i, db_id: dbId, question: `Fuzzed question ${i} (${statement.kind})?`, evidence: '', SQL: statement.sql, difficulty: 'simple' };
+    return {
+      question_id: i,
+      db_id: dbId,
+      question: `Fuzzed question ${i} (${statement.kind})?`,
+      evidence: '',
+      SQL: statement.sql,
+      difficulty: 'simple',
+    };
   });
   mkdirSync(dir, { recursive: true });
   const questionFile = path.join(dir, 'dev.json');
@@ -91,7 +115,15 @@ export function writeFuzzSource(dir: string, databases: { dbId: string; folder: 
 
 export function fuzzConfig(source: string, out: string): Config {
   // Short SQL timeouts: a random join may be slow, and a timeout is a categorized rejection like any other.
-  return parseConfig({ source, out, cache: false, progress: 'none', goldTimeoutMs: 5000, executeTimeoutMs: 5000, rest: { synthesizer: 'template' } });
+  return parseConfig({
+    source,
+    out,
+    cache: false,
+    progress: 'none',
+    goldTimeoutMs: 5000,
+    executeTimeoutMs: 5000,
+    rest: { synthesizer: 'template' },
+  });
 }
 
 /** The whole pipeline on the source: every rejection, tallied and listed. */
@@ -116,15 +148,23 @@ export interface DirectFailure {
  * Every statement, valid for SQLite or not, through the SQL-reading stages without gold:
  * their outcomes tallied, and each internal error listed with its statement id.
  */
-export async function runSqlStagesDirectly(source: FuzzSource, out: string): Promise<{ tally: Tally; internalErrors: DirectFailure[] }> {
+export async function runSqlStagesDirectly(
+  source: FuzzSource,
+  out: string,
+): Promise<{ tally: Tally; internalErrors: DirectFailure[] }> {
   const loaded = await loadSource(source.questionFile);
   const config = fuzzConfig(source.questionFile, out);
   const runner = new StageRunner(null, { retries: 0, baseMs: 0, maxMs: 0 });
   const tally: Tally = new Map();
   const internalErrors: DirectFailure[] = [];
-  const record = (id: string, stage: string, outcome: { ok: true } | { ok: false; category: string; message: string }): boolean => {
+  const record = (
+    id: string,
+    stage: string,
+    outcome: { ok: true } | { ok: false; category: string; message: string },
+  ): boolean => {
     count(tally, `${stage}:${outcome.ok ? 'accepted' : outcome.category}`);
-    if (!outcome.ok && outcome.category === INTERNAL_ERROR) internalErrors.push({ id, stage, message: outcome.message });
+    if (!outcome.ok && outcome.category === INTERNAL_ERROR)
+      internalErrors.push({ id, stage, message: outcome.message });
     return outcome.ok;
   };
   for (const db of loaded.databases) {
@@ -142,7 +182,11 @@ export async function runSqlStagesDirectly(source: FuzzSource, out: string): Pro
   return { tally, internalErrors };
 }
 
-type Recorder = (id: string, stage: string, outcome: { ok: true } | { ok: false; category: string; message: string }) => boolean;
+type Recorder = (
+  id: string,
+  stage: string,
+  outcome: { ok: true } | { ok: false; category: string; message: string },
+) => boolean;
 
 async function slotAndSel(instance: Instance, runner: StageRunner, ctx: StageContext, record: Recorder): Promise<void> {
   const query = await runner.run(parseStage, { sql: instance.sql }, ctx);
@@ -154,11 +198,17 @@ async function slotAndSel(instance: Instance, runner: StageRunner, ctx: StageCon
 
 function templateEndpoint(instance: Instance, db: DatabaseInfo, record: Recorder): SynthesizedEndpoint | null {
   const synthesized = attempt(() => synthesizeFromTemplate(instance, db, 'fuzz'));
-  const outcome = synthesized.ok ? synthesized.value : { ok: false as const, category: INTERNAL_ERROR, message: synthesized.message };
+  const outcome = synthesized.ok
+    ? synthesized.value
+    : { ok: false as const, category: INTERNAL_ERROR, message: synthesized.message };
   if (!record(instance.id, 'rest.synthesize', outcome) || !outcome.ok) return null;
   const checked = attempt(() => checkEndpointSpec(outcome.value.spec, db));
   const verdict = checked.ok ? checked.value : { ok: false, category: INTERNAL_ERROR, message: checked.message };
-  record(instance.id, 'rest.format_check', verdict.ok ? { ok: true } : { ok: false, category: verdict.category, message: verdict.message });
+  record(
+    instance.id,
+    'rest.format_check',
+    verdict.ok ? { ok: true } : { ok: false, category: verdict.category, message: verdict.message },
+  );
   return outcome.value;
 }
 
@@ -192,13 +242,18 @@ export const FUZZ_DATABASES = ['bookstore', 'cycling_club'].map((dbId) => ({ dbI
 export function fuzzStatements(n = FUZZ_N, seed = FUZZ_SEED): { dbId: string; statement: FuzzStatement }[] {
   const perDb = FUZZ_DATABASES.map(({ dbId, folder }, k) => {
     const schema = readFuzzSchema(path.join(folder, `${dbId}.sqlite`));
-    return generateStatements(schema, seed + k, Math.ceil(n / FUZZ_DATABASES.length)).map((statement) => ({ dbId, statement }));
+    return generateStatements(schema, seed + k, Math.ceil(n / FUZZ_DATABASES.length)).map((statement) => ({
+      dbId,
+      statement,
+    }));
   });
   return Array.from({ length: n }, (_, i) => perDb[i % perDb.length][Math.floor(i / perDb.length)]);
 }
 
 export function printTally(title: string, tally: Tally): void {
   if (process.env.NL2API_FUZZ_N === undefined) return;
-  const lines = [...tally.entries()].sort((a, b) => a[0].localeCompare(b[0])).map(([key, n]) => `  ${String(n).padStart(6)}  ${key}`);
+  const lines = [...tally.entries()]
+    .sort((a, b) => a[0].localeCompare(b[0]))
+    .map(([key, n]) => `  ${String(n).padStart(6)}  ${key}`);
   console.log(`${title}\n${lines.join('\n')}`);
 }

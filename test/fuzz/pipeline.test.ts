@@ -1,6 +1,15 @@
 import path from 'node:path';
 import { removeTempDirs, tempDir } from '../sql/fixtures.js';
-import { FUZZ_DATABASES, FUZZ_LIMIT_MS, FUZZ_N, FUZZ_SEED, fuzzStatements, printTally, runPipeline, writeFuzzSource } from './harness.js';
+import {
+  FUZZ_DATABASES,
+  FUZZ_LIMIT_MS,
+  FUZZ_N,
+  FUZZ_SEED,
+  fuzzStatements,
+  printTally,
+  runPipeline,
+  writeFuzzSource,
+} from './harness.js';
 
 /**
  * The grammar fuzzer through the whole pipeline (`generate`: SLOT, SEL and REST with the
@@ -11,13 +20,20 @@ import { FUZZ_DATABASES, FUZZ_LIMIT_MS, FUZZ_N, FUZZ_SEED, fuzzStatements, print
 
 afterAll(removeTempDirs);
 
-test('the whole pipeline: every statement accepted or categorized, no internal error', async () => {
-  const dir = tempDir('nl2api-fuzz-');
-  const source = writeFuzzSource(path.join(dir, 'source'), FUZZ_DATABASES, fuzzStatements());
-  const { tally, rejections } = await runPipeline(source, path.join(dir, 'out'));
-  printTally(`fuzz: ${FUZZ_N} statements (seed ${FUZZ_SEED}) through generate: rejections by formulation, stage and category`, tally);
-  const internal = rejections.filter((r) => r.category === 'internal_error').slice(0, 5);
-  expect(internal.map((r) => ({ ...r, sql: source.statements.get(r.id)?.sql }))).toEqual([]);
-  // Statements reach execute and verify: a good share become verified SLOT samples.
-  expect(rejections.filter((r) => r.formulation === 'slot').length).toBeLessThan(FUZZ_N * 0.8);
-}, FUZZ_LIMIT_MS);
+test(
+  'the whole pipeline: every statement accepted or categorized, no internal error',
+  async () => {
+    const dir = tempDir('nl2api-fuzz-');
+    const source = writeFuzzSource(path.join(dir, 'source'), FUZZ_DATABASES, fuzzStatements());
+    const { tally, rejections } = await runPipeline(source, path.join(dir, 'out'));
+    printTally(
+      `fuzz: ${FUZZ_N} statements (seed ${FUZZ_SEED}) through generate: rejections by formulation, stage and category`,
+      tally,
+    );
+    const internal = rejections.filter((r) => r.category === 'internal_error').slice(0, 5);
+    expect(internal.map((r) => ({ ...r, sql: source.statements.get(r.id)?.sql }))).toEqual([]);
+    // Statements reach execute and verify: a good share become verified SLOT samples.
+    expect(rejections.filter((r) => r.formulation === 'slot').length).toBeLessThan(FUZZ_N * 0.8);
+  },
+  FUZZ_LIMIT_MS,
+);

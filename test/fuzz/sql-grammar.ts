@@ -69,7 +69,9 @@ class Rng {
 /** `count` statements; `validShare` of them valid, the rest invalid in one of many ways. */
 export function generateStatements(schema: FuzzSchema, seed: number, count: number, validShare = 0.7): FuzzStatement[] {
   const rng = new Rng(seed);
-  return Array.from({ length: count }, () => (rng.chance(validShare) ? { sql: validStatement(rng, schema), kind: 'valid' } : invalidStatement(rng, schema)));
+  return Array.from({ length: count }, () =>
+    rng.chance(validShare) ? { sql: validStatement(rng, schema), kind: 'valid' } : invalidStatement(rng, schema),
+  );
 }
 
 function validStatement(rng: Rng, schema: FuzzSchema): string {
@@ -146,22 +148,29 @@ class Generator {
 
     const items: string[] = [];
     if (options.columns) {
-      for (let i = 0; i < options.columns.count; i++) items.push(this.typedColumn(scope, options.columns.kind) ?? this.columnRef(scope));
+      for (let i = 0; i < options.columns.count; i++)
+        items.push(this.typedColumn(scope, options.columns.kind) ?? this.columnRef(scope));
     } else if (aggregated) {
       items.push(this.aggregate(scope));
     } else {
       items.push(...keys);
       const extra = grouped ? 1 : 1 + rng.int(3);
       for (let i = 0; i < extra; i++) items.push(grouped ? this.aggregate(scope) : this.scalar(scope, options.depth));
-      if (!grouped && rng.chance(0.05)) items.splice(0, items.length, rng.chance(0.5) ? '*' : `${this.ident(scope[0].name)}.*`);
+      if (!grouped && rng.chance(0.05))
+        items.splice(0, items.length, rng.chance(0.5) ? '*' : `${this.ident(scope[0].name)}.*`);
     }
-    const aliased = items.map((item, i) => (item !== '*' && !item.endsWith('.*') && rng.chance(0.2) ? `${item} ${this.kw('AS')} ${this.ident(`c${i}`)}` : item));
+    const aliased = items.map((item, i) =>
+      item !== '*' && !item.endsWith('.*') && rng.chance(0.2)
+        ? `${item} ${this.kw('AS')} ${this.ident(`c${i}`)}`
+        : item,
+    );
 
     let sql = `${this.kw('SELECT')} ${!aggregated && rng.chance(0.15) ? `${this.kw('DISTINCT')} ` : ''}${aliased.join(', ')} ${this.kw('FROM')} ${from}`;
     if (rng.chance(0.6)) sql += ` ${this.kw('WHERE')} ${this.predicate(all, options.depth, 0)}`;
     if (grouped) {
       sql += ` ${this.kw('GROUP BY')} ${keys.join(', ')}`;
-      if (rng.chance(0.3)) sql += ` ${this.kw('HAVING')} ${this.aggregate(scope)} ${rng.pick(COMPARISONS)} ${rng.int(5)}`;
+      if (rng.chance(0.3))
+        sql += ` ${this.kw('HAVING')} ${this.aggregate(scope)} ${rng.pick(COMPARISONS)} ${rng.int(5)}`;
     }
     if (!options.columns && !options.scalar && rng.chance(0.4)) sql += ` ${this.orderBy(items)}`;
     if (!options.scalar && rng.chance(0.35)) {
@@ -177,7 +186,9 @@ class Generator {
     const add = (table: FuzzTable): string => {
       const name = alias(table);
       scope.push({ name, table });
-      return name === table.name ? this.ident(table.name) : `${this.ident(table.name)} ${this.kw('AS')} ${this.ident(name)}`;
+      return name === table.name
+        ? this.ident(table.name)
+        : `${this.ident(table.name)} ${this.kw('AS')} ${this.ident(name)}`;
     };
     if (options.depth < 2 && !options.columns && rng.chance(0.05)) return this.derived(scope, options.depth);
     let sql = add(rng.pick(this.schema.tables));
@@ -223,7 +234,9 @@ class Generator {
   }
 
   private column(scope: InScope[], kinds?: readonly ColumnKind[]): { ref: string; column: FuzzColumn } | null {
-    const candidates = scope.flatMap((s) => s.table.columns.filter((c) => !kinds || kinds.includes(c.kind)).map((c) => ({ s, c })));
+    const candidates = scope.flatMap((s) =>
+      s.table.columns.filter((c) => !kinds || kinds.includes(c.kind)).map((c) => ({ s, c })),
+    );
     if (candidates.length === 0) return null;
     const { s, c } = this.rng.pick(candidates);
     // Qualified when several items are in scope (no ambiguity), and now and then anyway.
@@ -236,7 +249,8 @@ class Generator {
   }
 
   private typedColumn(scope: InScope[], kind: ColumnKind | undefined): string | null {
-    const kinds: ColumnKind[] | undefined = kind === 'integer' ? ['integer', 'real'] : kind ? ['text', 'date'] : undefined;
+    const kinds: ColumnKind[] | undefined =
+      kind === 'integer' ? ['integer', 'real'] : kind ? ['text', 'date'] : undefined;
     return this.column(scope, kinds)?.ref ?? null;
   }
 
@@ -249,12 +263,19 @@ class Generator {
     const { rng } = this;
     const numeric = this.column(scope, ['integer', 'real']);
     const choice = rng.int(6);
-    if (choice === 0 || !numeric) return rng.chance(0.5) ? `${this.kw('COUNT')}(*)` : `${this.kw('COUNT')}(${this.kw('DISTINCT')} ${this.columnRef(scope)})`;
+    if (choice === 0 || !numeric)
+      return rng.chance(0.5)
+        ? `${this.kw('COUNT')}(*)`
+        : `${this.kw('COUNT')}(${this.kw('DISTINCT')} ${this.columnRef(scope)})`;
     if (choice === 1) return `${this.kw('COUNT')}(${this.columnRef(scope)})`;
     const name = rng.pick(['SUM', 'AVG', 'MIN', 'MAX', 'TOTAL']);
-    const arg = rng.chance(0.2) ? `${this.kw('CASE WHEN')} ${this.predicate(scope, 2, 1)} ${this.kw('THEN')} 1 ${this.kw('ELSE')} 0 ${this.kw('END')}` : numeric.ref;
+    const arg = rng.chance(0.2)
+      ? `${this.kw('CASE WHEN')} ${this.predicate(scope, 2, 1)} ${this.kw('THEN')} 1 ${this.kw('ELSE')} 0 ${this.kw('END')}`
+      : numeric.ref;
     const call = `${this.kw(name)}(${arg})`;
-    return rng.chance(0.2) ? `${this.kw('CAST')}(${call} ${this.kw('AS')} ${this.kw('REAL')}) * 100 / ${this.kw('COUNT')}(*)` : call;
+    return rng.chance(0.2)
+      ? `${this.kw('CAST')}(${call} ${this.kw('AS')} ${this.kw('REAL')}) * 100 / ${this.kw('COUNT')}(*)`
+      : call;
   }
 
   /** A scalar expression of any type. */
@@ -301,7 +322,9 @@ class Generator {
         return `${this.kw(rng.pick(['ABS', 'ROUND']))}(${number.ref})`;
       case 3: {
         const dates = [this.column(scope, ['date']), this.column(scope, ['date'])];
-        return dates[0] && dates[1] ? `${this.kw('JULIANDAY')}(${dates[0].ref}) - ${this.kw('JULIANDAY')}(${dates[1].ref})` : number.ref;
+        return dates[0] && dates[1]
+          ? `${this.kw('JULIANDAY')}(${dates[0].ref}) - ${this.kw('JULIANDAY')}(${dates[1].ref})`
+          : number.ref;
       }
       case 4:
         return depth < 2 ? `(${this.select({ depth: depth + 1, outer: scope, scalar: true })})` : number.ref;
@@ -366,7 +389,41 @@ class Generator {
 
 // ---- invalid statements ----------------------------------------------------------------------
 
-const NOISE = ['(', ')', ',', '.', 'SELECT', 'FROM', 'WHERE', 'AND', 'OR', 'NOT', '*', "'", '"', '`', '[', ']', 'NULL', '1', ';', '--', '/*', 'GROUP BY', 'ORDER', 'JOIN', 'ON', 'AS', 'IN', 'LIKE', 'CASE', 'END', '?', ':x', '||'];
+const NOISE = [
+  '(',
+  ')',
+  ',',
+  '.',
+  'SELECT',
+  'FROM',
+  'WHERE',
+  'AND',
+  'OR',
+  'NOT',
+  '*',
+  "'",
+  '"',
+  '`',
+  '[',
+  ']',
+  'NULL',
+  '1',
+  ';',
+  '--',
+  '/*',
+  'GROUP BY',
+  'ORDER',
+  'JOIN',
+  'ON',
+  'AS',
+  'IN',
+  'LIKE',
+  'CASE',
+  'END',
+  '?',
+  ':x',
+  '||',
+];
 
 const NON_SELECT = [
   (t: string) => `INSERT INTO ${t} VALUES (1)`,
@@ -411,8 +468,12 @@ const MUTATIONS: Record<string, (rng: Rng, tokens: string[], schema: FuzzSchema)
     return [...tokens.slice(0, i), rng.chance(0.5) ? '(' : ')', ...tokens.slice(i)];
   },
   unknownName: (rng, tokens, schema) => {
-    const names = new Set(schema.tables.flatMap((t) => [t.name, ...t.columns.map((c) => c.name)]).map((n) => n.toLowerCase()));
-    const sites = tokens.map((t, i) => (names.has(t.replace(/^["`[]|["`\]]$/g, '').toLowerCase()) ? i : -1)).filter((i) => i >= 0);
+    const names = new Set(
+      schema.tables.flatMap((t) => [t.name, ...t.columns.map((c) => c.name)]).map((n) => n.toLowerCase()),
+    );
+    const sites = tokens
+      .map((t, i) => (names.has(t.replace(/^["`[]|["`\]]$/g, '').toLowerCase()) ? i : -1))
+      .filter((i) => i >= 0);
     if (!sites.length) return tokens;
     const i = rng.pick(sites);
     return tokens.map((t, k) => (k === i ? rng.pick(['no_such_column', '`no such`', '"Nope"', '[nada]', 'T9.x']) : t));
@@ -438,6 +499,6 @@ function invalidStatement(rng: Rng, schema: FuzzSchema): FuzzStatement {
 }
 
 function garbage(rng: Rng): string {
-  const alphabet = "SELECTFROMWHERE abcxyz019_*(),.;'\"`[]-+/<>=!|\\\n\t€ü\u0000\u200b";
+  const alphabet = 'SELECTFROMWHERE abcxyz019_*(),.;\'"`[]-+/<>=!|\\\n\t€ü\u0000\u200b';
   return Array.from({ length: 1 + rng.int(60) }, () => alphabet[rng.int(alphabet.length)]).join('');
 }

@@ -1,6 +1,16 @@
 import path from 'node:path';
 import { removeTempDirs, tempDir } from '../sql/fixtures.js';
-import { FUZZ_DATABASES, FUZZ_LIMIT_MS, FUZZ_N, FUZZ_SEED, fuzzStatements, printTally, readFuzzSchema, runSqlStagesDirectly, writeFuzzSource } from './harness.js';
+import {
+  FUZZ_DATABASES,
+  FUZZ_LIMIT_MS,
+  FUZZ_N,
+  FUZZ_SEED,
+  fuzzStatements,
+  printTally,
+  readFuzzSchema,
+  runSqlStagesDirectly,
+  writeFuzzSource,
+} from './harness.js';
 import { generateStatements } from './sql-grammar.js';
 
 /**
@@ -18,13 +28,17 @@ test('the generator is deterministic', () => {
   expect(generateStatements(schema, FUZZ_SEED + 1, 50)).not.toEqual(generateStatements(schema, FUZZ_SEED, 50));
 });
 
-test('SQL-reading stages: every statement accepted or categorized, no internal error', async () => {
-  const dir = tempDir('nl2api-fuzz-');
-  const source = writeFuzzSource(path.join(dir, 'source'), FUZZ_DATABASES, fuzzStatements());
-  const { tally, internalErrors } = await runSqlStagesDirectly(source, path.join(dir, 'out'));
-  printTally(`fuzz: ${FUZZ_N} statements (seed ${FUZZ_SEED}), gold bypassed, by stage and outcome`, tally);
-  expect(internalErrors.slice(0, 5).map((e) => ({ ...e, sql: source.statements.get(e.id)?.sql }))).toEqual([]);
-  // The fuzzer reaches past parsing: many statements parse, decompose and expand.
-  expect(tally.get('parse:accepted') ?? 0).toBeGreaterThan(FUZZ_N * 0.4);
-  expect(tally.get('sel.expand:accepted') ?? 0).toBeGreaterThan(FUZZ_N * 0.2);
-}, FUZZ_LIMIT_MS);
+test(
+  'SQL-reading stages: every statement accepted or categorized, no internal error',
+  async () => {
+    const dir = tempDir('nl2api-fuzz-');
+    const source = writeFuzzSource(path.join(dir, 'source'), FUZZ_DATABASES, fuzzStatements());
+    const { tally, internalErrors } = await runSqlStagesDirectly(source, path.join(dir, 'out'));
+    printTally(`fuzz: ${FUZZ_N} statements (seed ${FUZZ_SEED}), gold bypassed, by stage and outcome`, tally);
+    expect(internalErrors.slice(0, 5).map((e) => ({ ...e, sql: source.statements.get(e.id)?.sql }))).toEqual([]);
+    // The fuzzer reaches past parsing: many statements parse, decompose and expand.
+    expect(tally.get('parse:accepted') ?? 0).toBeGreaterThan(FUZZ_N * 0.4);
+    expect(tally.get('sel.expand:accepted') ?? 0).toBeGreaterThan(FUZZ_N * 0.2);
+  },
+  FUZZ_LIMIT_MS,
+);

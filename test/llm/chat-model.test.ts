@@ -9,7 +9,13 @@ const SECRET = 'sk-test-SECRET-value-1234';
 describe('LlmConfigSchema', () => {
   test('defaults: Mistral, deterministic temperature, bounded retries', () => {
     expect(LlmConfigSchema.parse({})).toMatchObject({
-      provider: 'mistral', model: 'mistral-large-latest', temperature: 0, maxRetries: 4, concurrency: 4, requestsPerMinute: 60, cache: true,
+      provider: 'mistral',
+      model: 'mistral-large-latest',
+      temperature: 0,
+      maxRetries: 4,
+      concurrency: 4,
+      requestsPerMinute: 60,
+      cache: true,
     });
   });
 
@@ -18,7 +24,12 @@ describe('LlmConfigSchema', () => {
   });
 
   test('rejects bad values', () => {
-    for (const bad of [{ provider: 'anthropic' }, { baseUrl: 'not a url' }, { timeoutMs: 0 }, { prices: { m: { inputPerMTok: -1, outputPerMTok: 0 } } }]) {
+    for (const bad of [
+      { provider: 'anthropic' },
+      { baseUrl: 'not a url' },
+      { timeoutMs: 0 },
+      { prices: { m: { inputPerMTok: -1, outputPerMTok: 0 } } },
+    ]) {
       expect(LlmConfigSchema.safeParse(bad).success).toBe(false);
     }
   });
@@ -26,7 +37,9 @@ describe('LlmConfigSchema', () => {
 
 describe('createChatModel', () => {
   test('mistral (default) with its retries off and the key from the environment', async () => {
-    const model = await createChatModel(LlmConfigSchema.parse({ baseUrl: 'http://127.0.0.1:9' }), { MISTRAL_API_KEY: SECRET });
+    const model = await createChatModel(LlmConfigSchema.parse({ baseUrl: 'http://127.0.0.1:9' }), {
+      MISTRAL_API_KEY: SECRET,
+    });
     expect(model).toBeInstanceOf(ChatMistralAI);
     const mistral = model as ChatMistralAI;
     expect(mistral.model).toBe('mistral-large-latest');
@@ -35,9 +48,14 @@ describe('createChatModel', () => {
   });
 
   test('openai-compatible with a base URL needs no key; without one it does', async () => {
-    const model = await createChatModel(LlmConfigSchema.parse({ provider: 'openai', model: 'qwen', baseUrl: 'http://127.0.0.1:9/v1' }), {});
+    const model = await createChatModel(
+      LlmConfigSchema.parse({ provider: 'openai', model: 'qwen', baseUrl: 'http://127.0.0.1:9/v1' }),
+      {},
+    );
     expect(model).toBeInstanceOf(ChatOpenAI);
-    await expect(createChatModel(LlmConfigSchema.parse({ provider: 'openai', model: 'gpt-4o' }), {})).rejects.toThrow(/OPENAI_API_KEY is not set/);
+    await expect(createChatModel(LlmConfigSchema.parse({ provider: 'openai', model: 'gpt-4o' }), {})).rejects.toThrow(
+      /OPENAI_API_KEY is not set/,
+    );
   });
 
   test('ollama needs no key', async () => {
@@ -47,7 +65,10 @@ describe('createChatModel', () => {
 
   test('a missing key is named, never shown; a present key never leaks into the serialized model', async () => {
     await expect(createChatModel(LlmConfigSchema.parse({}), {})).rejects.toThrow(/MISTRAL_API_KEY is not set/);
-    for (const [provider, env] of [['mistral', { MISTRAL_API_KEY: SECRET }], ['openai', { OPENAI_API_KEY: SECRET }]] as const) {
+    for (const [provider, env] of [
+      ['mistral', { MISTRAL_API_KEY: SECRET }],
+      ['openai', { OPENAI_API_KEY: SECRET }],
+    ] as const) {
       const model = await createChatModel(LlmConfigSchema.parse({ provider, model: 'm' }), env);
       expect(JSON.stringify(model)).not.toContain(SECRET);
     }

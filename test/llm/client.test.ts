@@ -89,7 +89,12 @@ describe('LlmClient', () => {
 
   describe('retries', () => {
     test('429 honours Retry-After, 5xx backs off exponentially, then success', async () => {
-      const { llm, model, clock } = client([httpError(429, { 'Retry-After': '7' }), httpError(503), httpError(502), 'ok']);
+      const { llm, model, clock } = client([
+        httpError(429, { 'Retry-After': '7' }),
+        httpError(503),
+        httpError(502),
+        'ok',
+      ]);
       const reply = await llm.complete(ask('q'));
       expect(reply).toEqual({ text: 'ok', cached: false, attempts: 4 });
       expect(model.calls).toBe(4);
@@ -99,7 +104,10 @@ describe('LlmClient', () => {
     });
 
     test('Retry-After as an HTTP date', async () => {
-      const { llm, clock } = client([httpError(429, { 'retry-after': new Date(Date.now() + 60_000).toUTCString() }), 'ok']);
+      const { llm, clock } = client([
+        httpError(429, { 'retry-after': new Date(Date.now() + 60_000).toUTCString() }),
+        'ok',
+      ]);
       await llm.complete(ask('q'));
       expect(clock.sleeps[0]).toBeGreaterThan(55_000);
       expect(clock.sleeps[0]).toBeLessThanOrEqual(60_000);
@@ -128,7 +136,11 @@ describe('LlmClient', () => {
     test('network errors are retried', async () => {
       const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
       const fetchFailed = new TypeError('fetch failed', { cause: refused });
-      const { llm, model } = client([fetchFailed, Object.assign(new Error('socket'), { name: 'ConnectionError' }), 'ok']);
+      const { llm, model } = client([
+        fetchFailed,
+        Object.assign(new Error('socket'), { name: 'ConnectionError' }),
+        'ok',
+      ]);
       expect((await llm.complete(ask('q'))).text).toBe('ok');
       expect(model.calls).toBe(3);
       const exhausted = client([fetchFailed], { config: llmConfig({ maxRetries: 0 }) });
@@ -180,18 +192,43 @@ describe('LlmClient', () => {
       const prices = { 'test-model': { inputPerMTok: 2, outputPerMTok: 6 } };
       const usage = new UsageMeter(prices);
       const cache = new MemoryLlmCache();
-      const priced = client([], { usage, cache, config: llmConfig({ prices }) }, new ScriptedChatModel(['a'], { usage: { input: 1000, output: 500 } }));
-      const unpriced = client([], { usage, config: llmConfig({ model: 'free-model' }) }, new ScriptedChatModel(['b'], { usage: { input: 10, output: 1 } }));
+      const priced = client(
+        [],
+        { usage, cache, config: llmConfig({ prices }) },
+        new ScriptedChatModel(['a'], { usage: { input: 1000, output: 500 } }),
+      );
+      const unpriced = client(
+        [],
+        { usage, config: llmConfig({ model: 'free-model' }) },
+        new ScriptedChatModel(['b'], { usage: { input: 10, output: 1 } }),
+      );
       await priced.llm.complete(ask('q'));
       await priced.llm.complete(ask('q'));
       await priced.llm.complete(ask('q2'));
       await unpriced.llm.complete(ask('q'));
       const snapshot = usage.snapshot();
       expect(snapshot.byModel['test-model']).toEqual({
-        requests: 2, cacheHits: 1, retries: 0, failures: 0, inputTokens: 2000, outputTokens: 1000, costUsd: 0.01,
+        requests: 2,
+        cacheHits: 1,
+        retries: 0,
+        failures: 0,
+        inputTokens: 2000,
+        outputTokens: 1000,
+        costUsd: 0.01,
       });
-      expect(snapshot.byModel['free-model']).toMatchObject({ requests: 1, inputTokens: 10, outputTokens: 1, costUsd: 0 });
-      expect(snapshot.total).toMatchObject({ requests: 3, cacheHits: 1, inputTokens: 2010, outputTokens: 1001, costUsd: 0.01 });
+      expect(snapshot.byModel['free-model']).toMatchObject({
+        requests: 1,
+        inputTokens: 10,
+        outputTokens: 1,
+        costUsd: 0,
+      });
+      expect(snapshot.total).toMatchObject({
+        requests: 3,
+        cacheHits: 1,
+        inputTokens: 2010,
+        outputTokens: 1001,
+        costUsd: 0.01,
+      });
       expect(snapshot.unpricedModels).toEqual(['free-model']);
     });
   });

@@ -5,7 +5,12 @@ import type { Clock } from '../../generators/llm/clock.js';
 import { LlmConfigSchema, type LlmConfig, type LlmConfigInput } from '../../generators/llm/config.js';
 
 export function llmConfig(overrides: LlmConfigInput = {}): LlmConfig {
-  return LlmConfigSchema.parse({ model: 'test-model', maxRetries: 3, backoff: { baseMs: 100, maxMs: 1000 }, ...overrides });
+  return LlmConfigSchema.parse({
+    model: 'test-model',
+    maxRetries: 3,
+    backoff: { baseMs: 100, maxMs: 1000 },
+    ...overrides,
+  });
 }
 
 /** Time that passes only when someone sleeps; records every sleep. */
@@ -62,7 +67,11 @@ export class ScriptedChatModel extends FakeListChatModel {
       const { usage } = this.options;
       if (usage) {
         const message = result.generations[0].message as { usage_metadata?: unknown };
-        message.usage_metadata = { input_tokens: usage.input, output_tokens: usage.output, total_tokens: usage.input + usage.output };
+        message.usage_metadata = {
+          input_tokens: usage.input,
+          output_tokens: usage.output,
+          total_tokens: usage.input + usage.output,
+        };
       }
       return result;
     } finally {

@@ -25,10 +25,22 @@ const startServer = scriptedServerPerTest();
 
 async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {}) {
   const server = await startServer(script);
-  const config = llmConfig({ provider: 'mistral', model: 'mistral-large-latest', baseUrl: server.url, timeoutMs: 30_000 /* a hang guard: a loaded machine may answer slowly */, ...overrides });
+  const config = llmConfig({
+    provider: 'mistral',
+    model: 'mistral-large-latest',
+    baseUrl: server.url,
+    timeoutMs: 30_000 /* a hang guard: a loaded machine may answer slowly */,
+    ...overrides,
+  });
   const clock = new FakeClock(); // backoff waits are recorded, not slept
   const usage = new UsageMeter({ 'mistral-large-latest': { inputPerMTok: 2, outputPerMTok: 6 } });
-  const client = new LlmClient({ model: await createChatModel(config, { MISTRAL_API_KEY: API_KEY }), config, clock, usage, cache: new MemoryLlmCache() });
+  const client = new LlmClient({
+    model: await createChatModel(config, { MISTRAL_API_KEY: API_KEY }),
+    config,
+    clock,
+    usage,
+    cache: new MemoryLlmCache(),
+  });
   return { server, client, clock, usage };
 }
 
@@ -55,18 +67,30 @@ describe('Mistral protocol through @langchain/mistralai', () => {
   });
 
   test('a reply in code fences is repaired', async () => {
-    const { client } = await setup([completion('Here you go:\n```json\n{"operation": "getSchools", "params": ["county",],}\n```')]);
-    expect(await completeStructured(client, messages, Answer)).toMatchObject({ ok: true, value: { params: ['county'] }, repaired: true });
+    const { client } = await setup([
+      completion('Here you go:\n```json\n{"operation": "getSchools", "params": ["county",],}\n```'),
+    ]);
+    expect(await completeStructured(client, messages, Answer)).toMatchObject({
+      ok: true,
+      value: { params: ['county'] },
+      repaired: true,
+    });
   });
 
   test('invalid JSON → llm:invalid_json, no retry', async () => {
     const { server, client } = await setup([completion('{"operation": getSchools')]);
-    expect(await completeStructured(client, messages, Answer)).toMatchObject({ ok: false, category: 'llm:invalid_json', raw: '{"operation": getSchools' });
+    expect(await completeStructured(client, messages, Answer)).toMatchObject({
+      ok: false,
+      category: 'llm:invalid_json',
+      raw: '{"operation": getSchools',
+    });
     expect(server.requests).toHaveLength(1);
   });
 
   test('a hallucinated shape → llm:schema', async () => {
-    const { client } = await setup([completion('{"operation": "getSchools", "params": ["county"], "sql": "DROP TABLE x"}')]);
+    const { client } = await setup([
+      completion('{"operation": "getSchools", "params": ["county"], "sql": "DROP TABLE x"}'),
+    ]);
     expect(await completeStructured(client, messages, Answer)).toMatchObject({ ok: false, category: 'llm:schema' });
   });
 
@@ -80,7 +104,10 @@ describe('Mistral protocol through @langchain/mistralai', () => {
 
   test('500s until retries are exhausted → llm:server_error', async () => {
     const { server, client, usage } = await setup([errorReply(500)], { maxRetries: 2 });
-    expect(await completeStructured(client, messages, Answer)).toMatchObject({ ok: false, category: 'llm:server_error' });
+    expect(await completeStructured(client, messages, Answer)).toMatchObject({
+      ok: false,
+      category: 'llm:server_error',
+    });
     expect(server.requests).toHaveLength(3);
     expect(usage.snapshot().total).toMatchObject({ requests: 3, retries: 2, failures: 1 });
   });
@@ -94,7 +121,10 @@ describe('Mistral protocol through @langchain/mistralai', () => {
   });
 
   test('a reply slower than the timeout → llm:timeout, and the connection is cut', async () => {
-    const { server, client } = await setup([{ ...completion(GOOD), delayMs: 30_000 }], { timeoutMs: 200, maxRetries: 0 });
+    const { server, client } = await setup([{ ...completion(GOOD), delayMs: 30_000 }], {
+      timeoutMs: 200,
+      maxRetries: 0,
+    });
     expect(await completeStructured(client, messages, Answer)).toMatchObject({ ok: false, category: 'llm:timeout' });
     // The socket is cut at the deadline; on a loaded CI machine its close may take a while to be seen.
     for (let i = 0; i < 1000 && !server.requests[0]?.abandoned; i++) await new Promise((r) => setTimeout(r, 10));

@@ -15,7 +15,13 @@ const startServer = scriptedServerPerTest();
 
 async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {}) {
   const server = await startServer(script);
-  const config = llmConfig({ provider: 'openai', model: 'qwen2.5-coder', baseUrl: `${server.url}/v1`, timeoutMs: 30_000 /* a hang guard: a loaded machine may answer slowly */, ...overrides });
+  const config = llmConfig({
+    provider: 'openai',
+    model: 'qwen2.5-coder',
+    baseUrl: `${server.url}/v1`,
+    timeoutMs: 30_000 /* a hang guard: a loaded machine may answer slowly */,
+    ...overrides,
+  });
   const clock = new FakeClock();
   const client = new LlmClient({ model: await createChatModel(config, {}), config, clock });
   return { server, client, clock };
@@ -23,10 +29,19 @@ async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {})
 
 describe('OpenAI-compatible protocol through @langchain/openai', () => {
   test('a good reply, with usage; no key needed for a local server', async () => {
-    const { server, client } = await setup([completion('{"operation": "getSchools"}', { prompt_tokens: 7, completion_tokens: 3 })]);
-    expect(await completeStructured(client, messages, Answer)).toMatchObject({ ok: true, value: { operation: 'getSchools' } });
+    const { server, client } = await setup([
+      completion('{"operation": "getSchools"}', { prompt_tokens: 7, completion_tokens: 3 }),
+    ]);
+    expect(await completeStructured(client, messages, Answer)).toMatchObject({
+      ok: true,
+      value: { operation: 'getSchools' },
+    });
     expect(server.requests).toHaveLength(1);
-    expect(server.requests[0]).toMatchObject({ method: 'POST', url: '/v1/chat/completions', body: { model: 'qwen2.5-coder', messages } });
+    expect(server.requests[0]).toMatchObject({
+      method: 'POST',
+      url: '/v1/chat/completions',
+      body: { model: 'qwen2.5-coder', messages },
+    });
     expect(client.usage.snapshot().total).toMatchObject({ requests: 1, inputTokens: 7, outputTokens: 3 });
   });
 
@@ -38,12 +53,18 @@ describe('OpenAI-compatible protocol through @langchain/openai', () => {
     await retried.server.close();
 
     const exhausted = await setup([errorReply(500)], { maxRetries: 1 });
-    expect(await completeStructured(exhausted.client, messages, Answer)).toMatchObject({ ok: false, category: 'llm:server_error' });
+    expect(await completeStructured(exhausted.client, messages, Answer)).toMatchObject({
+      ok: false,
+      category: 'llm:server_error',
+    });
     expect(exhausted.server.requests).toHaveLength(2);
   });
 
   test('a slow reply → llm:timeout', async () => {
-    const { client } = await setup([{ ...completion('{"operation": "x"}'), delayMs: 5000 }], { timeoutMs: 200, maxRetries: 0 });
+    const { client } = await setup([{ ...completion('{"operation": "x"}'), delayMs: 5000 }], {
+      timeoutMs: 200,
+      maxRetries: 0,
+    });
     expect(await completeStructured(client, messages, Answer)).toMatchObject({ ok: false, category: 'llm:timeout' });
   });
 });

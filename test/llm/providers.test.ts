@@ -18,7 +18,9 @@ describe('PROVIDERS, the one list of LLM providers', () => {
 
   test("--llm-provider offers exactly its names, and the help names each provider's key variable", () => {
     for (const command of ['generate', 'demo']) {
-      const option = buildProgram().commands.find((c) => c.name() === command)!.options.find((o) => o.long === '--llm-provider')!;
+      const option = buildProgram()
+        .commands.find((c) => c.name() === command)!
+        .options.find((o) => o.long === '--llm-provider')!;
       expect(option.argChoices).toEqual(Object.keys(PROVIDERS));
       for (const [name, { apiKey }] of Object.entries(PROVIDERS)) {
         expect(option.description).toContain(`${name}: ${apiKey ? apiKey.env : 'none'}`);
@@ -28,7 +30,9 @@ describe('PROVIDERS, the one list of LLM providers', () => {
 
   test("no module imports a provider's LangChain package up front: only its entry's create does, when used", () => {
     const sources = ['config', 'generators', 'pipeline', 'cli'].flatMap((folder) => tsFiles(path.join(root, folder)));
-    const eager = sources.filter((file) => /\bfrom\s+['"]@langchain\/(mistralai|openai|ollama)['"]/.test(readFileSync(file, 'utf8')));
+    const eager = sources.filter((file) =>
+      /\bfrom\s+['"]@langchain\/(mistralai|openai|ollama)['"]/.test(readFileSync(file, 'utf8')),
+    );
     expect(eager.map((file) => path.relative(root, file))).toEqual([]);
   });
 });
@@ -44,13 +48,18 @@ describe('a new provider is one registry entry', () => {
   };
   const registry = { ...PROVIDERS, scripted };
   // The schema's enum is PROVIDERS' names; a registry extended at test time is not in it.
-  const config = (overrides: { baseUrl?: string } = {}) => ({ ...llmConfig(overrides), provider: 'scripted' as LlmProvider });
+  const config = (overrides: { baseUrl?: string } = {}) => ({
+    ...llmConfig(overrides),
+    provider: 'scripted' as LlmProvider,
+  });
 
   beforeEach(() => received.splice(0));
 
   test('createChatModel builds it with the key its rule names, and LlmClient calls it like any other', async () => {
     const model = await createChatModel(config(), { SCRIPTED_API_KEY: 'k-1' }, registry);
-    expect(received).toEqual([{ settings: expect.objectContaining({ model: 'test-model', timeoutMs: 60_000 }), apiKey: 'k-1' }]);
+    expect(received).toEqual([
+      { settings: expect.objectContaining({ model: 'test-model', timeoutMs: 60_000 }), apiKey: 'k-1' },
+    ]);
     const client = new LlmClient({ model, config: config(), clock: new FakeClock() });
     expect((await client.complete([{ role: 'user', content: 'q' }])).text).toBe('{"answer": 42}');
   });

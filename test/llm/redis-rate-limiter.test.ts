@@ -22,7 +22,11 @@ afterAll(() => close());
 /** A limiter that records each wait Redis prescribes instead of sleeping it. */
 function recording(connection: Redis, options: Omit<RedisRateLimiterOptions, 'prefix' | 'sleep'>) {
   const waits: number[] = [];
-  const limiter = new RedisRateLimiter(connection, { ...options, prefix: server.prefix, sleep: async (ms) => void waits.push(ms) });
+  const limiter = new RedisRateLimiter(connection, {
+    ...options,
+    prefix: server.prefix,
+    sleep: async (ms) => void waits.push(ms),
+  });
   return { limiter, waits };
 }
 
@@ -76,9 +80,16 @@ describe('RedisRateLimiter', () => {
 
   test('with the real clock, no request beyond the burst is admitted before its slot', async () => {
     // 600 per minute, burst 2: the k-th request (from 0) is due (k - 1) × 100 ms after the start.
-    const limiter = new RedisRateLimiter(redis, { prefix: server.prefix, name: 'real', requestsPerMinute: 600, burst: 2 });
+    const limiter = new RedisRateLimiter(redis, {
+      prefix: server.prefix,
+      name: 'real',
+      requestsPerMinute: 600,
+      burst: 2,
+    });
     const start = performance.now();
-    const times = await Promise.all(Array.from({ length: 5 }, () => limiter.acquire().then(() => performance.now() - start)));
+    const times = await Promise.all(
+      Array.from({ length: 5 }, () => limiter.acquire().then(() => performance.now() - start)),
+    );
     times.sort((x, y) => x - y);
     // A timer may fire a millisecond early; a loaded machine only makes admissions later.
     times.forEach((t, k) => expect(t).toBeGreaterThanOrEqual(Math.max(0, k - 1) * 100 - 5));

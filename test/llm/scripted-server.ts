@@ -42,7 +42,11 @@ export function completion(content: string, usage = { prompt_tokens: 12, complet
 }
 
 export function errorReply(status: number, headers: Record<string, string> = {}): ScriptedResponse {
-  return { status, headers, body: { object: 'error', message: `scripted ${status}`, type: 'scripted', code: String(status) } };
+  return {
+    status,
+    headers,
+    body: { object: 'error', message: `scripted ${status}`, type: 'scripted', code: String(status) },
+  };
 }
 
 /**
@@ -56,9 +60,16 @@ export async function startScriptedServer(script: ScriptedResponse[]): Promise<S
     let raw = '';
     req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
     req.on('end', () => {
-      const record: RecordedRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: raw ? JSON.parse(raw) : {}, abandoned: false };
+      const record: RecordedRequest = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: raw ? JSON.parse(raw) : {},
+        abandoned: false,
+      };
       requests.push(record);
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return send(res, { status: 404, body: { message: 'not found' } });
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
+        return send(res, { status: 404, body: { message: 'not found' } });
       const step = script[Math.min(requests.length - 1, script.length - 1)];
       res.on('close', () => {
         if (!res.writableFinished) record.abandoned = true;

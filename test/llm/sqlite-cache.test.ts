@@ -36,7 +36,8 @@ describe('SqliteLlmCache', () => {
       const cache = new SqliteLlmCache(file);
       const model = new ScriptedChatModel(['reply']);
       const client = new LlmClient({ model, config: llmConfig(), cache });
-      for (const p of [...prompts, ...changed.map((q) => [{ role: 'user' as const, content: q }])]) await client.complete(p);
+      for (const p of [...prompts, ...changed.map((q) => [{ role: 'user' as const, content: q }])])
+        await client.complete(p);
       cache.close();
       return model.calls;
     };

@@ -27,7 +27,11 @@ describe('repairJson', () => {
 describe('parseStructured', () => {
   test('valid JSON needs no repair', () => {
     expect(parseStructured('{"name": "getX", "params": []}', Endpoint)).toEqual({
-      ok: true, value: { name: 'getX', params: [] }, raw: '{"name": "getX", "params": []}', repaired: false, cached: false,
+      ok: true,
+      value: { name: 'getX', params: [] },
+      raw: '{"name": "getX", "params": []}',
+      repaired: false,
+      cached: false,
     });
   });
 
@@ -38,10 +42,15 @@ describe('parseStructured', () => {
 
   test('unrepairable text → llm:invalid_json, with the raw reply kept', () => {
     const result = parseStructured('{"name": "getX", "params": [', Endpoint);
-    expect(result).toEqual({ ok: false, category: 'llm:invalid_json', message: expect.any(String), raw: '{"name": "getX", "params": [' });
+    expect(result).toEqual({
+      ok: false,
+      category: 'llm:invalid_json',
+      message: expect.any(String),
+      raw: '{"name": "getX", "params": [',
+    });
   });
 
-  test('parses but does not match → llm:schema with zod\'s message', () => {
+  test("parses but does not match → llm:schema with zod's message", () => {
     const result = parseStructured('{"name": "get x", "params": [1]}', Endpoint);
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -52,7 +61,12 @@ describe('parseStructured', () => {
 
   test('never evaluates anything', () => {
     const g = globalThis as { pwned?: boolean };
-    for (const reply of ['{"a": (function(){ globalThis.pwned = true; return 1 })()}', '({a: 1})', "{'a': 1}", '{a: 1}']) {
+    for (const reply of [
+      '{"a": (function(){ globalThis.pwned = true; return 1 })()}',
+      '({a: 1})',
+      "{'a': 1}",
+      '{a: 1}',
+    ]) {
       expect(parseStructured(reply, z.unknown())).toMatchObject({ ok: false, category: 'llm:invalid_json' });
     }
     expect(g.pwned).toBeUndefined();

@@ -24,13 +24,27 @@ describe('parseQuery: names', () => {
     expect(q.columns.map((c) => c.expr)).toEqual([column('T1', 'school', 'name'), column('T2', 'score', 'avg')]);
     expect(q.from).toEqual({
       base: { kind: 'table', name: 'T1', table: 'school' },
-      joins: [{ type: 'inner', item: { kind: 'table', name: 'T2', table: 'score' }, on: { kind: 'binary', op: '=', left: column('T1', 'school', 'id'), right: column('T2', 'score', 'school_id') } }],
+      joins: [
+        {
+          type: 'inner',
+          item: { kind: 'table', name: 'T2', table: 'score' },
+          on: {
+            kind: 'binary',
+            op: '=',
+            left: column('T1', 'school', 'id'),
+            right: column('T2', 'score', 'school_id'),
+          },
+        },
+      ],
     });
   });
 
   test('unqualified columns find their table; backquoted names with spaces', () => {
     const q = select('SELECT `free meals`, subject FROM school JOIN score ON id = school_id');
-    expect(q.columns.map((c) => c.expr)).toEqual([column('school', 'school', 'Free Meals'), column('score', 'score', 'subject')]);
+    expect(q.columns.map((c) => c.expr)).toEqual([
+      column('school', 'school', 'Free Meals'),
+      column('score', 'score', 'subject'),
+    ]);
   });
 
   test('SELECT * expands to every column in schema order', () => {
@@ -39,16 +53,28 @@ describe('parseQuery: names', () => {
   });
 
   test('unknown tables and columns are parse errors', () => {
-    expect(parseQuery('SELECT x FROM school', SCHEMA)).toMatchObject({ ok: false, category: 'parse_error', message: expect.stringContaining('no such column') });
-    expect(parseQuery('SELECT 1 FROM nowhere', SCHEMA)).toMatchObject({ ok: false, category: 'parse_error', message: expect.stringContaining('no such table') });
+    expect(parseQuery('SELECT x FROM school', SCHEMA)).toMatchObject({
+      ok: false,
+      category: 'parse_error',
+      message: expect.stringContaining('no such column'),
+    });
+    expect(parseQuery('SELECT 1 FROM nowhere', SCHEMA)).toMatchObject({
+      ok: false,
+      category: 'parse_error',
+      message: expect.stringContaining('no such table'),
+    });
   });
 
   test('ambiguous unqualified column is a parse error', () => {
     const outcome = parseQuery('SELECT id FROM school AS a JOIN school AS b ON a.id = b.id', SCHEMA);
-    expect(outcome).toMatchObject({ ok: false, category: 'parse_error', message: expect.stringContaining('ambiguous') });
+    expect(outcome).toMatchObject({
+      ok: false,
+      category: 'parse_error',
+      message: expect.stringContaining('ambiguous'),
+    });
   });
 
-  test('syntax errors carry node-sql-parser\'s message', () => {
+  test("syntax errors carry node-sql-parser's message", () => {
     const outcome = parseQuery('SELECT FROM WHERE', SCHEMA);
     expect(outcome.ok).toBe(false);
     if (!outcome.ok) expect(outcome.category).toBe('parse_error');
@@ -60,7 +86,11 @@ describe('parseQuery: names', () => {
       "SELECT id FROM school WHERE name = 'oak' COLLATE NOCASE",
       'SELECT id FROM school ORDER BY name COLLATE NOCASE',
     ]) {
-      expect(parseQuery(sql, SCHEMA)).toMatchObject({ ok: false, category: 'parse_error', message: expect.stringContaining('COLLATE') });
+      expect(parseQuery(sql, SCHEMA)).toMatchObject({
+        ok: false,
+        category: 'parse_error',
+        message: expect.stringContaining('COLLATE'),
+      });
     }
   });
 });
@@ -69,7 +99,12 @@ describe('parseQuery: double-quoted strings', () => {
   test('an identifier when it names a column, else a text literal', () => {
     const q = select('SELECT "name" FROM school WHERE City = "Fresno"');
     expect(q.columns[0].expr).toEqual(column('school', 'school', 'name'));
-    expect(q.where).toEqual({ kind: 'binary', op: '=', left: column('school', 'school', 'City'), right: { kind: 'literal', type: 'text', value: 'Fresno', raw: '"Fresno"' } });
+    expect(q.where).toEqual({
+      kind: 'binary',
+      op: '=',
+      left: column('school', 'school', 'City'),
+      right: { kind: 'literal', type: 'text', value: 'Fresno', raw: '"Fresno"' },
+    });
   });
 
   test('doubled quotes inside strings are unescaped', () => {
@@ -82,7 +117,11 @@ describe('parseQuery: literals', () => {
   test('integer and real are kept apart, with the raw text', () => {
     const q = select('SELECT students * 1.0, students * 100, -2, 0.5, NULL FROM school');
     const exprs = q.columns.map((c) => c.expr);
-    expect(exprs[0]).toMatchObject({ kind: 'binary', op: '*', right: { kind: 'literal', type: 'real', value: 1, raw: '1.0' } });
+    expect(exprs[0]).toMatchObject({
+      kind: 'binary',
+      op: '*',
+      right: { kind: 'literal', type: 'real', value: 1, raw: '1.0' },
+    });
     expect(exprs[1]).toMatchObject({ right: { kind: 'literal', type: 'integer', value: 100, raw: '100' } });
     expect(exprs[2]).toEqual({ kind: 'literal', type: 'integer', value: -2, raw: '-2' });
     expect(exprs[3]).toMatchObject({ type: 'real', value: 0.5 });
@@ -92,13 +131,28 @@ describe('parseQuery: literals', () => {
 
 describe('parseQuery: expressions', () => {
   test('aggregates, CAST, IIF as CASE, CASE x WHEN as CASE WHEN x =', () => {
-    const q = select("SELECT COUNT(*), COUNT(DISTINCT City), CAST(SUM(students) AS REAL), IIF(students > 100, 'big', 'small'), CASE City WHEN 'Fresno' THEN 1 END FROM school");
+    const q = select(
+      "SELECT COUNT(*), COUNT(DISTINCT City), CAST(SUM(students) AS REAL), IIF(students > 100, 'big', 'small'), CASE City WHEN 'Fresno' THEN 1 END FROM school",
+    );
     const [count, distinct, cast, iif, caseExpr] = q.columns.map((c) => c.expr);
     expect(count).toEqual({ kind: 'aggregate', name: 'COUNT', distinct: false, star: true, arg: null, extraArgs: [] });
-    expect(distinct).toMatchObject({ kind: 'aggregate', name: 'COUNT', distinct: true, arg: column('school', 'school', 'City') });
+    expect(distinct).toMatchObject({
+      kind: 'aggregate',
+      name: 'COUNT',
+      distinct: true,
+      arg: column('school', 'school', 'City'),
+    });
     expect(cast).toMatchObject({ kind: 'cast', to: 'real', expr: { kind: 'aggregate', name: 'SUM' } });
-    expect(iif).toMatchObject({ kind: 'case', whens: [{ when: { op: '>' }, then: { value: 'big' } }], else: { value: 'small' } });
-    expect(caseExpr).toMatchObject({ kind: 'case', whens: [{ when: { kind: 'binary', op: '=', left: column('school', 'school', 'City') } }], else: null });
+    expect(iif).toMatchObject({
+      kind: 'case',
+      whens: [{ when: { op: '>' }, then: { value: 'big' } }],
+      else: { value: 'small' },
+    });
+    expect(caseExpr).toMatchObject({
+      kind: 'case',
+      whens: [{ when: { kind: 'binary', op: '=', left: column('school', 'school', 'City') } }],
+      else: null,
+    });
   });
 
   test('SUM(DISTINCT x), which the sqlite grammar refuses, still parses', () => {
@@ -107,7 +161,9 @@ describe('parseQuery: expressions', () => {
   });
 
   test('IN, BETWEEN, LIKE, IS NULL, NOT', () => {
-    const q = select("SELECT id FROM school WHERE id IN (1, 2) AND students NOT BETWEEN 1 AND 5 AND name NOT LIKE 'A%' AND City IS NOT NULL AND NOT (id = 3)");
+    const q = select(
+      "SELECT id FROM school WHERE id IN (1, 2) AND students NOT BETWEEN 1 AND 5 AND name NOT LIKE 'A%' AND City IS NOT NULL AND NOT (id = 3)",
+    );
     const text = JSON.stringify(q.where);
     expect(text).toContain('"kind":"in","expr"');
     expect(text).toContain('"kind":"between"');
@@ -118,7 +174,11 @@ describe('parseQuery: expressions', () => {
 
   test('functions are upper-cased with their arguments', () => {
     const q = select("SELECT strftime('%Y', founded), substr(name, 1, 2) FROM school");
-    expect(q.columns[0].expr).toMatchObject({ kind: 'function', name: 'STRFTIME', args: [{ value: '%Y' }, column('school', 'school', 'founded')] });
+    expect(q.columns[0].expr).toMatchObject({
+      kind: 'function',
+      name: 'STRFTIME',
+      args: [{ value: '%Y' }, column('school', 'school', 'founded')],
+    });
     expect(q.columns[1].expr).toMatchObject({ kind: 'function', name: 'SUBSTR' });
   });
 
@@ -157,7 +217,12 @@ describe('parseQuery: clauses', () => {
     const q = select('SELECT name FROM school LEFT JOIN score ON school.id = score.school_id');
     expect(q.from?.joins[0].type).toBe('left');
     const using = select('SELECT s.name FROM school AS s JOIN school AS t USING (id)');
-    expect(using.from?.joins[0].on).toEqual({ kind: 'binary', op: '=', left: column('s', 'school', 'id'), right: column('t', 'school', 'id') });
+    expect(using.from?.joins[0].on).toEqual({
+      kind: 'binary',
+      op: '=',
+      left: column('s', 'school', 'id'),
+      right: column('t', 'school', 'id'),
+    });
   });
 
   test('set operations', () => {
@@ -170,12 +235,22 @@ describe('parseQuery: clauses', () => {
     const order = (sql: string) => (parse(sql).query as Extract<Query, { kind: 'set' }>).orderBy;
     const byName = order('SELECT name FROM school EXCEPT SELECT subject FROM score ORDER BY name DESC');
     expect(byName).toEqual([{ expr: column('school', 'school', 'name'), direction: 'desc', selectIndex: 0 }]);
-    expect(order('SELECT id, name FROM school UNION SELECT school_id, subject FROM score ORDER BY school.name')[0].selectIndex).toBe(1);
+    expect(
+      order('SELECT id, name FROM school UNION SELECT school_id, subject FROM score ORDER BY school.name')[0]
+        .selectIndex,
+    ).toBe(1);
     // A later member's column names the same position.
-    expect(order('SELECT id, name FROM school UNION SELECT school_id, subject FROM score ORDER BY subject')[0].selectIndex).toBe(1);
-    expect(order('SELECT name AS n FROM school INTERSECT SELECT subject FROM score ORDER BY n')[0]).toMatchObject({ selectIndex: 0 });
-    expect(parseQuery('SELECT name FROM school UNION SELECT subject FROM score ORDER BY students', SCHEMA)).toMatchObject({
-      ok: false, category: 'parse_error',
+    expect(
+      order('SELECT id, name FROM school UNION SELECT school_id, subject FROM score ORDER BY subject')[0].selectIndex,
+    ).toBe(1);
+    expect(order('SELECT name AS n FROM school INTERSECT SELECT subject FROM score ORDER BY n')[0]).toMatchObject({
+      selectIndex: 0,
+    });
+    expect(
+      parseQuery('SELECT name FROM school UNION SELECT subject FROM score ORDER BY students', SCHEMA),
+    ).toMatchObject({
+      ok: false,
+      category: 'parse_error',
     });
   });
 });

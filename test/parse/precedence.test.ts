@@ -37,7 +37,9 @@ let sqlite: Database.Database;
 beforeAll(() => {
   const file = createDb(path.join(tempDir('nl2api-precedence-'), 'abc.sqlite'), DDL);
   db = {
-    dbId: 'abc', path: file, fingerprint: 'test',
+    dbId: 'abc',
+    path: file,
+    fingerprint: 'test',
     tables: [{ name: 't', columns: ['id', 'a', 'b', 'c'].map((n) => column(n)), primaryKey: ['id'], foreignKeys: [] }],
   };
   sqlite = new Database(file, { readonly: true });
@@ -88,7 +90,7 @@ function values(expr: string): SqlValue[][] {
 /** The parse's reading of `expr`, rendered unambiguous. */
 const reading = (expr: string): string => render(whereOf(`SELECT id FROM t WHERE ${expr}`));
 
-describe('parse: operator precedence is SQLite\'s', () => {
+describe("parse: operator precedence is SQLite's", () => {
   test.each([
     ['a = 1 OR b = 2 AND c = 3', '((a = 1) OR ((b = 2) AND (c = 3)))'],
     ['a = 1 AND b = 2 OR c = 3', '(((a = 1) AND (b = 2)) OR (c = 3))'],
@@ -97,7 +99,10 @@ describe('parse: operator precedence is SQLite\'s', () => {
     ['a OR NOT b AND c', '(a OR ((NOT b) AND c))'],
     ['NOT a = 1 OR b AND c', '((NOT (a = 1)) OR (b AND c))'],
     ['a BETWEEN 1 AND 2 OR b = 1 AND c BETWEEN 0 AND 1', '((a BETWEEN 1 AND 2) OR ((b = 1) AND (c BETWEEN 0 AND 1)))'],
-    ['CASE WHEN a OR b AND c THEN 1 ELSE 0 END = 1 OR c', '(((CASE WHEN (a OR (b AND c)) THEN 1 ELSE 0 END) = 1) OR c)'],
+    [
+      'CASE WHEN a OR b AND c THEN 1 ELSE 0 END = 1 OR c',
+      '(((CASE WHEN (a OR (b AND c)) THEN 1 ELSE 0 END) = 1) OR c)',
+    ],
     ['a = b < c', '(a = (b < c))'],
     ['a * b || c = 12', '((a * (b || c)) = 12)'],
     ['a - b - c = 1 - a * 2', '(((a - b) - c) = (1 - (a * 2)))'],
@@ -109,14 +114,21 @@ describe('parse: operator precedence is SQLite\'s', () => {
     expect(values(expected)).toEqual(values(expr));
   });
 
-  test.each(['sqlite', 'mysql', 'postgresql'])('the %s grammar\'s tree is re-associated alike (parseQuery falls back to mysql and postgresql)', (database) => {
-    const raw = new nodeSqlParser.Parser().astify('SELECT id FROM t WHERE a = 1 OR b = 2 AND c = 3', { database });
-    expect(reassociate(raw)).toMatchObject({ where: { operator: 'OR', right: { operator: 'AND' } } });
-  });
+  test.each(['sqlite', 'mysql', 'postgresql'])(
+    "the %s grammar's tree is re-associated alike (parseQuery falls back to mysql and postgresql)",
+    (database) => {
+      const raw = new nodeSqlParser.Parser().astify('SELECT id FROM t WHERE a = 1 OR b = 2 AND c = 3', { database });
+      expect(reassociate(raw)).toMatchObject({ where: { operator: 'OR', right: { operator: 'AND' } } });
+    },
+  );
 
   test('HAVING, ON and subqueries are re-associated too', () => {
-    const parsed = parseQuery('SELECT x.a FROM t AS x JOIN t AS y ON x.a = y.b OR x.b = 1 AND y.c = 2 GROUP BY x.a HAVING x.a = 1 OR x.a = 2 AND x.a = 0', db);
-    if (!parsed.ok || parsed.value.query.kind !== 'select') throw new Error(parsed.ok ? 'not a select' : parsed.message);
+    const parsed = parseQuery(
+      'SELECT x.a FROM t AS x JOIN t AS y ON x.a = y.b OR x.b = 1 AND y.c = 2 GROUP BY x.a HAVING x.a = 1 OR x.a = 2 AND x.a = 0',
+      db,
+    );
+    if (!parsed.ok || parsed.value.query.kind !== 'select')
+      throw new Error(parsed.ok ? 'not a select' : parsed.message);
     const q = parsed.value.query;
     expect(q.from?.joins[0].on).toMatchObject({ op: 'OR', right: { op: 'AND' } });
     expect(q.having).toMatchObject({ op: 'OR', right: { op: 'AND' } });
@@ -165,13 +177,15 @@ function randomExpressions(seed: number, count: number): string[] {
 }
 
 describe('parse: random boolean expressions evaluate as SQLite evaluates them', () => {
-  test('300 expressions: the parse, rendered fully parenthesized, gives SQLite\'s value on every row', () => {
-    const mismatches = randomExpressions(9, 300).filter((expr) => JSON.stringify(values(reading(expr))) !== JSON.stringify(values(expr)));
+  test("300 expressions: the parse, rendered fully parenthesized, gives SQLite's value on every row", () => {
+    const mismatches = randomExpressions(9, 300).filter(
+      (expr) => JSON.stringify(values(reading(expr))) !== JSON.stringify(values(expr)),
+    );
     expect(mismatches).toEqual([]);
   });
 });
 
-describe('consumers of the parse: the implicit parentheses are SQLite\'s', () => {
+describe("consumers of the parse: the implicit parentheses are SQLite's", () => {
   const SQL = 'SELECT id FROM t WHERE a = 1 OR b = 2 AND c = 3';
   const WRONG = 'SELECT id FROM t WHERE (a = 1 OR b = 2) AND c = 3';
 
@@ -187,24 +201,43 @@ describe('consumers of the parse: the implicit parentheses are SQLite\'s', () =>
     const executor = createDirectExecutor();
     try {
       const outputs = await executeSequence(sequence.value, db, executor, { timeoutMs: 5000, pool: 'extended' });
-      const gold = { columns: ['id'], rows: rows(db, SQL) as SqlValue[][], executedSql: SQL, ordered: false, distinct: false };
+      const gold = {
+        columns: ['id'],
+        rows: rows(db, SQL) as SqlValue[][],
+        executedSql: SQL,
+        ordered: false,
+        distinct: false,
+      };
       expect(compareWithGold(outputs, gold)).toMatchObject({ ok: true });
     } finally {
       await executor.close();
     }
   });
 
-  test('REST template: the endpoint called with the question\'s values returns the gold rows', () => {
+  test("REST template: the endpoint called with the question's values returns the gold rows", () => {
     const endpoint = synthesizeFromTemplate(instance(SQL), db, 'Test Set');
     if (!endpoint.ok) throw new Error(endpoint.message);
     expect(endpoint.value.spec.parameters.map((p) => p.name)).toEqual(['a', 'b', 'c']);
     expect(callRows(db, endpoint.value)).toEqual(rows(db, SQL));
   });
 
-  test('dedup canonical form: equal only where SQLite\'s reading is equal', () => {
+  test("dedup canonical form: equal only where SQLite's reading is equal", () => {
     const key = (sql: string): string => {
-      const parameters = ['a', 'b', 'c'].map((name) => ({ name, type: 'integer' as const, description: name, required: true }));
-      const spec: EndpointSpec = { operationId: 'op', path: '/v1/x/abc/op', summary: 's', description: 'd', parameters, sql, response: { description: 'r' } };
+      const parameters = ['a', 'b', 'c'].map((name) => ({
+        name,
+        type: 'integer' as const,
+        description: name,
+        required: true,
+      }));
+      const spec: EndpointSpec = {
+        operationId: 'op',
+        path: '/v1/x/abc/op',
+        summary: 's',
+        description: 'd',
+        parameters,
+        sql,
+        response: { description: 'r' },
+      };
       return canonicalForm(spec, db).key;
     };
     const implicit = key('SELECT id FROM t WHERE a = :a OR b = :b AND c = :c');

@@ -16,8 +16,12 @@ function query(sql: string): Query {
 
 test('double quotes, backticks and brackets name the same columns and tables', () => {
   const plain = query('SELECT T1.name, T1."Free Meals" FROM school AS T1 WHERE T1.City = \'Fresno\'');
-  expect(query('SELECT `T1`.`name`, `T1`.`Free Meals` FROM `school` AS `T1` WHERE `T1`.`City` = \'Fresno\'')).toEqual(plain);
-  expect(query("SELECT [T1].[name], [T1].[Free Meals] FROM [school] AS [T1] WHERE [T1].[City] = 'Fresno'")).toEqual(plain);
+  expect(query("SELECT `T1`.`name`, `T1`.`Free Meals` FROM `school` AS `T1` WHERE `T1`.`City` = 'Fresno'")).toEqual(
+    plain,
+  );
+  expect(query("SELECT [T1].[name], [T1].[Free Meals] FROM [school] AS [T1] WHERE [T1].[City] = 'Fresno'")).toEqual(
+    plain,
+  );
   // A bracket inside a string literal stays text.
   const where = query("SELECT name FROM school WHERE name = '[Alder]'");
   expect(where.kind === 'select' && where.where).toMatchObject({ right: { kind: 'literal', value: '[Alder]' } });
@@ -25,7 +29,10 @@ test('double quotes, backticks and brackets name the same columns and tables', (
 
 test.each([
   ['a window function', 'SELECT `T1`.`name`, RANK() OVER (ORDER BY `T1`.`students` DESC) FROM school AS `T1`'],
-  ['EXCEPT after GROUP BY ... HAVING', 'SELECT `T1`.`name` FROM school AS `T1` GROUP BY `T1`.`id` HAVING COUNT(`T1`.`id`) > 0 EXCEPT SELECT `T2`.`name` FROM school AS `T2` WHERE `T2`.`students` > 200'],
+  [
+    'EXCEPT after GROUP BY ... HAVING',
+    'SELECT `T1`.`name` FROM school AS `T1` GROUP BY `T1`.`id` HAVING COUNT(`T1`.`id`) > 0 EXCEPT SELECT `T2`.`name` FROM school AS `T2` WHERE `T2`.`students` > 200',
+  ],
   ['a qualified star', 'SELECT `T1`.*, RANK() OVER (ORDER BY `T1`.`id`) FROM school AS `T1`'],
 ])('backtick qualifiers in SQL only the mysql grammar reads: %s', (_, sql) => {
   const parsed = parseQuery(sql, SCHEMA);

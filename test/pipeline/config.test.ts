@@ -31,14 +31,25 @@ describe('config', () => {
       cache: true,
       fingerprintCache: true,
       progress: 'auto',
-      rest: { synthesizer: 'auto', attempts: 2, templateFallback: true, batchSize: 4, judge: true, dedupAgent: true, maxStringLength: 1000 },
+      rest: {
+        synthesizer: 'auto',
+        attempts: 2,
+        templateFallback: true,
+        batchSize: 4,
+        judge: true,
+        dedupAgent: true,
+        maxStringLength: 1000,
+      },
     });
     expect(cacheDirOf(config)).toBe(path.resolve('output', '.cache'));
   });
 
   test('defaults < config file < flags; nested objects merge', async () => {
     const p = file({ pool: 'paper', concurrency: 4, backoff: { baseMs: 10 }, out: 'gen', cache: false });
-    const config = await loadConfig({ file: p, flags: { concurrency: 16, backoff: { maxMs: 50 }, cacheDir: '/tmp/c' } });
+    const config = await loadConfig({
+      file: p,
+      flags: { concurrency: 16, backoff: { maxMs: 50 }, cacheDir: '/tmp/c' },
+    });
     expect(config.pool).toBe('paper');
     expect(config.concurrency).toBe(16);
     expect(config.backoff).toEqual({ baseMs: 10, maxMs: 50 });

@@ -50,7 +50,13 @@ function tableAfter(body: string, heading: string): string[][] {
   expect(i).toBeGreaterThan(0);
   while (i < lines.length && !lines[i].startsWith('|') && !lines[i].startsWith('#')) i++;
   const rows: string[][] = [];
-  for (; lines[i]?.startsWith('|'); i++) rows.push(lines[i].slice(1, -1).split(' | ').map((c) => c.trim()));
+  for (; lines[i]?.startsWith('|'); i++)
+    rows.push(
+      lines[i]
+        .slice(1, -1)
+        .split(' | ')
+        .map((c) => c.trim()),
+    );
   return rows.slice(2);
 }
 
@@ -64,7 +70,11 @@ describe('dataset card', () => {
     const manifest = JSON.parse(read(out, 'manifest.json')) as Manifest;
 
     const { meta, body } = splitCard(card);
-    expect(meta).toMatchObject({ license: 'mit', language: ['en'], pretty_name: 'bird-dev: verified tool-calling samples (SLOT, SEL)' });
+    expect(meta).toMatchObject({
+      license: 'mit',
+      language: ['en'],
+      pretty_name: 'bird-dev: verified tool-calling samples (SLOT, SEL)',
+    });
     expect(meta.size_categories).toEqual(['n<1K']);
     // One config per formulation, its glob matching exactly that formulation's sample files.
     const configs = meta.configs as { config_name: string; data_files: { split: string; path: string }[] }[];
@@ -83,10 +93,22 @@ describe('dataset card', () => {
         expect(cells[i].replace(/\*/g, '')).toMatch(new RegExp(`^${tally.accepted} / ${tally.input} \\(`));
       });
     }
-    expect(counts.map(([db]) => db)).toEqual([...Object.keys(stats.formulations.slot!.byDb).sort().map((db) => `\`${db}\``), '**total**']);
+    expect(counts.map(([db]) => db)).toEqual([
+      ...Object.keys(stats.formulations.slot!.byDb)
+        .sort()
+        .map((db) => `\`${db}\``),
+      '**total**',
+    ]);
     // The funnel, stage by stage.
     const funnel = tableAfter(body, 'SEL:');
-    expect(funnel.map(([stage, input, passed, rejected]) => [stage.replace(/`/g, ''), Number(input), Number(passed), Number(rejected)])).toEqual(
+    expect(
+      funnel.map(([stage, input, passed, rejected]) => [
+        stage.replace(/`/g, ''),
+        Number(input),
+        Number(passed),
+        Number(rejected),
+      ]),
+    ).toEqual(
       Object.entries(stats.formulations.sel!.stages).map(([stage, t]) => [stage, t.input, t.accepted, t.rejected]),
     );
     // Rejection categories, per formulation (the toy stages reject nothing here).
@@ -95,11 +117,13 @@ describe('dataset card', () => {
       expect(Number(slot)).toBe(stats.formulations.slot!.total.rejectedBy[reason.replace(/`/g, '')] ?? 0);
       expect(Number(sel)).toBe(stats.formulations.sel!.total.rejectedBy[reason.replace(/`/g, '')] ?? 0);
     }
-    expect(body).toContain('License: **mit**, as stated by the source\'s `README.md`');
+    expect(body).toContain("License: **mit**, as stated by the source's `README.md`");
     // Nothing that differs between machines or runs.
     expect(card).not.toContain(dir);
     expect(card).not.toContain(demo);
-    expect(manifest.files.find((f) => f.path === 'README.md')).toMatchObject({ sha256: sha256Of(path.join(out, 'README.md')) });
+    expect(manifest.files.find((f) => f.path === 'README.md')).toMatchObject({
+      sha256: sha256Of(path.join(out, 'README.md')),
+    });
     expect(first.files.map((f) => f.path)).toContain('README.md');
 
     // A rerun that keeps the outputs, and a rerun into a fresh folder: the same card and manifest.
@@ -128,7 +152,10 @@ describe('dataset card', () => {
       license: { id: 'mit', from: 'README.md', bird: false },
     });
     expect(manifest.databases).toEqual(
-      ['bookstore', 'cycling_club'].map((db) => ({ db, fingerprint: sha256Of(path.join(demo, 'dev_databases', db, `${db}.sqlite`)) })),
+      ['bookstore', 'cycling_club'].map((db) => ({
+        db,
+        fingerprint: sha256Of(path.join(demo, 'dev_databases', db, `${db}.sqlite`)),
+      })),
     );
     expect(manifest.llm).toBeNull();
     expect(manifest.referenceTimes).toEqual([]);
@@ -144,18 +171,29 @@ describe('dataset card', () => {
       ...gold,
       run: async (input, ctx) => {
         const outcome = await gold.run(input, ctx);
-        return outcome.ok && input.instance.id === '3' ? accept({ ...outcome.value, referenceTime: '2026-01-02T03:04:05.000Z' }) : outcome;
+        return outcome.ok && input.instance.id === '3'
+          ? accept({ ...outcome.value, referenceTime: '2026-01-02T03:04:05.000Z' })
+          : outcome;
       },
     };
-    await generate({ config: toyConfig({ source: demo, out, cacheDir: path.join(dir, 'cache') }), executor: nullExecutor, stages });
+    await generate({
+      config: toyConfig({ source: demo, out, cacheDir: path.join(dir, 'cache') }),
+      executor: nullExecutor,
+      stages,
+    });
     const manifest = JSON.parse(read(out, 'manifest.json')) as Manifest;
     expect(manifest.referenceTimes).toEqual(
-      (['slot', 'sel'] as const).map((formulation) => ({ formulation, db: 'bookstore', id: '3', referenceTime: '2026-01-02T03:04:05.000Z' })),
+      (['slot', 'sel'] as const).map((formulation) => ({
+        formulation,
+        db: 'bookstore',
+        id: '3',
+        referenceTime: '2026-01-02T03:04:05.000Z',
+      })),
     );
     expect(read(out, 'README.md')).toContain('2 samples (SLOT, SEL) come from gold SQL that reads the clock');
   });
 
-  test('a license set in the config wins over the source\'s, and is part of the output-relevant config', async () => {
+  test("a license set in the config wins over the source's, and is part of the output-relevant config", async () => {
     const out = path.join(dir, 'out');
     await generate({
       config: toyConfig({ source: demo, out, cacheDir: path.join(dir, 'cache'), license: 'cc-by-4.0' }),
@@ -170,17 +208,35 @@ describe('dataset card', () => {
 });
 
 describe('dataset card rendering', () => {
-  const tally = (input: number, accepted: number): Tally => ({ input, accepted, rejected: input - accepted, rejectedBy: input > accepted ? { 'gold:gold_error': input - accepted } : {} });
+  const tally = (input: number, accepted: number): Tally => ({
+    input,
+    accepted,
+    rejected: input - accepted,
+    rejectedBy: input > accepted ? { 'gold:gold_error': input - accepted } : {},
+  });
   const stats: DeterministicStats = {
     dataset: 'bird-dev',
-    formulations: { rest: { total: tally(3, 2), byDb: { financial: tally(3, 2) }, stages: { ingest: { input: 3, accepted: 3, rejected: 0 } } } },
-    rest: { byDb: { financial: { before: 2, after: 1, published: 1 } }, merges: [{ db: 'financial', kept: '1', merged: '2', reason: 'same SQL' }] },
+    formulations: {
+      rest: {
+        total: tally(3, 2),
+        byDb: { financial: tally(3, 2) },
+        stages: { ingest: { input: 3, accepted: 3, rejected: 0 } },
+      },
+    },
+    rest: {
+      byDb: { financial: { before: 2, after: 1, published: 1 } },
+      merges: [{ db: 'financial', kept: '1', merged: '2', reason: 'same SQL' }],
+    },
   };
   const run: RunDescription = {
     generator: { name: 'nl2api', version: '9.9.9' },
     dataset: 'bird-dev',
     layout: 'bird',
-    source: { questionFile: 'dev.json', sha256: 'abc', license: { id: 'cc-by-sa-4.0', from: 'bird-layout', bird: true } },
+    source: {
+      questionFile: 'dev.json',
+      sha256: 'abc',
+      license: { id: 'cc-by-sa-4.0', from: 'bird-layout', bird: true },
+    },
     databases: [{ db: 'financial', fingerprint: 'def' }],
     llm: { provider: 'mistral', model: 'mistral-large-latest', roles: ['synthesis', 'judge'] },
     referenceTimes: [
@@ -195,8 +251,12 @@ describe('dataset card rendering', () => {
   test('BIRD: share-alike license assumed from the layout, attribution, both citations; LLM, reference times, REST dedup', () => {
     const card = datasetCard(run, stats);
     const { meta, body } = splitCard(card);
-    expect(meta).toMatchObject({ license: 'cc-by-sa-4.0', source_datasets: ['extended|bird'], configs: [{ config_name: 'rest', default: true, data_files: [{ split: 'dev', path: 'rest/*.jsonl' }] }] });
-    expect(body).toContain('assumed: the source has BIRD\'s layout');
+    expect(meta).toMatchObject({
+      license: 'cc-by-sa-4.0',
+      source_datasets: ['extended|bird'],
+      configs: [{ config_name: 'rest', default: true, data_files: [{ split: 'dev', path: 'rest/*.jsonl' }] }],
+    });
+    expect(body).toContain("assumed: the source has BIRD's layout");
     expect(body).toContain('https://bird-bench.github.io');
     expect(body).toContain('eprint        = {2305.03111}');
     expect(body).toContain('eprint        = {2506.11266}');
@@ -209,11 +269,15 @@ describe('dataset card rendering', () => {
   });
 
   test('an unknown license says what to do; YAML scalars are quoted where plain ones would mislead', () => {
-    const body = datasetCard({ ...run, source: { ...run.source, license: { id: 'unknown', from: 'none', bird: false } } }, stats);
+    const body = datasetCard(
+      { ...run, source: { ...run.source, license: { id: 'unknown', from: 'none', bird: false } } },
+      stats,
+    );
     expect(splitCard(body).meta.license).toBe('unknown');
     expect(body).toContain('set `license`');
     expect(body).not.toContain('bird-bench');
-    for (const value of ['yes', 'null', '1K<n<10K', 'a: b', '#x', 'slot/*.jsonl', '12']) expect(parseYaml(`v: ${yamlScalar(value)}`)).toEqual({ v: value });
+    for (const value of ['yes', 'null', '1K<n<10K', 'a: b', '#x', 'slot/*.jsonl', '12'])
+      expect(parseYaml(`v: ${yamlScalar(value)}`)).toEqual({ v: value });
     expect(yamlScalar('cc-by-sa-4.0')).toBe('cc-by-sa-4.0');
   });
 });

@@ -68,7 +68,10 @@ describe('emit', () => {
     expect(readdirSync(a.outDir).some((f) => f.endsWith('.tmp'))).toBe(false);
 
     // Samples are in instance order with the published keys; the manifest hashes the files.
-    const lines = files['slot/bookstore.jsonl'].trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = files['slot/bookstore.jsonl']
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(Object.keys(lines[0])).toEqual([
       'sample_id',
       'dataset_name',
@@ -116,7 +119,12 @@ describe('emit', () => {
     expect(answerJson([{ kind: 'scalar', value: 3 }])).toBe(3);
     expect(answerJson([{ kind: 'list', values: ['a', null] }])).toEqual(['a', null]);
     expect(answerJson([{ kind: 'table', columns: ['x', 'y'], rows: [[1, 'a']] }])).toEqual([{ x: 1, y: 'a' }]);
-    expect(answerJson([{ kind: 'scalar', value: 1 }, { kind: 'list', values: [2] }])).toEqual([1, [2]]);
+    expect(
+      answerJson([
+        { kind: 'scalar', value: 1 },
+        { kind: 'list', values: [2] },
+      ]),
+    ).toEqual([1, [2]]);
   });
 
   test('a SEL sample lists its tool names last', () => {

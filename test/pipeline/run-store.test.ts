@@ -86,7 +86,9 @@ describe('run store', () => {
     expect(cacheKeyOf('gold', 1, { a: 1, b: [2] })).toBe(cacheKeyOf('gold', 1, { b: [2], a: 1 }));
     expect(cacheKeyOf('gold', 1, { a: 1 })).not.toBe(cacheKeyOf('gold', 2, { a: 1 }));
     expect(cacheKeyOf('gold', 1, { a: 1 })).not.toBe(cacheKeyOf('parse', 1, { a: 1 }));
-    expect(cacheKeyOf('gold', 1, { a: 1 }, undefined, 'build-a')).not.toBe(cacheKeyOf('gold', 1, { a: 1 }, undefined, 'build-b'));
+    expect(cacheKeyOf('gold', 1, { a: 1 }, undefined, 'build-a')).not.toBe(
+      cacheKeyOf('gold', 1, { a: 1 }, undefined, 'build-b'),
+    );
   });
 
   test('a changed build recomputes everything; the same build with one changed question only that question', async () => {
@@ -210,7 +212,9 @@ describe('run store', () => {
         verified += chunk.split('verified').length - 1;
         if (verified >= 10 && !child.killed) child.kill('SIGKILL');
       });
-      child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`child ended with ${code}`))));
+      child.on('exit', (code, signal) =>
+        signal === 'SIGKILL' ? resolve() : reject(new Error(`child ended with ${code}`)),
+      );
     });
     const afterKill = new RunStore({ dir });
     const committedGold = afterKill.counts().gold ?? 0;

@@ -6,7 +6,6 @@ import type { Rejection } from '../../core/model.js';
 import type { ProgressEvent } from '../../pipeline/progress.js';
 import { nullExecutor, toyConfig, toyDb, toyInstances, toyStages } from './fixtures/toy.js';
 
-
 describe('in-process runner', () => {
   test('never has more than `concurrency` items in flight', async () => {
     const { stages, log } = toyStages({ delayMs: 5 });
@@ -79,7 +78,11 @@ describe('in-process runner', () => {
       expect(run.items[0].results[f]?.ok).toBe(true);
       expect(run.items[1].results[f]).toMatchObject({ ok: false, stage: 'slot.decompose', category: 'internal_error' });
       expect(run.items[1].results[f]).toMatchObject({ message: 'TypeError: bug in decompose' });
-      expect(run.items[2].results[f]).toMatchObject({ ok: false, stage: 'slot.decompose', category: 'unsupported:window' });
+      expect(run.items[2].results[f]).toMatchObject({
+        ok: false,
+        stage: 'slot.decompose',
+        category: 'unsupported:window',
+      });
       expect(run.items[3].results[f]?.ok).toBe(true);
     }
   });
@@ -165,7 +168,13 @@ describe('counts', () => {
       items: run.items,
       ingestRejections,
     });
-    assertNothingLost(stats, new Map([['a', 6], ['b', 2]]));
+    assertNothingLost(
+      stats,
+      new Map([
+        ['a', 6],
+        ['b', 2],
+      ]),
+    );
     expect(stats.formulations.slot?.byDb.a).toEqual({
       input: 6,
       accepted: 2,

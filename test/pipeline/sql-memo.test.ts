@@ -16,7 +16,12 @@ function counting(): { executor: SqlExecutor; calls: string[] } {
   return { executor, calls };
 }
 
-const request = (sql: string, params: SqlRequest['params'] = []): SqlRequest => ({ dbPath: '/db', sql, params, timeoutMs: 1000 });
+const request = (sql: string, params: SqlRequest['params'] = []): SqlRequest => ({
+  dbPath: '/db',
+  sql,
+  params,
+  timeoutMs: 1000,
+});
 
 describe('memoized SQL executor', () => {
   test('identical statements run once, in flight or finished; callers get their own rows', async () => {

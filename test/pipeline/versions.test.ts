@@ -77,9 +77,17 @@ describe('diffOutputs', () => {
   });
 
   test('identical outputs: every sample unchanged (the sha256 fast path), other artifacts ignored', async () => {
-    const output = { ...artifacts, 'slot/shop.jsonl': samples('slot', ['0', '1', '2']), 'sel/shop.jsonl': samples('sel', ['0']) };
+    const output = {
+      ...artifacts,
+      'slot/shop.jsonl': samples('slot', ['0', '1', '2']),
+      'sel/shop.jsonl': samples('sel', ['0']),
+    };
     const v1 = writeVersion('v1', output);
-    const v2 = writeVersion('v2', { ...output, 'tools/slot/shop.json': '[{"changed":true}]\n', 'rejections.jsonl': '' });
+    const v2 = writeVersion('v2', {
+      ...output,
+      'tools/slot/shop.json': '[{"changed":true}]\n',
+      'rejections.jsonl': '',
+    });
     const diff = await diffOutputs(v1, v2);
     expect(diff.formulations).toEqual({ sel: { ...empty, unchanged: 1 }, slot: { ...empty, unchanged: 3 } });
     expect(diff.totals).toEqual({ added: 0, removed: 0, changed: 0, unchanged: 4 });
@@ -91,9 +99,9 @@ describe('diffOutputs', () => {
     const diff = await diffOutputs(writeVersion('v1', output), writeVersion('v2', output));
     expect(diff.formulations.slot).toEqual({ ...empty, unchanged: 2 });
     // A changed file is parsed, and a line without a sample_id is an error.
-    await expect(diffOutputs(versionDir(base, 'v1'), writeVersion('v3', { 'slot/shop.jsonl': 'not json\n' }))).rejects.toThrow(
-      /slot\/shop\.jsonl:1: not a JSON line/,
-    );
+    await expect(
+      diffOutputs(versionDir(base, 'v1'), writeVersion('v3', { 'slot/shop.jsonl': 'not json\n' })),
+    ).rejects.toThrow(/slot\/shop\.jsonl:1: not a JSON line/);
   });
 
   test('a changed line, an added and a removed sample, in one database; the other database unchanged', async () => {
@@ -125,7 +133,12 @@ describe('diffOutputs', () => {
     expect((await diffOutputs(v1, reordered)).formulations.slot).toEqual({ ...empty, unchanged: 2 });
     const { sample_id, ...rest } = sample('slot', '1');
     const rekeyed = writeVersion('v3', { 'slot/shop.jsonl': [sample('slot', '0'), { ...rest, sample_id }] });
-    expect((await diffOutputs(v1, rekeyed)).formulations.slot).toEqual({ ...empty, changed: 1, unchanged: 1, changedIds: ['shop/1'] });
+    expect((await diffOutputs(v1, rekeyed)).formulations.slot).toEqual({
+      ...empty,
+      changed: 1,
+      unchanged: 1,
+      changedIds: ['shop/1'],
+    });
   });
 
   test('a new database file and a new formulation appear; a dropped database file is all removed', async () => {
@@ -141,7 +154,14 @@ describe('diffOutputs', () => {
     const diff = await diffOutputs(v1, v2);
     expect(diff.formulations).toEqual({
       rest: { ...empty, added: 1, addedIds: ['shop/0'] },
-      slot: { ...empty, added: 2, removed: 2, unchanged: 1, addedIds: ['club/0', 'club/1'], removedIds: ['gone/5', 'gone/6'] },
+      slot: {
+        ...empty,
+        added: 2,
+        removed: 2,
+        unchanged: 1,
+        addedIds: ['club/0', 'club/1'],
+        removedIds: ['gone/5', 'gone/6'],
+      },
     });
   });
 
@@ -237,11 +257,29 @@ describe('latest.json and publishing', () => {
   });
 
   test('version names are checked', async () => {
-    for (const bad of ['', '.', '..', '../x', 'a/b', 'a\\b', 'a..b', '.hidden', 'has space', '2026-11-21T02:00:00Z', 'é', 'x'.repeat(201)]) {
+    for (const bad of [
+      '',
+      '.',
+      '..',
+      '../x',
+      'a/b',
+      'a\\b',
+      'a..b',
+      '.hidden',
+      'has space',
+      '2026-11-21T02:00:00Z',
+      'é',
+      'x'.repeat(201),
+    ]) {
       expect(() => versionDir(base, bad)).toThrow(/invalid version name/);
-      await expect(publishVersion(base, bad, { previous: null, current: base, formulations: {}, totals: { added: 0, removed: 0, changed: 0, unchanged: 0 } })).rejects.toThrow(
-        /invalid version name/,
-      );
+      await expect(
+        publishVersion(base, bad, {
+          previous: null,
+          current: base,
+          formulations: {},
+          totals: { added: 0, removed: 0, changed: 0, unchanged: 0 },
+        }),
+      ).rejects.toThrow(/invalid version name/);
     }
     for (const good of ['2026-11-21T02-00-00Z', 'run_42', 'v1.2.3', 'A-b_c.9']) {
       expect(versionDir(base, good)).toBe(path.join(base, 'versions', good));

@@ -17,10 +17,14 @@ function harness() {
     resume: () => void events.push('fetching resumed'),
   });
   const run = (name: string, suspect: boolean, ms = 20) =>
-    isolation.run(async () => suspect, job(name, ms), async () => {
-      events.push(`${name} handed back`);
-      throw new Error(`postponed ${name}`);
-    });
+    isolation.run(
+      async () => suspect,
+      job(name, ms),
+      async () => {
+        events.push(`${name} handed back`);
+        throw new Error(`postponed ${name}`);
+      },
+    );
   return { run, events };
 }
 
@@ -59,6 +63,18 @@ test('a failing suspect resumes fetching', async () => {
   const never = async (): Promise<never> => {
     throw new Error('postponed');
   };
-  await expect(isolation.run(async () => true, async () => Promise.reject(new Error('crash')), never)).rejects.toThrow('crash');
-  expect(await isolation.run(async () => false, async () => 'ok', never)).toBe('ok');
+  await expect(
+    isolation.run(
+      async () => true,
+      async () => Promise.reject(new Error('crash')),
+      never,
+    ),
+  ).rejects.toThrow('crash');
+  expect(
+    await isolation.run(
+      async () => false,
+      async () => 'ok',
+      never,
+    ),
+  ).toBe('ok');
 });

@@ -43,8 +43,21 @@ function fresh(name: string) {
 
 function driver(url: string, prefix: string, out: string, runId: string, extra: string[] = []): CliProcess {
   return startCli([
-    'generate', '--source', DEMO, '--out', out, '--progress', 'none',
-    '--queue', url, '--queue-prefix', prefix, '--no-local-workers', '--run', runId, ...extra,
+    'generate',
+    '--source',
+    DEMO,
+    '--out',
+    out,
+    '--progress',
+    'none',
+    '--queue',
+    url,
+    '--queue-prefix',
+    prefix,
+    '--no-local-workers',
+    '--run',
+    runId,
+    ...extra,
   ]);
 }
 
@@ -55,7 +68,9 @@ async function stopAll(workers: CliProcess[]): Promise<void> {
 
 /** Every instance ends exactly once per formulation, and the stats say so. */
 function expectCountsAddUp(dir: string): void {
-  for (const [, f] of Object.entries<{ total: { input: number; accepted: number; rejected: number } }>(stats(dir).formulations)) {
+  for (const [, f] of Object.entries<{ total: { input: number; accepted: number; rejected: number } }>(
+    stats(dir).formulations,
+  )) {
     expect(f.total.input).toBe(50);
     expect(f.total.accepted + f.total.rejected).toBe(50);
   }
@@ -67,7 +82,9 @@ test('a queue run on worker processes writes byte for byte what the in-process r
   try {
     const run = driver(redis.url, prefix, out, 'plain-1');
     expect(await run.exited).toBe(0);
-    expect(run.stderr()).toMatch(/queue run plain-1 \(resume with --run plain-1\): 50 item jobs, 13 synthesis batches, 2 databases; waiting for workers/);
+    expect(run.stderr()).toMatch(
+      /queue run plain-1 \(resume with --run plain-1\): 50 item jobs, 13 synthesis batches, 2 databases; waiting for workers/,
+    );
     expect(read(out, 'manifest.json')).toBe(read(reference, 'manifest.json'));
     expect(read(out, 'rejections.jsonl')).toBe(read(reference, 'rejections.jsonl'));
     expect(stats(out).timing.queueRunId).toBe('plain-1');
@@ -114,7 +131,13 @@ test('kill -9 of a worker mid-run: its jobs are taken back, the run completes wi
     expect(read(out, 'manifest.json')).toBe(read(reference, 'manifest.json'));
     expectCountsAddUp(out);
     const after = await waitForProgress(redis.url, prefix, 'kill-1', () => true);
-    expect(after.map((p) => [p.group, p.done, p.failed])).toEqual([['item', 50, 0], ['rest.synthesize', 13, 0], ['rest.dedup', 2, 0], ['rest.verify', 50, 0], ['emit', 2, 0]]);
+    expect(after.map((p) => [p.group, p.done, p.failed])).toEqual([
+      ['item', 50, 0],
+      ['rest.synthesize', 13, 0],
+      ['rest.dedup', 2, 0],
+      ['rest.verify', 50, 0],
+      ['emit', 2, 0],
+    ]);
   } finally {
     await stopAll(workers);
   }
@@ -124,7 +147,10 @@ test('Redis restarted mid-run (with persistence): workers and driver reconnect, 
   const own = await startRedisServer({ persistence: true });
   const prefix = 'restart';
   const out = path.join(tmp, 'restart');
-  const workers = [startWorker({ url: own.url, prefix, concurrency: 1 }), startWorker({ url: own.url, prefix, concurrency: 1 })];
+  const workers = [
+    startWorker({ url: own.url, prefix, concurrency: 1 }),
+    startWorker({ url: own.url, prefix, concurrency: 1 }),
+  ];
   try {
     const run = driver(own.url, prefix, out, 'restart-1');
     const before = await waitForProgress(own.url, prefix, 'restart-1', (p) => doneIn(p, 'item') >= 10);
@@ -158,7 +184,10 @@ test('a poison job (it kills its worker) is retried, then rejected as job_failed
     expect(await run.exited).toBe(0);
     expect(workers.length).toBeGreaterThan(2); // the poison did kill workers
     expectCountsAddUp(out);
-    const rejections = read(out, 'rejections.jsonl').trim().split('\n').map((line) => JSON.parse(line));
+    const rejections = read(out, 'rejections.jsonl')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     const poisoned = rejections.filter((r) => r.id === POISON);
     expect(poisoned.map((r) => [r.formulation, r.category])).toEqual([
       ['slot', 'job_failed'],
@@ -167,16 +196,31 @@ test('a poison job (it kills its worker) is retried, then rejected as job_failed
     ]);
     expect(poisoned[0].message).toMatch(/item job poison-1\.item\.3 failed/);
     // Everything else is exactly the in-process output (REST loses the poisoned batch: 4 instances).
-    const others = (dir: string, file: string) => read(dir, file).split('\n').filter((line) => line && !line.includes(`"sample_id":"${POISON}"`));
-    for (const f of ['slot', 'sel']) expect(others(out, `${f}/bookstore.jsonl`)).toEqual(others(reference, `${f}/bookstore.jsonl`));
+    const others = (dir: string, file: string) =>
+      read(dir, file)
+        .split('\n')
+        .filter((line) => line && !line.includes(`"sample_id":"${POISON}"`));
+    for (const f of ['slot', 'sel'])
+      expect(others(out, `${f}/bookstore.jsonl`)).toEqual(others(reference, `${f}/bookstore.jsonl`));
     expect(read(out, 'slot/cycling_club.jsonl')).toBe(read(reference, 'slot/cycling_club.jsonl'));
     const rest = stats(out).formulations.rest.total;
     expect(rest.rejectedBy['rest.synthesize:job_failed']).toBe(4);
     expect(rest.accepted).toBe(46);
     // The failed jobs are kept for inspection.
-    const status = await runCli(['status', '--queue', redis.url, '--queue-prefix', prefix, '--run', 'poison-1', '--failed']);
+    const status = await runCli([
+      'status',
+      '--queue',
+      redis.url,
+      '--queue-prefix',
+      prefix,
+      '--run',
+      'poison-1',
+      '--failed',
+    ]);
     expect(status.stdout).toMatch(/^item\s+50\s+49\s+1\s/m);
-    expect(status.stdout).toMatch(/failed jobs:\n.*\npoison-1\.item\.3\s+item\s+\d+\s+job stalled more than allowable limit/);
+    expect(status.stdout).toMatch(
+      /failed jobs:\n.*\npoison-1\.item\.3\s+item\s+\d+\s+job stalled more than allowable limit/,
+    );
     expect(status.stdout).toMatch(/poison-1\.synth\.bookstore\.0\s+rest\.synthesize/);
   } finally {
     supervising = false;
@@ -207,13 +251,30 @@ test('schedule: a scheduled run is driven by a worker into a new version with a 
   const base = path.join(tmp, 'nightly');
   const workers = [startWorker({ url: redis.url, prefix })];
   const schedule = (...extra: string[]) =>
-    runCli(['schedule', '--queue', redis.url, '--queue-prefix', prefix, '--source', DEMO, '--out', base, '--formulations', 'slot,sel', '--progress', 'none', ...extra]);
+    runCli([
+      'schedule',
+      '--queue',
+      redis.url,
+      '--queue-prefix',
+      prefix,
+      '--source',
+      DEMO,
+      '--out',
+      base,
+      '--formulations',
+      'slot,sel',
+      '--progress',
+      'none',
+      ...extra,
+    ]);
   const latest = () => JSON.parse(readFileSync(path.join(base, 'latest.json'), 'utf8'));
   try {
     const registered = await schedule('--cron', '0 2 * * *', '--name', 'nightly');
     expect(registered.code).toBe(0);
     expect(registered.stdout).toMatch(/schedule nightly: "0 2 \* \* \*", next run \d{4}-/);
-    expect((await runCli(['schedule', '--queue', redis.url, '--queue-prefix', prefix, '--list'])).stdout).toMatch(/nightly: "0 2 \* \* \*"/);
+    expect((await runCli(['schedule', '--queue', redis.url, '--queue-prefix', prefix, '--list'])).stdout).toMatch(
+      /nightly: "0 2 \* \* \*"/,
+    );
 
     expect((await schedule('--now', '--name', 'first')).code).toBe(0);
     await waitFor(() => exists(path.join(base, 'latest.json')));
@@ -226,11 +287,17 @@ test('schedule: a scheduled run is driven by a worker into a new version with a 
     expect((await schedule('--now', '--name', 'second')).code).toBe(0);
     await waitFor(() => exists(path.join(base, 'latest.json')) && latest().version !== first.version);
     const second = path.join(base, latest().path);
-    expect(JSON.parse(read(second, 'diff.json'))).toMatchObject({ previous: first.path, totals: { added: 0, removed: 0, changed: 0, unchanged: 94 } });
+    expect(JSON.parse(read(second, 'diff.json'))).toMatchObject({
+      previous: first.path,
+      totals: { added: 0, removed: 0, changed: 0, unchanged: 94 },
+    });
     // Incremental: the second night found every result in the shared store.
     expect(stats(second).timing.stages.gold?.runs ?? 0).toBe(0);
 
-    expect((await runCli(['schedule', '--queue', redis.url, '--queue-prefix', prefix, '--remove', '--name', 'nightly'])).stdout).toMatch(/removed nightly/);
+    expect(
+      (await runCli(['schedule', '--queue', redis.url, '--queue-prefix', prefix, '--remove', '--name', 'nightly']))
+        .stdout,
+    ).toMatch(/removed nightly/);
   } finally {
     await stopAll(workers);
   }
@@ -240,21 +307,76 @@ test('an LLM run on two workers: replies are shared through Redis, a rerun asks 
   const llm = await startScriptedMistral({});
   const { prefix, out } = fresh('llm');
   const config = path.join(tmp, 'llm.json');
-  writeFileSync(config, JSON.stringify({ formulations: ['rest'], llm: { provider: 'mistral', model: 'scripted', baseUrl: llm.url, requestsPerMinute: 100_000 } }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      formulations: ['rest'],
+      llm: { provider: 'mistral', model: 'scripted', baseUrl: llm.url, requestsPerMinute: 100_000 },
+    }),
+  );
   const env = { MISTRAL_API_KEY: 'test-key' };
   const workers = [startWorker({ url: redis.url, prefix, env }), startWorker({ url: redis.url, prefix, env })];
   try {
-    const inProcess = await runCli(['generate', '--source', DEMO, '--out', path.join(tmp, 'llm-in-process'), '--config', config, '--progress', 'none'], env);
+    const inProcess = await runCli(
+      [
+        'generate',
+        '--source',
+        DEMO,
+        '--out',
+        path.join(tmp, 'llm-in-process'),
+        '--config',
+        config,
+        '--progress',
+        'none',
+      ],
+      env,
+    );
     expect(inProcess.code).toBe(0);
     const asked = llm.requests.length;
-    const run = startCli(['generate', '--source', DEMO, '--out', out, '--config', config, '--progress', 'none', '--queue', redis.url, '--queue-prefix', prefix, '--no-local-workers'], env);
+    const run = startCli(
+      [
+        'generate',
+        '--source',
+        DEMO,
+        '--out',
+        out,
+        '--config',
+        config,
+        '--progress',
+        'none',
+        '--queue',
+        redis.url,
+        '--queue-prefix',
+        prefix,
+        '--no-local-workers',
+      ],
+      env,
+    );
     expect(await run.exited).toBe(0);
     expect(read(out, 'manifest.json')).toBe(read(path.join(tmp, 'llm-in-process'), 'manifest.json'));
     expect(stats(out).timing.llm.total.requests).toBe(llm.requests.length - asked);
     expect(llm.requests.length - asked).toBeGreaterThan(0);
 
     const before = llm.requests.length;
-    const rerun = startCli(['generate', '--source', DEMO, '--out', `${out}-again`, '--config', config, '--progress', 'none', '--queue', redis.url, '--queue-prefix', prefix, '--no-local-workers'], env);
+    const rerun = startCli(
+      [
+        'generate',
+        '--source',
+        DEMO,
+        '--out',
+        `${out}-again`,
+        '--config',
+        config,
+        '--progress',
+        'none',
+        '--queue',
+        redis.url,
+        '--queue-prefix',
+        prefix,
+        '--no-local-workers',
+      ],
+      env,
+    );
     expect(await rerun.exited).toBe(0);
     expect(llm.requests.length).toBe(before);
     expect(read(`${out}-again`, 'manifest.json')).toBe(read(out, 'manifest.json'));
@@ -268,7 +390,19 @@ test('a run restricted to some databases (--db) on the queue: the same output as
   const { prefix, out } = fresh('db');
   const workers = [startWorker({ url: redis.url, prefix })];
   try {
-    const inProcess = await runCli(['generate', '--source', DEMO, '--out', `${out}-in-process`, '--db', 'cycling_club', '--formulations', 'slot,sel', '--progress', 'none']);
+    const inProcess = await runCli([
+      'generate',
+      '--source',
+      DEMO,
+      '--out',
+      `${out}-in-process`,
+      '--db',
+      'cycling_club',
+      '--formulations',
+      'slot,sel',
+      '--progress',
+      'none',
+    ]);
     expect(inProcess.code).toBe(0);
     const run = driver(redis.url, prefix, out, 'db-1', ['--db', 'cycling_club', '--formulations', 'slot,sel']);
     expect(await run.exited).toBe(0);
@@ -285,7 +419,17 @@ test('an unreachable Redis is a clear error, at once', async () => {
   expect((await runCli(['--version'])).code).toBe(0);
   const reference = Date.now() - started;
   started = Date.now();
-  const run = await runCli(['generate', '--source', DEMO, '--out', path.join(tmp, 'nowhere'), '--queue', 'redis://127.0.0.1:1', '--progress', 'none']);
+  const run = await runCli([
+    'generate',
+    '--source',
+    DEMO,
+    '--out',
+    path.join(tmp, 'nowhere'),
+    '--queue',
+    'redis://127.0.0.1:1',
+    '--progress',
+    'none',
+  ]);
   expect(run.code).toBe(1);
   expect(run.stderr).toMatch(/nl2api: cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
   // Generous: load may vary between the two runs; a CLI retrying for long would not pass.

@@ -74,11 +74,23 @@ test('the key prefix is --queue-prefix for every command (no --prefix)', async (
 });
 
 test('a worker names the queues it works on, then tells a Redis outage once per reconnect step and its end once', async () => {
-  const worker = startCli(['worker', '--queue', server.url, '--queue-prefix', 'outage', '--stages', 'item,item,emit', '--grace', '1']);
+  const worker = startCli([
+    'worker',
+    '--queue',
+    server.url,
+    '--queue-prefix',
+    'outage',
+    '--stages',
+    'item,item,emit',
+    '--grace',
+    '1',
+  ]);
   try {
     await waitFor(() => /worker: \d+ queues?/.test(worker.stderr()), worker);
     // Asked twice, worked once: two queues, named as --stages names them.
-    expect(worker.stderr()).toMatch(/worker: 2 queues \(item, emit\) at redis:\/\/127\.0\.0\.1:\d+, prefix outage, concurrency 4\n/);
+    expect(worker.stderr()).toMatch(
+      /worker: 2 queues \(item, emit\) at redis:\/\/127\.0\.0\.1:\d+, prefix outage, concurrency 4\n/,
+    );
 
     const stopped = Date.now();
     await server.stop();
@@ -93,7 +105,12 @@ test('a worker names the queues it works on, then tells a Redis outage once per 
     server = await startRedisServer({ persistence: false, dir: server.dir, port: server.port });
     await waitFor(() => /reconnected after \d+ attempts?/.test(worker.stderr()), worker);
     // Nothing but the start line, the outage and its end: no ioredis stack traces, no per-connection errors.
-    const other = lines(worker.stderr()).filter((line) => !/ worker: 2 queues | Redis at \S+( unreachable \(.*\): reconnect attempt \d+ in \d+ ms|: reconnected after \d+ attempts?)$/.test(line));
+    const other = lines(worker.stderr()).filter(
+      (line) =>
+        !/ worker: 2 queues | Redis at \S+( unreachable \(.*\): reconnect attempt \d+ in \d+ ms|: reconnected after \d+ attempts?)$/.test(
+          line,
+        ),
+    );
     expect(other).toEqual([]);
   } finally {
     worker.child.kill('SIGTERM');

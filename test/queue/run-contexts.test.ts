@@ -13,7 +13,16 @@ function contexts(known: (runId: string) => boolean = () => true) {
     registry: {
       spec: async (runId: string) => {
         reads.push(runId);
-        return known(runId) ? ({ runId, code: CODE, config: { cache: true }, datasetName: 'd', databases: [], instances: [] } as unknown as RunSpec) : undefined;
+        return known(runId)
+          ? ({
+              runId,
+              code: CODE,
+              config: { cache: true },
+              datasetName: 'd',
+              databases: [],
+              instances: [],
+            } as unknown as RunSpec)
+          : undefined;
       },
     },
     code: CODE,

@@ -87,34 +87,38 @@ test('close twice, at once and after: one shutdown, everything closed', async ()
   expect(await openConnections()).toEqual([]);
 });
 
-test.each([true, false])('a part failing to close (a BullMQ worker) leaves none of the others open: Redis connections, SQL processes (forced: %s)', async (force) => {
-  const worker = await start();
-  // A queue run worked by this worker alone: its SQL pool and a REST server are open afterwards.
-  const config = parseConfig({
-    source: DEMO,
-    out: path.join(tmp, `out-${prefix}`),
-    cacheDir: path.join(tmp, `cache-${prefix}`),
-    dbIds: ['bookstore'],
-    formulations: ['slot', 'rest'],
-    sqlWorkers: 1,
-    progress: 'none',
-    queue: { url: redis.url, prefix, localWorkers: false, pollMs: 50 },
-  });
-  const run = await generate({ config });
-  expect(run.stats?.formulations.rest?.total.accepted).toBeGreaterThan(0);
-  expect(sqlWorkerProcesses().length).toBeGreaterThan(0);
-  expect((await openConnections()).length).toBeGreaterThan(0);
+test.each([true, false])(
+  'a part failing to close (a BullMQ worker) leaves none of the others open: Redis connections, SQL processes (forced: %s)',
+  async (force) => {
+    const worker = await start();
+    // A queue run worked by this worker alone: its SQL pool and a REST server are open afterwards.
+    const config = parseConfig({
+      source: DEMO,
+      out: path.join(tmp, `out-${prefix}`),
+      cacheDir: path.join(tmp, `cache-${prefix}`),
+      dbIds: ['bookstore'],
+      formulations: ['slot', 'rest'],
+      sqlWorkers: 1,
+      progress: 'none',
+      queue: { url: redis.url, prefix, localWorkers: false, pollMs: 50 },
+    });
+    const run = await generate({ config });
+    expect(run.stats?.formulations.rest?.total.accepted).toBeGreaterThan(0);
+    expect(sqlWorkerProcesses().length).toBeGreaterThan(0);
+    expect((await openConnections()).length).toBeGreaterThan(0);
 
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- the original, called below with its worker as `this`
-  const close = Worker.prototype.close;
-  jest.spyOn(Worker.prototype, 'close').mockImplementation(async function (this: Worker, forced?: boolean) {
-    await close.call(this, forced);
-    if (this.name === 'item') throw new Error('boom');
-  });
-  const closing = worker.close(force);
-  await expect(closing).rejects.toThrow(AggregateError);
-  await expect(closing).rejects.toThrow('closing the queue worker: item worker: boom');
-  expect(worker.close()).toBe(closing);
-  expect(await openConnections()).toEqual([]);
-  expect(sqlWorkerProcesses()).toEqual([]);
-}, 180_000);
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- the original, called below with its worker as `this`
+    const close = Worker.prototype.close;
+    jest.spyOn(Worker.prototype, 'close').mockImplementation(async function (this: Worker, forced?: boolean) {
+      await close.call(this, forced);
+      if (this.name === 'item') throw new Error('boom');
+    });
+    const closing = worker.close(force);
+    await expect(closing).rejects.toThrow(AggregateError);
+    await expect(closing).rejects.toThrow('closing the queue worker: item worker: boom');
+    expect(worker.close()).toBe(closing);
+    expect(await openConnections()).toEqual([]);
+    expect(sqlWorkerProcesses()).toEqual([]);
+  },
+  180_000,
+);

@@ -22,7 +22,9 @@ function rewrite(sql: string): string {
 
 describe('resolveDoubleQuotedStrings', () => {
   it('turns a double-quoted token naming nothing into a string literal', () => {
-    expect(rewrite('SELECT name FROM member WHERE city = "Paris"')).toBe("SELECT name FROM member WHERE city = 'Paris'");
+    expect(rewrite('SELECT name FROM member WHERE city = "Paris"')).toBe(
+      "SELECT name FROM member WHERE city = 'Paris'",
+    );
   });
 
   it('keeps double-quoted identifiers that name a table, column or alias', () => {

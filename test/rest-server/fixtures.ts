@@ -20,11 +20,19 @@ export function heroesDb(dir: string): DatabaseInfo {
 }
 
 export function emptyDb(dir: string): DatabaseInfo {
-  const file = createDb(path.join(dir, 'numbers.sqlite'), 'CREATE TABLE n (v INTEGER); INSERT INTO n VALUES (1), (2), (3);');
+  const file = createDb(
+    path.join(dir, 'numbers.sqlite'),
+    'CREATE TABLE n (v INTEGER); INSERT INTO n VALUES (1), (2), (3);',
+  );
   return { dbId: 'numbers', path: file, fingerprint: 'test', tables: [] };
 }
 
-const param = (name: string, type: ParameterSpec['type'], required: boolean, example?: ParameterSpec['example']): ParameterSpec => ({
+const param = (
+  name: string,
+  type: ParameterSpec['type'],
+  required: boolean,
+  example?: ParameterSpec['example'],
+): ParameterSpec => ({
   name,
   type,
   description: `The ${name.replace(/_/g, ' ')}.`,
@@ -32,7 +40,13 @@ const param = (name: string, type: ParameterSpec['type'], required: boolean, exa
   ...(example !== undefined ? { example } : {}),
 });
 
-const endpoint = (operationId: string, slug: string, sql: string, parameters: ParameterSpec[], db = 'heroes'): EndpointSpec => ({
+const endpoint = (
+  operationId: string,
+  slug: string,
+  sql: string,
+  parameters: ParameterSpec[],
+  db = 'heroes',
+): EndpointSpec => ({
   operationId,
   path: `/v1/test/${db}/${slug}`,
   summary: `${operationId} summary`,
@@ -72,17 +86,22 @@ export const HERO_BY_NAME = endpoint(
 );
 
 /** Counts up to :n with a recursive CTE: a large n runs until the timeout stops it. */
-export const COUNT_UP_TO = endpoint(
-  'countUpTo',
-  'count-up-to',
-  RUNAWAY_SQL.replace('1000000000000', ':n'),
-  [param('n', 'integer', true, 10)],
-);
+export const COUNT_UP_TO = endpoint('countUpTo', 'count-up-to', RUNAWAY_SQL.replace('1000000000000', ':n'), [
+  param('n', 'integer', true, 10),
+]);
 
 /** Valid spec, but the column does not exist: SQLite fails it at run time. */
-export const BROKEN = endpoint('getBroken', 'broken', 'SELECT no_such_column FROM hero WHERE id = :id', [param('id', 'integer', true, 1)]);
+export const BROKEN = endpoint('getBroken', 'broken', 'SELECT no_such_column FROM hero WHERE id = :id', [
+  param('id', 'integer', true, 1),
+]);
 
-export const NUMBERS = endpoint('getNumbers', 'numbers', 'SELECT v FROM n WHERE v >= coalesce(:from_value, 0) ORDER BY v', [param('from_value', 'integer', false, 2)], 'numbers');
+export const NUMBERS = endpoint(
+  'getNumbers',
+  'numbers',
+  'SELECT v FROM n WHERE v >= coalesce(:from_value, 0) ORDER BY v',
+  [param('from_value', 'integer', false, 2)],
+  'numbers',
+);
 
 export const HEROES_ENDPOINTS = [HEROES_BY_PUBLISHER, TALLER_THAN, COUNT_BY_AVATAR, HERO_BY_NAME, COUNT_UP_TO, BROKEN];
 
@@ -99,7 +118,15 @@ export function captureLogger(lines: string[]) {
 
 /** A body that leaks nothing: no SQL, no stack trace, no file path, no SQLite message. */
 export function expectNoLeak(body: string, dbPath: string): void {
-  for (const forbidden of [/select/i, /\bfrom\b/i, /\n\s+at /, /stack/i, /sqlite/i, /no_such_column/, /\.ts\b|\.js\b/]) {
+  for (const forbidden of [
+    /select/i,
+    /\bfrom\b/i,
+    /\n\s+at /,
+    /stack/i,
+    /sqlite/i,
+    /no_such_column/,
+    /\.ts\b|\.js\b/,
+  ]) {
     expect(body).not.toMatch(forbidden);
   }
   expect(body).not.toContain(dbPath);

@@ -8,20 +8,39 @@ const endpoints = [...HEROES_ENDPOINTS, NUMBERS];
 
 test('is valid OpenAPI 3.1 with one GET operation per endpoint', async () => {
   const doc = restOpenApi(endpoints, { title: 'heroes', version: '1' });
-  const api = (await SwaggerParser.validate(structuredClone(doc) as never)) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+  const api = (await SwaggerParser.validate(structuredClone(doc) as never)) as {
+    openapi: string;
+    paths: Record<string, Record<string, unknown>>;
+  };
   expect(api.openapi).toBe('3.1.0');
   expect(Object.keys(api.paths).sort()).toEqual(endpoints.map((e) => e.path).sort());
   for (const item of Object.values(api.paths)) expect(Object.keys(item)).toEqual(['get']);
 });
 
 test('operations carry ids, texts, typed parameters with examples and limits, and responses', () => {
-  const doc = restOpenApi([HEROES_BY_PUBLISHER, TALLER_THAN], { title: 'heroes', version: '2', maxStringLength: 50 }) as any;
+  const doc = restOpenApi([HEROES_BY_PUBLISHER, TALLER_THAN], {
+    title: 'heroes',
+    version: '2',
+    maxStringLength: 50,
+  }) as any;
   expect(doc.info).toEqual({ title: 'heroes', version: '2' });
   expect(doc.tags).toEqual([{ name: 'heroes' }]);
   const get = doc.paths[HEROES_BY_PUBLISHER.path].get;
-  expect(get).toMatchObject({ operationId: 'getHeroesByPublisher', summary: HEROES_BY_PUBLISHER.summary, description: HEROES_BY_PUBLISHER.description, tags: ['heroes'] });
+  expect(get).toMatchObject({
+    operationId: 'getHeroesByPublisher',
+    summary: HEROES_BY_PUBLISHER.summary,
+    description: HEROES_BY_PUBLISHER.description,
+    tags: ['heroes'],
+  });
   expect(get.parameters).toEqual([
-    { name: 'publisher', in: 'query', description: 'The publisher.', required: true, schema: { type: 'string', maxLength: 50 }, example: 'DC' },
+    {
+      name: 'publisher',
+      in: 'query',
+      description: 'The publisher.',
+      required: true,
+      schema: { type: 'string', maxLength: 50 },
+      example: 'DC',
+    },
   ]);
   expect(Object.keys(get.responses)).toEqual(['200', '400', '500', '504']);
   expect(get.responses['200'].description).toBe(HEROES_BY_PUBLISHER.response.description);
@@ -33,5 +52,7 @@ test('operations carry ids, texts, typed parameters with examples and limits, an
 });
 
 test('is deterministic', () => {
-  expect(JSON.stringify(restOpenApi(endpoints, { title: 't', version: '1' }))).toBe(JSON.stringify(restOpenApi(endpoints, { title: 't', version: '1' })));
+  expect(JSON.stringify(restOpenApi(endpoints, { title: 't', version: '1' }))).toBe(
+    JSON.stringify(restOpenApi(endpoints, { title: 't', version: '1' })),
+  );
 });

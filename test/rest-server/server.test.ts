@@ -67,7 +67,11 @@ async function get(pathAndQuery: string, init?: RequestInit): Promise<{ status: 
 const query = (args: Record<string, string>) => `?${new URLSearchParams(args)}`;
 
 /** The oracle: the endpoint's SQL run directly by better-sqlite3 with named parameters. */
-function direct(db: DatabaseInfo, sql: string, args: Record<string, unknown>): { columns: string[]; rows: unknown[][] } {
+function direct(
+  db: DatabaseInfo,
+  sql: string,
+  args: Record<string, unknown>,
+): { columns: string[]; rows: unknown[][] } {
   const handle = new Database(db.path, { readonly: true });
   try {
     const statement = handle.prepare(sql).raw(true);
@@ -119,7 +123,9 @@ describe('answers', () => {
       expect(response.json).toEqual(direct(heroes, HERO_BY_NAME.sql, { name }));
     }
     // The one hero named like an injection is found by its name, and only it.
-    expect((await get(HERO_BY_NAME.path + query({ name: '; DROP TABLE hero' }))).json.rows).toEqual([[5, '; DROP TABLE hero']]);
+    expect((await get(HERO_BY_NAME.path + query({ name: '; DROP TABLE hero' }))).json.rows).toEqual([
+      [5, '; DROP TABLE hero'],
+    ]);
     expect((await get(HERO_BY_NAME.path + query({ name: "' OR 1=1 --" }))).json.rows).toEqual([]);
     expect(direct(heroes, 'SELECT count(*) FROM hero', {}).rows).toEqual([[5]]);
   });
@@ -128,15 +134,39 @@ describe('answers', () => {
 describe('refusals: clear 4xx JSON errors that leak nothing', () => {
   const cases: [string, string, RegExp][] = [
     ['missing required parameter', HEROES_BY_PUBLISHER.path, /missing required parameter 'publisher'/],
-    ['wrong type (number)', TALLER_THAN.path + query({ min_height: 'tall' }), /parameter 'min_height' must be a single number value/],
-    ['wrong type (integer)', TALLER_THAN.path + query({ min_height: '1', limit: '2.5' }), /parameter 'limit' must be a single integer value/],
-    ['wrong type (boolean)', COUNT_BY_AVATAR.path + query({ with_avatar: 'yes' }), /parameter 'with_avatar' must be a single boolean value/],
-    ['non-finite number', TALLER_THAN.path + query({ min_height: 'Infinity' }), /parameter 'min_height' is out of range/],
+    [
+      'wrong type (number)',
+      TALLER_THAN.path + query({ min_height: 'tall' }),
+      /parameter 'min_height' must be a single number value/,
+    ],
+    [
+      'wrong type (integer)',
+      TALLER_THAN.path + query({ min_height: '1', limit: '2.5' }),
+      /parameter 'limit' must be a single integer value/,
+    ],
+    [
+      'wrong type (boolean)',
+      COUNT_BY_AVATAR.path + query({ with_avatar: 'yes' }),
+      /parameter 'with_avatar' must be a single boolean value/,
+    ],
+    [
+      'non-finite number',
+      TALLER_THAN.path + query({ min_height: 'Infinity' }),
+      /parameter 'min_height' is out of range/,
+    ],
     ['non-finite integer', COUNT_UP_TO.path + query({ n: '1e400' }), /parameter 'n' is out of range/],
     ['integer past 2^53', COUNT_UP_TO.path + query({ n: '99999999999999999999' }), /parameter 'n' is out of range/],
-    ['10,000-character string', HERO_BY_NAME.path + query({ name: 'x'.repeat(10_000) }), /parameter 'name' must be at most 1000 characters/],
+    [
+      '10,000-character string',
+      HERO_BY_NAME.path + query({ name: 'x'.repeat(10_000) }),
+      /parameter 'name' must be at most 1000 characters/,
+    ],
     ['unknown parameter', HEROES_BY_PUBLISHER.path + query({ publisher: 'DC', evil: '1' }), /unknown parameter 'evil'/],
-    ['repeated parameter', `${HEROES_BY_PUBLISHER.path}?publisher=DC&publisher=Marvel`, /parameter 'publisher' must be a single string value/],
+    [
+      'repeated parameter',
+      `${HEROES_BY_PUBLISHER.path}?publisher=DC&publisher=Marvel`,
+      /parameter 'publisher' must be a single string value/,
+    ],
   ];
 
   test.each(cases)('%s → 400', async (_name, url, message) => {
@@ -180,7 +210,9 @@ describe('timeouts', () => {
     expect(meanwhile.status).toBe(200);
     const response = await slow;
     expect(response.status).toBe(504);
-    expect(response.json).toEqual({ error: { code: 'timeout', message: expect.stringMatching(new RegExp(`${TIMEOUT_MS} ms time limit`)) } });
+    expect(response.json).toEqual({
+      error: { code: 'timeout', message: expect.stringMatching(new RegExp(`${TIMEOUT_MS} ms time limit`)) },
+    });
     expectNoLeak(response.text, heroes.path);
     const after = await get(COUNT_UP_TO.path + query({ n: '10' }));
     expect(after.json).toEqual({ columns: ['count(*)'], rows: [[10]] });
@@ -207,11 +239,26 @@ describe('startup and lifecycle', () => {
 
   test('refuses invalid endpoint sets at startup', async () => {
     const start = (endpoints: typeof HEROES_ENDPOINTS) =>
-      createRestServer({ databases: [{ db: heroes, endpoints }], executor: pool, timeoutMs: 100, title: 't', version: '1', logger: captureLogger([]) });
-    await expect(start([HEROES_BY_PUBLISHER, { ...HEROES_BY_PUBLISHER, operationId: 'other' }])).rejects.toThrow(/share the path/);
-    await expect(start([HEROES_BY_PUBLISHER, { ...TALLER_THAN, operationId: HEROES_BY_PUBLISHER.operationId }])).rejects.toThrow(/share the operationId/);
-    await expect(start([{ ...HEROES_BY_PUBLISHER, sql: 'SELECT :other' }])).rejects.toThrow(/undeclared placeholder :other/);
-    await expect(start([{ ...HEROES_BY_PUBLISHER, sql: 'SELECT ? + :publisher' }])).rejects.toThrow(/only :name placeholders/);
+      createRestServer({
+        databases: [{ db: heroes, endpoints }],
+        executor: pool,
+        timeoutMs: 100,
+        title: 't',
+        version: '1',
+        logger: captureLogger([]),
+      });
+    await expect(start([HEROES_BY_PUBLISHER, { ...HEROES_BY_PUBLISHER, operationId: 'other' }])).rejects.toThrow(
+      /share the path/,
+    );
+    await expect(
+      start([HEROES_BY_PUBLISHER, { ...TALLER_THAN, operationId: HEROES_BY_PUBLISHER.operationId }]),
+    ).rejects.toThrow(/share the operationId/);
+    await expect(start([{ ...HEROES_BY_PUBLISHER, sql: 'SELECT :other' }])).rejects.toThrow(
+      /undeclared placeholder :other/,
+    );
+    await expect(start([{ ...HEROES_BY_PUBLISHER, sql: 'SELECT ? + :publisher' }])).rejects.toThrow(
+      /only :name placeholders/,
+    );
     await expect(start([{ ...HEROES_BY_PUBLISHER, operationId: 'bad name!' }])).rejects.toThrow(/invalid/);
   });
 
@@ -251,7 +298,10 @@ describe('startup and lifecycle', () => {
       console.log(body);
     `;
     // The time limit only catches a process that never exits; a loaded machine may take its time.
-    const output = execFileSync(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 50_000 });
+    const output = execFileSync(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 50_000,
+    });
     expect(JSON.parse(output)).toEqual({ columns: ['v'], rows: [[1], [2], [3]] });
   });
 });

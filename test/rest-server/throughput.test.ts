@@ -33,7 +33,10 @@ afterAll(async () => {
 });
 
 test('measures requests/s and latency percentiles with autocannon, without errors', async () => {
-  const result = await measureThroughput(server.url, `${HEROES_BY_PUBLISHER.path}?publisher=DC`, { connections: 4, durationSeconds: 1 });
+  const result = await measureThroughput(server.url, `${HEROES_BY_PUBLISHER.path}?publisher=DC`, {
+    connections: 4,
+    durationSeconds: 1,
+  });
   expect(result.errors).toBe(0);
   for (const figure of [result.requestsPerSecond, result.p50Ms, result.p99Ms]) {
     expect(Number.isFinite(figure)).toBe(true);
@@ -43,5 +46,7 @@ test('measures requests/s and latency percentiles with autocannon, without error
 });
 
 test('refuses anything but loopback', async () => {
-  await expect(measureThroughput('http://example.com', '/', { connections: 1, durationSeconds: 1 })).rejects.toThrow(/loopback only/);
+  await expect(measureThroughput('http://example.com', '/', { connections: 1, durationSeconds: 1 })).rejects.toThrow(
+    /loopback only/,
+  );
 });

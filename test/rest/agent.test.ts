@@ -39,7 +39,8 @@ function ok(outcome: Outcome<SynthesizedEndpoint>): SynthesizedEndpoint {
   return outcome.value;
 }
 
-const fresh = (...instances: Instance[]): SynthesisRequest[] => instances.map((instance) => ({ instance, previous: [] }));
+const fresh = (...instances: Instance[]): SynthesisRequest[] =>
+  instances.map((instance) => ({ instance, previous: [] }));
 
 describe('loadPrompt / fillSlots', () => {
   test('the synthesis prompt loads from seeds/prompts with its slots', () => {
@@ -50,7 +51,9 @@ describe('loadPrompt / fillSlots', () => {
   });
 
   test('one pass: a value containing {{slot}} is not expanded; a slot without a value throws', () => {
-    expect(fillSlots('Q: {{question}} in {{ db }}', { question: 'what is {{db}}?', db: 'schools' })).toBe('Q: what is {{db}}? in schools');
+    expect(fillSlots('Q: {{question}} in {{ db }}', { question: 'what is {{db}}?', db: 'schools' })).toBe(
+      'Q: what is {{db}}? in schools',
+    );
     expect(() => fillSlots('{{question}} {{db}}', { question: 'x' })).toThrow('{{db}}');
   });
 
@@ -77,7 +80,8 @@ describe('createLlmSynthesizer with a scripted model', () => {
     db = schoolsDb();
   });
 
-  const BY_COUNTY_SQL = "SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = 'Alameda'";
+  const BY_COUNTY_SQL =
+    "SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = 'Alameda'";
   const byCounty = (id: string): Instance => ({
     id,
     index: 0,
@@ -103,7 +107,9 @@ describe('createLlmSynthesizer with a scripted model', () => {
     path: '/admin/drop-everything', // ignored: the path is ours
     summary: 'Get school names by county name',
     description: 'Returns the names of the schools of a county.',
-    parameters: [{ name: 'county_name', type: 'String', description: 'Name of the county', required: true, example: 'Alameda' }],
+    parameters: [
+      { name: 'county_name', type: 'String', description: 'Name of the county', required: true, example: 'Alameda' },
+    ],
     sql: '\n  SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = :county_name\n',
     response_description: 'Rows with the column name (school name)',
     arguments: { county_name: 'Alameda' },
@@ -112,7 +118,15 @@ describe('createLlmSynthesizer with a scripted model', () => {
     instance_id: 'b2',
     operation_id: 'getSchoolNamesByMinEnrollment',
     summary: 'Get school names by minimum enrollment',
-    parameters: [{ name: 'min_enrollment', type: 'integer', description: 'Lower bound (exclusive) of enrolled students', required: true, example: null }],
+    parameters: [
+      {
+        name: 'min_enrollment',
+        type: 'integer',
+        description: 'Lower bound (exclusive) of enrolled students',
+        required: true,
+        example: null,
+      },
+    ],
     sql: 'SELECT name FROM school WHERE enrollment > :min_enrollment',
     response_description: 'Rows with the column name',
     arguments: { min_enrollment: 500 },
@@ -120,16 +134,28 @@ describe('createLlmSynthesizer with a scripted model', () => {
 
   function setup(steps: Step[], batchSize?: number) {
     const model = new ScriptedChatModel(steps);
-    const client = new LlmClient({ model, config: llmConfig({ maxRetries: 0 }), cache: new MemoryLlmCache(), clock: new FakeClock() });
-    return { model, client, synthesizer: createLlmSynthesizer(client, { providerLabel: 'test/test-model', batchSize }) };
+    const client = new LlmClient({
+      model,
+      config: llmConfig({ maxRetries: 0 }),
+      cache: new MemoryLlmCache(),
+      clock: new FakeClock(),
+    });
+    return {
+      model,
+      client,
+      synthesizer: createLlmSynthesizer(client, { providerLabel: 'test/test-model', batchSize }),
+    };
   }
 
   const contents = (messages: BaseMessage[]) => messages.map((m) => ({ role: m.getType(), content: m.text }));
-  const instanceIds = (messages: BaseMessage[]) => [...messages[1].text.matchAll(/^instance_id: "([^"]+)"$/gm)].map((m) => m[1]);
+  const instanceIds = (messages: BaseMessage[]) =>
+    [...messages[1].text.matchAll(/^instance_id: "([^"]+)"$/gm)].map((m) => m[1]);
 
   test('a good batch reply → endpoints served at our path, calls that reproduce the gold rows', async () => {
     const { model, synthesizer } = setup([reply(countyEndpoint('a1'), enrollmentEndpoint)]);
-    const [county, enrollment] = (await synthesizer.synthesize(fresh(byCounty('a1'), byEnrollment), db, 'Test Set')).map(ok);
+    const [county, enrollment] = (
+      await synthesizer.synthesize(fresh(byCounty('a1'), byEnrollment), db, 'Test Set')
+    ).map(ok);
     expect(model.calls).toBe(1);
     expect(county.spec).toMatchObject({
       operationId: 'getSchoolNamesByCountyName',
@@ -138,10 +164,17 @@ describe('createLlmSynthesizer with a scripted model', () => {
       parameters: [{ name: 'county_name', type: 'string', required: true, example: 'Alameda' }],
       response: { description: 'Rows with the column name (school name)' },
     });
-    expect(county.call).toEqual({ name: 'getSchoolNamesByCountyName', path: county.spec.path, arguments: { county_name: 'Alameda' } });
+    expect(county.call).toEqual({
+      name: 'getSchoolNamesByCountyName',
+      path: county.spec.path,
+      arguments: { county_name: 'Alameda' },
+    });
     expect(enrollment.spec.description).toBe('');
     expect(enrollment.spec.parameters[0]).not.toHaveProperty('example');
-    for (const [endpoint, gold] of [[county, BY_COUNTY_SQL], [enrollment, byEnrollment.sql]] as const) {
+    for (const [endpoint, gold] of [
+      [county, BY_COUNTY_SQL],
+      [enrollment, byEnrollment.sql],
+    ] as const) {
       expect(checkEndpointSpec(endpoint.spec, db)).toMatchObject({ ok: true });
       expect(callRows(db, endpoint)).toEqual(rows(db, gold));
     }
@@ -172,7 +205,12 @@ describe('createLlmSynthesizer with a scripted model', () => {
     const { synthesizer } = setup([reply()], 3);
     const prompt = loadPrompt('rest-synthesize');
     expect(synthesizer.name).toBe('llm:test/test-model');
-    expect(synthesizer.fingerprint).toMatchObject({ system: prompt.system, user: prompt.user, providerLabel: 'test/test-model', batchSize: 3 });
+    expect(synthesizer.fingerprint).toMatchObject({
+      system: prompt.system,
+      user: prompt.user,
+      providerLabel: 'test/test-model',
+      batchSize: 3,
+    });
   });
 
   test('a reply in ```json fences is repaired', async () => {
@@ -196,7 +234,13 @@ describe('createLlmSynthesizer with a scripted model', () => {
     expect(found.ok).toBe(true);
     expect(lost).toEqual({ ok: false, category: 'llm:schema', message: 'no endpoint for instance b2 in the reply' });
 
-    const malformed = setup([reply(countyEndpoint('a1'), { ...enrollmentEndpoint, operation_id: 'get schools!' }, { instance_id: 'a9', sql: 1 })]);
+    const malformed = setup([
+      reply(
+        countyEndpoint('a1'),
+        { ...enrollmentEndpoint, operation_id: 'get schools!' },
+        { instance_id: 'a9', sql: 1 },
+      ),
+    ]);
     const [good, bad] = await malformed.synthesizer.synthesize(fresh(byCounty('a1'), byEnrollment), db, 'Test Set');
     expect(good.ok).toBe(true);
     expect(bad).toMatchObject({ ok: false, category: 'llm:schema', message: expect.stringContaining('operationId') });
@@ -204,11 +248,17 @@ describe('createLlmSynthesizer with a scripted model', () => {
 
   test('feedback of earlier attempts is replayed as conversation; call failures add nothing', async () => {
     const { model, synthesizer } = setup([reply(countyEndpoint('a1'))]);
-    const proposed = ok((await setup([reply(countyEndpoint('a1'))]).synthesizer.synthesize(fresh(byCounty('a1')), db, 'Test Set'))[0]);
+    const proposed = ok(
+      (await setup([reply(countyEndpoint('a1'))]).synthesizer.synthesize(fresh(byCounty('a1')), db, 'Test Set'))[0],
+    );
     const previous: FailedAttempt[] = [
       { category: 'llm:invalid_json', message: 'the reply is not valid JSON, even after repair' },
       { category: 'llm:timeout', message: 'no reply within 10 ms' },
-      { category: 'semantic:different_rows', message: 'the call returns 2 rows, the gold SQL 3', endpoint: { spec: proposed.spec, arguments: proposed.call.arguments } },
+      {
+        category: 'semantic:different_rows',
+        message: 'the call returns 2 rows, the gold SQL 3',
+        endpoint: { spec: proposed.spec, arguments: proposed.call.arguments },
+      },
     ];
     await synthesizer.synthesize([{ instance: byCounty('a1'), previous }], db, 'Test Set');
     const messages = contents(model.received[0]);
@@ -217,9 +267,18 @@ describe('createLlmSynthesizer with a scripted model', () => {
     expect(messages[1].content).toContain('Your previous reply was rejected because it was not valid JSON');
     expect(JSON.stringify(messages)).not.toContain('llm:timeout');
     expect(JSON.parse(messages[2].content)).toEqual({
-      endpoints: [expect.objectContaining({ instance_id: 'a1', operation_id: 'getSchoolNamesByCountyName', sql: proposed.spec.sql, arguments: { county_name: 'Alameda' } })],
+      endpoints: [
+        expect.objectContaining({
+          instance_id: 'a1',
+          operation_id: 'getSchoolNamesByCountyName',
+          sql: proposed.spec.sql,
+          arguments: { county_name: 'Alameda' },
+        }),
+      ],
     });
-    expect(messages[3].content).toContain('The endpoint you proposed for instance a1 failed semantic:different_rows: the call returns 2 rows, the gold SQL 3');
+    expect(messages[3].content).toContain(
+      'The endpoint you proposed for instance a1 failed semantic:different_rows: the call returns 2 rows, the gold SQL 3',
+    );
   });
 
   test('batching: batchSize first attempts per call; a request with feedback goes alone', async () => {
@@ -231,9 +290,17 @@ describe('createLlmSynthesizer with a scripted model', () => {
     expect(first.model.received.map(instanceIds).sort()).toEqual([['a1', 'a2'], ['a3', 'a4'], ['a5']]);
 
     const mixed = setup([everything], 4);
-    const retry: SynthesisRequest = { instance: byCounty('a3'), previous: [{ category: 'format:unknown_column', message: 'no such column: nme' }] };
+    const retry: SynthesisRequest = {
+      instance: byCounty('a3'),
+      previous: [{ category: 'format:unknown_column', message: 'no such column: nme' }],
+    };
     const requests = [...fresh(byCounty('a1'), byCounty('a2')), retry, ...fresh(byCounty('a4'))];
-    expect((await mixed.synthesizer.synthesize(requests, db, 'Test Set')).map((o) => o.ok)).toEqual([true, true, true, true]);
+    expect((await mixed.synthesizer.synthesize(requests, db, 'Test Set')).map((o) => o.ok)).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect(mixed.model.received.map(instanceIds).sort()).toEqual([['a1', 'a2', 'a4'], ['a3']]);
   });
 
@@ -264,9 +331,26 @@ describe('createLlmSynthesizer through @langchain/mistralai', () => {
 
   async function setup(script: ScriptedResponse[], overrides: LlmConfigInput = {}) {
     const server = await startServer(script);
-    const config = llmConfig({ provider: 'mistral', model: 'mistral-large-latest', baseUrl: server.url, timeoutMs: 30_000 /* a hang guard: a loaded machine may answer slowly */, maxRetries: 2, backoff: { baseMs: 1, maxMs: 5 }, ...overrides });
-    const client = new LlmClient({ model: await createChatModel(config, { MISTRAL_API_KEY: 'test-key' }), config, cache: new MemoryLlmCache(), clock: new FakeClock() });
-    return { server, client, synthesizer: createLlmSynthesizer(client, { providerLabel: 'mistral/mistral-large-latest' }) };
+    const config = llmConfig({
+      provider: 'mistral',
+      model: 'mistral-large-latest',
+      baseUrl: server.url,
+      timeoutMs: 30_000 /* a hang guard: a loaded machine may answer slowly */,
+      maxRetries: 2,
+      backoff: { baseMs: 1, maxMs: 5 },
+      ...overrides,
+    });
+    const client = new LlmClient({
+      model: await createChatModel(config, { MISTRAL_API_KEY: 'test-key' }),
+      config,
+      cache: new MemoryLlmCache(),
+      clock: new FakeClock(),
+    });
+    return {
+      server,
+      client,
+      synthesizer: createLlmSynthesizer(client, { providerLabel: 'mistral/mistral-large-latest' }),
+    };
   }
 
   const mysteryEndpoint = (sql: string, parameters: WireEndpoint[] = [], args: WireEndpoint = {}): WireEndpoint => ({
@@ -283,7 +367,13 @@ describe('createLlmSynthesizer through @langchain/mistralai', () => {
     'SELECT title FROM book WHERE genre = :genre AND `Price (USD)` < :max_price_usd',
     [
       { name: 'genre', type: 'string', description: 'Genre of the book', required: true, example: 'Mystery' },
-      { name: 'max_price_usd', type: 'number', description: 'Upper bound (exclusive) of the price in US dollars', required: true, example: 10 },
+      {
+        name: 'max_price_usd',
+        type: 'number',
+        description: 'Upper bound (exclusive) of the price in US dollars',
+        required: true,
+        example: 10,
+      },
     ],
     { genre: 'Mystery', max_price_usd: 10 },
   );
@@ -306,19 +396,27 @@ describe('createLlmSynthesizer through @langchain/mistralai', () => {
 
   test.each([
     ['DROP TABLE', 'DROP TABLE book', [], {}],
-    ['UPDATE', 'UPDATE book SET title = :title', [{ name: 'title', type: 'string', description: 'New title', required: true }], { title: 'x' }],
+    [
+      'UPDATE',
+      'UPDATE book SET title = :title',
+      [{ name: 'title', type: 'string', description: 'New title', required: true }],
+      { title: 'x' },
+    ],
     ['ATTACH', "ATTACH DATABASE '/tmp/nl2api-attack.sqlite' AS attack", [], {}],
     ['PRAGMA', 'PRAGMA writable_schema = 1', [], {}],
     ['a SELECT with a DROP after it', 'SELECT title FROM book; DROP TABLE book', [], {}],
-  ])('a reply proposing %s is returned as data; the format check rejects it and the database is untouched', async (_, sql, parameters, args) => {
-    const before = fileHash(db.path);
-    const { synthesizer } = await setup([completion(reply(mysteryEndpoint(sql, parameters, args)))]);
-    const [outcome] = await synthesizer.synthesize(fresh(mystery), db, 'demo');
-    const endpoint = ok(outcome);
-    expect(endpoint.spec.sql).toBe(sql);
-    expect(checkEndpointSpec(endpoint.spec, db)).toMatchObject({ ok: false, category: 'format:not_select' });
-    expect(fileHash(db.path)).toBe(before);
-  });
+  ])(
+    'a reply proposing %s is returned as data; the format check rejects it and the database is untouched',
+    async (_, sql, parameters, args) => {
+      const before = fileHash(db.path);
+      const { synthesizer } = await setup([completion(reply(mysteryEndpoint(sql, parameters, args)))]);
+      const [outcome] = await synthesizer.synthesize(fresh(mystery), db, 'demo');
+      const endpoint = ok(outcome);
+      expect(endpoint.spec.sql).toBe(sql);
+      expect(checkEndpointSpec(endpoint.spec, db)).toMatchObject({ ok: false, category: 'format:not_select' });
+      expect(fileHash(db.path)).toBe(before);
+    },
+  );
 
   test('a hallucinated column is caught by the format check as format:unknown_column', async () => {
     const hallucinated = { ...GOOD, sql: 'SELECT title FROM book WHERE genre = :genre AND price_usd < :max_price_usd' };
@@ -343,7 +441,10 @@ describe('createLlmSynthesizer through @langchain/mistralai', () => {
   });
 
   test('a reply slower than timeoutMs → llm:timeout', async () => {
-    const { synthesizer } = await setup([{ ...completion(reply(GOOD)), delayMs: 2000 }], { timeoutMs: 100, maxRetries: 0 });
+    const { synthesizer } = await setup([{ ...completion(reply(GOOD)), delayMs: 2000 }], {
+      timeoutMs: 100,
+      maxRetries: 0,
+    });
     const [outcome] = await synthesizer.synthesize(fresh(mystery), db, 'demo');
     expect(outcome).toMatchObject({ ok: false, category: 'llm:timeout' });
   });

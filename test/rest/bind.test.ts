@@ -2,7 +2,12 @@ import { describe, expect, test } from '@jest/globals';
 import { BindError, bindPlaceholders } from '../../runtime/rest/bind.js';
 import type { ParameterSpec } from '../../runtime/rest/spec.js';
 
-const p = (name: string, type: ParameterSpec['type'], required = true): ParameterSpec => ({ name, type, description: name, required });
+const p = (name: string, type: ParameterSpec['type'], required = true): ParameterSpec => ({
+  name,
+  type,
+  description: name,
+  required,
+});
 
 describe('bindPlaceholders', () => {
   test('named placeholders become positional, values in order, repeats bound twice', () => {
@@ -15,16 +20,22 @@ describe('bindPlaceholders', () => {
   });
 
   test('placeholders inside strings, quoted identifiers and comments are untouched', () => {
-    const sql = "SELECT \":a\", `:a`, [:a] FROM t WHERE b = ':a' AND c = :a -- :a\n/* :a */";
+    const sql = 'SELECT ":a", `:a`, [:a] FROM t WHERE b = \':a\' AND c = :a -- :a\n/* :a */';
     expect(bindPlaceholders(sql, { a: 1 }, [p('a', 'integer')])).toEqual({
-      sql: "SELECT \":a\", `:a`, [:a] FROM t WHERE b = ':a' AND c = ? -- :a\n/* :a */",
+      sql: 'SELECT ":a", `:a`, [:a] FROM t WHERE b = \':a\' AND c = ? -- :a\n/* :a */',
       params: [1],
     });
   });
 
   test('values are coerced to the declared type; booleans bind as 1/0; optional ones as NULL', () => {
     const params = [p('n', 'integer'), p('r', 'number'), p('b', 'boolean'), p('s', 'string'), p('o', 'string', false)];
-    expect(bindPlaceholders('SELECT :n, :r, :b, :s, :o', { n: '7', r: '2.5', b: true, s: 12 }, params).params).toEqual([7, 2.5, 1, '12', null]);
+    expect(bindPlaceholders('SELECT :n, :r, :b, :s, :o', { n: '7', r: '2.5', b: true, s: 12 }, params).params).toEqual([
+      7,
+      2.5,
+      1,
+      '12',
+      null,
+    ]);
   });
 
   test('bad arguments throw BindError', () => {
@@ -36,7 +47,7 @@ describe('bindPlaceholders', () => {
     expect(() => bindPlaceholders('SELECT ?', {}, [])).toThrow(/unsupported placeholder/);
   });
 
-  test('only :name placeholders: SQLite\'s other markers are refused, a $ inside an identifier is not one', () => {
+  test("only :name placeholders: SQLite's other markers are refused, a $ inside an identifier is not one", () => {
     for (const sql of ['SELECT ?', 'SELECT ?1', 'SELECT @a', 'SELECT $a']) {
       expect(() => bindPlaceholders(sql, {}, [])).toThrow(/unsupported placeholder/);
     }

@@ -44,7 +44,10 @@ function rowsKey(rows: unknown[], ordered: boolean): string {
       const goldSql = resolveDoubleQuotedStrings(item.sql, schemaIdentifiers(db, item.sql));
       const gold = connection.prepare(goldSql).raw().all();
       const bound = bindPlaceholders(spec.sql, call.arguments, spec.parameters);
-      const got = connection.prepare(bound.sql).raw().all(...bound.params);
+      const got = connection
+        .prepare(bound.sql)
+        .raw()
+        .all(...bound.params);
       const { ordered } = resultShape(goldSql);
       if (rowsKey(got, ordered) !== rowsKey(gold, ordered)) {
         failures.push(`${item.id}: different rows`);
@@ -58,11 +61,17 @@ function rowsKey(rows: unknown[], ordered: boolean): string {
 
     const dedup = [...byDb].map(([dbId, list]) => {
       const result = dedupEndpoints(list, databases.get(dbId)!);
-      return { dbId, before: list.length, after: result.canonical.length, longNames: result.canonical.filter((s) => s.operationId.length > 64).length };
+      return {
+        dbId,
+        before: list.length,
+        after: result.canonical.length,
+        longNames: result.canonical.filter((s) => s.operationId.length > 64).length,
+      };
     });
     console.log(
       `REST template on BIRD dev: ${verified}/${source.instances.length} verified, mean parameters ${(parameters / verified).toFixed(2)}\n` +
-        dedup.map((d) => `${d.dbId}: ${d.before} → ${d.after}`).join('\n') + `\nfailures:\n${failures.join('\n')}`,
+        dedup.map((d) => `${d.dbId}: ${d.before} → ${d.after}`).join('\n') +
+        `\nfailures:\n${failures.join('\n')}`,
     );
     expect(source.instances).toHaveLength(1052);
     expect(verified / source.instances.length).toBeGreaterThanOrEqual(0.95);

@@ -3,7 +3,13 @@ import { MemoryLlmCache } from '../../generators/llm/cache.js';
 import { LlmClient } from '../../generators/llm/client.js';
 import { bindPlaceholders } from '../../runtime/rest/bind.js';
 import { dedupEndpoints, type DedupResult } from '../../generators/rest/dedup.js';
-import { applyVerifiedMerges, dedupAgentFingerprint, proposeMerges, type MergeProposal, type RunEndpoint } from '../../generators/rest/dedup-agent.js';
+import {
+  applyVerifiedMerges,
+  dedupAgentFingerprint,
+  proposeMerges,
+  type MergeProposal,
+  type RunEndpoint,
+} from '../../generators/rest/dedup-agent.js';
 import type { ParameterSpec, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import type { DatabaseInfo } from '../../core/model.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
@@ -33,35 +39,70 @@ const run: RunEndpoint = async (spec, args) => {
   }
 };
 
-const param = (name: string): ParameterSpec => ({ name, type: 'integer', description: `${name} of enrolled students`, required: true });
+const param = (name: string): ParameterSpec => ({
+  name,
+  type: 'integer',
+  description: `${name} of enrolled students`,
+  required: true,
+});
 
 function endpoint(operationId: string, sql: string, args: Record<string, number>): SynthesizedEndpoint {
   const path = `/v1/test/schools/${operationId.toLowerCase()}`;
   return {
-    spec: { operationId, path, summary: `${operationId} summary`, description: 'd', parameters: Object.keys(args).map(param), sql, response: { description: 'r' } },
+    spec: {
+      operationId,
+      path,
+      summary: `${operationId} summary`,
+      description: 'd',
+      parameters: Object.keys(args).map(param),
+      sql,
+      response: { description: 'r' },
+    },
     call: { name: operationId, path, arguments: args },
   };
 }
 
 /** Deterministic dedup first, as rest.dedup runs it: instance ids q0, q1, ... in order. */
 const dedup = (...endpoints: SynthesizedEndpoint[]): DedupResult =>
-  dedupEndpoints(endpoints.map((e, i) => ({ instanceId: `q${i}`, endpoint: e })), db);
+  dedupEndpoints(
+    endpoints.map((e, i) => ({ instanceId: `q${i}`, endpoint: e })),
+    db,
+  );
 
 function clientWith(steps: Step[]) {
   const model = new ScriptedChatModel(steps);
-  return { model, client: new LlmClient({ model, config: llmConfig({ maxRetries: 0 }), cache: new MemoryLlmCache(), clock: new FakeClock() }) };
+  return {
+    model,
+    client: new LlmClient({
+      model,
+      config: llmConfig({ maxRetries: 0 }),
+      cache: new MemoryLlmCache(),
+      clock: new FakeClock(),
+    }),
+  };
 }
 
-const merge = (keep: string, merged: string, map: Record<string, string>, reason = 'same filter'): Record<string, unknown> => ({ keep, merge: merged, parameter_map: map, reason });
+const merge = (
+  keep: string,
+  merged: string,
+  map: Record<string, string>,
+  reason = 'same filter',
+): Record<string, unknown> => ({ keep, merge: merged, parameter_map: map, reason });
 const reply = (...merges: Record<string, unknown>[]): string => JSON.stringify({ merges });
 
-const ABOVE = endpoint('getSchoolsAbove', 'SELECT name FROM school WHERE enrollment > :min_enrollment', { min_enrollment: 400 });
+const ABOVE = endpoint('getSchoolsAbove', 'SELECT name FROM school WHERE enrollment > :min_enrollment', {
+  min_enrollment: 400,
+});
 const NOT_AT_MOST = endpoint('listSchoolsOver', 'SELECT name FROM school WHERE NOT enrollment <= :p', { p: 100 });
 /** Close, but `>=`: differs from ABOVE where the bound is an enrollment (300 is Pine Elementary's). */
 const AT_LEAST = endpoint('getLargeSchools', 'SELECT name FROM school WHERE enrollment >= :n', { n: 300 });
 /** Same as ABOVE up to a parameter name: merged by the deterministic pass. */
-const ABOVE_RENAMED = endpoint('getSchoolsAboveToo', 'SELECT name FROM school WHERE enrollment > :students', { students: 1000 });
-const COUNTIES = endpoint('getCountiesAbove', 'SELECT county_name FROM county WHERE population > :min_population', { min_population: 1 });
+const ABOVE_RENAMED = endpoint('getSchoolsAboveToo', 'SELECT name FROM school WHERE enrollment > :students', {
+  students: 1000,
+});
+const COUNTIES = endpoint('getCountiesAbove', 'SELECT county_name FROM county WHERE population > :min_population', {
+  min_population: 1,
+});
 const ALL = endpoint('getSchoolNames', 'SELECT name FROM school', {});
 
 describe('proposeMerges', () => {
@@ -70,7 +111,14 @@ describe('proposeMerges', () => {
     const { canonical } = dedup(ABOVE, NOT_AT_MOST, COUNTIES, ALL);
     const proposed = await proposeMerges(client, canonical, 'schools');
     expect(proposed).toEqual({
-      proposals: [{ keep: 'getSchoolsAbove', merge: 'listSchoolsOver', parameterMap: { p: 'min_enrollment' }, reason: 'same filter' }],
+      proposals: [
+        {
+          keep: 'getSchoolsAbove',
+          merge: 'listSchoolsOver',
+          parameterMap: { p: 'min_enrollment' },
+          reason: 'same filter',
+        },
+      ],
       dropped: [],
     });
     expect(model.calls).toBe(1);
@@ -109,17 +157,26 @@ describe('proposeMerges', () => {
   test('an unreadable reply → no proposals, the failure recorded', async () => {
     const { client } = clientWith(['Sure, these look the same!']);
     const proposed = await proposeMerges(client, dedup(ABOVE, NOT_AT_MOST).canonical, 'schools');
-    expect(proposed).toEqual({ proposals: [], dropped: [], failure: expect.stringMatching(/^school \/ 1 parameter\(s\): llm:invalid_json: /) });
+    expect(proposed).toEqual({
+      proposals: [],
+      dropped: [],
+      failure: expect.stringMatching(/^school \/ 1 parameter\(s\): llm:invalid_json: /),
+    });
   });
 
   test('no group of two or more → no model call', async () => {
     const { client, model } = clientWith([reply()]);
-    expect(await proposeMerges(client, dedup(ABOVE, COUNTIES, ALL).canonical, 'schools')).toEqual({ proposals: [], dropped: [] });
+    expect(await proposeMerges(client, dedup(ABOVE, COUNTIES, ALL).canonical, 'schools')).toEqual({
+      proposals: [],
+      dropped: [],
+    });
     expect(model.calls).toBe(0);
   });
 
   test('a group larger than one call takes is split evenly', async () => {
-    const many = Array.from({ length: 61 }, (_, i) => endpoint(`getSchools${i}`, `SELECT name FROM school WHERE enrollment > :m + ${i}`, { m: 1 }));
+    const many = Array.from({ length: 61 }, (_, i) =>
+      endpoint(`getSchools${i}`, `SELECT name FROM school WHERE enrollment > :m + ${i}`, { m: 1 }),
+    );
     const { client, model } = clientWith([reply()]);
     await proposeMerges(client, dedup(...many).canonical, 'schools');
     expect(model.calls).toBe(2);
@@ -128,18 +185,35 @@ describe('proposeMerges', () => {
 });
 
 describe('applyVerifiedMerges', () => {
-  const proposal = (keep: string, merged: string, parameterMap: Record<string, string>): MergeProposal => ({ keep, merge: merged, parameterMap, reason: 'same filter' });
+  const proposal = (keep: string, merged: string, parameterMap: Record<string, string>): MergeProposal => ({
+    keep,
+    merge: merged,
+    parameterMap,
+    reason: 'same filter',
+  });
 
   test('a true near-duplicate is accepted: endpoint gone, calls rewritten, merge recorded', async () => {
     const before = dedup(ABOVE, NOT_AT_MOST, ABOVE_RENAMED, COUNTIES);
-    const result = await applyVerifiedMerges(before, [proposal('getSchoolsAbove', 'listSchoolsOver', { p: 'min_enrollment' })], run);
+    const result = await applyVerifiedMerges(
+      before,
+      [proposal('getSchoolsAbove', 'listSchoolsOver', { p: 'min_enrollment' })],
+      run,
+    );
     expect(result.rejectedProposals).toEqual([]);
     expect(result.canonical.map((s) => s.operationId)).toEqual(['getSchoolsAbove', 'getCountiesAbove']);
-    expect(result.calls.get('q1')).toEqual({ name: 'getSchoolsAbove', path: '/v1/test/schools/getschoolsabove', arguments: { min_enrollment: 100 } });
+    expect(result.calls.get('q1')).toEqual({
+      name: 'getSchoolsAbove',
+      path: '/v1/test/schools/getschoolsabove',
+      arguments: { min_enrollment: 100 },
+    });
     expect(result.calls.get('q2')).toEqual(before.calls.get('q2'));
     // q0 and q2 call the kept endpoint, q1 the merged one.
     expect(result.merges.slice(before.merges.length)).toEqual([
-      { kept: 'q0', merged: 'q1', reason: 'llm: same filter (listSchoolsOver → getSchoolsAbove); verified identical on 3 instances' },
+      {
+        kept: 'q0',
+        merged: 'q1',
+        reason: 'llm: same filter (listSchoolsOver → getSchoolsAbove); verified identical on 3 instances',
+      },
     ]);
     // The input is left as it was.
     expect(before.canonical).toHaveLength(3);
@@ -148,22 +222,34 @@ describe('applyVerifiedMerges', () => {
 
   test('a wrong proposal is rejected with the instance where the results differ', async () => {
     const before = dedup(ABOVE, AT_LEAST);
-    const result = await applyVerifiedMerges(before, [proposal('getSchoolsAbove', 'getLargeSchools', { n: 'min_enrollment' })], run);
+    const result = await applyVerifiedMerges(
+      before,
+      [proposal('getSchoolsAbove', 'getLargeSchools', { n: 'min_enrollment' })],
+      run,
+    );
     expect(result.canonical).toEqual(before.canonical);
     expect(result.calls).toEqual(before.calls);
     expect(result.merges).toEqual(before.merges);
     expect(result.rejectedProposals).toEqual([
-      { proposal: expect.objectContaining({ merge: 'getLargeSchools' }), reason: 'results differ on instance q1: 3 vs 4 rows' },
+      {
+        proposal: expect.objectContaining({ merge: 'getLargeSchools' }),
+        reason: 'results differ on instance q1: 3 vs 4 rows',
+      },
     ]);
   });
 
   test('an endpoint that fails to run rejects the proposal', async () => {
-    const failing: RunEndpoint = async (spec, args) => (spec.operationId === 'listSchoolsOver' ? null : run(spec, args));
-    const result = await applyVerifiedMerges(dedup(ABOVE, NOT_AT_MOST), [proposal('getSchoolsAbove', 'listSchoolsOver', { p: 'min_enrollment' })], failing);
+    const failing: RunEndpoint = async (spec, args) =>
+      spec.operationId === 'listSchoolsOver' ? null : run(spec, args);
+    const result = await applyVerifiedMerges(
+      dedup(ABOVE, NOT_AT_MOST),
+      [proposal('getSchoolsAbove', 'listSchoolsOver', { p: 'min_enrollment' })],
+      failing,
+    );
     expect(result.rejectedProposals.map((r) => r.reason)).toEqual(['listSchoolsOver failed on instance q0']);
   });
 
-  test('a chain moves the first endpoint\'s instances on, re-verified; proposals on merged-away endpoints are rejected', async () => {
+  test("a chain moves the first endpoint's instances on, re-verified; proposals on merged-away endpoints are rejected", async () => {
     const SHIFTED = endpoint('getSchoolsShifted', 'SELECT name FROM school WHERE enrollment - :c > 0', { c: 650 });
     const before = dedup(ABOVE, NOT_AT_MOST, SHIFTED);
     const result = await applyVerifiedMerges(
@@ -186,13 +272,18 @@ describe('applyVerifiedMerges', () => {
       ['q2', 'q0', '3'],
       ['q2', 'q1', '3'],
     ]);
-    expect(result.rejectedProposals.map((r) => r.reason)).toEqual(['getSchoolsAbove was already merged into listSchoolsOver']);
+    expect(result.rejectedProposals.map((r) => r.reason)).toEqual([
+      'getSchoolsAbove was already merged into listSchoolsOver',
+    ]);
   });
 
   test('end to end: proposals from the model, verified against the database', async () => {
     const before = dedup(ABOVE, NOT_AT_MOST, AT_LEAST);
     const { client } = clientWith([
-      reply(merge('getSchoolsAbove', 'listSchoolsOver', { p: 'min_enrollment' }), merge('getSchoolsAbove', 'getLargeSchools', { n: 'min_enrollment' })),
+      reply(
+        merge('getSchoolsAbove', 'listSchoolsOver', { p: 'min_enrollment' }),
+        merge('getSchoolsAbove', 'getLargeSchools', { n: 'min_enrollment' }),
+      ),
     ]);
     const { proposals } = await proposeMerges(client, before.canonical, 'schools');
     const result = await applyVerifiedMerges(before, proposals, run);
@@ -201,6 +292,9 @@ describe('applyVerifiedMerges', () => {
   });
 });
 
-test('the agent\'s fingerprint holds its prompt texts', () => {
-  expect(dedupAgentFingerprint()).toEqual({ system: expect.stringContaining('duplicates'), user: expect.stringContaining('{{endpoints}}') });
+test("the agent's fingerprint holds its prompt texts", () => {
+  expect(dedupAgentFingerprint()).toEqual({
+    system: expect.stringContaining('duplicates'),
+    user: expect.stringContaining('{{endpoints}}'),
+  });
 });

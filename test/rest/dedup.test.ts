@@ -11,10 +11,22 @@ beforeAll(() => {
 });
 afterAll(removeTempDirs);
 
-const param = (name: string, type: ParameterSpec['type'] = 'string'): ParameterSpec => ({ name, type, description: name, required: true });
+const param = (name: string, type: ParameterSpec['type'] = 'string'): ParameterSpec => ({
+  name,
+  type,
+  description: name,
+  required: true,
+});
 
-function endpoint(operationId: string, sql: string, args: Record<string, string | number>, slugText = operationId.toLowerCase()): SynthesizedEndpoint {
-  const parameters = Object.entries(args).map(([name, value]) => param(name, typeof value === 'number' ? 'integer' : 'string'));
+function endpoint(
+  operationId: string,
+  sql: string,
+  args: Record<string, string | number>,
+  slugText = operationId.toLowerCase(),
+): SynthesizedEndpoint {
+  const parameters = Object.entries(args).map(([name, value]) =>
+    param(name, typeof value === 'number' ? 'integer' : 'string'),
+  );
   const path = `/v1/test/schools/${slugText}`;
   return {
     spec: { operationId, path, summary: 's', description: 'd', parameters, sql, response: { description: 'r' } },
@@ -22,24 +34,43 @@ function endpoint(operationId: string, sql: string, args: Record<string, string 
   };
 }
 
-const BASE = 'SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = :county_name AND T2.enrollment > :min_enrollment';
+const BASE =
+  'SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = :county_name AND T2.enrollment > :min_enrollment';
 
 describe('dedupEndpoints', () => {
   test('merges parameter renames, alias, whitespace, keyword case and AND-order variants; rewrites calls', () => {
     const variants = [
       endpoint('getSchools', BASE, { county_name: 'Alameda', min_enrollment: 100 }),
-      endpoint('getAllSchools', BASE.replace(/:county_name/, ':county').replace(':min_enrollment', ':students'), { county: 'Kern', students: 5 }),
+      endpoint('getAllSchools', BASE.replace(/:county_name/, ':county').replace(':min_enrollment', ':students'), {
+        county: 'Kern',
+        students: 5,
+      }),
       endpoint(
         'getSchoolsInCounty',
         'select s.name\n  from county c join school s on s.county_id = c.id\n  where s.enrollment > :lo and c.county_name = :c',
         { lo: 7, c: 'Fresno' },
       ),
-      endpoint('getSchoolsMirrored', 'SELECT b.name FROM county AS a JOIN school AS b ON a.id = b.county_id WHERE :n = a.county_name AND :m < b.enrollment', { n: 'X', m: 1 }),
+      endpoint(
+        'getSchoolsMirrored',
+        'SELECT b.name FROM county AS a JOIN school AS b ON a.id = b.county_id WHERE :n = a.county_name AND :m < b.enrollment',
+        { n: 'X', m: 1 },
+      ),
     ];
-    const result = dedupEndpoints(variants.map((e, i) => ({ instanceId: `q${i}`, endpoint: e })), db);
+    const result = dedupEndpoints(
+      variants.map((e, i) => ({ instanceId: `q${i}`, endpoint: e })),
+      db,
+    );
     expect(result.canonical.map((s) => s.operationId)).toEqual(['getSchools']);
-    expect(result.merges.map((m) => [m.kept, m.merged])).toEqual([['q0', 'q1'], ['q0', 'q2'], ['q0', 'q3']]);
-    expect(result.calls.get('q1')).toEqual({ name: 'getSchools', path: '/v1/test/schools/getschools', arguments: { county_name: 'Kern', min_enrollment: 5 } });
+    expect(result.merges.map((m) => [m.kept, m.merged])).toEqual([
+      ['q0', 'q1'],
+      ['q0', 'q2'],
+      ['q0', 'q3'],
+    ]);
+    expect(result.calls.get('q1')).toEqual({
+      name: 'getSchools',
+      path: '/v1/test/schools/getschools',
+      arguments: { county_name: 'Kern', min_enrollment: 5 },
+    });
     expect(result.calls.get('q2')?.arguments).toEqual({ county_name: 'Fresno', min_enrollment: 7 });
     expect(result.calls.get('q3')?.arguments).toEqual({ county_name: 'X', min_enrollment: 1 });
   });
@@ -48,11 +79,24 @@ describe('dedupEndpoints', () => {
     const list = [
       endpoint('getSchools', BASE, { county_name: 'Alameda', min_enrollment: 100 }, 'get-schools'),
       endpoint('getSchools', BASE.replace('>', '<'), { county_name: 'Alameda', min_enrollment: 100 }, 'get-schools'),
-      endpoint('getSchools', BASE.replace('T2.name', 'T2.code'), { county_name: 'Alameda', min_enrollment: 100 }, 'get-schools'),
-      endpoint('GETSCHOOLS', BASE.replace('county_name =', 'county_name <>'), { county_name: 'Alameda', min_enrollment: 100 }, 'other'),
+      endpoint(
+        'getSchools',
+        BASE.replace('T2.name', 'T2.code'),
+        { county_name: 'Alameda', min_enrollment: 100 },
+        'get-schools',
+      ),
+      endpoint(
+        'GETSCHOOLS',
+        BASE.replace('county_name =', 'county_name <>'),
+        { county_name: 'Alameda', min_enrollment: 100 },
+        'other',
+      ),
       endpoint('getSchools', BASE, { county_name: 'Kern', min_enrollment: 1 }, 'get-schools'),
     ];
-    const result = dedupEndpoints(list.map((e, i) => ({ instanceId: `q${i}`, endpoint: e })), db);
+    const result = dedupEndpoints(
+      list.map((e, i) => ({ instanceId: `q${i}`, endpoint: e })),
+      db,
+    );
     expect(result.canonical.map((s) => [s.operationId, s.path])).toEqual([
       ['getSchools', '/v1/test/schools/get-schools'],
       ['getSchools_2', '/v1/test/schools/get-schools-2'],
@@ -61,13 +105,20 @@ describe('dedupEndpoints', () => {
     ]);
     expect(result.merges).toEqual([{ kept: 'q0', merged: 'q4', reason: expect.stringContaining('identical') }]);
     expect(result.calls.get('q2')?.name).toBe('getSchools_3');
-    expect(result.calls.get('q4')).toEqual({ name: 'getSchools', path: '/v1/test/schools/get-schools', arguments: { county_name: 'Kern', min_enrollment: 1 } });
+    expect(result.calls.get('q4')).toEqual({
+      name: 'getSchools',
+      path: '/v1/test/schools/get-schools',
+      arguments: { county_name: 'Kern', min_enrollment: 1 },
+    });
   });
 
   test('deterministic: same input, same output; a parameter type change is a different endpoint', () => {
     const a = endpoint('getX', 'SELECT name FROM school WHERE code = :c', { c: '1' });
     const b = endpoint('getY', 'SELECT name FROM school WHERE code = :c', { c: 1 });
-    const input = [{ instanceId: '1', endpoint: a }, { instanceId: '2', endpoint: b }];
+    const input = [
+      { instanceId: '1', endpoint: a },
+      { instanceId: '2', endpoint: b },
+    ];
     const first = dedupEndpoints(input, db);
     expect(first.canonical).toHaveLength(2);
     expect(JSON.stringify([...dedupEndpoints(input, db).calls])).toBe(JSON.stringify([...first.calls]));

@@ -22,7 +22,12 @@ const SQL = `
     (5, 'It''s: a :test school', 2, 450, 0.5, '2010-01-01', '500', 'Clovis');
 `;
 
-const column = (name: string, type: string, description = name, valueDescription = '') => ({ name, type, description, valueDescription });
+const column = (name: string, type: string, description = name, valueDescription = '') => ({
+  name,
+  type,
+  description,
+  valueDescription,
+});
 
 export function schoolsDb(): DatabaseInfo {
   const file = createDb(path.join(tempDir('nl2api-rest-'), 'schools.sqlite'), SQL);
@@ -33,16 +38,25 @@ export function schoolsDb(): DatabaseInfo {
     tables: [
       {
         name: 'county',
-        columns: [column('id', 'INTEGER'), column('county_name', 'TEXT', 'name of the county'), column('population', 'INTEGER', 'number of inhabitants')],
+        columns: [
+          column('id', 'INTEGER'),
+          column('county_name', 'TEXT', 'name of the county'),
+          column('population', 'INTEGER', 'number of inhabitants'),
+        ],
         primaryKey: ['id'],
         foreignKeys: [],
       },
       {
         name: 'school',
         columns: [
-          column('id', 'INTEGER'), column('name', 'TEXT', 'school name'), column('county_id', 'INTEGER'),
-          column('enrollment', 'INTEGER', 'number of enrolled students'), column('rate', 'REAL', 'free meal rate'),
-          column('opened', 'DATE', 'opening date'), column('code', 'TEXT', 'school code'), column('A2', 'TEXT', 'city name'),
+          column('id', 'INTEGER'),
+          column('name', 'TEXT', 'school name'),
+          column('county_id', 'INTEGER'),
+          column('enrollment', 'INTEGER', 'number of enrolled students'),
+          column('rate', 'REAL', 'free meal rate'),
+          column('opened', 'DATE', 'opening date'),
+          column('code', 'TEXT', 'school code'),
+          column('A2', 'TEXT', 'city name'),
         ],
         primaryKey: ['id'],
         foreignKeys: [{ column: 'county_id', refTable: 'county', refColumn: 'id' }],
@@ -59,7 +73,10 @@ export function instance(sql: string, id = '1'): Instance {
 export function rows(db: DatabaseInfo, sql: string, params: (string | number | null)[] = []): unknown[][] {
   const connection = new Database(db.path, { readonly: true });
   try {
-    return connection.prepare(sql).raw().all(...params) as unknown[][];
+    return connection
+      .prepare(sql)
+      .raw()
+      .all(...params) as unknown[][];
   } finally {
     connection.close();
   }

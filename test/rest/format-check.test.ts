@@ -41,13 +41,15 @@ describe('checkEndpointSpec', () => {
     expect(checkEndpointSpec({ ...good, extra: 1 } as unknown as EndpointSpec, db).category).toBe('format:schema');
     expect(checkEndpointSpec(null as unknown as EndpointSpec, db).category).toBe('format:schema');
     expect(check({ parameters: [good.parameters[0], good.parameters[0]] }).category).toBe('format:schema');
-    expect(check({ parameters: [{ ...good.parameters[0], name: 'County' }, good.parameters[1]] }).category).toBe('format:schema');
+    expect(check({ parameters: [{ ...good.parameters[0], name: 'County' }, good.parameters[1]] }).category).toBe(
+      'format:schema',
+    );
   });
 
   test.each([
     'DROP TABLE school',
     'UPDATE school SET name = :county_name WHERE enrollment > :min_enrollment',
-    "INSERT INTO school (name) VALUES (:county_name)",
+    'INSERT INTO school (name) VALUES (:county_name)',
     "ATTACH DATABASE '/tmp/x.db' AS x",
     'PRAGMA table_info(school)',
     'DELETE FROM school',
@@ -67,9 +69,13 @@ describe('checkEndpointSpec', () => {
   });
 
   test('format:undeclared_placeholder and format:unused_parameter', () => {
-    expect(withSql(good.sql.replace(':min_enrollment', ':max_enrollment')).category).toBe('format:undeclared_placeholder');
+    expect(withSql(good.sql.replace(':min_enrollment', ':max_enrollment')).category).toBe(
+      'format:undeclared_placeholder',
+    );
     expect(withSql(good.sql.replace(':min_enrollment', '?')).category).toBe('format:undeclared_placeholder');
-    expect(withSql(good.sql.replace(':min_enrollment', '@min_enrollment')).category).toBe('format:undeclared_placeholder');
+    expect(withSql(good.sql.replace(':min_enrollment', '@min_enrollment')).category).toBe(
+      'format:undeclared_placeholder',
+    );
     expect(withSql(good.sql.replace(':min_enrollment', '100')).category).toBe('format:unused_parameter');
     // A placeholder inside a string does not count as a use.
     expect(withSql(good.sql.replace(':min_enrollment', "':min_enrollment'")).category).toBe('format:unused_parameter');
@@ -78,18 +84,32 @@ describe('checkEndpointSpec', () => {
   test('format:unknown_column', () => {
     expect(withSql(good.sql.replace('T2.enrollment', 'T2.students')).category).toBe('format:unknown_column');
     expect(withSql(good.sql.replace('school', 'schools')).category).toBe('format:unknown_column');
-    expect(withSql(good.sql.replace(':county_name', ':county_name AND T2.name = "Oak High"')).category).toBe('format:unknown_column');
+    expect(withSql(good.sql.replace(':county_name', ':county_name AND T2.name = "Oak High"')).category).toBe(
+      'format:unknown_column',
+    );
   });
 
   test('format:parameter_type — types against columns, LIKE patterns and examples', () => {
     const [name, min] = good.parameters;
-    expect(check({ parameters: [{ ...name, type: 'integer', example: 1 }, min] }).category).toBe('format:parameter_type');
-    expect(check({ parameters: [name, { ...min, type: 'string', example: '100' }] }).category).toBe('format:parameter_type');
+    expect(check({ parameters: [{ ...name, type: 'integer', example: 1 }, min] }).category).toBe(
+      'format:parameter_type',
+    );
+    expect(check({ parameters: [name, { ...min, type: 'string', example: '100' }] }).category).toBe(
+      'format:parameter_type',
+    );
     expect(check({ parameters: [name, { ...min, example: 1.5 }] }).category).toBe('format:parameter_type');
     expect(
-      check({ sql: 'SELECT name FROM school WHERE name LIKE :p', parameters: [{ name: 'p', type: 'integer', description: 'd', required: true }] }).category,
+      check({
+        sql: 'SELECT name FROM school WHERE name LIKE :p',
+        parameters: [{ name: 'p', type: 'integer', description: 'd', required: true }],
+      }).category,
     ).toBe('format:parameter_type');
     // DATE (NUMERIC affinity) takes strings or numbers.
-    expect(check({ sql: 'SELECT name FROM school WHERE opened > :d', parameters: [{ name: 'd', type: 'string', description: 'd', required: true }] }).ok).toBe(true);
+    expect(
+      check({
+        sql: 'SELECT name FROM school WHERE opened > :d',
+        parameters: [{ name: 'd', type: 'string', description: 'd', required: true }],
+      }).ok,
+    ).toBe(true);
   });
 });

@@ -31,8 +31,12 @@ const params = (e: SynthesizedEndpoint) => e.spec.parameters.map((p) => [p.name,
 
 describe('synthesizeFromTemplate', () => {
   test('equality on a text column: named, typed, described, with the question value', () => {
-    const e = synth("SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = 'Alameda'");
-    expect(e.spec.sql).toBe('SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = :county_name');
+    const e = synth(
+      "SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = 'Alameda'",
+    );
+    expect(e.spec.sql).toBe(
+      'SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = :county_name',
+    );
     expect(params(e)).toEqual([['county_name', 'string', 'Alameda']]);
     expect(e.spec.parameters[0].description).toBe('Value of name of the county to match');
     expect(e.call.arguments).toEqual({ county_name: 'Alameda' });
@@ -43,32 +47,57 @@ describe('synthesizeFromTemplate', () => {
   });
 
   test('range comparisons name bounds min_/max_ and dedupe with suffixes', () => {
-    const e = synth('SELECT name FROM school WHERE enrollment > 100 AND enrollment <= 1200 AND rate >= 0.3 AND rate < 0.6');
+    const e = synth(
+      'SELECT name FROM school WHERE enrollment > 100 AND enrollment <= 1200 AND rate >= 0.3 AND rate < 0.6',
+    );
     expect(params(e)).toEqual([
-      ['min_enrollment', 'integer', 100], ['max_enrollment', 'integer', 1200], ['min_rate', 'number', 0.3], ['max_rate', 'number', 0.6],
+      ['min_enrollment', 'integer', 100],
+      ['max_enrollment', 'integer', 1200],
+      ['min_rate', 'number', 0.3],
+      ['max_rate', 'number', 0.6],
     ]);
     const twice = synth("SELECT name FROM school WHERE name = 'Oak High' OR name = 'Elm Academy'");
     expect(params(twice).map((p) => p[0])).toEqual(['name', 'name_2']);
   });
 
   test('IN lists, BETWEEN bounds, LIKE patterns, negative numbers, mirrored comparisons', () => {
-    expect(params(synth('SELECT name FROM school WHERE county_id IN (1, 3)'))).toEqual([['county_id', 'integer', 1], ['county_id_2', 'integer', 3]]);
-    expect(params(synth('SELECT name FROM school WHERE enrollment BETWEEN 100 AND 700'))).toEqual([['min_enrollment', 'integer', 100], ['max_enrollment', 'integer', 700]]);
-    expect(params(synth("SELECT name FROM school WHERE name LIKE '%High%'"))).toEqual([['name_pattern', 'string', '%High%']]);
+    expect(params(synth('SELECT name FROM school WHERE county_id IN (1, 3)'))).toEqual([
+      ['county_id', 'integer', 1],
+      ['county_id_2', 'integer', 3],
+    ]);
+    expect(params(synth('SELECT name FROM school WHERE enrollment BETWEEN 100 AND 700'))).toEqual([
+      ['min_enrollment', 'integer', 100],
+      ['max_enrollment', 'integer', 700],
+    ]);
+    expect(params(synth("SELECT name FROM school WHERE name LIKE '%High%'"))).toEqual([
+      ['name_pattern', 'string', '%High%'],
+    ]);
     expect(params(synth('SELECT name FROM school WHERE rate > -1'))).toEqual([['min_rate', 'number', -1]]);
-    expect(params(synth('SELECT name FROM school WHERE 500 < enrollment'))).toEqual([['min_enrollment', 'integer', 500]]);
+    expect(params(synth('SELECT name FROM school WHERE 500 < enrollment'))).toEqual([
+      ['min_enrollment', 'integer', 500],
+    ]);
   });
 
   test('HAVING aggregates, ON literals and functions of columns', () => {
-    expect(params(synth('SELECT county_id FROM school GROUP BY county_id HAVING COUNT(id) > 1'))).toEqual([['min_count_id', 'integer', 1]]);
-    expect(params(synth("SELECT T1.county_name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id AND T2.code = '100'"))).toEqual([['code', 'string', '100']]);
-    expect(params(synth("SELECT name FROM school WHERE STRFTIME('%Y', opened) = '2001'"))).toEqual([['opened_year', 'string', '2001']]);
+    expect(params(synth('SELECT county_id FROM school GROUP BY county_id HAVING COUNT(id) > 1'))).toEqual([
+      ['min_count_id', 'integer', 1],
+    ]);
+    expect(
+      params(
+        synth("SELECT T1.county_name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id AND T2.code = '100'"),
+      ),
+    ).toEqual([['code', 'string', '100']]);
+    expect(params(synth("SELECT name FROM school WHERE STRFTIME('%Y', opened) = '2001'"))).toEqual([
+      ['opened_year', 'string', '2001'],
+    ]);
   });
 
   test('types follow the column: text columns take strings, integer columns numbers', () => {
     expect(params(synth('SELECT name FROM school WHERE code = 300'))).toEqual([['code', 'string', '300']]);
     expect(params(synth("SELECT name FROM school WHERE enrollment = '650'"))).toEqual([['enrollment', 'integer', 650]]);
-    expect(params(synth("SELECT name FROM school WHERE opened > '2000-01-01'"))).toEqual([['min_opened', 'string', '2000-01-01']]);
+    expect(params(synth("SELECT name FROM school WHERE opened > '2000-01-01'"))).toEqual([
+      ['min_opened', 'string', '2000-01-01'],
+    ]);
     expect(params(synth('SELECT name FROM school WHERE rate < 1'))).toEqual([['max_rate', 'number', 1]]);
     expect(params(synth("SELECT name FROM school WHERE rate = '0'"))).toEqual([['rate', 'number', 0]]);
     // A literal no type of its column fits stays in the SQL.
@@ -77,7 +106,9 @@ describe('synthesizeFromTemplate', () => {
 
   test('a parameter compared with a REAL column takes fractions, as served', () => {
     const e = synth('SELECT name FROM school WHERE rate < 1 ORDER BY name');
-    const validate = new Ajv({ coerceTypes: true }).compile(querystringSchema(e.spec.parameters, { maxStringLength: 100 }));
+    const validate = new Ajv({ coerceTypes: true }).compile(
+      querystringSchema(e.spec.parameters, { maxStringLength: 100 }),
+    );
     const query: Record<string, unknown> = { max_rate: '0.45' };
     expect(validate(query)).toBe(true);
     expect(query).toEqual({ max_rate: 0.45 });
@@ -96,7 +127,9 @@ describe('synthesizeFromTemplate', () => {
     const e = synth(
       "SELECT name, CASE WHEN rate > 0.5 THEN 'high' ELSE 'low' END FROM school WHERE name = 'It''s: a :test school' OR name <> 'x WHERE y = 1' ORDER BY rate DESC LIMIT 2",
     );
-    expect(e.spec.sql).toBe("SELECT name, CASE WHEN rate > 0.5 THEN 'high' ELSE 'low' END FROM school WHERE name = :name OR name <> :excluded_name ORDER BY rate DESC LIMIT 2");
+    expect(e.spec.sql).toBe(
+      "SELECT name, CASE WHEN rate > 0.5 THEN 'high' ELSE 'low' END FROM school WHERE name = :name OR name <> :excluded_name ORDER BY rate DESC LIMIT 2",
+    );
     expect(e.call.arguments).toEqual({ name: "It's: a :test school", excluded_name: 'x WHERE y = 1' });
   });
 

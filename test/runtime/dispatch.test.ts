@@ -44,13 +44,40 @@ describe('the dispatch table', () => {
   });
 
   // Typed by SlotTool: a tool added to the catalog needs a case here too.
-  const cases: Record<SlotTool, { calls: ToolCall[]; kind: string; keys?: string[]; grouped?: boolean; sorted?: boolean }> = {
-    filter_data: { calls: [c('filter_data', 'x', { data_source: S, key_name: 'item_qty', condition: 'greater_than', value: 2 })], kind: 'table' },
-    sort_data: { calls: [c('sort_data', 'x', { data_source: S, key_name: 'item_qty', ascending: false })], kind: 'table', sorted: true },
-    retrieve_data: { calls: [c('retrieve_data', 'x', { data_source: S, key_name: 'item_name' })], kind: 'list', keys: ['item_name'] },
-    aggregate_data: { calls: [c('aggregate_data', 'x', { data_source: S, key_name: '*', aggregation_type: 'count' })], kind: 'scalar', keys: [] },
-    group_data_by: { calls: [c('group_data_by', 'x', { data_source: S, key_name: 'item_grp' })], kind: 'table', keys: ['item_grp'], grouped: true },
-    select_unique_values: { calls: [c('select_unique_values', 'x', { data_source: S, key_name: 'item_code' })], kind: 'list', keys: ['item_code'] },
+  const cases: Record<
+    SlotTool,
+    { calls: ToolCall[]; kind: string; keys?: string[]; grouped?: boolean; sorted?: boolean }
+  > = {
+    filter_data: {
+      calls: [c('filter_data', 'x', { data_source: S, key_name: 'item_qty', condition: 'greater_than', value: 2 })],
+      kind: 'table',
+    },
+    sort_data: {
+      calls: [c('sort_data', 'x', { data_source: S, key_name: 'item_qty', ascending: false })],
+      kind: 'table',
+      sorted: true,
+    },
+    retrieve_data: {
+      calls: [c('retrieve_data', 'x', { data_source: S, key_name: 'item_name' })],
+      kind: 'list',
+      keys: ['item_name'],
+    },
+    aggregate_data: {
+      calls: [c('aggregate_data', 'x', { data_source: S, key_name: '*', aggregation_type: 'count' })],
+      kind: 'scalar',
+      keys: [],
+    },
+    group_data_by: {
+      calls: [c('group_data_by', 'x', { data_source: S, key_name: 'item_grp' })],
+      kind: 'table',
+      keys: ['item_grp'],
+      grouped: true,
+    },
+    select_unique_values: {
+      calls: [c('select_unique_values', 'x', { data_source: S, key_name: 'item_code' })],
+      kind: 'list',
+      keys: ['item_code'],
+    },
     transform_data: {
       calls: [c('transform_data', 'x', { data_source: S, key_name: 'item_qty', operation_type: 'abs' })],
       kind: 'table',
@@ -97,7 +124,7 @@ describe('an unknown tool', () => {
     },
   );
 
-  test('lists only the pool\'s tools; a tool of the other pool is not_in_pool, never compiled as another tool', () => {
+  test("lists only the pool's tools; a tool of the other pool is not_in_pool, never compiled as another tool", () => {
     const unknown = toolErrorOf([c('drop_table', 'u', {})], 'paper');
     expect(unknown.code).toBe('unknown_tool');
     expect(unknown.message).toContain('"transform_data"');
@@ -113,11 +140,18 @@ describe('an unknown tool', () => {
     };
     const ctx = { config: parseConfig({}), db: t.info, executor: t.executor };
     const executed = await executeStage.run({ formulation: 'slot', sequence }, ctx);
-    expect(executed).toEqual({ ok: true, value: { ok: false, error: expect.objectContaining({ name: 'ToolError', code: 'unknown_tool' }) } });
+    expect(executed).toEqual({
+      ok: true,
+      value: { ok: false, error: expect.objectContaining({ name: 'ToolError', code: 'unknown_tool' }) },
+    });
     if (!executed.ok) throw new Error('unreachable');
     expect(checkExecution(executed.value).category).toBe('execution:tool_error:unknown_tool');
     const gold: GoldResult = { columns: ['n'], rows: [[1]], executedSql: 'SELECT 1', ordered: false, distinct: false };
     const verified = await verifyStage.run({ formulation: 'slot', sequence, execution: executed.value, gold }, ctx);
-    expect(verified).toEqual({ ok: false, category: 'format:unknown_tool', message: expect.stringContaining('drop_table') });
+    expect(verified).toEqual({
+      ok: false,
+      category: 'format:unknown_tool',
+      message: expect.stringContaining('drop_table'),
+    });
   });
 });

@@ -99,7 +99,12 @@ export function createDb(tables: Record<string, { columns: [string, string][]; r
     fingerprint: path,
     tables: Object.entries(tables).map(([name, { columns }]) => ({
       name,
-      columns: columns.map(([c, t]) => ({ name: c, type: t, description: `the ${c} of the ${name}`, valueDescription: c === 'grp' ? 'group 1..4' : '' })),
+      columns: columns.map(([c, t]) => ({
+        name: c,
+        type: t,
+        description: `the ${c} of the ${name}`,
+        valueDescription: c === 'grp' ? 'group 1..4' : '',
+      })),
       primaryKey: [],
       foreignKeys: [],
     })),
@@ -144,7 +149,10 @@ export function call(name: string, args: Record<string, unknown>, label = `c${++
 /** Runs reference SQL directly (integers bound as INTEGER, as the executor does). */
 export function reference(db: Database.Database, sql: string, params: unknown[] = []): SqlValue[][] {
   const bind = params.map((p) => (typeof p === 'number' && Number.isInteger(p) ? BigInt(p) : p));
-  return db.prepare(sql).raw(true).all(...bind) as SqlValue[][];
+  return db
+    .prepare(sql)
+    .raw(true)
+    .all(...bind) as SqlValue[][];
 }
 
 /** Sorts rows for order-insensitive comparison. */

@@ -1,6 +1,15 @@
 import { Ajv } from 'ajv';
 import type { SqlValue, ToolCall, ToolOutput, ToolPool } from '../../core/model.js';
-import { compileSequence, executeSequence, keysForInitialization, keysForSequence, slotToolSpecs, toOpenApi, ToolError, ToolSession } from '../../runtime/slot/index.js';
+import {
+  compileSequence,
+  executeSequence,
+  keysForInitialization,
+  keysForSequence,
+  slotToolSpecs,
+  toOpenApi,
+  ToolError,
+  ToolSession,
+} from '../../runtime/slot/index.js';
 import { createDb, type TestDb } from './helpers.js';
 
 /** Unit tests of the SLOT runtime on a small fixed table. */
@@ -28,7 +37,13 @@ beforeAll(() => {
       ],
       rows: ROWS,
     },
-    other: { columns: [['id', 'INTEGER'], ['x', 'TEXT']], rows: [[1, 'q']] },
+    other: {
+      columns: [
+        ['id', 'INTEGER'],
+        ['x', 'TEXT'],
+      ],
+      rows: [[1, 'q']],
+    },
   });
 });
 afterAll(() => t.cleanup());
@@ -45,7 +60,10 @@ function c(name: string, label: string, args: Record<string, unknown>): ToolCall
 }
 
 async function run(calls: ToolCall[], answer: string[], pool: ToolPool = 'extended'): Promise<ToolOutput[]> {
-  return executeSequence({ initialization: [INIT], calls, answerLabels: answer }, t.info, t.executor, { timeoutMs: 5000, pool });
+  return executeSequence({ initialization: [INIT], calls, answerLabels: answer }, t.info, t.executor, {
+    timeoutMs: 5000,
+    pool,
+  });
 }
 
 async function one(calls: ToolCall[], pool: ToolPool = 'extended'): Promise<ToolOutput> {
@@ -68,42 +86,197 @@ describe('ToolError codes', () => {
     ['unknown_tool', [c('initialize_active_data', 'a', INIT.arguments)]],
     ['not_in_pool', [c('union_data', 'a', { data_source: S, other_data_source: S })], 'paper'],
     ['not_in_pool', [c('calculate', 'a', { value: 1, operation_type: 'abs' })], 'paper'],
-    ['not_in_pool', [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'in', value: [1] })], 'paper'],
+    [
+      'not_in_pool',
+      [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'in', value: [1] })],
+      'paper',
+    ],
     ['not_in_pool', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop', offset: 1 })], 'paper'],
     ['not_in_pool', [c('group_data_by', 'a', { data_source: S, key_name: ['place_pop', 'place_city'] })], 'paper'],
-    ['not_in_pool', [c('transform_data', 'a', { data_source: S, key_name: 'place_pop', operation_type: 'add', operation_args: { operand: { value: 1 } } })], 'paper'],
+    [
+      'not_in_pool',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_pop',
+          operation_type: 'add',
+          operation_args: { operand: { value: 1 } },
+        }),
+      ],
+      'paper',
+    ],
     ['unknown_argument', [c('sort_data', 'a', { data_source: S, key_name: 'place_pop', order: 'asc' })]],
-    ['unknown_argument', [c('transform_data', 'a', { data_source: S, key_name: 'place_pop', operation_type: 'abs', operation_args: { digits: 2 } })]],
+    [
+      'unknown_argument',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_pop',
+          operation_type: 'abs',
+          operation_args: { digits: 2 },
+        }),
+      ],
+    ],
     ['missing_argument', [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to' })]],
     ['missing_argument', [c('aggregate_data', 'a', { data_source: S, key_name: 'place_pop' })]],
-    ['missing_argument', [c('transform_data', 'a', { data_source: S, key_name: 'place_note', operation_type: 'substring', operation_args: {} })]],
+    [
+      'missing_argument',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_note',
+          operation_type: 'substring',
+          operation_args: {},
+        }),
+      ],
+    ],
     ['wrong_type', [c('sort_data', 'a', { data_source: S, key_name: 'place_pop', ascending: 'yes' })]],
     ['wrong_type', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop', limit: 1.5 })]],
-    ['wrong_type', [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value: { x: 1 } })]],
-    ['wrong_type', [c('aggregate_data', 'm', { data_source: S, key_name: 'place_pop', aggregation_type: 'max' }), c('filter_data', 'a', { data_source: '$m$', key_name: 'place_pop', condition: 'equal_to', value: 1 })]],
+    [
+      'wrong_type',
+      [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value: { x: 1 } })],
+    ],
+    [
+      'wrong_type',
+      [
+        c('aggregate_data', 'm', { data_source: S, key_name: 'place_pop', aggregation_type: 'max' }),
+        c('filter_data', 'a', { data_source: '$m$', key_name: 'place_pop', condition: 'equal_to', value: 1 }),
+      ],
+    ],
     ['bad_value', [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equals', value: 1 })]],
     ['bad_value', [c('aggregate_data', 'a', { data_source: S, key_name: '*', aggregation_type: 'sum' })]],
-    ['bad_value', [c('transform_data', 'a', { data_source: S, key_name: 'place_pop', operation_type: 'cast', operation_args: { to: 'date' } })]],
-    ['bad_value', [c('transform_data', 'a', { data_source: S, key_name: 'place_pop', operation_type: 'abs', operation_args: { new_key_name: 'place_city' } })]],
-    ['bad_value', [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'greater_than', value: 3 }), c('filter_data', 'b', { data_source: '$a$', key_name: 'place_pop', condition: 'less_than', value: 9 }), c('transform_data', 'x', { data_source: '$b$', key_name: 'place_pop', operation_type: 'abs' }), c('union_data', 'u', { data_source: '$a$', other_data_source: '$x$' })]],
+    [
+      'bad_value',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_pop',
+          operation_type: 'cast',
+          operation_args: { to: 'date' },
+        }),
+      ],
+    ],
+    [
+      'bad_value',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_pop',
+          operation_type: 'abs',
+          operation_args: { new_key_name: 'place_city' },
+        }),
+      ],
+    ],
+    [
+      'bad_value',
+      [
+        c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'greater_than', value: 3 }),
+        c('filter_data', 'b', { data_source: '$a$', key_name: 'place_pop', condition: 'less_than', value: 9 }),
+        c('transform_data', 'x', { data_source: '$b$', key_name: 'place_pop', operation_type: 'abs' }),
+        c('union_data', 'u', { data_source: '$a$', other_data_source: '$x$' }),
+      ],
+    ],
     ['unknown_key', [c('retrieve_data', 'a', { data_source: S, key_name: 'pop' })]],
     ['unknown_key', [c('sort_data', 'a', { data_source: S, key_name: 'place_pop" DESC; --' })]],
-    ['not_grouped', [c('group_data_by', 'g', { data_source: S, key_name: 'place_city' }), c('retrieve_data', 'a', { data_source: '$g$', key_name: 'place_pop' })]],
+    [
+      'not_grouped',
+      [
+        c('group_data_by', 'g', { data_source: S, key_name: 'place_city' }),
+        c('retrieve_data', 'a', { data_source: '$g$', key_name: 'place_pop' }),
+      ],
+    ],
     ['bad_reference', [c('retrieve_data', 'a', { data_source: '$nope$', key_name: 'place_pop' })]],
     ['bad_reference', [c('retrieve_data', 'a', { data_source: 'starting_table_var', key_name: 'place_pop' })]],
-    ['bad_reference', [c('retrieve_data', 'a', { data_source: '$b$', key_name: 'place_pop' }), c('retrieve_data', 'b', { data_source: S, key_name: 'place_pop' })]],
-    ['bad_reference', [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value: S })]],
-    ['bad_reference', [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value: '$starting_table_var.nope$' })]],
-    ['duplicate_label', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop' }), c('retrieve_data', 'a', { data_source: S, key_name: 'place_id' })]],
+    [
+      'bad_reference',
+      [
+        c('retrieve_data', 'a', { data_source: '$b$', key_name: 'place_pop' }),
+        c('retrieve_data', 'b', { data_source: S, key_name: 'place_pop' }),
+      ],
+    ],
+    [
+      'bad_reference',
+      [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value: S })],
+    ],
+    [
+      'bad_reference',
+      [
+        c('filter_data', 'a', {
+          data_source: S,
+          key_name: 'place_pop',
+          condition: 'equal_to',
+          value: '$starting_table_var.nope$',
+        }),
+      ],
+    ],
+    [
+      'duplicate_label',
+      [
+        c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop' }),
+        c('retrieve_data', 'a', { data_source: S, key_name: 'place_id' }),
+      ],
+    ],
     ['not_in_pool', [c('combine_data', 'a', { data_source: S, other_data_source: S, operation: 'union' })], 'paper'],
-    ['not_in_pool', [c('transform_data', 'a', { data_source: S, key_name: 'place_note', operation_type: 'datetime', operation_args: { pattern: '%Y', modifiers: ['+1 day'] } })], 'paper'],
-    ['wrong_type', [c('transform_data', 'a', { data_source: S, key_name: 'place_note', operation_type: 'datetime', operation_args: { pattern: '%Y', modifiers: '+1 day' } })]],
-    ['bad_value', [c('transform_data', 'a', { data_source: S, key_name: 'place_note', operation_type: 'datetime', operation_args: { pattern: '%Y', modifiers: ['+1 day', 'localtime'] } })]],
-    ['bad_value', [c('calculate', 'a', { value: 'now', operation_type: 'datetime', operation_args: { pattern: '%Y' } })]],
+    [
+      'not_in_pool',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_note',
+          operation_type: 'datetime',
+          operation_args: { pattern: '%Y', modifiers: ['+1 day'] },
+        }),
+      ],
+      'paper',
+    ],
+    [
+      'wrong_type',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_note',
+          operation_type: 'datetime',
+          operation_args: { pattern: '%Y', modifiers: '+1 day' },
+        }),
+      ],
+    ],
+    [
+      'bad_value',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_note',
+          operation_type: 'datetime',
+          operation_args: { pattern: '%Y', modifiers: ['+1 day', 'localtime'] },
+        }),
+      ],
+    ],
+    [
+      'bad_value',
+      [c('calculate', 'a', { value: 'now', operation_type: 'datetime', operation_args: { pattern: '%Y' } })],
+    ],
     ['bad_value', [c('combine_data', 'a', { data_source: S, other_data_source: S, operation: 'minus' })]],
-    ['bad_value', [c('retrieve_data', 'r', { data_source: S, key_name: 'place_pop' }), c('combine_data', 'a', { data_source: '$r$', other_data_source: S, operation: 'union' })]],
-    ['wrong_type', [c('group_data_by', 'g', { data_source: S, key_name: 'place_city' }), c('combine_data', 'a', { data_source: '$g$', other_data_source: '$g$', operation: 'union' })]],
-    ['wrong_type', [c('aggregate_data', 'm', { data_source: S, key_name: 'place_pop', aggregation_type: 'max' }), c('combine_data', 'a', { data_source: '$m$', other_data_source: S, operation: 'union' })]],
+    [
+      'bad_value',
+      [
+        c('retrieve_data', 'r', { data_source: S, key_name: 'place_pop' }),
+        c('combine_data', 'a', { data_source: '$r$', other_data_source: S, operation: 'union' }),
+      ],
+    ],
+    [
+      'wrong_type',
+      [
+        c('group_data_by', 'g', { data_source: S, key_name: 'place_city' }),
+        c('combine_data', 'a', { data_source: '$g$', other_data_source: '$g$', operation: 'union' }),
+      ],
+    ],
+    [
+      'wrong_type',
+      [
+        c('aggregate_data', 'm', { data_source: S, key_name: 'place_pop', aggregation_type: 'max' }),
+        c('combine_data', 'a', { data_source: '$m$', other_data_source: S, operation: 'union' }),
+      ],
+    ],
   ];
   // A default keeps the callback's arity at 2: jest would take a third parameter for `done`.
   test.each(cases)('%s (%#)', (code, calls, pool = 'extended') => {
@@ -112,7 +285,12 @@ describe('ToolError codes', () => {
 
   test('messages name the argument and the allowed values', () => {
     try {
-      compileSequence(t.info, [INIT], [c('filter_data', 'f', { data_source: S, key_name: 'pop', condition: 'equal_to', value: 1 })], 'paper');
+      compileSequence(
+        t.info,
+        [INIT],
+        [c('filter_data', 'f', { data_source: S, key_name: 'pop', condition: 'equal_to', value: 1 })],
+        'paper',
+      );
       throw new Error('expected a ToolError');
     } catch (error) {
       const e = error as ToolError;
@@ -121,7 +299,12 @@ describe('ToolError codes', () => {
       expect(e.message).toContain('"place_pop"');
     }
     try {
-      compileSequence(t.info, [INIT], [c('filter_data', 'f', { data_source: S, key_name: 'place_pop', condition: 'in', value: [1] })], 'paper');
+      compileSequence(
+        t.info,
+        [INIT],
+        [c('filter_data', 'f', { data_source: S, key_name: 'place_pop', condition: 'in', value: [1] })],
+        'paper',
+      );
       throw new Error('expected a ToolError');
     } catch (error) {
       expect((error as ToolError).message).toContain('"like"');
@@ -132,7 +315,12 @@ describe('ToolError codes', () => {
 
 describe('semantics', () => {
   test('literals are bound parameters, never inlined', () => {
-    const seq = compileSequence(t.info, [INIT], [c('filter_data', 'f', { data_source: S, key_name: 'place_note', condition: 'equal_to', value: "O'Brien" })], 'extended');
+    const seq = compileSequence(
+      t.info,
+      [INIT],
+      [c('filter_data', 'f', { data_source: S, key_name: 'place_note', condition: 'equal_to', value: "O'Brien" })],
+      'extended',
+    );
     expect(seq.relations.f.sql).not.toContain('Brien');
     expect(seq.relations.f.params).toEqual(["O'Brien"]);
   });
@@ -144,7 +332,12 @@ describe('semantics', () => {
         c('filter_data', 'big', { data_source: S, key_name: 'place_pop', condition: 'greater_than', value: '$avg$' }),
         c('retrieve_data', 'ids', { data_source: '$big$', key_name: 'place_id' }),
         c('filter_data', 'same', { data_source: S, key_name: 'place_id', condition: 'in', value: '$ids$' }),
-        c('filter_data', 'cols', { data_source: S, key_name: 'place_id', condition: 'not_in', value: '$big.place_id$' }),
+        c('filter_data', 'cols', {
+          data_source: S,
+          key_name: 'place_id',
+          condition: 'not_in',
+          value: '$big.place_id$',
+        }),
         c('retrieve_data', 'r', { data_source: '$same$', key_name: 'place_city' }),
         c('retrieve_data', 'r2', { data_source: '$cols$', key_name: 'place_id' }),
         c('calculate', 'half', { value: '$avg$', operation_type: 'divide', operation_args: { operand: { value: 2 } } }),
@@ -184,7 +377,12 @@ describe('semantics', () => {
         c('group_data_by', 'g', { data_source: S, key_name: 'place_city' }),
         c('aggregate_data', 'a1', { data_source: '$g$', key_name: '*', aggregation_type: 'count' }),
         c('aggregate_data', 'a2', { data_source: '$a1$', key_name: '*', aggregation_type: 'count' }),
-        c('aggregate_data', 'a3', { data_source: '$a2$', key_name: 'place_score', aggregation_type: 'sum', distinct: true }),
+        c('aggregate_data', 'a3', {
+          data_source: '$a2$',
+          key_name: 'place_score',
+          aggregation_type: 'sum',
+          distinct: true,
+        }),
         c('filter_data', 'h', { data_source: '$a3$', key_name: 'count_rows', condition: 'greater_than', value: 1 }),
         c('aggregate_data', 'a4', { data_source: '$h$', key_name: 'place_pop', aggregation_type: 'count' }),
         c('sort_data', 's', { data_source: '$a4$', key_name: 'count_place_pop', ascending: true }),
@@ -202,9 +400,19 @@ describe('semantics', () => {
         ['Rome', 2, 2, 2.5],
       ],
     });
-    expect(out[1]).toMatchObject({ columns: ['place_city', 'count_rows', 'count_rows_2', 'sum_distinct_place_score', 'count_place_pop'] });
+    expect(out[1]).toMatchObject({
+      columns: ['place_city', 'count_rows', 'count_rows_2', 'sum_distinct_place_score', 'count_place_pop'],
+    });
     expect(out[2]).toEqual({ kind: 'list', values: ['Rome', 'Oslo'] });
-    const seq = compileSequence(t.info, [INIT], [c('group_data_by', 'g', { data_source: S, key_name: 'place_city' }), c('aggregate_data', 'a', { data_source: '$g$', key_name: 'place_pop', aggregation_type: 'mean' })], 'paper');
+    const seq = compileSequence(
+      t.info,
+      [INIT],
+      [
+        c('group_data_by', 'g', { data_source: S, key_name: 'place_city' }),
+        c('aggregate_data', 'a', { data_source: '$g$', key_name: 'place_pop', aggregation_type: 'mean' }),
+      ],
+      'paper',
+    );
     expect(seq.relations.a).toMatchObject({ kind: 'table', grouped: true, keys: ['place_city', 'mean_place_pop'] });
     expect(seq.derivedKeys.map((d) => d.key)).toEqual(['mean_place_pop']);
   });
@@ -244,7 +452,12 @@ describe('semantics', () => {
         c('calculate', 'r', { value: 7, operation_type: 'cast', operation_args: { to: 'real' } }),
         c('calculate', 'c', { value: '$r$', operation_type: 'divide', operation_args: { operand: { value: 2 } } }),
         c('calculate', 'z', { value: 7, operation_type: 'divide', operation_args: { operand: { value: 0 } } }),
-        c('transform_data', 'tp', { data_source: S, key_name: 'place_pop', operation_type: 'divide', operation_args: { operand: { value: 2 }, new_key_name: 'half' } }),
+        c('transform_data', 'tp', {
+          data_source: S,
+          key_name: 'place_pop',
+          operation_type: 'divide',
+          operation_args: { operand: { value: 2 }, new_key_name: 'half' },
+        }),
         c('retrieve_data', 'h', { data_source: '$tp$', key_name: 'half' }),
       ],
       ['a', 'b', 'c', 'z', 'h'],
@@ -259,8 +472,15 @@ describe('semantics', () => {
   });
 
   test('argmax returns the first row holding the maximum; hidden columns never show', async () => {
-    const out = await one([c('aggregate_data', 'a', { data_source: S, key_name: 'place_pop', aggregation_type: 'argmin' })], 'paper');
-    expect(out).toEqual({ kind: 'table', columns: ['place_id', 'place_city', 'place_pop', 'place_score', 'place_note'], rows: [[3, 'Oslo', 3, 1.5, null]] });
+    const out = await one(
+      [c('aggregate_data', 'a', { data_source: S, key_name: 'place_pop', aggregation_type: 'argmin' })],
+      'paper',
+    );
+    expect(out).toEqual({
+      kind: 'table',
+      columns: ['place_id', 'place_city', 'place_pop', 'place_score', 'place_note'],
+      rows: [[3, 'Oslo', 3, 1.5, null]],
+    });
   });
 
   test('select_unique_values keeps first-occurrence order; a key list gives a table', async () => {
@@ -305,7 +525,14 @@ describe('semantics', () => {
       },
     };
     const out = await executeSequence(
-      { initialization: [init], calls: [c('retrieve_data', 'r', { data_source: S, key_name: 'other_x' }), c('retrieve_data', 'r2', { data_source: S, key_name: 'place_2_city' })], answerLabels: ['r', 'r2'] },
+      {
+        initialization: [init],
+        calls: [
+          c('retrieve_data', 'r', { data_source: S, key_name: 'other_x' }),
+          c('retrieve_data', 'r2', { data_source: S, key_name: 'place_2_city' }),
+        ],
+        answerLabels: ['r', 'r2'],
+      },
       t.info,
       t.executor,
       { timeoutMs: 5000, pool: 'paper' },
@@ -319,9 +546,15 @@ describe('ToolSession', () => {
   test('keeps state between calls and survives a rejected call', async () => {
     const session = new ToolSession(t.info, t.executor, { timeoutMs: 5000, pool: 'paper' });
     expect((await session.call(INIT)).kind).toBe('table');
-    await expect(session.call(c('filter_data', 'f', { data_source: S, key_name: 'nope', condition: 'equal_to', value: 1 }))).rejects.toMatchObject({ code: 'unknown_key' });
-    await session.call(c('filter_data', 'f', { data_source: S, key_name: 'place_city', condition: 'like', value: 'o%' }));
-    expect(await session.call(c('aggregate_data', 'n', { data_source: '$f$', key_name: '*', aggregation_type: 'count' }))).toEqual({ kind: 'scalar', value: 2 });
+    await expect(
+      session.call(c('filter_data', 'f', { data_source: S, key_name: 'nope', condition: 'equal_to', value: 1 })),
+    ).rejects.toMatchObject({ code: 'unknown_key' });
+    await session.call(
+      c('filter_data', 'f', { data_source: S, key_name: 'place_city', condition: 'like', value: 'o%' }),
+    );
+    expect(
+      await session.call(c('aggregate_data', 'n', { data_source: '$f$', key_name: '*', aggregation_type: 'count' })),
+    ).toEqual({ kind: 'scalar', value: 2 });
     expect(session.labels()).toEqual(['starting_table_var', 'f', 'n']);
   });
 });
@@ -336,13 +569,46 @@ describe('tool specs', () => {
 
   test('paper pool: exactly the seven tools with the paper conditions and operations', () => {
     const specs = slotToolSpecs(keys(), 'paper');
-    expect(specs.map((s) => s.function.name)).toEqual(['filter_data', 'sort_data', 'retrieve_data', 'aggregate_data', 'group_data_by', 'select_unique_values', 'transform_data']);
-    const props = (name: string) => (specs.find((s) => s.function.name === name)!.function.parameters as { properties: Record<string, { enum?: string[]; description?: string }> }).properties;
-    expect(props('filter_data').condition.enum).toEqual(['equal_to', 'not_equal_to', 'greater_than', 'less_than', 'greater_than_equal_to', 'less_than_equal_to', 'contains', 'like']);
+    expect(specs.map((s) => s.function.name)).toEqual([
+      'filter_data',
+      'sort_data',
+      'retrieve_data',
+      'aggregate_data',
+      'group_data_by',
+      'select_unique_values',
+      'transform_data',
+    ]);
+    const props = (name: string) =>
+      (
+        specs.find((s) => s.function.name === name)!.function.parameters as {
+          properties: Record<string, { enum?: string[]; description?: string }>;
+        }
+      ).properties;
+    expect(props('filter_data').condition.enum).toEqual([
+      'equal_to',
+      'not_equal_to',
+      'greater_than',
+      'less_than',
+      'greater_than_equal_to',
+      'less_than_equal_to',
+      'contains',
+      'like',
+    ]);
     expect(props('transform_data').operation_type.enum).toEqual(['substring', 'abs', 'datetime']);
-    expect(props('aggregate_data').aggregation_type.enum).toEqual(['min', 'max', 'sum', 'mean', 'count', 'std', 'argmin', 'argmax']);
+    expect(props('aggregate_data').aggregation_type.enum).toEqual([
+      'min',
+      'max',
+      'sum',
+      'mean',
+      'count',
+      'std',
+      'argmin',
+      'argmax',
+    ]);
     expect(Object.keys(props('retrieve_data'))).toEqual(['data_source', 'key_name', 'distinct', 'limit']);
-    expect(Object.keys((props('transform_data').operation_args as { properties: Record<string, unknown> }).properties)).not.toContain('modifiers');
+    expect(
+      Object.keys((props('transform_data').operation_args as { properties: Record<string, unknown> }).properties),
+    ).not.toContain('modifiers');
     expect(props('filter_data').key_name.enum).toEqual(keys().map((k) => k.key));
     expect(props('filter_data').key_name.description).toContain('place_city: the city of the place');
     expect(props('aggregate_data').key_name.enum).toContain('*');
@@ -350,8 +616,12 @@ describe('tool specs', () => {
 
   test('extended pool adds union_data, calculate and combine_data; every spec is a valid JSON schema', () => {
     const specs = slotToolSpecs(keys(), 'extended');
-    expect(specs.map((s) => s.function.name)).toEqual(expect.arrayContaining(['union_data', 'calculate', 'combine_data']));
-    const combine = specs.find((s) => s.function.name === 'combine_data')!.function.parameters as { properties: Record<string, { enum?: string[] }> };
+    expect(specs.map((s) => s.function.name)).toEqual(
+      expect.arrayContaining(['union_data', 'calculate', 'combine_data']),
+    );
+    const combine = specs.find((s) => s.function.name === 'combine_data')!.function.parameters as {
+      properties: Record<string, { enum?: string[] }>;
+    };
     expect(combine.properties.operation.enum).toEqual(['union', 'union_all', 'intersect', 'except']);
     const ajv = new Ajv({ strict: false });
     for (const spec of specs) expect(() => ajv.compile(spec.function.parameters)).not.toThrow();
@@ -361,16 +631,26 @@ describe('tool specs', () => {
   });
 
   test('keysForSequence adds the derived keys', () => {
-    const seq = { initialization: [INIT], calls: [c('transform_data', 'x', { data_source: S, key_name: 'place_pop', operation_type: 'abs' })], answerLabels: ['x'] };
+    const seq = {
+      initialization: [INIT],
+      calls: [c('transform_data', 'x', { data_source: S, key_name: 'place_pop', operation_type: 'abs' })],
+      answerLabels: ['x'],
+    };
     expect(keysForSequence(t.info, seq, 'paper').map((k) => k.key)).toContain('place_pop_abs');
   });
 
   test('OpenAPI: one POST /tools/{name} per tool', () => {
     const specs = slotToolSpecs(keys(), 'paper');
-    const doc = toOpenApi(specs, { title: 'test', version: '1' }) as { openapi: string; paths: Record<string, { post: { operationId: string; requestBody: unknown } }> };
+    const doc = toOpenApi(specs, { title: 'test', version: '1' }) as {
+      openapi: string;
+      paths: Record<string, { post: { operationId: string; requestBody: unknown } }>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(specs.map((s) => `/tools/${s.function.name}`));
     expect(doc.paths['/tools/filter_data'].post.operationId).toBe('filter_data');
-    expect(doc.paths['/tools/filter_data'].post.requestBody).toEqual({ required: true, content: { 'application/json': { schema: specs[0].function.parameters } } });
+    expect(doc.paths['/tools/filter_data'].post.requestBody).toEqual({
+      required: true,
+      content: { 'application/json': { schema: specs[0].function.parameters } },
+    });
   });
 });

@@ -46,7 +46,9 @@ function rewriteDoubleQuoted(sql: string, identifiers: Set<string>): string {
 }
 
 function identifiersOf(schema: BirdSchema): Set<string> {
-  return new Set([...schema.table_names_original, ...schema.column_names_original.map(([, c]) => c)].map((n) => n.toLowerCase()));
+  return new Set(
+    [...schema.table_names_original, ...schema.column_names_original.map(([, c]) => c)].map((n) => n.toLowerCase()),
+  );
 }
 
 function nonTrivial(rows: unknown[][]): boolean {
@@ -72,42 +74,50 @@ describe('demo dataset layout', () => {
     for (const s of schemas) expect(statSync(dbPath(s.db_id)).size).toBeLessThan(300 * 1024);
   });
 
-  it.each(schemas.map((s) => [s.db_id, s] as const))('%s: dev_tables.json and the CSVs match the SQLite schema', (db, schema) => {
-    const sqlite = new Database(dbPath(db), { readonly: true });
-    try {
-      const tables = (sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid`).all() as { name: string }[]).map(
-        (t) => t.name,
-      );
-      expect(tables).toEqual(schema.table_names_original);
-      const n = schema.column_names_original.length;
-      expect(schema.column_names.length).toBe(n);
-      expect(schema.column_types.length).toBe(n);
-      const descriptions = readdirSync(join(DEMO, 'dev_databases', db, 'database_description')).sort();
-      expect(descriptions).toEqual(tables.map((t) => `${t}.csv`).sort());
+  it.each(schemas.map((s) => [s.db_id, s] as const))(
+    '%s: dev_tables.json and the CSVs match the SQLite schema',
+    (db, schema) => {
+      const sqlite = new Database(dbPath(db), { readonly: true });
+      try {
+        const tables = (
+          sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid`).all() as {
+            name: string;
+          }[]
+        ).map((t) => t.name);
+        expect(tables).toEqual(schema.table_names_original);
+        const n = schema.column_names_original.length;
+        expect(schema.column_names.length).toBe(n);
+        expect(schema.column_types.length).toBe(n);
+        const descriptions = readdirSync(join(DEMO, 'dev_databases', db, 'database_description')).sort();
+        expect(descriptions).toEqual(tables.map((t) => `${t}.csv`).sort());
 
-      tables.forEach((table, t) => {
-        const info = sqlite.pragma(`table_info("${table}")`) as { name: string; pk: number }[];
-        const columns = schema.column_names_original.filter(([i]) => i === t).map(([, c]) => c);
-        expect(info.map((c) => c.name)).toEqual(columns);
-        const csv = readFileSync(join(DEMO, 'dev_databases', db, 'database_description', `${table}.csv`), 'utf8').trim().split('\n');
-        expect(csv[0]).toBe('original_column_name,column_name,column_description,data_format,value_description');
-        expect(csv.slice(1).map((line) => line.split(',')[0])).toEqual(columns);
-        const rows = sqlite.prepare(`SELECT COUNT(*) AS n FROM "${table}"`).get() as { n: number };
-        expect(rows.n).toBeGreaterThan(10);
-      });
+        tables.forEach((table, t) => {
+          const info = sqlite.pragma(`table_info("${table}")`) as { name: string; pk: number }[];
+          const columns = schema.column_names_original.filter(([i]) => i === t).map(([, c]) => c);
+          expect(info.map((c) => c.name)).toEqual(columns);
+          const csv = readFileSync(join(DEMO, 'dev_databases', db, 'database_description', `${table}.csv`), 'utf8')
+            .trim()
+            .split('\n');
+          expect(csv[0]).toBe('original_column_name,column_name,column_description,data_format,value_description');
+          expect(csv.slice(1).map((line) => line.split(',')[0])).toEqual(columns);
+          const rows = sqlite.prepare(`SELECT COUNT(*) AS n FROM "${table}"`).get() as { n: number };
+          expect(rows.n).toBeGreaterThan(10);
+        });
 
-      const fkRows = tables.flatMap((table) =>
-        (sqlite.pragma(`foreign_key_list("${table}")`) as { table: string; from: string; to: string }[]).map(
-          (fk) => `${table}.${fk.from}->${fk.table}.${fk.to}`,
-        ),
-      );
-      const name = (i: number) => `${schema.table_names_original[schema.column_names_original[i][0]]}.${schema.column_names_original[i][1]}`;
-      expect(schema.foreign_keys.map(([a, b]) => `${name(a)}->${name(b)}`).sort()).toEqual(fkRows.sort());
-      expect((sqlite.pragma('foreign_key_check') as unknown[]).length).toBe(0);
-    } finally {
-      sqlite.close();
-    }
-  });
+        const fkRows = tables.flatMap((table) =>
+          (sqlite.pragma(`foreign_key_list("${table}")`) as { table: string; from: string; to: string }[]).map(
+            (fk) => `${table}.${fk.from}->${fk.table}.${fk.to}`,
+          ),
+        );
+        const name = (i: number) =>
+          `${schema.table_names_original[schema.column_names_original[i][0]]}.${schema.column_names_original[i][1]}`;
+        expect(schema.foreign_keys.map(([a, b]) => `${name(a)}->${name(b)}`).sort()).toEqual(fkRows.sort());
+        expect((sqlite.pragma('foreign_key_check') as unknown[]).length).toBe(0);
+      } finally {
+        sqlite.close();
+      }
+    },
+  );
 });
 
 describe('demo gold SQL', () => {
@@ -136,7 +146,9 @@ describe('demo gold SQL', () => {
     expect(rewriteDoubleQuoted(`SELECT "name" FROM t WHERE "name" = "Alice" AND x = 'say "hi"'`, ids)).toBe(
       `SELECT "name" FROM t WHERE "name" = 'Alice' AND x = 'say "hi"'`,
     );
-    expect(rewriteDoubleQuoted(`WHERE "Price (USD)" > 1 AND a = "O'Brien"`, ids)).toBe(`WHERE "Price (USD)" > 1 AND a = 'O''Brien'`);
+    expect(rewriteDoubleQuoted(`WHERE "Price (USD)" > 1 AND a = "O'Brien"`, ids)).toBe(
+      `WHERE "Price (USD)" > 1 AND a = 'O''Brien'`,
+    );
   });
 });
 
@@ -144,12 +156,18 @@ describe('demo build', () => {
   it('is deterministic and the committed files are up to date', () => {
     const out = mkdtempSync(join(tmpdir(), 'nl2api-demo-'));
     try {
-      execFileSync(join(process.cwd(), 'node_modules', '.bin', 'tsx'), [join(DEMO, 'build.ts'), out], { stdio: 'pipe' });
-      const files = ['dev_tables.json', ...schemas.flatMap((s) => [
-        join('dev_databases', s.db_id, `${s.db_id}.sqlite`),
-        ...s.table_names_original.map((t) => join('dev_databases', s.db_id, 'database_description', `${t}.csv`)),
-      ])];
-      for (const file of files) expect([file, readFileSync(join(out, file)).equals(readFileSync(join(DEMO, file)))]).toEqual([file, true]);
+      execFileSync(join(process.cwd(), 'node_modules', '.bin', 'tsx'), [join(DEMO, 'build.ts'), out], {
+        stdio: 'pipe',
+      });
+      const files = [
+        'dev_tables.json',
+        ...schemas.flatMap((s) => [
+          join('dev_databases', s.db_id, `${s.db_id}.sqlite`),
+          ...s.table_names_original.map((t) => join('dev_databases', s.db_id, 'database_description', `${t}.csv`)),
+        ]),
+      ];
+      for (const file of files)
+        expect([file, readFileSync(join(out, file)).equals(readFileSync(join(DEMO, file)))]).toEqual([file, true]);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }

@@ -39,26 +39,57 @@ function randomSequence(rand: () => number): SlotSequence {
     } else if (kind === 'sort') {
       table = add('sort_data', { data_source: `$${table}$`, key_name: pick(rand, COLUMNS), ascending: rand() < 0.5 });
     } else if (kind === 'transform') {
-      table = add('transform_data', { data_source: `$${table}$`, key_name: 'item_qty', operation_type: pick(rand, ['abs', 'negate']), operation_args: { new_key_name: `derived ${calls.length}` } });
+      table = add('transform_data', {
+        data_source: `$${table}$`,
+        key_name: 'item_qty',
+        operation_type: pick(rand, ['abs', 'negate']),
+        operation_args: { new_key_name: `derived ${calls.length}` },
+      });
       const derived = `derived ${calls.length - 1}`;
       if (rand() < 0.5) add('retrieve_data', { data_source: `$${table}$`, key_name: derived, limit: 3 });
     } else {
-      const other = add('filter_data', { data_source: `$${table}$`, key_name: 'item_grp', condition: 'equal_to', value: int(rand, 1, 4) });
-      const one = add('filter_data', { data_source: `$${table}$`, key_name: 'item_qty', condition: 'less_than', value: int(rand, 0, 8) });
+      const other = add('filter_data', {
+        data_source: `$${table}$`,
+        key_name: 'item_grp',
+        condition: 'equal_to',
+        value: int(rand, 1, 4),
+      });
+      const one = add('filter_data', {
+        data_source: `$${table}$`,
+        key_name: 'item_qty',
+        condition: 'less_than',
+        value: int(rand, 0, 8),
+      });
       table = add('union_data', { data_source: `$${one}$`, other_data_source: `$${other}$` });
     }
   }
   const answers: string[] = [];
   if (rand() < 0.5) {
     const g = add('group_data_by', { data_source: `$${table}$`, key_name: pick(rand, ['item_grp', 'item_code']) });
-    answers.push(add('aggregate_data', { data_source: `$${g}$`, key_name: pick(rand, ['*', 'item_price']), aggregation_type: 'count' }));
+    answers.push(
+      add('aggregate_data', {
+        data_source: `$${g}$`,
+        key_name: pick(rand, ['*', 'item_price']),
+        aggregation_type: 'count',
+      }),
+    );
   } else {
-    answers.push(add('aggregate_data', { data_source: `$${table}$`, key_name: 'item_price', aggregation_type: pick(rand, ['sum', 'mean', 'max', 'std']) }));
+    answers.push(
+      add('aggregate_data', {
+        data_source: `$${table}$`,
+        key_name: 'item_price',
+        aggregation_type: pick(rand, ['sum', 'mean', 'max', 'std']),
+      }),
+    );
   }
-  answers.push(add('retrieve_data', { data_source: `$${table}$`, key_name: pick(rand, COLUMNS), distinct: rand() < 0.5 }));
+  answers.push(
+    add('retrieve_data', { data_source: `$${table}$`, key_name: pick(rand, COLUMNS), distinct: rand() < 0.5 }),
+  );
   answers.push(add('select_unique_values', { data_source: `$${table}$`, key_name: pick(rand, COLUMNS) }));
   const total = add('aggregate_data', { data_source: `$${table}$`, key_name: '*', aggregation_type: 'count' });
-  answers.push(add('calculate', { value: `$${total}$`, operation_type: 'multiply', operation_args: { operand: { value: 2 } } }));
+  answers.push(
+    add('calculate', { value: `$${total}$`, operation_type: 'multiply', operation_args: { operand: { value: 2 } } }),
+  );
   return { initialization: [rand() < 0.7 ? INIT_ITEM : INIT_JOIN], calls, answerLabels: answers };
 }
 
@@ -73,7 +104,11 @@ describe('SEL round trip on random sequences', () => {
         const sel = expand(slot, t);
         for (const tool of toolsOf(sel, t)) expect(tool.function.name).toMatch(TOOL_NAME_PATTERN);
         expect(new Set(toolsOf(sel, t).map((s) => s.function.name)).size).toBe(toolsOf(sel, t).length);
-        expect(Object.keys(sel.bindings).sort()).toEqual(toolsOf(sel, t).map((s) => s.function.name).sort());
+        expect(Object.keys(sel.bindings).sort()).toEqual(
+          toolsOf(sel, t)
+            .map((s) => s.function.name)
+            .sort(),
+        );
         for (const call of sel.calls) expect(sel.bindings[call.name]).toBeDefined();
         const expected = await executeSequence(slot, t.info, t.executor, OPTS);
         expect(await executeSelSequence(sel, t.info, t.executor, OPTS)).toEqual(expected);
@@ -94,9 +129,17 @@ describe('SEL expansion', () => {
   const seq: SlotSequence = {
     initialization: [INIT_ITEM],
     calls: [
-      { name: 'filter_data', label: 'f', arguments: { data_source: '$starting_table_var$', key_name: 'item_qty', condition: 'greater_than', value: 2 } },
+      {
+        name: 'filter_data',
+        label: 'f',
+        arguments: { data_source: '$starting_table_var$', key_name: 'item_qty', condition: 'greater_than', value: 2 },
+      },
       { name: 'sort_data', label: 's', arguments: { data_source: '$f$', key_name: 'item_price', ascending: false } },
-      { name: 'aggregate_data', label: 'a', arguments: { data_source: '$s$', key_name: 'item_price', aggregation_type: 'max' } },
+      {
+        name: 'aggregate_data',
+        label: 'a',
+        arguments: { data_source: '$s$', key_name: 'item_price', aggregation_type: 'max' },
+      },
       { name: 'retrieve_data', label: 'r', arguments: { data_source: '$s$', key_name: 'item_name', limit: 2 } },
     ],
     answerLabels: ['r', 'a'],
@@ -104,18 +147,30 @@ describe('SEL expansion', () => {
 
   test('binds categorical arguments into names; one getter per starting key', () => {
     const sel = expand(seq, t, 'paper');
-    expect(sel.calls.map((c) => c.name)).toEqual(['select_data_greater_than', 'sort_data_descending', 'aggregate_data_max', 'get_item_name']);
+    expect(sel.calls.map((c) => c.name)).toEqual([
+      'select_data_greater_than',
+      'sort_data_descending',
+      'aggregate_data_max',
+      'get_item_name',
+    ]);
     expect(sel.calls[0].arguments).toEqual({ data_source: '$starting_table_var$', key_name: 'item_qty', value: 2 });
     expect(sel.calls[3].arguments).toEqual({ data_source: '$s$', limit: 2 });
     expect(sel.bindings.sort_data_descending).toEqual({ slotTool: 'sort_data', boundArguments: { ascending: false } });
-    expect(sel.bindings.get_item_name).toEqual({ slotTool: 'retrieve_data', boundArguments: { key_name: 'item_name' } });
+    expect(sel.bindings.get_item_name).toEqual({
+      slotTool: 'retrieve_data',
+      boundArguments: { key_name: 'item_name' },
+    });
     expect(toolsOf(sel, t, 'paper').map((s) => s.function.name)).toEqual([
       'select_data_greater_than',
       'sort_data_descending',
       'aggregate_data_max',
       ...COLUMNS.map((k) => `get_${k}`),
     ]);
-    const params = (name: string) => (toolsOf(sel, t, 'paper').find((s) => s.function.name === name)!.function.parameters as { properties: Record<string, unknown>; required: string[] });
+    const params = (name: string) =>
+      toolsOf(sel, t, 'paper').find((s) => s.function.name === name)!.function.parameters as {
+        properties: Record<string, unknown>;
+        required: string[];
+      };
     expect(Object.keys(params('select_data_greater_than').properties)).toEqual(['data_source', 'key_name', 'value']);
     expect(Object.keys(params('get_item_name').properties)).toEqual(['data_source', 'distinct', 'limit']);
     expect(params('aggregate_data_max').required).toEqual(['data_source', 'key_name']);
@@ -125,21 +180,45 @@ describe('SEL expansion', () => {
     const combined: SlotSequence = {
       initialization: [INIT_ITEM],
       calls: [
-        { name: 'filter_data', label: 'f', arguments: { data_source: '$starting_table_var$', key_name: 'item_qty', condition: 'greater_than', value: 2 } },
+        {
+          name: 'filter_data',
+          label: 'f',
+          arguments: { data_source: '$starting_table_var$', key_name: 'item_qty', condition: 'greater_than', value: 2 },
+        },
         { name: 'retrieve_data', label: 'a', arguments: { data_source: '$f$', key_name: 'item_name' } },
-        { name: 'retrieve_data', label: 'b', arguments: { data_source: '$starting_table_var$', key_name: 'item_code' } },
-        { name: 'combine_data', label: 'c', arguments: { data_source: '$a$', other_data_source: '$b$', operation: 'except' } },
+        {
+          name: 'retrieve_data',
+          label: 'b',
+          arguments: { data_source: '$starting_table_var$', key_name: 'item_code' },
+        },
+        {
+          name: 'combine_data',
+          label: 'c',
+          arguments: { data_source: '$a$', other_data_source: '$b$', operation: 'except' },
+        },
       ],
       answerLabels: ['c'],
     };
     const sel = expand(combined, t, 'extended');
-    expect(sel.calls[3]).toEqual({ name: 'combine_data_except', label: 'c', arguments: { data_source: '$a$', other_data_source: '$b$' } });
-    expect(sel.bindings.combine_data_except).toEqual({ slotTool: 'combine_data', boundArguments: { operation: 'except' } });
+    expect(sel.calls[3]).toEqual({
+      name: 'combine_data_except',
+      label: 'c',
+      arguments: { data_source: '$a$', other_data_source: '$b$' },
+    });
+    expect(sel.bindings.combine_data_except).toEqual({
+      slotTool: 'combine_data',
+      boundArguments: { operation: 'except' },
+    });
     const spec = toolsOf(sel, t).find((s) => s.function.name === 'combine_data_except')!.function;
     expect(spec.description).toContain('EXCEPT');
-    expect(Object.keys((spec.parameters as { properties: Record<string, unknown> }).properties)).toEqual(['data_source', 'other_data_source']);
+    expect(Object.keys((spec.parameters as { properties: Record<string, unknown> }).properties)).toEqual([
+      'data_source',
+      'other_data_source',
+    ]);
     const opts = { timeoutMs: 5000, pool: 'extended' as const };
-    expect(await executeSelSequence(sel, t.info, t.executor, opts)).toEqual(await executeSequence(combined, t.info, t.executor, opts));
+    expect(await executeSelSequence(sel, t.info, t.executor, opts)).toEqual(
+      await executeSequence(combined, t.info, t.executor, opts),
+    );
   });
 
   test('a sequence carries bindings over its key universe; the registry builds each spec once', () => {
@@ -157,7 +236,10 @@ describe('SEL expansion', () => {
 
   test('a SEL call naming a bound argument or an unknown tool is a ToolError', async () => {
     const sel = expand(seq, t);
-    const bad = { ...sel, calls: sel.calls.map((c, i) => (i === 0 ? { ...c, arguments: { ...c.arguments, condition: 'less_than' } } : c)) };
+    const bad = {
+      ...sel,
+      calls: sel.calls.map((c, i) => (i === 0 ? { ...c, arguments: { ...c.arguments, condition: 'less_than' } } : c)),
+    };
     await expect(executeSelSequence(bad, t.info, t.executor, OPTS)).rejects.toMatchObject({ code: 'unknown_argument' });
     const unknown = { ...sel, calls: sel.calls.map((c, i) => (i === 0 ? { ...c, name: 'select_data_equal_to' } : c)) };
     await expect(executeSelSequence(unknown, t.info, t.executor, OPTS)).rejects.toBeInstanceOf(ToolError);
@@ -165,9 +247,26 @@ describe('SEL expansion', () => {
   });
 
   test('an invalid or unbindable SLOT sequence is rejected as unsupported', () => {
-    const invalid = expandToSel({ ...seq, calls: [{ name: 'filter_data', label: 'f', arguments: { data_source: '$nope$' } }] }, t.info, 'paper');
+    const invalid = expandToSel(
+      { ...seq, calls: [{ name: 'filter_data', label: 'f', arguments: { data_source: '$nope$' } }] },
+      t.info,
+      'paper',
+    );
     expect(invalid).toMatchObject({ ok: false, category: 'unsupported:invalid_slot:bad_reference' });
-    const paper = expandToSel({ ...seq, calls: [{ name: 'union_data', label: 'u', arguments: { data_source: '$starting_table_var$', other_data_source: '$starting_table_var$' } }] }, t.info, 'paper');
+    const paper = expandToSel(
+      {
+        ...seq,
+        calls: [
+          {
+            name: 'union_data',
+            label: 'u',
+            arguments: { data_source: '$starting_table_var$', other_data_source: '$starting_table_var$' },
+          },
+        ],
+      },
+      t.info,
+      'paper',
+    );
     expect(paper).toMatchObject({ ok: false, category: 'unsupported:invalid_slot:not_in_pool' });
   });
 });
@@ -187,12 +286,24 @@ describe('SEL tool names', () => {
       },
     });
     try {
-      const init: ToolCall = { name: 'initialize_active_data', label: 'starting_table_var', arguments: { database: 'test', tables: [{ alias: 'T1', table: 'frpm data' }], joins: [] } };
+      const init: ToolCall = {
+        name: 'initialize_active_data',
+        label: 'starting_table_var',
+        arguments: { database: 'test', tables: [{ alias: 'T1', table: 'frpm data' }], joins: [] },
+      };
       const slot: SlotSequence = {
         initialization: [init],
         calls: [
-          { name: 'retrieve_data', label: 'r1', arguments: { data_source: '$starting_table_var$', key_name: 'frpm data_a_b' } },
-          { name: 'retrieve_data', label: 'r2', arguments: { data_source: '$starting_table_var$', key_name: `frpm data_${long}y` } },
+          {
+            name: 'retrieve_data',
+            label: 'r1',
+            arguments: { data_source: '$starting_table_var$', key_name: 'frpm data_a_b' },
+          },
+          {
+            name: 'retrieve_data',
+            label: 'r2',
+            arguments: { data_source: '$starting_table_var$', key_name: `frpm data_${long}y` },
+          },
         ],
         answerLabels: ['r1', 'r2'],
       };

@@ -14,8 +14,14 @@ afterAll(removeTempDirs);
     expect(source).toMatchObject({ datasetName: 'bird-dev', layout: 'bird', rejections: [], warnings: [] });
     expect(source.instances).toHaveLength(1052);
     expect(source.databases.map((db) => db.dbId).sort()).toEqual([
-      'california_schools', 'card_games', 'codebase_community', 'debit_card_specializing',
-      'european_football_2', 'financial', 'student_club', 'superhero',
+      'california_schools',
+      'card_games',
+      'codebase_community',
+      'debit_card_specializing',
+      'european_football_2',
+      'financial',
+      'student_club',
+      'superhero',
     ]);
     source.instances.forEach((instance, i) => expect(instance.index).toBe(i));
     expect(source.instances[0]).toMatchObject({ id: '0', dbId: 'california_schools', difficulty: 'simple' });
@@ -28,7 +34,11 @@ afterAll(removeTempDirs);
     const db = (id: string) => source.databases.find((d) => d.dbId === id)!;
     const account = db('financial').tables.find((table) => table.name === 'account')!;
     expect(account.primaryKey).toEqual(['account_id']);
-    expect(account.foreignKeys).toContainEqual({ column: 'district_id', refTable: 'district', refColumn: 'district_id' });
+    expect(account.foreignKeys).toContainEqual({
+      column: 'district_id',
+      refTable: 'district',
+      refColumn: 'district_id',
+    });
     expect(account.columns.find((column) => column.name === 'date')).toEqual({
       name: 'date',
       type: 'DATE',
@@ -61,10 +71,13 @@ describe('BIRD layout edge cases', () => {
   function birdFolder(questions: unknown[], questionFile = 'dev.json'): string {
     const root = tempDir();
     writeFileSync(path.join(root, questionFile), JSON.stringify(questions));
-    createDb(path.join(root, 'dev_databases', 'shop', 'shop.sqlite'), `
+    createDb(
+      path.join(root, 'dev_databases', 'shop', 'shop.sqlite'),
+      `
       CREATE TABLE item (item_id INTEGER PRIMARY KEY, unit_price REAL, "Item Name" TEXT);
       CREATE TABLE sale (sale_id INTEGER PRIMARY KEY, item_id INTEGER, qty INTEGER, FOREIGN KEY (item_id) REFERENCES item);
-    `);
+    `,
+    );
     const descriptions = path.join(root, 'dev_databases', 'shop', 'database_description');
     mkdirSync(descriptions);
     writeFileSync(
@@ -79,17 +92,42 @@ describe('BIRD layout edge cases', () => {
     writeFileSync(path.join(descriptions, 'sale.csv'), 'original_column_name,column_name\n"unterminated,quote\n');
     writeFileSync(
       path.join(root, 'dev_tables.json'),
-      JSON.stringify([{
-        db_id: 'shop',
-        table_names_original: ['item', 'sale'],
-        column_names_original: [[-1, '*'], [0, 'item_id'], [0, 'unit_price'], [0, 'Item Name'], [1, 'sale_id'], [1, 'item_id'], [1, 'qty']],
-        column_names: [[-1, '*'], [0, 'item id'], [0, 'unit price'], [0, 'item name'], [1, 'sale id'], [1, 'item id'], [1, 'quantity sold']],
-      }]),
+      JSON.stringify([
+        {
+          db_id: 'shop',
+          table_names_original: ['item', 'sale'],
+          column_names_original: [
+            [-1, '*'],
+            [0, 'item_id'],
+            [0, 'unit_price'],
+            [0, 'Item Name'],
+            [1, 'sale_id'],
+            [1, 'item_id'],
+            [1, 'qty'],
+          ],
+          column_names: [
+            [-1, '*'],
+            [0, 'item id'],
+            [0, 'unit price'],
+            [0, 'item name'],
+            [1, 'sale id'],
+            [1, 'item id'],
+            [1, 'quantity sold'],
+          ],
+        },
+      ]),
     );
     return root;
   }
 
-  const q = (extra: Record<string, unknown>) => ({ db_id: 'shop', question: 'How many?', SQL: 'SELECT 1', evidence: '', difficulty: 'simple', ...extra });
+  const q = (extra: Record<string, unknown>) => ({
+    db_id: 'shop',
+    question: 'How many?',
+    SQL: 'SELECT 1',
+    evidence: '',
+    difficulty: 'simple',
+    ...extra,
+  });
 
   test('descriptions: CSV first, then the tables.json natural name, tolerating BOM, CP-1252 and odd rows', async () => {
     const source = await loadSource(birdFolder([q({ question_id: 1 })]));
@@ -118,7 +156,10 @@ describe('BIRD layout edge cases', () => {
         q({ question_id: 16 }),
       ]),
     );
-    expect(source.instances.map((instance) => [instance.id, instance.index])).toEqual([['10', 0], ['16', 8]]);
+    expect(source.instances.map((instance) => [instance.id, instance.index])).toEqual([
+      ['10', 0],
+      ['16', 8],
+    ]);
     expect(source.rejections.map((r) => [r.id, r.db, r.stage, r.category, r.formulation])).toEqual([
       ['11', 'shop', 'ingest', 'bad_input', 'all'],
       ['12', 'shop', 'ingest', 'bad_input', 'all'],
@@ -177,7 +218,9 @@ describe('BIRD layout edge cases', () => {
     expect(sqlite.warnings).toEqual([]);
     const mysql = await loadSource(path.join(root, 'mini_dev_mysql.json'));
     expect(mysql.datasetName).toBe('bird-mini-dev-mysql');
-    expect(mysql.warnings).toEqual(['mini_dev_mysql.json holds MySQL SQL; nl2api runs it on SQLite databases: expect gold_error rejections']);
+    expect(mysql.warnings).toEqual([
+      'mini_dev_mysql.json holds MySQL SQL; nl2api runs it on SQLite databases: expect gold_error rejections',
+    ]);
   });
 
   test('several question files without dialects: dev.json first, and the warning says how to pick another', async () => {
@@ -191,22 +234,35 @@ describe('BIRD layout edge cases', () => {
   });
 
   test('each unusable database is named once, with the questions it took with it', async () => {
-    const root = birdFolder([q({ question_id: 1 }), q({ question_id: 2, db_id: 'absent' }), q({ question_id: 3, db_id: 'absent' }), q({ question_id: 4, db_id: 'broken' })]);
+    const root = birdFolder([
+      q({ question_id: 1 }),
+      q({ question_id: 2, db_id: 'absent' }),
+      q({ question_id: 3, db_id: 'absent' }),
+      q({ question_id: 4, db_id: 'broken' }),
+    ]);
     mkdirSync(path.join(root, 'dev_databases', 'broken'));
-    writeFileSync(path.join(root, 'dev_databases', 'broken', 'broken.sqlite'), 'not a database at all, just text long enough to be looked at');
+    writeFileSync(
+      path.join(root, 'dev_databases', 'broken', 'broken.sqlite'),
+      'not a database at all, just text long enough to be looked at',
+    );
     const source = await loadSource(root);
     expect(source.instances.map((instance) => instance.id)).toEqual(['1']);
     const unusable = source.warnings.filter((warning) => warning.startsWith('database '));
     expect(unusable).toEqual([
-      expect.stringMatching(/^database absent unusable, 2 questions rejected: unknown db_id absent: no absent\.sqlite in /),
-      expect.stringMatching(/^database broken unusable, 1 question rejected: database broken \(.*broken\.sqlite\) cannot be read: /),
+      expect.stringMatching(
+        /^database absent unusable, 2 questions rejected: unknown db_id absent: no absent\.sqlite in /,
+      ),
+      expect.stringMatching(
+        /^database broken unusable, 1 question rejected: database broken \(.*broken\.sqlite\) cannot be read: /,
+      ),
     ]);
   });
 
   test('follows symbolic links to database folders and question files kept elsewhere', async () => {
     const real = birdFolder([q({ question_id: 1 })]);
     const linked = tempDir();
-    for (const name of ['dev.json', 'dev_tables.json', 'dev_databases']) symlinkSync(path.join(real, name), path.join(linked, name));
+    for (const name of ['dev.json', 'dev_tables.json', 'dev_databases'])
+      symlinkSync(path.join(real, name), path.join(linked, name));
     const source = await loadSource(linked);
     expect(source.rejections).toEqual([]);
     expect(source.databases.map((db) => db.dbId)).toEqual(['shop']);

@@ -11,7 +11,9 @@ import { csvLayout } from './csv-layout.js';
  * (pipeline/sources/layouts.ts), added here the way that line would add it. loadSource and
  * everything else are the real modules, unchanged.
  */
-jest.unstable_mockModule('../../pipeline/sources/layouts.js', () => ({ SOURCES: [birdLayout, jsonlLayout, csvLayout] }));
+jest.unstable_mockModule('../../pipeline/sources/layouts.js', () => ({
+  SOURCES: [birdLayout, jsonlLayout, csvLayout],
+}));
 const { loadSource } = await import('../../pipeline/sources/index.js');
 
 afterAll(removeTempDirs);
@@ -21,7 +23,12 @@ function csvFolder(): string {
   createDb(path.join(root, 'pets.sqlite'), 'CREATE TABLE pet (pet_id INTEGER PRIMARY KEY, pet_name TEXT);');
   writeFileSync(
     path.join(root, 'questions.csv'),
-    ['id,db_id,question,sql', 'p1,pets,How many pets?,SELECT count(*) FROM pet', 'p2,zoo,Which animals?,SELECT 1', 'p3,pets,,SELECT 1'].join('\n'),
+    [
+      'id,db_id,question,sql',
+      'p1,pets,How many pets?,SELECT count(*) FROM pet',
+      'p2,zoo,Which animals?,SELECT 1',
+      'p3,pets,,SELECT 1',
+    ].join('\n'),
   );
   return root;
 }
@@ -31,7 +38,11 @@ describe('a new source layout is its module and a line in SOURCES', () => {
     const root = csvFolder();
     for (const source of [root, path.join(root, 'questions.csv')]) {
       const loaded = await loadSource(source);
-      expect(loaded).toMatchObject({ datasetName: 'pets-csv', layout: 'csv', questionFile: { path: path.join(root, 'questions.csv') } });
+      expect(loaded).toMatchObject({
+        datasetName: 'pets-csv',
+        layout: 'csv',
+        questionFile: { path: path.join(root, 'questions.csv') },
+      });
       expect(loaded.instances.map((i) => [i.id, i.dbId, i.question])).toEqual([['p1', 'pets', 'How many pets?']]);
       expect(loaded.databases.map((db) => db.dbId)).toEqual(['pets']);
       expect(loaded.rejections.map((r) => [r.id, r.message])).toEqual([
@@ -43,9 +54,13 @@ describe('a new source layout is its module and a line in SOURCES', () => {
 
   test('the errors for a source no layout accepts describe it too', async () => {
     const empty = tempDir();
-    await expect(loadSource(empty)).rejects.toThrow(`source ${empty} holds no question file (BIRD *.json, generic *.jsonl or questions.csv)`);
+    await expect(loadSource(empty)).rejects.toThrow(
+      `source ${empty} holds no question file (BIRD *.json, generic *.jsonl or questions.csv)`,
+    );
     const text = path.join(empty, 'q.txt');
     writeFileSync(text, '');
-    await expect(loadSource(text)).rejects.toThrow(`source ${text}: expected a folder, a BIRD .json question file, a .jsonl file or a .csv question file`);
+    await expect(loadSource(text)).rejects.toThrow(
+      `source ${text}: expected a folder, a BIRD .json question file, a .jsonl file or a .csv question file`,
+    );
   });
 });

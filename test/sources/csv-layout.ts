@@ -15,11 +15,24 @@ export const csvLayout: SourceLayout<'csv'> = {
     return source.files.includes('questions.csv') ? { file: path.join(source.folder, 'questions.csv') } : undefined;
   },
   async read(questionFile) {
-    const [header, ...rows] = (await readFile(questionFile, 'utf8')).trim().split(/\r?\n/).map((line) => line.split(','));
+    const [header, ...rows] = (await readFile(questionFile, 'utf8'))
+      .trim()
+      .split(/\r?\n/)
+      .map((line) => line.split(','));
     const records = rows.map((cells, index) =>
-      toRecord(Object.fromEntries(header.map((key, i) => [key, cells[i]])), index, `row ${index + 2}`, { id: ['id'], idFromIndex: false }),
+      toRecord(Object.fromEntries(header.map((key, i) => [key, cells[i]])), index, `row ${index + 2}`, {
+        id: ['id'],
+        idFromIndex: false,
+      }),
     );
     const root = path.dirname(questionFile);
-    return { datasetName: path.basename(root), questionFile, records, databaseDirs: [root], naturalNames: new Map(), warnings: [] };
+    return {
+      datasetName: path.basename(root),
+      questionFile,
+      records,
+      databaseDirs: [root],
+      naturalNames: new Map(),
+      warnings: [],
+    };
   },
 };

@@ -6,7 +6,8 @@ import { createDb, removeTempDirs, tempDir } from '../sql/fixtures.js';
 afterAll(removeTempDirs);
 
 const SCHEMA = 'CREATE TABLE pet (pet_id INTEGER PRIMARY KEY, pet_name TEXT NOT NULL, owner_id INTEGER);';
-const line = (fields: Record<string, unknown>) => JSON.stringify({ question: 'Which pets?', sql: 'SELECT pet_name FROM pet', ...fields });
+const line = (fields: Record<string, unknown>) =>
+  JSON.stringify({ question: 'Which pets?', sql: 'SELECT pet_name FROM pet', ...fields });
 
 /** A generic folder: databases in all three accepted places, plus a corrupt one and a missing one. */
 function genericFolder(): string {
@@ -15,7 +16,10 @@ function genericFolder(): string {
   createDb(path.join(root, 'flat.sqlite'), SCHEMA);
   createDb(path.join(root, 'databases', 'nested.sqlite'), SCHEMA);
   createDb(path.join(root, 'own', 'own.sqlite'), SCHEMA);
-  writeFileSync(path.join(root, 'broken.sqlite'), 'this is not a SQLite file, just text pretending to be one'.repeat(100));
+  writeFileSync(
+    path.join(root, 'broken.sqlite'),
+    'this is not a SQLite file, just text pretending to be one'.repeat(100),
+  );
   writeFileSync(
     path.join(root, 'questions.jsonl'),
     [
@@ -51,7 +55,13 @@ test('loads good lines from all database locations; every bad line is one bad_in
     ['8', 'own', 12],
   ]);
   expect(source.instances[0]).toEqual({
-    id: 'a', index: 0, dbId: 'flat', question: 'Which pets?', evidence: 'pets live in pet', sql: 'SELECT pet_name FROM pet', difficulty: 'easy',
+    id: 'a',
+    index: 0,
+    dbId: 'flat',
+    question: 'Which pets?',
+    evidence: 'pets live in pet',
+    sql: 'SELECT pet_name FROM pet',
+    difficulty: 'easy',
   });
   expect(source.instances[1]).toMatchObject({ evidence: '', difficulty: null });
   expect(source.databases.map((db) => [db.dbId, path.relative(root, db.path)])).toEqual([
@@ -59,10 +69,16 @@ test('loads good lines from all database locations; every bad line is one bad_in
     ['nested', path.join('databases', 'nested.sqlite')],
     ['own', path.join('own', 'own.sqlite')],
   ]);
-  expect(source.rejections.every((r) => r.stage === 'ingest' && r.category === 'bad_input' && r.formulation === 'all')).toBe(true);
+  expect(
+    source.rejections.every((r) => r.stage === 'ingest' && r.category === 'bad_input' && r.formulation === 'all'),
+  ).toBe(true);
   expect(source.rejections.map((r) => [r.id, r.db, r.message])).toEqual([
     ['line 4', '', expect.stringMatching(/^line 4: malformed JSON/)],
-    ['e', 'broken', expect.stringMatching(/^database broken \(.*broken\.sqlite\) cannot be read: file is not a database/)],
+    [
+      'e',
+      'broken',
+      expect.stringMatching(/^database broken \(.*broken\.sqlite\) cannot be read: file is not a database/),
+    ],
     ['f', 'missing', expect.stringMatching(/^unknown db_id missing: no missing\.sqlite in /)],
     ['a', 'own', 'duplicate id a (first used by the record at position 0)'],
     ['g', 'flat', 'line 9: SQL must be a string, got an array'],
@@ -96,7 +112,9 @@ test('schema from the file; descriptions fall back to the column name with space
 
 test('the db filter names what is available; an ambiguous folder is a source error', async () => {
   const root = genericFolder();
-  await expect(loadSource(root, { dbIds: ['zoo'] })).rejects.toThrow('unknown database zoo in the db filter; available: broken, flat, missing, nested, own');
+  await expect(loadSource(root, { dbIds: ['zoo'] })).rejects.toThrow(
+    'unknown database zoo in the db filter; available: broken, flat, missing, nested, own',
+  );
   writeFileSync(path.join(root, 'more.jsonl'), '');
   await expect(loadSource(root)).rejects.toThrow(/several \.jsonl files/);
 });

@@ -28,21 +28,30 @@ function folder(files: Record<string, string>): string {
 
 describe('loadSource over the SOURCES registry', () => {
   test('a source is read by the first layout that accepts it', async () => {
-    const both = folder({ 'dev.json': JSON.stringify([{ question_id: 1, ...QUESTION }]), 'q.jsonl': JSON.stringify({ id: 'j', ...QUESTION }) });
+    const both = folder({
+      'dev.json': JSON.stringify([{ question_id: 1, ...QUESTION }]),
+      'q.jsonl': JSON.stringify({ id: 'j', ...QUESTION }),
+    });
     expect((await loadSource(both)).layout).toBe('bird');
     expect((await loadSource(path.join(both, 'q.jsonl'))).layout).toBe('jsonl');
   });
 
   test('when none accepts, the error says what each layout looks like', async () => {
     const empty = tempDir();
-    await expect(loadSource(empty)).rejects.toThrow(`source ${empty} holds no question file (BIRD *.json or generic *.jsonl)`);
+    await expect(loadSource(empty)).rejects.toThrow(
+      `source ${empty} holds no question file (BIRD *.json or generic *.jsonl)`,
+    );
     const csv = path.join(folder({ 'q.csv': 'id,db_id\n' }), 'q.csv');
-    await expect(loadSource(csv)).rejects.toThrow(`source ${csv}: expected a folder, a BIRD .json question file or a .jsonl file`);
+    await expect(loadSource(csv)).rejects.toThrow(
+      `source ${csv}: expected a folder, a BIRD .json question file or a .jsonl file`,
+    );
   });
 
   test('a layout may accept a source and still refuse it: several .jsonl files', async () => {
     const root = folder({ 'b.jsonl': '', 'a.jsonl': '' });
     mkdirSync(path.join(root, 'databases'));
-    await expect(loadSource(root)).rejects.toThrow(`source ${root} holds several .jsonl files (a.jsonl, b.jsonl): pass one of them`);
+    await expect(loadSource(root)).rejects.toThrow(
+      `source ${root} holds several .jsonl files (a.jsonl, b.jsonl): pass one of them`,
+    );
   });
 });

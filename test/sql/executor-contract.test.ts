@@ -11,7 +11,8 @@ describe.each([
 ])('%s executor', (_name, create: () => SqlExecutor) => {
   let executor: SqlExecutor;
   let dbPath: string;
-  const run = (sql: string, params: (number | string | null)[] = []) => executor.run({ dbPath, sql, params, timeoutMs: 10_000 });
+  const run = (sql: string, params: (number | string | null)[] = []) =>
+    executor.run({ dbPath, sql, params, timeoutMs: 10_000 });
 
   beforeAll(() => {
     dbPath = createDb(path.join(tempDir(), 'heroes.sqlite'), HEROES_SQL);
@@ -39,12 +40,17 @@ describe.each([
   });
 
   test('an empty result still names its columns', async () => {
-    expect(await run("SELECT hero_name AS name FROM hero WHERE hero_name = 'nobody'")).toEqual({ columns: ['name'], rows: [] });
+    expect(await run("SELECT hero_name AS name FROM hero WHERE hero_name = 'nobody'")).toEqual({
+      columns: ['name'],
+      rows: [],
+    });
   });
 
   test('read-only queries of every shape are allowed', async () => {
     await expect(run('WITH t AS (SELECT 1 AS x) SELECT x FROM t')).resolves.toEqual({ columns: ['x'], rows: [[1]] });
-    await expect(run('PRAGMA table_info(hero)')).resolves.toMatchObject({ columns: expect.arrayContaining(['name', 'type']) });
+    await expect(run('PRAGMA table_info(hero)')).resolves.toMatchObject({
+      columns: expect.arrayContaining(['name', 'type']),
+    });
     await expect(run('SELECT 1;')).resolves.toEqual({ columns: ['1'], rows: [[1]] });
   });
 

@@ -46,7 +46,8 @@ export const HEROES_SQL = `
 `;
 
 /** Counts forever (well, to 10^12): only a kill stops it. */
-export const RUNAWAY_SQL = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000000) SELECT count(*) FROM c';
+export const RUNAWAY_SQL =
+  'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000000) SELECT count(*) FROM c';
 
 export function isAlive(pid: number): boolean {
   try {
@@ -59,7 +60,8 @@ export function isAlive(pid: number): boolean {
 
 /** A process's process group: field 5 of /proc/<pid>/stat (Linux; after the command, which may hold spaces), else ps. */
 export function processGroupOf(pid: number): number {
-  if (!existsSync('/proc/self/stat')) return Number(execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8' }).trim());
+  if (!existsSync('/proc/self/stat'))
+    return Number(execFileSync('ps', ['-o', 'pgid=', '-p', String(pid)], { encoding: 'utf8' }).trim());
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
 }

@@ -14,7 +14,10 @@ let heroes: DatabaseInfo;
 beforeAll(async () => {
   const dir = tempDir();
   createDb(path.join(dir, 'heroes.sqlite'), HEROES_SQL);
-  writeFileSync(path.join(dir, 'questions.jsonl'), JSON.stringify({ id: 'q', db_id: 'heroes', question: 'x?', sql: 'SELECT 1' }));
+  writeFileSync(
+    path.join(dir, 'questions.jsonl'),
+    JSON.stringify({ id: 'q', db_id: 'heroes', question: 'x?', sql: 'SELECT 1' }),
+  );
   heroes = (await loadSource(dir)).databases[0];
   executor = createSqlPool({ size: Math.max(2, os.cpus().length) });
 });
@@ -23,11 +26,24 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-const instance = (sql: string): Instance => ({ id: 't', index: 0, dbId: 'heroes', question: 'q?', evidence: '', sql, difficulty: null });
+const instance = (sql: string): Instance => ({
+  id: 't',
+  index: 0,
+  dbId: 'heroes',
+  question: 'q?',
+  evidence: '',
+  sql,
+  difficulty: null,
+});
 
 describe('runGold', () => {
   test('executes the gold SQL and reports ordering and distinctness', async () => {
-    const outcome = await runGold(instance('SELECT DISTINCT publisher_id FROM hero ORDER BY publisher_id DESC'), heroes, executor, 5000);
+    const outcome = await runGold(
+      instance('SELECT DISTINCT publisher_id FROM hero ORDER BY publisher_id DESC'),
+      heroes,
+      executor,
+      5000,
+    );
     expect(outcome).toEqual({
       ok: true,
       value: {
@@ -42,7 +58,12 @@ describe('runGold', () => {
 
   test('SQL that reads the clock records the moment it ran: the reference time of its answer', async () => {
     const before = new Date().toISOString();
-    const outcome = await runGold(instance("SELECT STRFTIME('%Y', 'now') - 2000, hero_name FROM hero WHERE hero_name = 'Batman'"), heroes, executor, 5000);
+    const outcome = await runGold(
+      instance("SELECT STRFTIME('%Y', 'now') - 2000, hero_name FROM hero WHERE hero_name = 'Batman'"),
+      heroes,
+      executor,
+      5000,
+    );
     const after = new Date().toISOString();
     expect(outcome.ok).toBe(true);
     const { referenceTime, rows } = (outcome as { value: { referenceTime?: string; rows: unknown[][] } }).value;
@@ -63,7 +84,12 @@ describe('runGold', () => {
   });
 
   test('resolves double-quoted string literals the way SQLite’s fallback does', async () => {
-    const outcome = await runGold(instance('SELECT "hero_name" FROM hero WHERE hero_name = "Batman"'), heroes, executor, 5000);
+    const outcome = await runGold(
+      instance('SELECT "hero_name" FROM hero WHERE hero_name = "Batman"'),
+      heroes,
+      executor,
+      5000,
+    );
     expect(outcome).toMatchObject({
       ok: true,
       value: { executedSql: `SELECT "hero_name" FROM hero WHERE hero_name = 'Batman'`, rows: [['Batman']] },
@@ -71,7 +97,7 @@ describe('runGold', () => {
   });
 
   test.each([
-    ["DELETE FROM hero", /not a read-only SELECT/],
+    ['DELETE FROM hero', /not a read-only SELECT/],
     ["UPDATE hero SET hero_name = 'x'", /not a read-only SELECT/],
     ["ATTACH ':memory:' AS x", /not a read-only SELECT/],
     ['WITH x AS (SELECT 1) DELETE FROM hero', /not a read-only query/],
@@ -86,7 +112,10 @@ describe('runGold', () => {
   test('a runaway gold SQL → gold_timeout, and the next one still runs', async () => {
     const outcome = await runGold(instance(RUNAWAY_SQL), heroes, executor, 300);
     expect(outcome).toMatchObject({ ok: false, category: 'gold_timeout' });
-    expect(await runGold(instance('SELECT count(*) FROM hero'), heroes, executor, 5000)).toMatchObject({ ok: true, value: { rows: [[4]] } });
+    expect(await runGold(instance('SELECT count(*) FROM hero'), heroes, executor, 5000)).toMatchObject({
+      ok: true,
+      value: { rows: [[4]] },
+    });
   });
 });
 
@@ -105,11 +134,21 @@ describe('resultShape', () => {
   });
 
   test('reads only the top level, also of SQL no parser knows', () => {
-    const sql = "SELECT DISTINCT x FROM t WHERE y = 'ORDER BY' AND z IN (SELECT z FROM u ORDER BY z) ORDER BY x GLOB_UNKNOWN_SYNTAX(((";
+    const sql =
+      "SELECT DISTINCT x FROM t WHERE y = 'ORDER BY' AND z IN (SELECT z FROM u ORDER BY z) ORDER BY x GLOB_UNKNOWN_SYNTAX(((";
     expect(resultShape(sql)).toEqual({ ordered: true, distinct: true });
-    expect(resultShape("SELECT a FROM t -- ORDER BY a\nWHERE b = 'DISTINCT'")).toEqual({ ordered: false, distinct: false });
-    expect(resultShape('SELECT a FROM t EXCEPT SELECT b FROM u UNION ALL SELECT c FROM v')).toEqual({ ordered: false, distinct: false });
-    expect(resultShape('SELECT DISTINCT a FROM t ORDER BY a COLLATE NOCASE ???')).toEqual({ ordered: true, distinct: true });
+    expect(resultShape("SELECT a FROM t -- ORDER BY a\nWHERE b = 'DISTINCT'")).toEqual({
+      ordered: false,
+      distinct: false,
+    });
+    expect(resultShape('SELECT a FROM t EXCEPT SELECT b FROM u UNION ALL SELECT c FROM v')).toEqual({
+      ordered: false,
+      distinct: false,
+    });
+    expect(resultShape('SELECT DISTINCT a FROM t ORDER BY a COLLATE NOCASE ???')).toEqual({
+      ordered: true,
+      distinct: true,
+    });
   });
 });
 
@@ -118,8 +157,12 @@ describe('resultShape', () => {
     const source = await loadSource(BIRD_DIR);
     const databases = new Map(source.databases.map((db) => [db.dbId, db]));
     // The time limit only catches a hang: how fast BIRD's gold SQL runs is `npm run bench`'s (a).
-    const outcomes = await Promise.all(source.instances.map((item) => runGold(item, databases.get(item.dbId)!, executor, 120_000)));
-    const failures = outcomes.flatMap((outcome, i) => (outcome.ok ? [] : [`${source.instances[i].id}: ${outcome.message}`]));
+    const outcomes = await Promise.all(
+      source.instances.map((item) => runGold(item, databases.get(item.dbId)!, executor, 120_000)),
+    );
+    const failures = outcomes.flatMap((outcome, i) =>
+      outcome.ok ? [] : [`${source.instances[i].id}: ${outcome.message}`],
+    );
     expect(failures).toEqual([]);
     expect(outcomes).toHaveLength(1052);
     const nonEmpty = outcomes.filter((outcome) => outcome.ok && outcome.value.rows.length > 0).length;

@@ -53,27 +53,32 @@ test('a timeout kills the runaway statement’s process and the pool keeps servi
   expect(pool.workerPids()).toHaveLength(1);
 });
 
-test.each(['SIGKILL', 'SIGINT'] as const)('a worker killed with %s fails only its own request, as a lost worker, not as the statement’s error; the pool respawns', async (signal) => {
-  const pool = newPool(2);
-  await pool.run(request('SELECT 1'));
-  const [victim] = pool.workerPids();
-  const doomed = pool.run(request(RUNAWAY_SQL, [], 60_000)); // the idle worker takes it
-  const others = Promise.all(Array.from({ length: 10 }, (_, i) => pool.run(request('SELECT ?', [i]))));
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  process.kill(victim, signal);
-  const error = await doomed.catch((e: unknown) => e);
-  expect(error).toBeInstanceOf(SqlWorkerError);
-  expect(error).not.toBeInstanceOf(SqlExecutionError);
-  expect((error as Error).message).toMatch(new RegExp(`died running the statement .*signal ${signal}`));
-  expect((await others).map((result) => result.rows[0][0])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-  await expect(pool.run(request('SELECT 42'))).resolves.toEqual({ columns: ['42'], rows: [[42]] });
-  expect(pool.workerPids()).not.toContain(victim);
-});
+test.each(['SIGKILL', 'SIGINT'] as const)(
+  'a worker killed with %s fails only its own request, as a lost worker, not as the statement’s error; the pool respawns',
+  async (signal) => {
+    const pool = newPool(2);
+    await pool.run(request('SELECT 1'));
+    const [victim] = pool.workerPids();
+    const doomed = pool.run(request(RUNAWAY_SQL, [], 60_000)); // the idle worker takes it
+    const others = Promise.all(Array.from({ length: 10 }, (_, i) => pool.run(request('SELECT ?', [i]))));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    process.kill(victim, signal);
+    const error = await doomed.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SqlWorkerError);
+    expect(error).not.toBeInstanceOf(SqlExecutionError);
+    expect((error as Error).message).toMatch(new RegExp(`died running the statement .*signal ${signal}`));
+    expect((await others).map((result) => result.rows[0][0])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    await expect(pool.run(request('SELECT 42'))).resolves.toEqual({ columns: ['42'], rows: [[42]] });
+    expect(pool.workerPids()).not.toContain(victim);
+  },
+);
 
 test('requests beyond the pool size queue and all complete, in any mix with failures', async () => {
   const pool = newPool(2);
   const results = await Promise.allSettled(
-    Array.from({ length: 40 }, (_, i) => pool.run(request(i % 10 === 9 ? 'SELECT nope' : 'SELECT ? * 2', i % 10 === 9 ? [] : [i]))),
+    Array.from({ length: 40 }, (_, i) =>
+      pool.run(request(i % 10 === 9 ? 'SELECT nope' : 'SELECT ? * 2', i % 10 === 9 ? [] : [i])),
+    ),
   );
   expect(pool.workerPids().length).toBeLessThanOrEqual(2);
   results.forEach((result, i) => {
@@ -100,7 +105,10 @@ test('close() stops running statements, rejects waiting ones and ends every proc
   const pids = pool.workerPids();
   await pool.close(); // resolves at all: it did not wait for the runaways (hours each)
   for (const outcome of await outcomes) {
-    expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'ExecutorClosedError', message: 'executor closed' } });
+    expect(outcome).toMatchObject({
+      status: 'rejected',
+      reason: { name: 'ExecutorClosedError', message: 'executor closed' },
+    });
   }
   expect(pids.filter(isAlive)).toEqual([]);
   await expect(pool.run(request('SELECT 1'))).rejects.toThrow(ExecutorClosedError);
@@ -119,7 +127,10 @@ function runScript(body: string): string {
     const run = (pool, n) => pool.run({ dbPath: ${JSON.stringify(dbPath)}, sql: 'SELECT ?', params: [n], timeoutMs: 10000 });
     ${body}
   `;
-  return execFileSync(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 50_000 }); // a hang guard only
+  return execFileSync(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 50_000,
+  }); // a hang guard only
 }
 
 test('a process that used the pool exits, even without close()', () => {
@@ -143,12 +154,14 @@ test('workers that cannot start fail the waiting requests instead of respawning 
   `);
   const { failed, recovered } = JSON.parse(output) as { failed: string[]; recovered: unknown };
   expect(failed).toHaveLength(3);
-  for (const message of failed) expect(message).toMatch(/^SqlWorkerError: SQL worker failed to start \(exit code 1.*nonexistent/s);
+  for (const message of failed)
+    expect(message).toMatch(/^SqlWorkerError: SQL worker failed to start \(exit code 1.*nonexistent/s);
   expect(recovered).toEqual([[4]]);
 });
 
 /** Counts to 10^7: a second or so, long enough to be running when a signal arrives, and then done. */
-const SLOW_SQL = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10000000) SELECT count(*) FROM c';
+const SLOW_SQL =
+  'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10000000) SELECT count(*) FROM c';
 
 interface Script {
   pid: number;
@@ -162,7 +175,10 @@ function startScript(body: string): Script {
   const poolUrl = new URL('../../runtime/sql/pool.ts', import.meta.url).href;
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const script = `import { createSqlPool } from ${JSON.stringify(poolUrl)};\nconst dbPath = ${JSON.stringify(dbPath)};\n${body}`;
-  const child = spawn(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const lines: string[] = [];
   const waiting: ((line: string) => void)[] = [];
   let buffered = '';

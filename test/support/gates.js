@@ -42,11 +42,15 @@ function testFilesMatching(pattern) {
 export function unprivilegedUser() {
   if (process.getuid?.() !== 0) return {};
   const nobody = { uid: 65534, gid: 65534 };
-  const probe = spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(path.join(ROOT, 'cli', 'main.ts'))})`], {
-    ...nobody,
-    stdio: 'ignore',
-    timeout: 30_000,
-  });
+  const probe = spawnSync(
+    process.execPath,
+    ['-e', `require('fs').accessSync(${JSON.stringify(path.join(ROOT, 'cli', 'main.ts'))})`],
+    {
+      ...nobody,
+      stdio: 'ignore',
+      timeout: 30_000,
+    },
+  );
   return probe.status === 0 ? nobody : null;
 }
 

@@ -11,5 +11,7 @@ export default function skipNotice(globalConfig) {
     const files = gate.files.filter((file) => !pattern || pattern.test(file));
     return files.length ? [`  skipped: ${gate.what} ${files.join(', ')}: ${gate.reason}`] : [];
   });
-  process.stderr.write(lines.length ? `\nnl2api tests: some are skipped\n${lines.join('\n')}\n\n` : '\nnl2api tests: nothing skipped\n\n');
+  process.stderr.write(
+    lines.length ? `\nnl2api tests: some are skipped\n${lines.join('\n')}\n\n` : '\nnl2api tests: nothing skipped\n\n',
+  );
 }

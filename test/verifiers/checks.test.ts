@@ -33,7 +33,10 @@ describe('runChecks', () => {
   });
 
   it('takes a new check as one more entry: its verdict is recorded and can reject', async () => {
-    const noEmptyAnswer: Check<{ rows: number }> = { name: 'non_empty', run: (s) => (s.rows ? pass('rows') : fail('non_empty:empty')) };
+    const noEmptyAnswer: Check<{ rows: number }> = {
+      name: 'non_empty',
+      run: (s) => (s.rows ? pass('rows') : fail('non_empty:empty')),
+    };
     const { verification, failed } = await runChecks([noEmptyAnswer], { rows: 0 });
     expect(verification).toEqual({ non_empty: fail('non_empty:empty') });
     expect(failed?.category).toBe('non_empty:empty');

@@ -2,7 +2,10 @@ import type { GoldResult, SqlValue, ToolOutput } from '../../core/model.js';
 import { answerRows, compareWithGold } from '../../verifiers/compare.js';
 import { checkSemantic } from '../../verifiers/semantic.js';
 
-function gold(rows: SqlValue[][], opts: { ordered?: boolean; distinct?: boolean; columns?: string[] } = {}): GoldResult {
+function gold(
+  rows: SqlValue[][],
+  opts: { ordered?: boolean; distinct?: boolean; columns?: string[] } = {},
+): GoldResult {
   const width = opts.columns?.length ?? rows[0]?.length ?? 1;
   return {
     columns: opts.columns ?? Array.from({ length: width }, (_, i) => `c${i}`),
@@ -24,7 +27,15 @@ describe('answerRows', () => {
   it('zips scalars, lists and tables column-wise', () => {
     expect(answerRows([scalar(1)])).toEqual([[1]]);
     expect(answerRows([list('a', 'b')])).toEqual([['a'], ['b']]);
-    expect(answerRows([list('a', 'b'), table([[1, 2], [3, 4]])])).toEqual([
+    expect(
+      answerRows([
+        list('a', 'b'),
+        table([
+          [1, 2],
+          [3, 4],
+        ]),
+      ]),
+    ).toEqual([
       ['a', 1, 2],
       ['b', 3, 4],
     ]);
@@ -49,7 +60,9 @@ describe('compareWithGold: success rules', () => {
     }
   });
   it('ignores column names', () => {
-    expect(compareWithGold([table([['a', 1]], ['x', 'y'])], gold([['a', 1]], { columns: ['name', 'n'] }))).toMatchObject({
+    expect(
+      compareWithGold([table([['a', 1]], ['x', 'y'])], gold([['a', 1]], { columns: ['name', 'n'] })),
+    ).toMatchObject({
       ok: true,
     });
   });
@@ -61,11 +74,23 @@ describe('compareWithGold: success rules', () => {
     expect(compareWithGold([list(null, 1)], gold([[1], [null]]))).toMatchObject({ ok: true, category: 'multiset' });
   });
   it('floats within relative 1e-6 or absolute 1e-9 match, named float_tolerance', () => {
-    expect(compareWithGold([scalar(33.33333333)], gold([[100 / 3]]))).toMatchObject({ ok: true, category: 'float_tolerance' });
-    expect(compareWithGold([scalar(1e6 + 0.5)], gold([[1e6]]))).toMatchObject({ ok: true, category: 'float_tolerance' });
+    expect(compareWithGold([scalar(33.33333333)], gold([[100 / 3]]))).toMatchObject({
+      ok: true,
+      category: 'float_tolerance',
+    });
+    expect(compareWithGold([scalar(1e6 + 0.5)], gold([[1e6]]))).toMatchObject({
+      ok: true,
+      category: 'float_tolerance',
+    });
     expect(compareWithGold([scalar(5e-10)], gold([[0]]))).toMatchObject({ ok: true, category: 'float_tolerance' });
-    expect(compareWithGold([scalar(1.00001)], gold([[1]]))).toMatchObject({ ok: false, category: 'semantic:value_mismatch' });
-    expect(compareWithGold([scalar(2e-9)], gold([[0]]))).toMatchObject({ ok: false, category: 'semantic:value_mismatch' });
+    expect(compareWithGold([scalar(1.00001)], gold([[1]]))).toMatchObject({
+      ok: false,
+      category: 'semantic:value_mismatch',
+    });
+    expect(compareWithGold([scalar(2e-9)], gold([[0]]))).toMatchObject({
+      ok: false,
+      category: 'semantic:value_mismatch',
+    });
   });
   it('float tolerance also applies in unordered comparison, across rounding boundaries', () => {
     // 1.2345678850 and 1.2345678849 round to different 9-digit keys but are tolerance-equal.
@@ -97,12 +122,21 @@ describe('compareWithGold: success rules', () => {
 
 describe('compareWithGold: failure categories', () => {
   it('semantic:column_count', () => {
-    const v = compareWithGold([list(1, 2)], gold([[1, 'a'], [2, 'b']]));
+    const v = compareWithGold(
+      [list(1, 2)],
+      gold([
+        [1, 'a'],
+        [2, 'b'],
+      ]),
+    );
     expect(v).toMatchObject({ ok: false, category: 'semantic:column_count' });
     expect(v.message).toContain('expected 2 columns, got 1');
   });
   it('semantic:row_count', () => {
-    expect(compareWithGold([list(1, 2, 3)], gold([[1], [2]]))).toMatchObject({ ok: false, category: 'semantic:row_count' });
+    expect(compareWithGold([list(1, 2, 3)], gold([[1], [2]]))).toMatchObject({
+      ok: false,
+      category: 'semantic:row_count',
+    });
   });
   it('duplicates are respected (multiset, not set)', () => {
     const v = compareWithGold([list('a', 'b', 'b')], gold([['a'], ['a'], ['b']]));
@@ -128,11 +162,25 @@ describe('compareWithGold: failure categories', () => {
   it('strings compare exactly; a number never equals a string; NULL never equals 0', () => {
     expect(compareWithGold([scalar('Alice ')], gold([['Alice']]))).toMatchObject({ ok: false });
     expect(compareWithGold([scalar('alice')], gold([['Alice']]))).toMatchObject({ ok: false });
-    expect(compareWithGold([scalar('3')], gold([[3]]))).toMatchObject({ ok: false, category: 'semantic:value_mismatch' });
-    expect(compareWithGold([scalar(null)], gold([[0]]))).toMatchObject({ ok: false, category: 'semantic:value_mismatch' });
+    expect(compareWithGold([scalar('3')], gold([[3]]))).toMatchObject({
+      ok: false,
+      category: 'semantic:value_mismatch',
+    });
+    expect(compareWithGold([scalar(null)], gold([[0]]))).toMatchObject({
+      ok: false,
+      category: 'semantic:value_mismatch',
+    });
   });
   it('semantic:shape from answerRows', () => {
-    expect(compareWithGold([list(1, 2), scalar(3)], gold([[1, 3], [2, 3]]))).toMatchObject({
+    expect(
+      compareWithGold(
+        [list(1, 2), scalar(3)],
+        gold([
+          [1, 3],
+          [2, 3],
+        ]),
+      ),
+    ).toMatchObject({
       ok: false,
       category: 'semantic:shape',
     });

@@ -26,14 +26,18 @@ describe('checkExecution', () => {
       message: 'after 5000 ms',
     });
     // Errors from a worker process arrive as plain objects.
-    expect(checkExecution({ ok: false, error: { name: 'SqlTimeoutError', message: 'x' } }).category).toBe('execution:timeout');
+    expect(checkExecution({ ok: false, error: { name: 'SqlTimeoutError', message: 'x' } }).category).toBe(
+      'execution:timeout',
+    );
   });
   it('execution:tool_error:<code>', () => {
     const v = checkExecution({ ok: false, error: new ToolError('unknown_key', 'no key book_x') });
     expect(v).toEqual({ ok: false, category: 'execution:tool_error:unknown_key', message: 'no key book_x' });
   });
   it('execution:sql_error, even when the error carries a code', () => {
-    expect(checkExecution({ ok: false, error: new SqlExecutionError('no such column') }).category).toBe('execution:sql_error');
+    expect(checkExecution({ ok: false, error: new SqlExecutionError('no such column') }).category).toBe(
+      'execution:sql_error',
+    );
     const sqlite = Object.assign(new Error('near "x": syntax error'), { name: 'SqliteError', code: 'SQLITE_ERROR' });
     expect(checkExecution({ ok: false, error: sqlite }).category).toBe('execution:sql_error');
   });
@@ -43,12 +47,19 @@ describe('checkExecution', () => {
       category: 'execution:internal',
       message: 'TypeError: x is undefined',
     });
-    expect(checkExecution({ ok: false, error: 'boom' })).toMatchObject({ category: 'execution:internal', message: 'boom' });
+    expect(checkExecution({ ok: false, error: 'boom' })).toMatchObject({
+      category: 'execution:internal',
+      message: 'boom',
+    });
     expect(checkExecution({ ok: false, error: null }).category).toBe('execution:internal');
     expect(checkExecution({ ok: false, error: { code: 42 } }).category).toBe('execution:internal');
     // Node's own error codes are faults of the run (here: a module that failed to load), not tool errors.
-    const linkFailure = Object.assign(new Error("request for './compiler.js' is not in cache"), { code: 'ERR_VM_MODULE_LINK_FAILURE' });
+    const linkFailure = Object.assign(new Error("request for './compiler.js' is not in cache"), {
+      code: 'ERR_VM_MODULE_LINK_FAILURE',
+    });
     expect(checkExecution({ ok: false, error: linkFailure }).category).toBe('execution:internal');
-    expect(checkExecution({ ok: false, error: Object.assign(new Error('out of memory'), { code: 'ENOMEM' }) }).category).toBe('execution:internal');
+    expect(
+      checkExecution({ ok: false, error: Object.assign(new Error('out of memory'), { code: 'ENOMEM' }) }).category,
+    ).toBe('execution:internal');
   });
 });

@@ -83,7 +83,12 @@ function valid(): SlotSequence {
       {
         name: 'filter_data',
         label: 'cheap',
-        arguments: { data_source: '$starting_table_var$', key_name: 'book_Price (USD)', value: 10, condition: 'greater_than' },
+        arguments: {
+          data_source: '$starting_table_var$',
+          key_name: 'book_Price (USD)',
+          value: 10,
+          condition: 'greater_than',
+        },
       },
       {
         name: 'aggregate_data',
@@ -191,7 +196,12 @@ describe('checkFormat', () => {
     expect(v).toMatchObject({ category: 'format:reference' });
     expect(v.message).toContain('arguments.operation_args.operand.value');
     const inList = valid();
-    inList.calls[0].arguments = { data_source: '$starting_table_var$', key_name: 'book_title', condition: 'in', value: ['x', '$ghost.book_title$'] };
+    inList.calls[0].arguments = {
+      data_source: '$starting_table_var$',
+      key_name: 'book_title',
+      condition: 'in',
+      value: ['x', '$ghost.book_title$'],
+    };
     expect(checkFormat(inList, tools)).toMatchObject({ category: 'format:reference' });
   });
 

@@ -18,12 +18,23 @@ const input: JudgeInput = {
   question: 'Which books cost more than 20 dollars?',
   evidence: 'cost refers to price',
   gold,
-  response: { columns: ['title', 'price'], rows: [['Dune', 25], ['Emma', 31.5]] },
+  response: {
+    columns: ['title', 'price'],
+    rows: [
+      ['Dune', 25],
+      ['Emma', 31.5],
+    ],
+  },
 };
 
 function judgeWith(steps: Step[]) {
   const model = new ScriptedChatModel(steps);
-  const client = new LlmClient({ model, config: llmConfig({ maxRetries: 1 }), cache: new MemoryLlmCache(), clock: new FakeClock() });
+  const client = new LlmClient({
+    model,
+    config: llmConfig({ maxRetries: 1 }),
+    cache: new MemoryLlmCache(),
+    clock: new FakeClock(),
+  });
   return { judge: createLlmJudge(client, { providerLabel: 'mistral/test-model' }), model };
 }
 
@@ -32,7 +43,9 @@ const userPrompt = (model: ScriptedChatModel, call = 0): string => text(model.re
 
 describe('createLlmJudge', () => {
   test('yes → semantic:judge_yes with the rationale recorded', async () => {
-    const { judge, model } = judgeWith(['{"verdict": "yes", "rationale": "Same titles; the price column only adds context."}']);
+    const { judge, model } = judgeWith([
+      '{"verdict": "yes", "rationale": "Same titles; the price column only adds context."}',
+    ]);
     const verdict = await judge.judge(input);
     expect(verdict).toEqual({
       ok: true,
@@ -46,7 +59,12 @@ describe('createLlmJudge', () => {
 
   test('no → semantic:judge_no, not ok', async () => {
     const { judge } = judgeWith(['{"verdict": "No", "rationale": "Emma is missing."}']);
-    expect(await judge.judge(input)).toMatchObject({ ok: false, category: 'semantic:judge_no', rationale: 'Emma is missing.', message: expect.stringContaining('Emma is missing.') });
+    expect(await judge.judge(input)).toMatchObject({
+      ok: false,
+      category: 'semantic:judge_no',
+      rationale: 'Emma is missing.',
+      message: expect.stringContaining('Emma is missing.'),
+    });
   });
 
   test('a fenced reply with prose around it is read', async () => {
@@ -65,19 +83,27 @@ describe('createLlmJudge', () => {
   test('invalid JSON twice → semantic:judge_failed', async () => {
     const { judge, model } = judgeWith(['I think yes.', 'Still yes.']);
     const verdict = await judge.judge(input);
-    expect(verdict).toEqual({ ok: false, category: 'semantic:judge_failed', message: expect.stringMatching(/^llm:invalid_json: /), rationale: '' });
+    expect(verdict).toEqual({
+      ok: false,
+      category: 'semantic:judge_failed',
+      message: expect.stringMatching(/^llm:invalid_json: /),
+      rationale: '',
+    });
     expect(model.calls).toBe(2);
   });
 
   test('a reply off the schema twice → semantic:judge_failed with llm:schema', async () => {
     const { judge } = judgeWith(['{"verdict": "maybe", "rationale": "?"}']);
-    expect(await judge.judge(input)).toMatchObject({ category: 'semantic:judge_failed', message: expect.stringMatching(/^llm:schema: /) });
+    expect(await judge.judge(input)).toMatchObject({
+      category: 'semantic:judge_failed',
+      message: expect.stringMatching(/^llm:schema: /),
+    });
   });
 
   test.each([
     ['timeout', Object.assign(new Error('slow'), { name: 'TimeoutError' }), 'llm:timeout'],
     ['HTTP 500', httpError(500), 'llm:server_error'],
-  ])('%s after the client\'s retries → semantic:judge_failed, no retry of its own', async (_, error, category) => {
+  ])("%s after the client's retries → semantic:judge_failed, no retry of its own", async (_, error, category) => {
     const { judge, model } = judgeWith([error]);
     const verdict = await judge.judge(input);
     expect(verdict).toMatchObject({ ok: false, category: 'semantic:judge_failed', rationale: '' });
@@ -110,7 +136,10 @@ describe('createLlmJudge', () => {
   });
 
   test('the same input again is answered from the cache', async () => {
-    const { judge, model } = judgeWith(['{"verdict": "yes", "rationale": "ok"}', '{"verdict": "no", "rationale": "changed"}']);
+    const { judge, model } = judgeWith([
+      '{"verdict": "yes", "rationale": "ok"}',
+      '{"verdict": "no", "rationale": "changed"}',
+    ]);
     const first = await judge.judge(input);
     expect(await judge.judge(input)).toEqual(first);
     expect(model.calls).toBe(1);
@@ -118,6 +147,10 @@ describe('createLlmJudge', () => {
 
   test('the fingerprint holds the prompt texts and the label', () => {
     const { judge } = judgeWith(['x']);
-    expect(judge.fingerprint).toEqual({ system: expect.stringContaining('answer judge'), user: expect.stringContaining('{{response}}'), providerLabel: 'mistral/test-model' });
+    expect(judge.fingerprint).toEqual({
+      system: expect.stringContaining('answer judge'),
+      user: expect.stringContaining('{{response}}'),
+      providerLabel: 'mistral/test-model',
+    });
   });
 });
