@@ -213,14 +213,12 @@ function flowOf(db: string, runId: string, work: PlannedWork, config: Config): F
       queueName: STAGE_QUEUES['rest.dedup'],
       data: { runId, db } satisfies DedupJob,
       opts: { ...child, jobId: jobId(runId, 'dedup', db) },
-      children: work.batches
-        .get(db)!
-        .map(({ id, data }) => ({
-          name: 'rest.synthesize',
-          queueName: STAGE_QUEUES['rest.synthesize'],
-          data,
-          opts: { ...child, jobId: id },
-        })),
+      children: work.batches.get(db)!.map(({ id, data }) => ({
+        name: 'rest.synthesize',
+        queueName: STAGE_QUEUES['rest.synthesize'],
+        data,
+        opts: { ...child, jobId: id },
+      })),
     });
   }
   return {
