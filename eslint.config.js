@@ -1,13 +1,13 @@
 import { defineConfig } from 'eslint/config';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import { importX } from 'eslint-plugin-import-x';
-import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import prettier from 'eslint-config-prettier';
 
 /**
  * ESLint, type-aware (typescript-eslint's recommendedTypeChecked over tsconfig.json, which
- * includes the tests), plus import-x/no-cycle as a second guard beside test/architecture.
+ * includes the tests). Import cycles and the layering are test/architecture's: it counts
+ * type-only imports too, which import-x/no-cycle skips, and import-x's native resolver
+ * (unrs-resolver, one optional package per platform) left package-lock.json failing `npm ci`.
  * Formatting is Prettier's (.prettierrc.json); eslint-config-prettier turns off what would fight it.
  */
 export default defineConfig(
@@ -18,21 +18,6 @@ export default defineConfig(
   {
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
-    },
-  },
-
-  {
-    plugins: { 'import-x': importX },
-    settings: {
-      // Without these, import-x skips .ts dependencies when it follows the graph (its default is .js only).
-      'import-x/extensions': ['.ts', '.js'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
-      // NodeNext: `./x.js` in an import names `./x.ts`; the TypeScript resolver maps it.
-      'import-x/resolver-next': [createTypeScriptImportResolver({ project: './tsconfig.json' })],
-    },
-    rules: {
-      // Type-only imports are not followed by this rule; test/architecture counts them too.
-      'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },
 
