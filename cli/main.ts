@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
+import { MissingApiKeyError } from '../generators/llm/errors.js';
 import { FORMULATIONS } from '../core/model.js';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -271,6 +272,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       error instanceof SourceError ||
       error instanceof SetupError ||
       error instanceof InvariantError ||
+      error instanceof MissingApiKeyError ||
       (error instanceof Error && error.name === 'QueueUnavailableError')
     ) {
       process.stderr.write(`nl2api: ${error.message}\n`);

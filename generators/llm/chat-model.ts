@@ -1,4 +1,5 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { MissingApiKeyError } from './errors.js';
 import type { LlmConfig } from './config.js';
 import type { ApiKeyRule, LlmProviderEntry, ProviderSettings } from './provider-entry.js';
 import { PROVIDERS } from './providers.js';
@@ -29,5 +30,5 @@ function apiKey(rule: ApiKeyRule, settings: ProviderSettings, env: NodeJS.Proces
   const key = env[rule.env];
   if (key) return key;
   if (rule.optionalWithBaseUrl && settings.baseUrl) return 'unused';
-  throw new Error(`${rule.env} is not set: the LLM provider's API key is read from the environment only`);
+  throw new MissingApiKeyError(`${rule.env} is not set: the LLM provider's API key is read from the environment only`);
 }

@@ -10,6 +10,11 @@ export type LlmCallFailure =
 export type LlmReplyFailure = 'llm:invalid_json' | 'llm:schema';
 export type LlmFailureCategory = LlmCallFailure | LlmReplyFailure;
 
+/** The provider's API key is not in the environment: a mistake of the setup, said in one line, not a fault. */
+export class MissingApiKeyError extends Error {
+  override name = 'MissingApiKeyError';
+}
+
 export class LlmError extends Error {
   override name = 'LlmError';
   constructor(

@@ -32,7 +32,7 @@ function cli(...args: string[]) {
   return cliAs({}, ...args);
 }
 
-function cliAs(options: Pick<SpawnSyncOptions, 'uid' | 'gid'>, ...args: string[]) {
+function cliAs(options: Pick<SpawnSyncOptions, 'uid' | 'gid' | 'env'>, ...args: string[]) {
   const result = spawnSync(process.execPath, ['--import', tsx, path.join(root, 'cli', 'main.ts'), ...args], {
     cwd: dir,
     encoding: 'utf8',
@@ -162,6 +162,26 @@ describe('nl2api CLI', () => {
       1,
       '',
       `nl2api: output folder (--out) ${path.join(readOnly, 'out')} cannot be written: permission denied\n`,
+    ]);
+  });
+
+  test('an LLM provider without its API key exits 1 in one line', () => {
+    const env = { ...process.env, MISTRAL_API_KEY: '' };
+    const noKey = cliAs(
+      { env },
+      'generate',
+      '--source',
+      demo,
+      '--formulations',
+      'rest',
+      '--llm-provider',
+      'mistral',
+      '--out',
+      path.join(dir, 'no-key'),
+    );
+    expect([noKey.code, noKey.stderr]).toEqual([
+      1,
+      "nl2api: MISTRAL_API_KEY is not set: the LLM provider's API key is read from the environment only\n",
     ]);
   });
 
