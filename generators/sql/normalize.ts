@@ -219,10 +219,10 @@ class Normalizer {
     const { limit, offset } = this.limit(raw.limit, scope);
     const query: SelectQuery = {
       kind: 'select',
+      // A string (sqlite, mysql) or `{type}` (postgresql, whose `{type: null}` means no DISTINCT).
       distinct:
-        typeof raw.distinct === 'string'
-          ? raw.distinct.toUpperCase() === 'DISTINCT'
-          : Boolean(raw.distinct?.type ?? raw.distinct),
+        String(typeof raw.distinct === 'string' ? raw.distinct : (raw.distinct?.type ?? '')).toUpperCase() ===
+        'DISTINCT',
       columns,
       from,
       where,
@@ -332,6 +332,8 @@ class Normalizer {
 
   private orderBy(raw: Raw[] | null, scope: Scope, columns: SelectItem[]): OrderItem[] {
     return (raw ?? []).map((node): OrderItem => {
+      // Dropped, it would sort NULLs where SQLite's default puts them, not where the query asks.
+      if (node.nulls) throw new SyntaxShapeError(`${String(node.nulls)} is not supported`);
       const direction = String(node.type ?? 'ASC').toUpperCase() === 'DESC' ? 'desc' : 'asc';
       const ordinal = ordinalOf(node.expr, columns.length);
       if (ordinal !== null) return { expr: columns[ordinal].expr, direction, selectIndex: ordinal };

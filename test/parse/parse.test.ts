@@ -95,6 +95,20 @@ describe('parseQuery: names', () => {
   });
 });
 
+test('NULLS FIRST/LAST is refused, not dropped, and does not turn the query DISTINCT', () => {
+  // Only the postgresql grammar reads it; its `distinct: {type: null}` is no DISTINCT.
+  for (const sql of [
+    'SELECT name FROM school ORDER BY City NULLS LAST',
+    'SELECT name FROM school ORDER BY City DESC NULLS FIRST',
+  ]) {
+    expect(parseQuery(sql, SCHEMA)).toMatchObject({
+      ok: false,
+      category: 'parse_error',
+      message: expect.stringMatching(/NULLS (FIRST|LAST) is not supported/),
+    });
+  }
+});
+
 describe('parseQuery: double-quoted strings', () => {
   test('an identifier when it names a column, else a text literal', () => {
     const q = select('SELECT "name" FROM school WHERE City = "Fresno"');
