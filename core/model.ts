@@ -128,6 +128,18 @@ export interface SelSequence extends SlotSequence {
 /** The formulations, in canonical order (pipeline/formulations.ts has what each one is made of). */
 export const FORMULATIONS = ['slot', 'sel', 'rest'] as const;
 export type Formulation = (typeof FORMULATIONS)[number];
+/** Every formulation but REST is a tool sequence, run by the SLOT/SEL item flow (pipeline/runner/flow.ts). */
+export type SequenceFormulation = Exclude<Formulation, 'rest'>;
+
+/** Canonical order (slot, sel, rest), whatever order the config lists them in. */
+export function orderedFormulations(formulations: readonly Formulation[]): Formulation[] {
+  return FORMULATIONS.filter((f) => formulations.includes(f));
+}
+
+/** The sequence formulations among these, in canonical order. */
+export function sequenceFormulations(formulations: readonly Formulation[]): SequenceFormulation[] {
+  return orderedFormulations(formulations).filter((f): f is SequenceFormulation => f !== 'rest');
+}
 
 export type ToolPool = 'paper' | 'extended';
 

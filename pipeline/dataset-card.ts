@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { FORMULATION_DEFS } from './formulations.js';
-import type { Formulation } from '../core/model.js';
-import { orderedFormulations } from './formulation.js';
+import { type Formulation, orderedFormulations } from '../core/model.js';
 import type { RunDescription } from './manifest.js';
 import type { DeterministicStats, Tally } from './stats.js';
 

@@ -8,6 +8,7 @@ import type {
   ToolOutput,
   ToolPool,
   ToolSpec,
+  SequenceFormulation,
 } from '../core/model.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { selToolSpecs } from '../runtime/sel/specs.js';
@@ -15,7 +16,6 @@ import { keysForInitialization, keysForSequenceOrStart, slotToolSpecs } from '..
 import type { DatabaseEmitInput, EmittedFile } from './emit-artifact.js';
 import { emitRestDatabase } from './emit-rest.js';
 import { emitSequences, type SequenceEmit } from './emit.js';
-import type { SequenceFormulation } from './formulation.js';
 import type { StageName } from './graph.js';
 import type { ItemStage } from './stage.js';
 import { expandStage } from './stages/expand.js';

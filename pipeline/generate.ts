@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Formulation } from '../core/model.js';
+import { type Formulation, orderedFormulations, sequenceFormulations } from '../core/model.js';
 import { performance } from 'node:perf_hooks';
 import { cacheDirOf } from '../config/load.js';
 import { outputRelevantConfig, type Config } from '../config/schema.js';
@@ -7,7 +7,6 @@ import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { createSqlPool, type SqlPool } from '../runtime/sql/pool.js';
 import { writeArtifact, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
-import { orderedFormulations, sequenceFormulations } from './formulation.js';
 import type { ProgressListener } from './progress.js';
 import { planResults, runInProcess, type RunResult } from './runner/in-process.js';
 import { retryPolicyOf } from './runner/retry.js';

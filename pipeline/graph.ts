@@ -1,5 +1,4 @@
-import { FORMULATIONS, type Formulation } from '../core/model.js';
-import type { SequenceFormulation } from './formulation.js';
+import { FORMULATIONS, sequenceFormulations, type Formulation } from '../core/model.js';
 
 /**
  * The pipeline graph: every stage of DESIGN.md, in the order it runs, with what it is run
@@ -31,7 +30,7 @@ export interface GraphStage {
   serves: readonly Formulation[];
 }
 
-const SEQUENCES = FORMULATIONS.filter((f): f is SequenceFormulation => f !== 'rest');
+const SEQUENCES = sequenceFormulations(FORMULATIONS);
 
 export const PIPELINE_GRAPH = [
   { name: 'ingest', kind: 'batch', consumes: [], serves: FORMULATIONS },

@@ -1,8 +1,7 @@
 import path from 'node:path';
-import type { Formulation } from '../core/model.js';
+import { type Formulation, orderedFormulations } from '../core/model.js';
 import { outputRelevantConfig, type Config } from '../config/schema.js';
 import type { EmittedFile } from './emit-artifact.js';
-import { orderedFormulations } from './formulation.js';
 import { hashJson } from '../core/hash.js';
 import { packageVersion } from '../core/package-root.js';
 import type { ItemResult } from './samples.js';

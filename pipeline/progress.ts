@@ -1,5 +1,5 @@
-import type { SequenceFormulation } from './formulation.js';
 import { kindOf, pathStages, SHARED_STAGES, type StageName } from './graph.js';
+import type { SequenceFormulation } from '../core/model.js';
 
 /**
  * Per stage: items done (computed, cached or skipped because an earlier stage rejected).

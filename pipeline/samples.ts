@@ -1,7 +1,13 @@
 import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import type { FailedAttempt } from '../generators/rest/synthesis.js';
-import type { SequenceFormulation } from './formulation.js';
-import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from '../core/model.js';
+import type {
+  GoldResult,
+  Instance,
+  SelSequence,
+  SlotSequence,
+  ToolOutput,
+  SequenceFormulation,
+} from '../core/model.js';
 import type { Verification } from '../verifiers/checks.js';
 import type { StageName } from './graph.js';
 

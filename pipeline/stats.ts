@@ -1,5 +1,4 @@
-import { orderedFormulations } from './formulation.js';
-import type { Formulation, Rejection } from '../core/model.js';
+import { type Formulation, type Rejection, orderedFormulations } from '../core/model.js';
 import type { StageMetrics } from './runner/stage-runner.js';
 import type { RestDedupStats } from './runner/rest.js';
 import type { UsageSnapshot } from '../generators/llm/usage.js';

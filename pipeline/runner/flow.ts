@@ -1,5 +1,11 @@
-import type { SequenceFormulation } from '../formulation.js';
-import type { GoldResult, Instance, SelSequence, SlotSequence, ToolOutput } from '../../core/model.js';
+import type {
+  GoldResult,
+  Instance,
+  SelSequence,
+  SlotSequence,
+  ToolOutput,
+  SequenceFormulation,
+} from '../../core/model.js';
 import type { Outcome } from '../../core/outcome.js';
 import type { FormulationResult, ItemResult } from '../samples.js';
 import type { Verification } from '../../verifiers/checks.js';

@@ -1,8 +1,7 @@
 import pLimit from 'p-limit';
 import type { Config } from '../../config/schema.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
-import { sequenceFormulations } from '../formulation.js';
-import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
+import { type DatabaseInfo, type GoldResult, type Instance, sequenceFormulations } from '../../core/model.js';
 import type { Outcome } from '../../core/outcome.js';
 import { ProgressTracker, type ProgressListener } from '../progress.js';
 import { codeFingerprint } from '../code-fingerprint.js';

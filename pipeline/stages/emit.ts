@@ -1,6 +1,6 @@
 import type { EmittedFile } from '../emit-artifact.js';
+import { orderedFormulations } from '../../core/model.js';
 import { emitDatabase } from '../formulations.js';
-import { orderedFormulations } from '../formulation.js';
 import { packageVersion } from '../../core/package-root.js';
 import type { ItemResult } from '../samples.js';
 import type { BarrierStage } from '../stage.js';
