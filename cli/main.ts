@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 import fs from 'node:fs';
-import { MissingApiKeyError } from '../generators/llm/errors.js';
+import { UserFacingError } from '../core/errors.js';
 import { FORMULATIONS } from '../core/model.js';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, Option } from 'commander';
-import { ConfigError, loadConfig } from '../config/load.js';
+import { loadConfig } from '../config/load.js';
 import type { Config, ConfigInput } from '../config/schema.js';
-import { generate, SourceError } from '../pipeline/generate.js';
+import { generate } from '../pipeline/generate.js';
 import { packageRoot, packageVersion } from '../core/package-root.js';
 import { InvariantError } from '../pipeline/stats.js';
 import { createProgressReporter } from './progress.js';
@@ -15,7 +15,6 @@ import { summaryTable } from './summary.js';
 import { commaList, nonNegativeInt, positiveInt } from './args.js';
 import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
 import { EXIT_ERROR, EXIT_INTERRUPTED, runVerdict } from './exit-codes.js';
-import { SetupError } from '../pipeline/setup-error.js';
 import { addQueueCommands } from './queue-commands.js';
 import type { LlmProvider } from '../generators/llm/config.js';
 import { PROVIDER_NAMES, PROVIDERS } from '../generators/llm/providers.js';
@@ -267,14 +266,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
   try {
     await buildProgram().parseAsync(argv);
   } catch (error) {
-    if (
-      error instanceof ConfigError ||
-      error instanceof SourceError ||
-      error instanceof SetupError ||
-      error instanceof InvariantError ||
-      error instanceof MissingApiKeyError ||
-      (error instanceof Error && error.name === 'QueueUnavailableError')
-    ) {
+    if (error instanceof UserFacingError || error instanceof InvariantError) {
       process.stderr.write(`nl2api: ${error.message}\n`);
     } else {
       process.stderr.write(

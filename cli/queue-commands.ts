@@ -9,7 +9,7 @@ import { DEFAULT_PREFIX, STAGE_GROUPS, STAGE_QUEUES, type StageGroup } from '../
 /**
  * The queue backend's commands: `worker`, `status`, `runs`, `schedule`. BullMQ and ioredis
  * load only when one of them runs. Each checks its Redis first (redis-check.ts): an
- * unreachable or evicting Redis is one line and exit 1 (main() prints a QueueUnavailableError).
+ * unreachable or evicting Redis is one line and exit 1 (a QueueUnavailableError: a UserFacingError).
  * The key prefix is `--queue-prefix` everywhere, as in `generate`.
  */
 

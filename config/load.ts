@@ -1,10 +1,11 @@
 import { readFile } from 'node:fs/promises';
+import { UserFacingError } from '../core/errors.js';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigSchema, type Config, type ConfigInput } from './schema.js';
 
 /** A config file or flag that cannot be used: the CLI prints the message and exits 1. */
-export class ConfigError extends Error {
+export class ConfigError extends UserFacingError {
   override name = 'ConfigError';
 }
 

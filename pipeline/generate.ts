@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { UserFacingError } from '../core/errors.js';
 import { type Formulation, orderedFormulations, sequenceFormulations } from '../core/model.js';
 import { performance } from 'node:perf_hooks';
 import { cacheDirOf } from '../config/load.js';
@@ -69,7 +70,7 @@ export interface GenerateResult {
   warnings: string[];
 }
 
-export class SourceError extends Error {
+export class SourceError extends UserFacingError {
   override name = 'SourceError';
 }
 

@@ -1,11 +1,12 @@
 import { mkdirSync, mkdtempSync, rmdirSync, statSync } from 'node:fs';
+import { UserFacingError } from '../core/errors.js';
 import path from 'node:path';
 
 /**
  * The machine, not the data, stops a command before it starts: a folder that cannot be
  * written, a port in use. The CLI prints the message alone and exits 1.
  */
-export class SetupError extends Error {
+export class SetupError extends UserFacingError {
   override name = 'SetupError';
 }
 

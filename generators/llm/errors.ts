@@ -1,3 +1,4 @@
+import { UserFacingError } from '../../core/errors.js';
 /**
  * Categorized LLM failures. Call failures (timeout, rate limit, server, network, client)
  * come from LlmClient; reply failures (invalid_json, schema) from completeStructured. The
@@ -11,7 +12,7 @@ export type LlmReplyFailure = 'llm:invalid_json' | 'llm:schema';
 export type LlmFailureCategory = LlmCallFailure | LlmReplyFailure;
 
 /** The provider's API key is not in the environment: a mistake of the setup, said in one line, not a fault. */
-export class MissingApiKeyError extends Error {
+export class MissingApiKeyError extends UserFacingError {
   override name = 'MissingApiKeyError';
 }
 

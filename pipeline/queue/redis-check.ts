@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { UserFacingError } from '../../core/errors.js';
 import { reasonOf, redactedUrl } from './connection.js';
 
 /**
@@ -9,7 +10,7 @@ import { reasonOf, redactedUrl } from './connection.js';
  */
 
 /** The queue backend cannot be used; the message is one line a user can act on. */
-export class QueueUnavailableError extends Error {
+export class QueueUnavailableError extends UserFacingError {
   override name = 'QueueUnavailableError';
 }
 
