@@ -8,13 +8,13 @@ import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { createSqlPool, type SqlPool } from '../runtime/sql/pool.js';
 import { writeArtifact, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
-import type { ProgressListener } from './progress.js';
+import { restLabel, type ProgressListener } from './progress.js';
 import { planResults, runInProcess, type RunResult } from './runner/in-process.js';
 import { retryPolicyOf } from './runner/retry.js';
 import { groupBy } from '../core/group.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { RestDedupStats } from './runner/rest.js';
-import { restSynthesisKey } from './runner/rest-keys.js';
+import { RestFlow } from './runner/rest-flow.js';
 import { restServices } from './rest-services.js';
 import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, StageRunner, type StageMetrics } from './runner/stage-runner.js';
 import type { OutcomeStore } from './store/outcome-store.js';
@@ -131,19 +131,11 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     const planner = new StageRunner(store, { retries: 0, baseMs: 0, maxMs: 0 }, undefined, code);
     const plans = planResults(runOptions, planner);
     const databases = new Map(source.databases.map((db) => [db.dbId, db]));
-    const restKeys = services
+    const restPlan = services && new RestFlow(planner, { config, datasetName, executor, services: services.services });
+    const restKeys = restPlan
       ? source.instances.map((instance) => {
           const db = databases.get(instance.dbId);
-          return db
-            ? restSynthesisKey(instance, db, {
-                config,
-                datasetName,
-                services: services.services,
-                stageRunner: planner,
-                executor,
-                code,
-              })
-            : null;
+          return db ? restPlan.synthesisKey(instance, db) : null;
         })
       : null;
     // Every item planned: the run's outputs have a key, and may be on disk already.
@@ -225,13 +217,10 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
           instances: source.instances,
           datasetName,
           executor,
-          store,
-          stageRunner: new StageRunner(store, retryPolicyOf(config), undefined, code),
           services: services.services,
-          code,
+          stageRunner: new StageRunner(store, retryPolicyOf(config), undefined, code, computeMisses, restLabel),
           signal: options.signal,
           onProgress: queued ? undefined : options.onProgress,
-          computeMisses,
         })
       : null;
     if (rest?.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };

@@ -1,4 +1,4 @@
-import { kindOf, pathStages, SHARED_STAGES, type StageName } from './graph.js';
+import { kindOf, PIPELINE_GRAPH, pathStages, SHARED_STAGES } from './graph.js';
 import type { SequenceFormulation } from '../core/model.js';
 
 /**
@@ -59,5 +59,9 @@ export class ProgressTracker {
   }
 }
 
-/** A REST stage's progress label. */
-export const restLabel = (stage: StageName): string => (stage.startsWith('rest.') ? stage : `rest.${stage}`);
+/**
+ * A REST stage's label in progress and metrics: REST's path stages (execute, verify) are
+ * not the sequences' and get the `rest.` prefix; the others are named as they are.
+ */
+export const restLabel = (stage: string): string =>
+  PIPELINE_GRAPH.some((s) => s.name === stage && s.kind === 'path') ? `rest.${stage}` : stage;

@@ -12,8 +12,7 @@ import { templateSynthesizer } from '../generators/rest/synthesis.js';
 import { runEndpoint } from '../runtime/rest/endpoint.js';
 import { fallbackUnlessExecutorFault, type SqlExecutor } from '../runtime/sql/executor.js';
 import { createLlmJudge } from '../verifiers/llm-judge.js';
-import type { RestServiceHandle, RestServiceOptions } from './rest-service-types.js';
-import type { DedupAgent } from './stages/rest-dedup.js';
+import type { DedupAgent, RestServiceHandle, RestServiceOptions } from './rest-service-types.js';
 
 /**
  * REST's services with an LLM: the LLM agent (the template as its fallback), the judge and

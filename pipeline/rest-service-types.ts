@@ -4,7 +4,13 @@ import type { RateLimiter } from '../generators/llm/rate-limiter.js';
 import type { UsageMeter } from '../generators/llm/usage.js';
 import type { Synthesizer } from '../generators/rest/synthesis.js';
 import type { AnswerJudge } from '../verifiers/judge.js';
-import type { DedupAgent } from './stages/rest-dedup.js';
+import type { DedupResult } from '../generators/rest/dedup.js';
+import type { DatabaseInfo } from '../core/model.js';
+
+export interface DedupAgent {
+  /** Further merges of `result`'s endpoints; each one verified, never merely proposed. */
+  refine(result: DedupResult, db: DatabaseInfo): Promise<DedupResult>;
+}
 
 export interface RestServices {
   synthesizer: Synthesizer;

@@ -7,7 +7,7 @@ import type { UsageTotals } from '../../generators/llm/usage.js';
 import type { Instance } from '../../core/model.js';
 import type { ProgressListener } from '../progress.js';
 import { groupBy } from '../../core/group.js';
-import { synthesisBatches } from '../runner/rest-phases.js';
+import { synthesisBatches } from '../runner/rest-flow.js';
 import type { StageMetrics } from '../runner/stage-runner.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { closeConnection, redactedUrl, redisConnection, type ConnectionWatch } from './connection.js';

@@ -10,11 +10,11 @@ import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
 import { codeFingerprint } from '../code-fingerprint.js';
 import type { RestServiceHandle } from '../rest-service-types.js';
 import { restServices } from '../rest-services.js';
-import type { RestPhaseContext } from '../runner/rest-phases.js';
-import { startRestServer } from '../runner/rest.js';
-import type { StageRunner } from '../runner/stage-runner.js';
+import { restLabel } from '../progress.js';
+import { RestFlow, type ServedDedup } from '../runner/rest-flow.js';
+import { retryPolicyOf } from '../runner/retry.js';
+import { StageRunner } from '../runner/stage-runner.js';
 import { memoizeExecutor } from '../sql-memo.js';
-import type { DatabaseDedup } from '../stages/rest-dedup.js';
 import { RedisStore } from '../store/redis-store.js';
 import { CheckedDatabases } from './checked-databases.js';
 import { closeConnection, redisConnection, type ConnectionWatch } from './connection.js';
@@ -79,18 +79,22 @@ export class JobResources {
     return (this.executor ??= memoizeExecutor((this.pool = createSqlPool({ size: this.options.sqlWorkers }))));
   }
 
-  async restContext(ctx: RunContext, stageRunner: StageRunner): Promise<RestPhaseContext> {
+  /** A stage runner of the run: its store, its code fingerprint; REST's stages labelled as in process. */
+  stageRunner({ spec, store }: RunContext, labels?: 'rest'): StageRunner {
+    return new StageRunner(store, retryPolicyOf(spec.config), undefined, spec.code, true, labels && restLabel);
+  }
+
+  /** REST's units of work for a job of the run, over a stage runner of its own (its metrics are the job's). */
+  async restFlow(ctx: RunContext): Promise<RestFlow> {
     const services = await this.servicesOf(ctx);
     if (!services) throw new UnrecoverableError('REST services unavailable');
-    return {
-      config: ctx.spec.config,
-      datasetName: ctx.spec.datasetName,
+    const { config, datasetName } = ctx.spec;
+    return new RestFlow(this.stageRunner(ctx, 'rest'), {
+      config,
+      datasetName,
       executor: this.sql(),
-      store: ctx.store,
-      stageRunner,
       services: services.services,
-      code: ctx.spec.code,
-    };
+    });
   }
 
   /** Adds a job's stage metrics and the LLM usage since the last report to the run's counters. */
@@ -99,13 +103,8 @@ export class JobResources {
   }
 
   /** One live server per deduped database (this worker's, on a loopback port). */
-  serverFor(dedupKey: string, db: DatabaseInfo, dedup: DatabaseDedup, ctx: RunContext): Promise<RestServer> {
-    return getOrStart(this.servers, dedupKey, () =>
-      startRestServer(
-        { databases: [db], executor: this.sql(), config: ctx.spec.config, datasetName: ctx.spec.datasetName },
-        new Map([[db.dbId, dedup]]),
-      ),
-    );
+  serverFor(flow: RestFlow, db: DatabaseInfo, dedup: ServedDedup): Promise<RestServer> {
+    return getOrStart(this.servers, dedup.key, () => flow.startServer([[db, dedup]]));
   }
 
   /** The queue a dedup job adds its verify jobs to, on a connection of its own, opened on first use. */

@@ -1,34 +1,43 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config/schema.js';
 import type { DatabaseInfo, Instance } from '../../core/model.js';
+import { PIPELINE_GRAPH } from '../graph.js';
 
 /**
- * The queue topology of a run (one BullMQ queue per stage group) and the typed payload of
- * each job. Payloads carry indices, never data: the run's spec (config, databases,
- * instances) is stored once in Redis (registry.ts) and every worker reads it from there.
+ * The queue topology of a run, from the pipeline graph (graph.ts), and the typed payload of
+ * each job. A job group is a unit a worker runs on its own, one BullMQ queue each:
  *
- *   db barrier (emit gate, per database)
- *    ├─ item: gold → parse → slot.decompose → sel.expand → execute → verify   (per instance)
- *    └─ rest.dedup (per database; then adds its rest.verify children and waits for them)
- *        └─ rest.synthesize (per synthesis batch)
+ *   emit (per database: the gate before emit; its children are the database's jobs)
+ *    ├─ item: the sequence formulations' stages, gold → … → verify   (per instance)
+ *    └─ rest.dedup (the graph's REST-only barrier; adds its rest.verify children, waits for them)
+ *        └─ rest.synthesize (the graph's REST-only batch stage: per synthesis batch)
+ *   rest.verify: REST's path stages, execute and verify (one stage object), per instance
+ *   run: a whole scheduled run (the nightly scheduler's)
  *
- * Job ids are derived from the run id and the unit of work, so re-adding a run (a driver
- * restarted with `--run <id>`) adds nothing twice.
+ * Payloads carry indices, never data: the run's spec (config, databases, instances) is
+ * stored once in Redis (registry.ts) and every worker reads it from there. Job ids are
+ * derived from the run id and the unit of work, so re-adding a run (a driver restarted with
+ * `--run <id>`) adds nothing twice.
  */
 
 /** Key prefix of the queues, the store, the LLM cache and the run registry, unless told otherwise. */
 export const DEFAULT_PREFIX = 'nl2api';
 
-export const STAGE_QUEUES = {
-  item: 'item',
-  'rest.synthesize': 'rest-synthesize',
-  'rest.dedup': 'rest-dedup',
-  'rest.verify': 'rest-verify',
-  emit: 'db-barrier',
-  run: 'run',
-} as const;
-export type StageGroup = keyof typeof STAGE_QUEUES;
-export const STAGE_GROUPS = Object.keys(STAGE_QUEUES) as StageGroup[];
+type GraphStage = (typeof PIPELINE_GRAPH)[number];
+/** The stages only REST goes through: each waits for others (a batch, a barrier), so each is a job of its own. */
+type RestOnlyStage = Extract<GraphStage, { serves: readonly ['rest'] }>['name'];
+const REST_ONLY_STAGES = PIPELINE_GRAPH.flatMap((stage) =>
+  stage.serves.length === 1 && stage.serves[0] === 'rest' ? [stage.name as RestOnlyStage] : [],
+);
+/** REST's path stages, labelled as in progress and metrics (progress.ts, restLabel). */
+const REST_CALL = 'rest.verify' satisfies `rest.${Extract<GraphStage, { kind: 'path' }>['name']}`;
+
+export type StageGroup = 'item' | RestOnlyStage | typeof REST_CALL | 'emit' | 'run';
+export const STAGE_GROUPS: readonly StageGroup[] = ['item', ...REST_ONLY_STAGES, REST_CALL, 'emit', 'run'];
+/** Each group's queue name (the emit gate's is the per-database barrier's). */
+export const STAGE_QUEUES = Object.fromEntries(
+  STAGE_GROUPS.map((group) => [group, group === 'emit' ? 'db-barrier' : group.replace('.', '-')]),
+) as Record<StageGroup, string>;
 
 /** The SLOT/SEL flow of one instance. */
 export interface ItemJob {

@@ -1,20 +1,9 @@
 import { WaitingChildrenError, type Job, type Processor } from 'bullmq';
+import type { Outcome } from '../../core/outcome.js';
 import { runInProcess } from '../runner/in-process.js';
-import { restSynthesisKey } from '../runner/rest-keys.js';
-import {
-  dedupFor,
-  finalCheck,
-  finalKeyOf,
-  goldOf,
-  servedEndpoint,
-  storedDedup,
-  synthesizeBatch,
-  type FinalRecord,
-} from '../runner/rest-phases.js';
-import { retryPolicyOf } from '../runner/retry.js';
-import { INTERNAL_ERROR, StageRunner, timedInto } from '../runner/stage-runner.js';
+import type { SynthesizedItem } from '../runner/rest-flow.js';
+import { INTERNAL_ERROR } from '../runner/stage-runner.js';
 import { ITEM_STAGES } from '../stages/index.js';
-import type { SynthesisRecord } from '../stages/rest-synthesize.js';
 import { crashIfPoisoned } from './faults.js';
 import type { JobResources } from './job-resources.js';
 import {
@@ -28,7 +17,7 @@ import {
   type VerifyJob,
 } from './jobs.js';
 import { childJobOptions } from './options.js';
-import { instanceOf, type RunContext } from './run-contexts.js';
+import { instanceOf } from './run-contexts.js';
 
 /**
  * What a queue worker does with each job: the same stage code as the in-process runner,
@@ -75,58 +64,53 @@ async function itemJob(resources: JobResources, job: Job<ItemJob>): Promise<{ ok
 async function synthesisJob(resources: JobResources, job: Job<SynthesisJob>): Promise<{ ok: true }> {
   const ctx = await resources.runs.of(job.data.runId);
   const db = await resources.databases.of(ctx, job.data.db);
-  const stageRunner = stageRunnerOf(ctx);
-  const rest = await resources.restContext(ctx, stageRunner);
+  const flow = await resources.restFlow(ctx);
   const batch = job.data.indices.map((i) => instanceOf(ctx, i));
   batch.forEach((instance) => crashIfPoisoned(instance.id));
-  const golds = await Promise.all(batch.map((instance) => goldOf(instance, db, rest)));
-  const fault = golds.find((g) => !g.ok && g.category === INTERNAL_ERROR);
-  const ready = batch.flatMap((instance, k) => (golds[k].ok ? [{ instance, gold: golds[k].value }] : []));
-  const records = await synthesizeBatch(
-    ready,
-    ready.map(({ instance }) => restSynthesisKey(instance, db, rest)),
-    db,
-    rest,
-  );
-  await ctx.store.flush();
-  await resources.report(ctx, stageRunner);
-  const failed = fault ?? records.find((r) => !r.ok && r.category === INTERNAL_ERROR);
-  if (failed && !failed.ok) throw new Error(`rest.synthesize: ${failed.message}`);
+  const golds = await Promise.all(batch.map((instance) => flow.gold(instance, db)));
+  const ready = batch.flatMap((instance, k) => {
+    const gold = golds[k];
+    return gold.ok ? [{ instance, gold: gold.value }] : [];
+  });
+  const synthesized = await flow.synthesize(ready, db);
+  await flow.runner.flush();
+  await resources.report(ctx, flow.runner);
+  throwIfFault('rest.synthesize', [...golds, ...synthesized]);
   await resources.registry.markDone(ctx.spec.runId, 'rest.synthesize', job.id!);
   return { ok: true };
 }
 
 /**
- * A database's REST dedup, in two steps: dedup and enqueue a verify job per endpoint not
- * verified yet (as children of this job), then, once they are all done, complete.
+ * A database's REST dedup, in two steps: dedup and enqueue a verify job per instance whose
+ * call is not stored yet (as children of this job), then, once they are all done, complete.
  */
 async function dedupJob(resources: JobResources, job: Job<DedupJob>, token?: string): Promise<BarrierResult> {
   const ctx = await resources.runs.of(job.data.runId);
   if (job.data.step !== 'await-verify') {
     const db = await resources.databases.of(ctx, job.data.db);
-    const rest = await resources.restContext(ctx, stageRunnerOf(ctx));
+    const flow = await resources.restFlow(ctx);
     const instances = ctx.spec.instances.filter((i) => i.dbId === db.dbId);
-    const keys = instances.map((instance) => restSynthesisKey(instance, db, rest));
-    const records = await ctx.store.getMany<SynthesisRecord>(keys);
-    const entries = instances.flatMap((instance, k) => {
-      const record = records.get(keys[k]);
-      return record?.ok ? [{ instanceId: instance.id, synthesisKey: keys[k], endpoint: record.endpoint }] : [];
-    });
-    const { key, dedup } = await dedupFor(db, entries, rest);
-    await ctx.store.flush();
-    const byId = new Map(instances.map((i) => [i.id, i]));
-    const finals = entries.map((e) => ({
-      instance: byId.get(e.instanceId)!,
-      key: finalKeyOf(servedEndpoint(dedup, e.instanceId), e.synthesisKey, db, rest),
-    }));
-    const cached = await ctx.store.getMany<FinalRecord>(finals.map((f) => f.key));
-    const missing = finals.filter((f) => !cached.has(f.key));
+    const synthesized = new Map(
+      [...(await flow.storedSynthesis(instances, db))].flatMap(([instance, outcome]) =>
+        outcome.ok ? [[instance, outcome.value] as const] : [],
+      ),
+    );
+    const dedup = await flow.dedup(db, synthesized);
+    await flow.runner.flush();
+    if (!dedup.ok) throw new Error(`rest.dedup: ${dedup.message}`);
+    const items: SynthesizedItem[] = [];
+    for (const [instance, synthesis] of synthesized) {
+      const gold = await flow.gold(instance, db);
+      if (gold.ok) items.push({ instance, gold: gold.value, synthesis });
+    }
+    const missing = await flow.uncalled(items, dedup.value, db);
+    await resources.report(ctx, flow.runner);
     const ids = missing.map(({ instance }) => jobId(ctx.spec.runId, 'verify', instance.index));
     await resources.registry.plan(ctx.spec.runId, 'rest.verify', ids);
     await resources.verifyQueue().addBulk(
       missing.map(({ instance }, k) => ({
         name: 'rest.verify',
-        data: { runId: ctx.spec.runId, index: instance.index, dedupKey: key } satisfies VerifyJob,
+        data: { runId: ctx.spec.runId, index: instance.index, dedupKey: dedup.value.key } satisfies VerifyJob,
         opts: {
           ...childJobOptions(ctx.spec.config),
           jobId: ids[k],
@@ -147,31 +131,25 @@ async function verifyJob(resources: JobResources, job: Job<VerifyJob>): Promise<
   const instance = instanceOf(ctx, job.data.index);
   crashIfPoisoned(instance.id);
   const db = await resources.databases.of(ctx, instance.dbId);
-  const stageRunner = stageRunnerOf(ctx);
-  const rest = await resources.restContext(ctx, stageRunner);
-  const gold = await goldOf(instance, db, rest);
-  const synthesisKey = restSynthesisKey(instance, db, rest);
-  const record = (await ctx.store.getMany<SynthesisRecord>([synthesisKey])).get(synthesisKey);
-  const dedup = await storedDedup(job.data.dedupKey, ctx.store);
-  if (!gold.ok || !record?.ok || !dedup)
+  const flow = await resources.restFlow(ctx);
+  const gold = await flow.gold(instance, db);
+  const synthesis = (await flow.storedSynthesis([instance], db)).get(instance);
+  const dedup = await flow.storedDedup(job.data.dedupKey);
+  if (!gold.ok || !synthesis?.ok || !dedup)
     throw new Error(`rest.verify: the inputs of instance ${instance.id} are not in the store`);
-  const endpoint = servedEndpoint(dedup, instance.id);
-  const key = finalKeyOf(endpoint, synthesisKey, db, rest);
-  const serverUrl = async () => (await resources.serverFor(job.data.dedupKey, db, dedup, ctx)).url;
-  const final = await finalCheck(
-    { instance, gold: gold.value },
-    endpoint,
-    key,
-    serverUrl,
-    db,
-    rest,
-    timedInto(stageRunner.metrics),
-  );
-  await ctx.store.flush();
-  await resources.report(ctx, stageRunner);
-  if (!final.ok && final.category === INTERNAL_ERROR) throw new Error(`rest.verify: ${final.message}`);
+  const item = { instance, gold: gold.value, synthesis: synthesis.value };
+  const call = await flow.call(item, dedup, db, async () => (await resources.serverFor(flow, db, dedup)).url);
+  await flow.runner.flush();
+  await resources.report(ctx, flow.runner);
+  throwIfFault('rest.verify', [call]);
   await resources.registry.markDone(ctx.spec.runId, 'rest.verify', job.id!);
   return { ok: true };
+}
+
+/** A job whose work ended in a fault of the run (an internal error: nothing cached) fails, so BullMQ retries it. */
+function throwIfFault(stage: string, outcomes: readonly Outcome<unknown>[]): void {
+  const fault = outcomes.find((o) => !o.ok && o.category === INTERNAL_ERROR);
+  if (fault && !fault.ok) throw new Error(`${stage}: ${fault.message}`);
 }
 
 /** A database's barrier: all its jobs are done; it gathers which of them failed for good. */
@@ -181,10 +159,6 @@ async function barrierJob(resources: JobResources, job: Job<BarrierJob>): Promis
     Object.assign(failures, value?.failures ?? {});
   await resources.registry.markDone(job.data.runId, 'emit', job.id!);
   return { failures } satisfies BarrierResult;
-}
-
-function stageRunnerOf({ spec, store }: RunContext): StageRunner {
-  return new StageRunner(store, retryPolicyOf(spec.config), undefined, spec.code);
 }
 
 /** Ignored child failures by job id (BullMQ keys them `<prefix>:<queue>:<id>`). */

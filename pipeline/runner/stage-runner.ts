@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { reject, rejectionFrom, type Outcome } from '../../core/outcome.js';
-import type { ItemStage, StageContext } from '../stage.js';
+import type { BatchStage, CachedStage, StageContext } from '../stage.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { cacheKeyOf } from '../store/run-store.js';
 import { withRetries, type RetryPolicy } from './retry.js';
@@ -39,9 +39,11 @@ export class StageRunner {
     private readonly code = '',
     /** false: a cache miss is an internal error instead of a run (a queue driver assembling its workers' results). */
     private readonly computeMisses = true,
+    /** The name a stage's metrics are kept under (REST's execute and verify are not the sequences'). */
+    private readonly label: (stage: string) => string = (stage) => stage,
   ) {}
 
-  async run<I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext): Promise<Outcome<O>> {
+  async run<I, O, C extends StageContext>(stage: CachedStage<I, O, C>, input: I, ctx: C): Promise<Outcome<O>> {
     const metrics = this.metricsOf(stage.name);
     const started = performance.now();
     let key = '';
@@ -70,8 +72,85 @@ export class StageRunner {
     }
   }
 
+  /**
+   * A batch stage over `inputs`: the outcomes the store holds, then the others in one call
+   * of the stage (none without computeMisses). A throw is a fault of the run for every item
+   * of the call; like an item's `internal_error` outcome, it is not cached.
+   */
+  async runBatch<I, O, C extends StageContext>(
+    stage: BatchStage<I, O, C>,
+    inputs: readonly I[],
+    ctx: C,
+    onSettled?: (count: number) => void,
+  ): Promise<Outcome<O>[]> {
+    const keys = inputs.map((input) => this.keyOf(stage, input, ctx));
+    const outcomes = await this.lookupKeys<O>(stage.name, keys);
+    const misses = inputs.flatMap((_, i) => (outcomes[i] ? [] : [i]));
+    onSettled?.(inputs.length - misses.length);
+    if (misses.length === 0) return outcomes as Outcome<O>[];
+    if (!this.computeMisses) {
+      onSettled?.(misses.length);
+      for (const i of misses) outcomes[i] = reject(INTERNAL_ERROR, NOT_COMPUTED);
+      return outcomes as Outcome<O>[];
+    }
+    const metrics = this.metricsOf(stage.name);
+    const started = performance.now();
+    metrics.runs += misses.length;
+    try {
+      const computed = await stage.runBatch(
+        misses.map((i) => inputs[i]),
+        ctx,
+        onSettled,
+      );
+      misses.forEach((i, k) => {
+        const outcome = computed[k];
+        outcomes[i] =
+          !outcome.ok && outcome.category === INTERNAL_ERROR ? outcome : this.settle(keys[i], stage.name, outcome);
+      });
+    } catch (error) {
+      const fault = reject<O>(
+        INTERNAL_ERROR,
+        error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+      );
+      for (const i of misses) outcomes[i] = fault;
+      onSettled?.(misses.length);
+    } finally {
+      metrics.ms += performance.now() - started;
+    }
+    return outcomes as Outcome<O>[];
+  }
+
+  /** What the store holds for these inputs of a stage, without computing anything (undefined: not there). */
+  async lookup<I, O, C extends StageContext>(
+    stage: CachedStage<I, O, C> | BatchStage<I, O, C>,
+    inputs: readonly I[],
+    ctx: C,
+  ): Promise<(Outcome<O> | undefined)[]> {
+    return this.lookupKeys<O>(
+      stage.name,
+      inputs.map((input) => this.keyOf(stage, input, ctx)),
+    );
+  }
+
+  /** Stored outcomes by key (a key handed over by a job that computed it). */
+  async lookupKeys<O>(stage: string, keys: readonly string[]): Promise<(Outcome<O> | undefined)[]> {
+    if (!this.store || keys.length === 0) return keys.map(() => undefined);
+    const stored = await this.store.getMany<Outcome<O>>(keys);
+    const metrics = this.metricsOf(stage);
+    return keys.map((key) => {
+      const outcome = stored.get(key);
+      if (!outcome) return undefined;
+      metrics.cacheHits++;
+      return this.remember(key, outcome);
+    });
+  }
+
   /** The cache key of a stage invocation; values handed out earlier (or stand-ins) count by their key. */
-  keyOf<I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext): string {
+  keyOf<I, C extends StageContext>(
+    stage: Pick<CachedStage<I, unknown, C>, 'name' | 'version' | 'cacheKey'>,
+    input: I,
+    ctx: C,
+  ): string {
     return cacheKeyOf(stage.name, stage.version, stage.cacheKey(input, ctx), (v) => this.provenance.get(v), this.code);
   }
 
@@ -83,6 +162,16 @@ export class StageRunner {
     const value = opaqueValue();
     this.provenance.set(value, key);
     return value;
+  }
+
+  /** Writes the outcomes settled so far if the last write is old enough (the store's group commits). */
+  async commit(): Promise<void> {
+    await this.store?.commit();
+  }
+
+  /** Writes every outcome settled so far. */
+  async flush(): Promise<void> {
+    await this.store?.flush();
   }
 
   /** A stage outcome served from the cache by a whole cached item result. */
@@ -108,7 +197,7 @@ export class StageRunner {
   }
 
   private metricsOf(name: string): StageMetrics {
-    return metricsOf(this.metrics, name);
+    return metricsOf(this.metrics, this.label(name));
   }
 }
 

@@ -1,7 +1,12 @@
-import { dedupEndpoints, type DedupResult } from '../../generators/rest/dedup.js';
-import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
+import type { DedupMerge } from '../../generators/rest/dedup.js';
+import { lazy } from '../../core/lazy.js';
+import type { EndpointSpec, RestCall, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { fallbackUnlessExecutorFault } from '../../runtime/sql/executor.js';
-import type { DatabaseInfo } from '../../core/model.js';
+import { accept } from '../../core/outcome.js';
+import type { DatabaseStage, RestStageContext } from '../stage.js';
+import { dbCacheKey } from './db-key.js';
+
+const deduplication = lazy(() => import('../../generators/rest/dedup.js'));
 
 /**
  * rest.dedup, the per-database barrier: once every instance of the database has its
@@ -10,27 +15,58 @@ import type { DatabaseInfo } from '../../core/model.js';
  * execution. Every merge carries its reason.
  */
 
-export interface DedupAgent {
-  /** Further merges of `result`'s endpoints; each one verified, never merely proposed. */
-  refine(result: DedupResult, db: DatabaseInfo): Promise<DedupResult>;
+export interface DedupInput {
+  /** The database's synthesized instances, in instance order; `synthesis` is the rest.synthesize output (it counts by its key). */
+  synthesized: readonly { instanceId: string; synthesis: { endpoint: SynthesizedEndpoint } }[];
 }
 
-export interface DatabaseDedup extends DedupResult {
+/** A database's endpoints after de-duplication, as plain JSON (it is cached). */
+export interface DatabaseDedup {
+  canonical: EndpointSpec[];
+  /** Instance id → its call of a canonical endpoint. */
+  calls: [string, RestCall][];
+  merges: DedupMerge[];
   /** Endpoints before de-duplication (one per synthesized instance). */
   before: number;
 }
 
-export async function dedupDatabase(
-  endpoints: readonly { instanceId: string; endpoint: SynthesizedEndpoint }[],
-  db: DatabaseInfo,
-  agent: DedupAgent | null,
-): Promise<DatabaseDedup> {
-  const merged = dedupEndpoints([...endpoints], db);
-  // The agent can only add merges: if it fails, the deterministic result stands; but not
-  // when our SQL executor failed under it (that result would be cached, the merges lost).
-  const refined =
-    agent && merged.canonical.length > 1
-      ? await agent.refine(merged, db).catch(fallbackUnlessExecutorFault(merged))
-      : merged;
-  return { ...refined, before: endpoints.length };
+export const dedupStage: DatabaseStage<DedupInput, DatabaseDedup, RestStageContext> = {
+  kind: 'barrier',
+  name: 'rest.dedup',
+  version: 2,
+  cacheKey: ({ synthesized }, ctx) => ({
+    db: dbCacheKey(ctx.db),
+    entries: synthesized.map((e) => [e.instanceId, e.synthesis]),
+    agent: ctx.services.dedupFingerprint,
+  }),
+  async run({ synthesized }, { db, services }) {
+    const { dedupEndpoints } = await deduplication();
+    const merged = dedupEndpoints(
+      synthesized.map((e) => ({ instanceId: e.instanceId, endpoint: e.synthesis.endpoint })),
+      db,
+    );
+    // The agent can only add merges: if it fails, the deterministic result stands; but not
+    // when our SQL executor failed under it (that result would be cached, the merges lost).
+    const refined =
+      services.dedupAgent && merged.canonical.length > 1
+        ? await services.dedupAgent.refine(merged, db).catch(fallbackUnlessExecutorFault(merged))
+        : merged;
+    return accept({
+      canonical: refined.canonical,
+      calls: [...refined.calls],
+      merges: refined.merges,
+      before: synthesized.length,
+    });
+  },
+};
+
+/** The served endpoint and call of an instance after dedup (`calls`: the dedup's, as a map). */
+export function servedEndpoint(
+  dedup: DatabaseDedup,
+  calls: ReadonlyMap<string, RestCall>,
+  instanceId: string,
+): SynthesizedEndpoint {
+  const call = calls.get(instanceId)!;
+  const spec = dedup.canonical.find((s) => s.operationId === call.name)!;
+  return { spec, call };
 }

@@ -1,8 +1,15 @@
 import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import type { FailedAttempt, Synthesizer } from '../../generators/rest/synthesis.js';
 import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../../core/model.js';
-import type { Outcome } from '../../core/outcome.js';
+import { lazy } from '../../core/lazy.js';
+import { accept, reject, type Outcome } from '../../core/outcome.js';
+import { retryPolicyOf, withRetries } from '../runner/retry.js';
 import { INTERNAL_ERROR } from '../runner/stage-runner.js';
+import type { BatchStage, RestStageContext } from '../stage.js';
+import { dbCacheKey } from './db-key.js';
+
+// The checks and the endpoint runtime load only when something is synthesized (not on a warm run).
+const restChecks = lazy(() => import('./rest-verify.js'));
 
 /**
  * rest.synthesize with the verify-and-retry loop, for the instances of one database: the
@@ -12,6 +19,64 @@ import { INTERNAL_ERROR } from '../runner/stage-runner.js';
  * fallback (the template synthesizer, when the LLM keeps failing); then they are rejected
  * with the last failure's category.
  */
+
+/** What rest.synthesize makes of an instance: its endpoint, who wrote it, and the candidates that failed before. */
+export interface Synthesis {
+  endpoint: SynthesizedEndpoint;
+  synthesizer: string;
+  attempts: FailedAttempt[];
+}
+
+/**
+ * rest.synthesize as a batch stage: the instances of a batch (one database) in one prompt,
+ * through the verify-and-retry loop. An item's key is its question, SQL and gold, the
+ * database, and everything that decides the endpoint it ends with: the synthesizer, the
+ * fallback and the judge, the attempts, the limits of the checks.
+ */
+export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageContext> = {
+  kind: 'batch',
+  name: 'rest.synthesize',
+  version: 2,
+  cacheKey: ({ instance, gold }, { config, db, datasetName, services }) => ({
+    question: instance.question,
+    evidence: instance.evidence,
+    sql: instance.sql,
+    gold,
+    db: dbCacheKey(db),
+    dataset: datasetName,
+    synthesizer: services.synthesizer.fingerprint,
+    fallback: services.fallback?.fingerprint ?? null,
+    judge: services.judge?.fingerprint ?? null,
+    attempts: config.rest.attempts,
+    maxStringLength: config.rest.maxStringLength,
+    timeoutMs: config.executeTimeoutMs,
+  }),
+  async runBatch(items, ctx, onSettled) {
+    const { config, db, executor, services } = ctx;
+    const { directResponse, verifyRest } = await restChecks();
+    const verifyContext = { db, maxStringLength: config.rest.maxStringLength, judge: services.judge };
+    const records = await synthesizeWithRetries(items, {
+      db,
+      datasetName: ctx.datasetName,
+      synthesizer: services.synthesizer,
+      fallback: services.fallback,
+      attempts: config.rest.attempts,
+      check: async (endpoint, item) => {
+        // A lost SQL worker is retried here; what still fails ends the item, uncached (below).
+        const respond = () =>
+          withRetries(() => directResponse(endpoint, db, executor, config.executeTimeoutMs), retryPolicyOf(config));
+        const { outcome } = await verifyRest(endpoint, respond, item, verifyContext);
+        return outcome.ok ? null : { ok: false, category: outcome.category, message: outcome.message };
+      },
+      onSettled,
+    });
+    return records.map((record) =>
+      record.ok
+        ? accept({ endpoint: record.endpoint, synthesizer: record.synthesizer, attempts: record.attempts })
+        : reject(record.category, record.message),
+    );
+  },
+};
 
 export type SynthesisRecord =
   | { ok: true; endpoint: SynthesizedEndpoint; synthesizer: string; attempts: FailedAttempt[] }

@@ -1,0 +1,68 @@
+import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
+import type { GoldResult, Instance } from '../../core/model.js';
+import { lazy } from '../../core/lazy.js';
+import { accept, reject } from '../../core/outcome.js';
+import type { Verification } from '../../verifiers/checks.js';
+import type { ItemStage, RestStageContext } from '../stage.js';
+import { dbCacheKey } from './db-key.js';
+import { callOverHttp } from './rest-execute.js';
+import type { Synthesis } from './rest-synthesize.js';
+
+// The checks load with the first call that is not cached.
+const restChecks = lazy(() => import('./rest-verify.js'));
+
+/**
+ * REST's execute and verify: the instance's call of its served endpoint, made over HTTP
+ * against the live server only if a check needs the response, then the REST checks. One
+ * stage, because the format check decides whether the call is made at all. A call that got
+ * no response, or only 503s (the server's SQL worker lost), throws TransientError: the
+ * runner retries it, then reports a fault of the run (not cached).
+ */
+
+export interface RestCallInput {
+  instance: Instance;
+  gold: GoldResult;
+  /** The instance's rest.synthesize output (counts by its key, which holds the gold's). */
+  synthesis: Synthesis;
+  /** The endpoint and call as served after dedup. */
+  endpoint: SynthesizedEndpoint;
+}
+
+export interface RestCallContext extends RestStageContext {
+  /** The live server's base URL (started on first use). */
+  serverUrl(): Promise<string>;
+}
+
+export interface RestCallRecord {
+  /** The response body, as the sample's `output_after_executing_api`. */
+  response: unknown;
+  verification: Verification;
+}
+
+export const restCallStage: ItemStage<RestCallInput, RestCallRecord, RestCallContext> = {
+  kind: 'item',
+  name: 'verify',
+  version: 2,
+  cacheKey: ({ endpoint, synthesis }, { config, db, services }) => ({
+    formulation: 'rest',
+    endpoint,
+    synthesis,
+    db: dbCacheKey(db),
+    judge: services.judge?.fingerprint ?? null,
+    maxStringLength: config.rest.maxStringLength,
+    timeoutMs: config.executeTimeoutMs,
+  }),
+  async run({ instance, gold, endpoint }, ctx) {
+    const respond = async () => callOverHttp(await ctx.serverUrl(), endpoint.call, ctx.config.executeTimeoutMs);
+    const { verifyRest } = await restChecks();
+    const { outcome, response } = await verifyRest(
+      endpoint,
+      respond,
+      { instance, gold },
+      { db: ctx.db, maxStringLength: ctx.config.rest.maxStringLength, judge: ctx.services.judge },
+    );
+    return outcome.ok
+      ? accept({ response: response!.body, verification: outcome.value })
+      : reject(outcome.category, outcome.message);
+  },
+};
