@@ -48,6 +48,7 @@ export function cacheKeyOf(
 
 /** SQLite's default limit of bound parameters is 32766; stay well below. */
 const BATCH = 500;
+const FEW = 32;
 
 export class RunStore implements OutcomeStore {
   private readonly db: Database.Database;
@@ -113,6 +114,11 @@ export class RunStore implements OutcomeStore {
   private prefetchNow(keys: readonly string[]): void {
     if (!this.read) return;
     const wanted = [...new Set(keys)].filter((key) => !this.pending.has(key) && !this.prefetched.has(key));
+    // The batch statement always binds BATCH parameters: a few keys are cheaper one by one.
+    if (wanted.length <= FEW) {
+      for (const key of wanted) this.prefetched.set(key, this.selectStatement.get(key)?.value ?? null);
+      return;
+    }
     for (let i = 0; i < wanted.length; i += BATCH) {
       const chunk = wanted.slice(i, i + BATCH);
       for (const key of chunk) this.prefetched.set(key, null);
