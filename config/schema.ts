@@ -62,6 +62,9 @@ export const QueueConfigSchema = z
   .strict();
 export type QueueConfig = z.infer<typeof QueueConfigSchema>;
 
+/** A fixed moment, so that a default run gives the same samples on any day. */
+export const DEFAULT_REFERENCE_TIME = '2026-01-01 00:00:00';
+
 export const ConfigSchema = z
   .object({
     /** Dataset source directory (BIRD layout or generic JSONL + SQLite dir). */
@@ -99,6 +102,15 @@ export const ConfigSchema = z
       .strict()
       .default({ baseMs: 100, maxMs: 5000 }),
     goldTimeoutMs: z.number().int().min(1).default(30_000),
+    /**
+     * The moment SQLite's clock reads ('now', CURRENT_TIMESTAMP, …) in the gold SQL, the calls
+     * and the endpoints, UTC: fixed, so that questions about "today" give the same samples on
+     * every run (generators/sql/clock.ts).
+     */
+    referenceTime: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/, 'a UTC time as YYYY-MM-DD HH:MM:SS')
+      .default(DEFAULT_REFERENCE_TIME),
     executeTimeoutMs: z.number().int().min(1).default(30_000),
     /** Output directory. */
     out: z.string().min(1).default('output'),
@@ -135,6 +147,7 @@ export function outputRelevantConfig(config: Config): Record<string, unknown> {
     pool: config.pool,
     goldTimeoutMs: config.goldTimeoutMs,
     executeTimeoutMs: config.executeTimeoutMs,
+    referenceTime: config.referenceTime,
     dbIds: config.dbIds ?? null,
     // Only when set: a run without it keeps the config hash it always had.
     ...(config.license ? { license: config.license } : {}),

@@ -311,10 +311,11 @@ function productionSection(run: RunDescription, formulations: readonly Formulati
   const times = run.referenceTimes.map((r) => r.referenceTime).sort();
   const reference =
     times.length === 0
-      ? 'none: no sample depends on the current date or time (SLOT and SEL reject SQL that reads the clock as `unsupported:current_time`).'
+      ? 'none: no sample depends on the current date or time.'
       : `${times.length} sample${times.length === 1 ? '' : 's'} (${[...new Set(run.referenceTimes.map((r) => NAMES[r.formulation]))].join(', ')}) come${times.length === 1 ? 's' : ''} from gold SQL that reads the clock
-(\`'now'\`, \`CURRENT_TIMESTAMP\`, …): ${times.length === 1 ? 'its answer holds' : 'their answers hold'} as of the moment the gold SQL ran, ${times[0] === times[times.length - 1] ? times[0] : `between ${times[0]} and ${times[times.length - 1]}`}
-(per sample: \`referenceTimes\` in \`manifest.json\`). Regenerated on another day, they may differ.`;
+(\`'now'\`, \`CURRENT_TIMESTAMP\`, …): the gold SQL, the calls and the endpoints read the run's reference time instead,
+${times[0] === times[times.length - 1] ? times[0] : `between ${times[0]} and ${times[times.length - 1]}`} UTC (config \`referenceTime\`; per sample: \`referenceTimes\` in \`manifest.json\`).
+Regenerated with the same reference time, they are the same on any day.`;
   return `## How it was produced
 
 nl2api ${run.generator.version}, the equivalent of

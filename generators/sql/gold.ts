@@ -3,7 +3,8 @@ import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
 import { abbreviateSql } from '../../runtime/sql/readonly.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from './double-quotes.js';
-import { isWord, significant, tokenize, unquote } from '../../runtime/sql/lexer.js';
+import { significant, tokenize } from '../../runtime/sql/lexer.js';
+import { pinClock } from './clock.js';
 
 /**
  * The gold stage: runs an instance's gold SQL read-only, with a timeout, and records what
@@ -14,16 +15,19 @@ export async function runGold(
   db: DatabaseInfo,
   executor: SqlExecutor,
   timeoutMs: number,
+  /** What the clock reads (clock.ts): the run's reference time. */
+  referenceTime: string,
 ): Promise<Outcome<GoldResult>> {
   const keyword = firstKeyword(instance.sql);
   if (keyword !== 'select' && keyword !== 'with') {
     return reject('gold_error', `not a read-only SELECT: ${abbreviateSql(instance.sql)}`);
   }
-  const executedSql = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql));
+  const resolved = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql));
+  const executedSql = pinClock(resolved, referenceTime);
   try {
-    const referenceTime = readsClock(executedSql) ? new Date().toISOString() : undefined;
     const result = await executor.run({ dbPath: db.path, sql: executedSql, params: [], timeoutMs });
-    return accept({ ...result, executedSql, ...resultShape(executedSql), ...(referenceTime ? { referenceTime } : {}) });
+    const clock = executedSql !== resolved ? { referenceTime } : {};
+    return accept({ ...result, executedSql, ...resultShape(executedSql), ...clock });
   } catch (error) {
     if (error instanceof SqlTimeoutError) return reject('gold_timeout', error.message);
     if (error instanceof SqlExecutionError) return reject('gold_error', error.message);
@@ -66,15 +70,6 @@ function topLevelWords(sql: string): string[] {
     else if (depth === 0) words.push(token.kind === 'word' ? token.text.toLowerCase() : 'x');
   }
   return words;
-}
-
-/** SQLite's clock: the CURRENT_* keywords, or 'now' as a date function's time value. */
-export function readsClock(sql: string): boolean {
-  return significant(tokenize(sql)).some(
-    (token) =>
-      isWord(token, 'CURRENT_TIMESTAMP', 'CURRENT_DATE', 'CURRENT_TIME') ||
-      (token.kind === 'string' && unquote(token).toLowerCase() === 'now'),
-  );
 }
 
 /** The first keyword, past comments and opening parentheses. */

@@ -6,6 +6,8 @@ import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { retryPolicyOf, withRetries } from '../runner/retry.js';
 import { INTERNAL_ERROR } from '../runner/stage-runner.js';
 import type { BatchStage, RestStageContext } from '../stage.js';
+import { pinClock } from '../../generators/sql/clock.js';
+import { clockKey } from './clock-key.js';
 import { dbCacheKey } from './db-key.js';
 
 // The checks and the endpoint runtime load only when something is synthesized (not on a warm run).
@@ -50,12 +52,18 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
     attempts: config.rest.attempts,
     maxStringLength: config.rest.maxStringLength,
     timeoutMs: config.executeTimeoutMs,
+    ...clockKey(instance.sql, config),
   }),
   async runBatch(items, ctx, onSettled) {
     const { config, db, executor, services } = ctx;
     const { directResponse, verifyRest } = await restChecks();
     const verifyContext = { db, maxStringLength: config.rest.maxStringLength, judge: services.judge };
-    const records = await synthesizeWithRetries(items, {
+    // The synthesizer sees the SQL with its clock pinned, as gold ran it (clock.ts).
+    const pinned = items.map((item) => ({
+      ...item,
+      instance: { ...item.instance, sql: pinClock(item.instance.sql, config.referenceTime) },
+    }));
+    const records = await synthesizeWithRetries(pinned, {
       db,
       datasetName: ctx.datasetName,
       synthesizer: services.synthesizer,

@@ -26,6 +26,7 @@ describe('config', () => {
       retries: 3,
       backoff: { baseMs: 100, maxMs: 5000 },
       goldTimeoutMs: 30000,
+      referenceTime: '2026-01-01 00:00:00',
       executeTimeoutMs: 30000,
       out: 'output',
       cache: true,

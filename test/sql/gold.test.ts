@@ -1,13 +1,15 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readsClock, resultShape, runGold } from '../../generators/sql/gold.js';
+import { pinClock, readsClock } from '../../generators/sql/clock.js';
+import { resultShape, runGold } from '../../generators/sql/gold.js';
 import type { DatabaseInfo, Instance } from '../../core/model.js';
 import { loadSource } from '../../pipeline/sources/index.js';
 import { createSqlPool } from '../../runtime/sql/pool.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { BIRD_DIR, createDb, HEROES_SQL, removeTempDirs, RUNAWAY_SQL, tempDir } from './fixtures.js';
 
+const REFERENCE = '2026-01-01 00:00:00';
 let executor: SqlExecutor;
 let heroes: DatabaseInfo;
 
@@ -43,6 +45,7 @@ describe('runGold', () => {
       heroes,
       executor,
       5000,
+      REFERENCE,
     );
     expect(outcome).toEqual({
       ok: true,
@@ -56,19 +59,41 @@ describe('runGold', () => {
     });
   });
 
-  test('SQL that reads the clock records the moment it ran: the reference time of its answer', async () => {
-    const before = new Date().toISOString();
-    const outcome = await runGold(
-      instance("SELECT STRFTIME('%Y', 'now') - 2000, hero_name FROM hero WHERE hero_name = 'Batman'"),
-      heroes,
-      executor,
-      5000,
-    );
-    const after = new Date().toISOString();
-    expect(outcome.ok).toBe(true);
-    const { referenceTime, rows } = (outcome as { value: { referenceTime?: string; rows: unknown[][] } }).value;
-    expect(referenceTime! >= before && referenceTime! <= after).toBe(true);
-    expect(rows).toEqual([[Number(referenceTime!.slice(0, 4)) - 2000, 'Batman']]);
+  test('SQL that reads the clock runs at the reference time, and records it', async () => {
+    const run = (time: string) =>
+      runGold(
+        instance(
+          "SELECT STRFTIME('%Y', 'now') - 2000, date(CURRENT_TIMESTAMP), hero_name FROM hero WHERE hero_name = 'Batman'",
+        ),
+        heroes,
+        executor,
+        5000,
+        time,
+      );
+    expect(await run('2031-06-30 23:59:59')).toMatchObject({
+      ok: true,
+      value: { referenceTime: '2031-06-30 23:59:59', rows: [[31, '2031-06-30', 'Batman']] },
+    });
+    expect(await run('2040-01-01 00:00:00')).toMatchObject({
+      ok: true,
+      value: { rows: [[40, '2040-01-01', 'Batman']] },
+    });
+    // SQL that does not read the clock records no reference time.
+    const plain = await runGold(instance('SELECT hero_name FROM hero'), heroes, executor, 5000, REFERENCE);
+    expect(plain.ok && 'referenceTime' in plain.value).toBe(false);
+  });
+
+  test.each([
+    ["SELECT JULIANDAY('now') - JULIANDAY(x) FROM t", "SELECT JULIANDAY('2030-01-02 03:04:05') - JULIANDAY(x) FROM t"],
+    ["SELECT datetime(CURRENT_TIMESTAMP, 'localtime')", "SELECT datetime('2030-01-02 03:04:05', 'localtime')"],
+    ['SELECT current_date, CURRENT_TIME', "SELECT '2030-01-02', '03:04:05'"],
+    [
+      'SELECT DATETIME() - born, date( /* now */ ) FROM t',
+      "SELECT DATETIME('2030-01-02 03:04:05') - born, date('2030-01-02 03:04:05' /* now */ ) FROM t",
+    ],
+    ["SELECT strftime('%Y', (('NOW')))", "SELECT strftime('%Y', (('2030-01-02 03:04:05')))"],
+  ])('pins the clock: %s', (sql, pinned) => {
+    expect(pinClock(sql, '2030-01-02 03:04:05')).toBe(pinned);
   });
 
   test.each([
@@ -77,6 +102,7 @@ describe('runGold', () => {
     ['SELECT current_date', true],
     ["SELECT date('NOW')", true],
     ["SELECT name FROM t WHERE status = 'now playing'", false],
+    ["SELECT name FROM t WHERE status = 'now' OR upper('now') = 'NOW'", false],
     ['SELECT "now" FROM t -- now', false],
     ['SELECT `CURRENT_TIMESTAMP` FROM t', false],
   ])('reads the clock: %s → %s', (sql, expected) => {
@@ -89,6 +115,7 @@ describe('runGold', () => {
       heroes,
       executor,
       5000,
+      REFERENCE,
     );
     expect(outcome).toMatchObject({
       ok: true,
@@ -105,14 +132,14 @@ describe('runGold', () => {
     ['SELECT * FROM villain', /no such table: villain/],
     ['SELECT FROM', /syntax error/],
   ])('%s → gold_error', async (sql, message) => {
-    const outcome = await runGold(instance(sql), heroes, executor, 5000);
+    const outcome = await runGold(instance(sql), heroes, executor, 5000, REFERENCE);
     expect(outcome).toMatchObject({ ok: false, category: 'gold_error', message: expect.stringMatching(message) });
   });
 
   test('a runaway gold SQL → gold_timeout, and the next one still runs', async () => {
-    const outcome = await runGold(instance(RUNAWAY_SQL), heroes, executor, 300);
+    const outcome = await runGold(instance(RUNAWAY_SQL), heroes, executor, 300, REFERENCE);
     expect(outcome).toMatchObject({ ok: false, category: 'gold_timeout' });
-    expect(await runGold(instance('SELECT count(*) FROM hero'), heroes, executor, 5000)).toMatchObject({
+    expect(await runGold(instance('SELECT count(*) FROM hero'), heroes, executor, 5000, REFERENCE)).toMatchObject({
       ok: true,
       value: { rows: [[4]] },
     });
@@ -158,7 +185,7 @@ describe('resultShape', () => {
     const databases = new Map(source.databases.map((db) => [db.dbId, db]));
     // The time limit only catches a hang: how fast BIRD's gold SQL runs is `npm run bench`'s (a).
     const outcomes = await Promise.all(
-      source.instances.map((item) => runGold(item, databases.get(item.dbId)!, executor, 120_000)),
+      source.instances.map((item) => runGold(item, databases.get(item.dbId)!, executor, 120_000, REFERENCE)),
     );
     const failures = outcomes.flatMap((outcome, i) =>
       outcome.ok ? [] : [`${source.instances[i].id}: ${outcome.message}`],
