@@ -26,7 +26,41 @@ interface Atom {
 }
 
 export function filterPass(ctx: PassContext, table: TableRef, predicate: Expr | null): TableRef {
-  return predicate ? filter(ctx, table, pushNot(predicate, false)) : table;
+  if (!predicate) return table;
+  const folded = foldConstants(pushNot(predicate, false));
+  if (folded === true) return table;
+  if (folded === false) return unsupported('constant_predicate', 'a WHERE that no row can satisfy');
+  return filter(ctx, table, folded);
+}
+
+/**
+ * Literals in a boolean position decided as SQLite decides them (`WHERE x OR 'abc'`: 'abc'
+ * is 0, false), and the AND/OR around them simplified. Exact for a filter, which keeps the
+ * rows where the predicate is true: a NULL there is as good as false, and NOT is already at
+ * the atoms (pushNot).
+ */
+function foldConstants(e: Expr): Expr | boolean {
+  if (e.kind === 'literal') return sqliteTruth(e.value) === true;
+  if (e.kind === 'unary' && e.op === 'NOT' && e.operand.kind === 'literal')
+    return sqliteTruth(e.operand.value) === false;
+  if (e.kind !== 'binary' || (e.op !== 'AND' && e.op !== 'OR')) return e;
+  const left = foldConstants(e.left);
+  const right = foldConstants(e.right);
+  const absorbing = e.op === 'OR';
+  if (typeof left === 'boolean') return left === absorbing ? absorbing : right;
+  if (typeof right === 'boolean') return right === absorbing ? absorbing : left;
+  return { ...e, left, right };
+}
+
+/**
+ * A value's truth in SQLite: NULL is unknown; a number is true unless 0; text is read as
+ * the number its longest numeric prefix spells (none: 0), as `CAST(x AS NUMERIC)` does.
+ */
+export function sqliteTruth(value: number | string | null): boolean | null {
+  if (value === null) return null;
+  if (typeof value === 'number') return value !== 0;
+  const prefix = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?/.exec(value);
+  return prefix !== null && Number(prefix[0]) !== 0;
 }
 
 function filter(ctx: PassContext, t: TableRef, e: Expr): TableRef {
@@ -96,9 +130,25 @@ function atom(ctx: PassContext, t: TableRef, e: Expr): [TableRef, Atom] {
     case 'exists':
       return unsupported(e.query.correlated ? 'correlated_subquery' : 'exists', 'EXISTS');
   }
-  // Anything else: compute its truth value per row, keep the true rows.
-  const [t1, key] = exprs.key(t, e);
-  return [t1, isBoolean(e) ? { key, condition: 'equal_to', value: 1 } : { key, condition: 'not_equal_to', value: 0 }];
+  // Anything else: compute its truth value per row, keep the true rows. A value that may be
+  // text is read as a number first, as SQLite does in a boolean position ('abc' is false).
+  if (isBoolean(e)) {
+    const [t1, key] = exprs.key(t, e);
+    return [t1, { key, condition: 'equal_to', value: 1 }];
+  }
+  const numeric: Expr = isNumeric(e) ? e : { kind: 'cast', expr: e, to: 'numeric', typeName: 'NUMERIC' };
+  const [t1, key] = exprs.key(t, numeric);
+  return [t1, { key, condition: 'not_equal_to', value: 0 }];
+}
+
+/** Values that are numbers (or NULL) whatever the data: arithmetic, counts and sums. */
+function isNumeric(e: Expr): boolean {
+  if (e.kind === 'binary') return ['+', '-', '*', '/', '%'].includes(e.op);
+  // Unary plus is a no-op in SQLite: +'abc' is still text.
+  if (e.kind === 'unary') return e.op === '-';
+  if (e.kind === 'aggregate') return ['COUNT', 'SUM', 'AVG', 'TOTAL'].includes(e.name);
+  if (e.kind === 'cast') return e.to === 'integer' || e.to === 'real' || e.to === 'numeric';
+  return false;
 }
 
 function isBoolean(e: Expr): boolean {
