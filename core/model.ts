@@ -26,6 +26,8 @@ export interface TableInfo {
   name: string;
   columns: ColumnInfo[];
   primaryKey: string[];
+  /** UNIQUE constraints and unique indexes over plain columns (NULLs may repeat in them). */
+  uniqueKeys?: string[][];
   foreignKeys: ForeignKey[];
 }
 

@@ -2,6 +2,7 @@ import type { Expr, SelectQuery } from '../sql/ast.js';
 import { unsupported, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
 import { aggregationType, bareColumns, collectAggregates, signature } from './expressions.js';
+import { determinedBy } from './dependencies.js';
 import { filterPass } from './where.js';
 
 /**
@@ -11,8 +12,9 @@ import { filterPass } from './where.js';
  * filters on the grouped table.
  *
  * A column selected without being grouped or aggregated (SQLite takes it from some row of
- * the group) is added to the group keys: identical whenever it is functionally dependent
- * on them, which is what such queries mean; verification catches the rest.
+ * the group) is added to the group keys when the schema says the group keys determine it
+ * (dependencies.ts): then it is the same in every row of the group and grouping by it
+ * changes nothing. Otherwise the answer depends on which row SQLite picks: `bare_column`.
  */
 export function groupPass(ctx: PassContext, table: TableRef, q: SelectQuery): TableRef {
   const { exprs, b } = ctx;
@@ -20,6 +22,7 @@ export function groupPass(ctx: PassContext, table: TableRef, q: SelectQuery): Ta
   const groupExprs: Expr[] = [...q.groupBy];
   const groupSigs = new Set(groupExprs.map(signature));
   const outputs = [...q.columns.map((c) => c.expr), ...q.orderBy.map((o) => o.expr)];
+  const determined = determinedBy(q.groupBy, q, b.db);
   for (const expr of outputs) {
     if (groupSigs.has(signature(expr))) continue;
     for (const column of bareColumns(expr)) {
@@ -27,6 +30,8 @@ export function groupPass(ctx: PassContext, table: TableRef, q: SelectQuery): Ta
       if (groupSigs.has(sig)) continue;
       if (column.kind === 'column' && column.depth > 0)
         unsupported('correlated_subquery', 'a column of an enclosing query');
+      if (column.kind !== 'column' || !determined(column))
+        unsupported('bare_column', 'a column neither grouped, aggregated, nor determined by the group keys');
       groupSigs.add(sig);
       groupExprs.push(column);
     }

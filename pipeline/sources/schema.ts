@@ -36,6 +36,15 @@ export async function readDatabaseInfo(
     const foreignKeyList = db.prepare(
       'SELECT "table", "from", "to", seq FROM pragma_foreign_key_list(?) ORDER BY id, seq',
     );
+    const uniqueIndexes = db.prepare(
+      'SELECT name FROM pragma_index_list(?) WHERE "unique" = 1 AND partial = 0 ORDER BY seq',
+    );
+    const indexColumns = db.prepare('SELECT name FROM pragma_index_info(?) ORDER BY seqno');
+    // Unique keys over plain columns (an expression's column name is NULL: not a key of ours).
+    const uniqueKeys = (table: string) =>
+      (uniqueIndexes.pluck().all(table) as string[])
+        .map((index) => indexColumns.pluck().all(index) as (string | null)[])
+        .filter((columns): columns is string[] => columns.length > 0 && columns.every((c) => c !== null));
     const raw = tableNames.map((name) => ({
       name,
       columns: tableInfo.all(name) as { name: string; type: string; pk: number }[],
@@ -54,6 +63,7 @@ export async function readDatabaseInfo(
       name: table.name,
       columns: table.columns.map((column) => annotate(table.name, column.name, column.type, annotations)),
       primaryKey: primaryKeys.get(table.name.toLowerCase()) ?? [],
+      uniqueKeys: uniqueKeys(table.name),
       foreignKeys: resolveForeignKeys(table.foreignKeys, primaryKeys),
     }));
     return { dbId, path: dbPath, fingerprint, tables };
