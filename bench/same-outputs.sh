@@ -7,9 +7,9 @@
 #
 # Generates, each with a fresh cache: the embedded demo, BIRD dev (all formulations) in
 # process, and BIRD dev on the queue backend (REDIS_URL, default redis://127.0.0.1:6379).
-# SHA256SUMS lists every output file but stats.json (timing). The moment clock-reading gold
-# SQL ran (a sample's referenceTime, quoted in the dataset card, whose hash the manifest
-# holds) differs from run to run by design, so timestamps and the card's hash are masked.
+# SHA256SUMS lists every output file but stats.json (timing). ISO timestamps and the card's
+# hash in the manifest are masked: builds before the fixed reference time (config
+# referenceTime) stamped clock-reading samples with the moment they ran.
 set -euo pipefail
 
 fingerprint() { # <snapshot-dir>
