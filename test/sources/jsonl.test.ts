@@ -100,6 +100,7 @@ test('schema from the file; descriptions fall back to the column name with space
     {
       name: 'pet',
       primaryKey: ['pet_id'],
+      uniqueKeys: [],
       foreignKeys: [],
       columns: [
         { name: 'pet_id', type: 'INTEGER', description: 'pet id', valueDescription: '' },
