@@ -27,12 +27,8 @@ export interface RestStageContext extends StageContext {
   services: RestServices;
 }
 
-/**
- * What the StageRunner runs and caches: a function of JSON input to an Outcome (accepted
- * or a categorized rejection, both cached). It throws `TransientError` for retryable
- * failures and anything else for a fault of the run (neither is cached).
- */
-export interface CachedStage<I, O, C extends StageContext = StageContext> {
+/** What the key of a stage's outcome for one input is made of. */
+export interface KeyedStage<I, C extends StageContext = StageContext> {
   name: StageName;
   /** Bump whenever the stage's logic changes what it produces: old cache entries die. */
   version: number;
@@ -43,6 +39,14 @@ export interface CachedStage<I, O, C extends StageContext = StageContext> {
    * counts by its own key (run-store.ts), so keys chain.
    */
   cacheKey(input: I, ctx: C): unknown;
+}
+
+/**
+ * What the StageRunner runs and caches: a function of JSON input to an Outcome (accepted
+ * or a categorized rejection, both cached). It throws `TransientError` for retryable
+ * failures and anything else for a fault of the run (neither is cached).
+ */
+export interface CachedStage<I, O, C extends StageContext = StageContext> extends KeyedStage<I, C> {
   run(input: I, ctx: C): Promise<Outcome<O>>;
 }
 
@@ -61,12 +65,8 @@ export interface DatabaseStage<I, O, C extends StageContext = StageContext> exte
  * questions), cached per item. `runBatch` returns one outcome per input, in order; an
  * outcome of category `internal_error` is a fault of the run for that item (never cached).
  */
-export interface BatchStage<I, O, C extends StageContext = StageContext> {
+export interface BatchStage<I, O, C extends StageContext = StageContext> extends KeyedStage<I, C> {
   kind: 'batch';
-  name: StageName;
-  version: number;
-  /** The key of one item's outcome, as for CachedStage. */
-  cacheKey(input: I, ctx: C): unknown;
   /** `onSettled(n)`: n more items are decided (progress). */
   runBatch(inputs: readonly I[], ctx: C, onSettled?: (count: number) => void): Promise<Outcome<O>[]>;
 }

@@ -1,4 +1,4 @@
-import { isWord, unquote, type Token } from '../../runtime/sql/lexer.js';
+import { COMPARISON_SPELLINGS, isWord, unquote, type Token } from '../../runtime/sql/lexer.js';
 
 /**
  * Where a value (a literal, or a `:name` placeholder) sits in a SELECT, read off the token
@@ -64,16 +64,7 @@ const CLAUSE_WORDS: Record<string, Clause> = {
   EXCEPT: 'other',
   WINDOW: 'other',
 };
-const COMPARISONS: Record<string, SiteOp> = {
-  '=': '=',
-  '==': '=',
-  '!=': '!=',
-  '<>': '!=',
-  '<': '<',
-  '<=': '<=',
-  '>': '>',
-  '>=': '>=',
-};
+const COMPARISONS: Record<string, SiteOp> = COMPARISON_SPELLINGS;
 const MIRROR: Record<string, SiteOp> = { '=': '=', '!=': '!=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
 /** Tokens that may precede an operand that starts a predicate. */
 const BEFORE_WORDS = new Set(['WHERE', 'AND', 'OR', 'NOT', 'ON', 'HAVING', 'WHEN']);

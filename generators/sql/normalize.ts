@@ -20,7 +20,7 @@ import type {
 } from './ast.js';
 import { reassociate } from './precedence.js';
 import { functionName, type Raw } from './raw-ast.js';
-import { bracketsAsBackticks } from '../../runtime/sql/lexer.js';
+import { bracketsAsBackticks, COMPARISON_SPELLINGS } from '../../runtime/sql/lexer.js';
 import { NameError, Scope, same, schemaTable } from './scope.js';
 
 const { Parser } = nodeSqlParser;
@@ -92,15 +92,8 @@ type Clause = 'select' | 'where' | 'group' | 'having' | 'order' | 'on' | 'limit'
 
 const AGGREGATES: ReadonlySet<string> = new Set(['COUNT', 'SUM', 'AVG', 'MIN', 'MAX', 'TOTAL', 'GROUP_CONCAT']);
 
-const COMPARISONS: Record<string, BinaryOp> = {
-  '=': '=',
-  '==': '=',
-  '!=': '!=',
-  '<>': '!=',
-  '<': '<',
-  '<=': '<=',
-  '>': '>',
-  '>=': '>=',
+const BINARY_OPS: Record<string, BinaryOp> = {
+  ...COMPARISON_SPELLINGS,
   '+': '+',
   '-': '-',
   '*': '*',
@@ -474,7 +467,7 @@ class Normalizer {
         if (node.right?.type === 'null') return { kind: 'isNull', expr: left(), not: operator === 'IS NOT' };
         break;
     }
-    const op = COMPARISONS[operator];
+    const op = BINARY_OPS[operator];
     if (!op) throw new SyntaxShapeError(`unsupported operator ${operator}`);
     return { kind: 'binary', op, left: left(), right: this.expr(node.right, scope, clause) };
   }

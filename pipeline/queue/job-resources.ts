@@ -79,17 +79,16 @@ export class JobResources {
     return (this.executor ??= memoizeExecutor((this.pool = createSqlPool({ size: this.options.sqlWorkers }))));
   }
 
-  /** A stage runner of the run: its store, its code fingerprint; REST's stages labelled as in process. */
-  stageRunner({ spec, store }: RunContext, labels?: 'rest'): StageRunner {
-    return new StageRunner(store, retryPolicyOf(spec.config), undefined, spec.code, true, labels && restLabel);
-  }
-
-  /** REST's units of work for a job of the run, over a stage runner of its own (its metrics are the job's). */
+  /**
+   * REST's units of work for a job of the run, over a stage runner of its own (its metrics
+   * are the job's, labelled as in process).
+   */
   async restFlow(ctx: RunContext): Promise<RestFlow> {
     const services = await this.servicesOf(ctx);
     if (!services) throw new UnrecoverableError('REST services unavailable');
-    const { config, datasetName } = ctx.spec;
-    return new RestFlow(this.stageRunner(ctx, 'rest'), {
+    const { config, datasetName, code } = ctx.spec;
+    const runner = new StageRunner(ctx.store, retryPolicyOf(config), undefined, code, true, restLabel);
+    return new RestFlow(runner, {
       config,
       datasetName,
       executor: this.sql(),

@@ -20,7 +20,7 @@ import {
   type KeyPlanner,
 } from './flow.js';
 import { retryPolicyOf } from './retry.js';
-import { INTERNAL_ERROR, StageRunner, type StageMetrics } from './stage-runner.js';
+import { faultMessage, INTERNAL_ERROR, StageRunner, type StageMetrics } from './stage-runner.js';
 import { pathStages, SHARED_STAGES } from '../graph.js';
 
 /**
@@ -206,8 +206,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
       storeResult(result);
     } catch (error) {
       // A fault of the flow itself (not of a stage): this item only.
-      const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-      result = rejectedEverywhere(instance, 'runner', INTERNAL_ERROR, message);
+      result = rejectedEverywhere(instance, 'runner', INTERNAL_ERROR, faultMessage(error));
     }
     await store?.commit();
     return result;

@@ -10,7 +10,7 @@ import { packageVersion } from '../../core/package-root.js';
 import type { RestServices } from '../rest-service-types.js';
 import type { RestStageContext } from '../stage.js';
 import { goldStage } from '../stages/gold.js';
-import { restCallStage, type RestCallInput, type RestCallRecord } from '../stages/rest-call.js';
+import { restCallStage, type RestCallContext, type RestCallInput, type RestCallRecord } from '../stages/rest-call.js';
 import { dedupStage, servedEndpoint, type DatabaseDedup } from '../stages/rest-dedup.js';
 import { synthesizeStage, type Synthesis, type SynthesisItem } from '../stages/rest-synthesize.js';
 import type { StageRunner } from './stage-runner.js';
@@ -120,12 +120,12 @@ export class RestFlow {
     db: DatabaseInfo,
     serverUrl: () => Promise<string>,
   ): Promise<Outcome<RestCallRecord>> {
-    return this.runner.run(restCallStage, this.callInput(item, dedup), { ...this.contextOf(db), serverUrl });
+    return this.runner.run(restCallStage, this.callInput(item, dedup), this.callContext(db, serverUrl));
   }
 
   /** The items among these whose call the store does not hold yet. */
   async uncalled(items: readonly SynthesizedItem[], dedup: ServedDedup, db: DatabaseInfo): Promise<SynthesizedItem[]> {
-    const ctx = { ...this.contextOf(db), serverUrl: () => Promise.reject(new Error('not a call')) };
+    const ctx = this.callContext(db, noServer);
     const keys = items.map((item) => this.runner.keyOf(restCallStage, this.callInput(item, dedup), ctx));
     const stored = await this.runner.lookupKeys(restCallStage.name, keys);
     return items.filter((_, i) => !stored[i]);
@@ -145,11 +145,18 @@ export class RestFlow {
     });
   }
 
+  private callContext(db: DatabaseInfo, serverUrl: () => Promise<string>): RestCallContext {
+    return { ...this.contextOf(db), serverUrl };
+  }
+
   /** What an instance's call stage is given: the item and its endpoint as served after dedup. */
   callInput(item: SynthesizedItem, { dedup, calls }: ServedDedup): RestCallInput {
     return { ...item, endpoint: servedEndpoint(dedup, calls, item.instance.id) };
   }
 }
+
+/** Where planning calls (their keys never read the server) finds none. */
+const noServer = (): Promise<string> => Promise.reject(new Error('no REST server: only call keys are planned here'));
 
 function served(dedup: DatabaseDedup, key: string): ServedDedup {
   return { dedup, key, calls: new Map(dedup.calls) };

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { reject, rejectionFrom, type Outcome } from '../../core/outcome.js';
-import type { BatchStage, CachedStage, StageContext } from '../stage.js';
+import type { BatchStage, CachedStage, KeyedStage, StageContext } from '../stage.js';
 import type { OutcomeStore } from '../store/outcome-store.js';
 import { cacheKeyOf } from '../store/run-store.js';
 import { withRetries, type RetryPolicy } from './retry.js';
@@ -66,7 +66,7 @@ export class StageRunner {
     } catch (error) {
       const rejection = rejectionFrom<O>(error);
       if (rejection) return this.settle(key, stage.name, rejection);
-      return reject(INTERNAL_ERROR, error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+      return reject(INTERNAL_ERROR, faultMessage(error));
     } finally {
       metrics.ms += performance.now() - started;
     }
@@ -108,28 +108,13 @@ export class StageRunner {
           !outcome.ok && outcome.category === INTERNAL_ERROR ? outcome : this.settle(keys[i], stage.name, outcome);
       });
     } catch (error) {
-      const fault = reject<O>(
-        INTERNAL_ERROR,
-        error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      );
+      const fault = reject<O>(INTERNAL_ERROR, faultMessage(error));
       for (const i of misses) outcomes[i] = fault;
       onSettled?.(misses.length);
     } finally {
       metrics.ms += performance.now() - started;
     }
     return outcomes as Outcome<O>[];
-  }
-
-  /** What the store holds for these inputs of a stage, without computing anything (undefined: not there). */
-  async lookup<I, O, C extends StageContext>(
-    stage: CachedStage<I, O, C> | BatchStage<I, O, C>,
-    inputs: readonly I[],
-    ctx: C,
-  ): Promise<(Outcome<O> | undefined)[]> {
-    return this.lookupKeys<O>(
-      stage.name,
-      inputs.map((input) => this.keyOf(stage, input, ctx)),
-    );
   }
 
   /** Stored outcomes by key (a key handed over by a job that computed it). */
@@ -146,11 +131,7 @@ export class StageRunner {
   }
 
   /** The cache key of a stage invocation; values handed out earlier (or stand-ins) count by their key. */
-  keyOf<I, C extends StageContext>(
-    stage: Pick<CachedStage<I, unknown, C>, 'name' | 'version' | 'cacheKey'>,
-    input: I,
-    ctx: C,
-  ): string {
+  keyOf<I, C extends StageContext>(stage: KeyedStage<I, C>, input: I, ctx: C): string {
     return cacheKeyOf(stage.name, stage.version, stage.cacheKey(input, ctx), (v) => this.provenance.get(v), this.code);
   }
 
@@ -199,6 +180,11 @@ export class StageRunner {
   private metricsOf(name: string): StageMetrics {
     return metricsOf(this.metrics, this.label(name));
   }
+}
+
+/** What an `internal_error` says of the throw behind it. */
+export function faultMessage(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
 
 /** A stage's entry in a metrics table, created at zero on first use. */

@@ -4,7 +4,7 @@ import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../../core/mod
 import { lazy } from '../../core/lazy.js';
 import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { retryPolicyOf, withRetries } from '../runner/retry.js';
-import { INTERNAL_ERROR } from '../runner/stage-runner.js';
+import { faultMessage, INTERNAL_ERROR } from '../runner/stage-runner.js';
 import type { BatchStage, RestStageContext } from '../stage.js';
 import { pinClock } from '../../generators/sql/clock.js';
 import { clockKey } from './clock-key.js';
@@ -176,7 +176,7 @@ function internalError(error: unknown, attempts: FailedAttempt[]): SynthesisReco
   return {
     ok: false,
     category: INTERNAL_ERROR,
-    message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    message: faultMessage(error),
     attempts,
   };
 }

@@ -162,6 +162,18 @@ export function bracketsAsBackticks(sql: string): string {
     .join('');
 }
 
+/** SQLite's spellings of the six comparisons, each to its canonical one. */
+export const COMPARISON_SPELLINGS = {
+  '=': '=',
+  '==': '=',
+  '!=': '!=',
+  '<>': '!=',
+  '<': '<',
+  '<=': '<=',
+  '>': '>',
+  '>=': '>=',
+} as const satisfies Record<string, '=' | '!=' | '<' | '<=' | '>' | '>='>;
+
 /** A text literal for `value`, quotes doubled. */
 export function sqlString(value: string): string {
   return `'${value.split("'").join("''")}'`;

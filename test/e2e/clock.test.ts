@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { parseConfig } from '../../config/load.js';
 import { generate } from '../../pipeline/generate.js';
+import { writeJsonlSource } from '../support/jsonl-source.js';
 import type { Manifest } from '../../pipeline/manifest.js';
 
 /**
@@ -17,22 +17,18 @@ let dir: string;
 let source: string;
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'nl2api-clock-'));
-  source = path.join(dir, 'source');
-  mkdirSync(source);
-  const db = new Database(path.join(source, 'club.sqlite'));
-  db.exec(`CREATE TABLE member (id INTEGER PRIMARY KEY, name TEXT NOT NULL, born TEXT NOT NULL, joined TEXT NOT NULL);
+  source = writeJsonlSource(
+    path.join(dir, 'source'),
+    'club',
+    `CREATE TABLE member (id INTEGER PRIMARY KEY, name TEXT NOT NULL, born TEXT NOT NULL, joined TEXT NOT NULL);
     INSERT INTO member VALUES (1, 'Ann', '1990-03-01', '2019-05-01'), (2, 'Bo', '2001-11-20', '2025-12-24'),
-      (3, 'Cy', '1985-07-15', '2030-02-01'), (4, 'Di', '2010-01-31', '2026-06-01');`);
-  db.close();
-  const q = (id: string, sql: string) => JSON.stringify({ id, db_id: 'club', question: `question ${id}`, sql });
-  writeFileSync(
-    path.join(source, 'questions.jsonl'),
+      (3, 'Cy', '1985-07-15', '2030-02-01'), (4, 'Di', '2010-01-31', '2026-06-01');`,
     [
-      q('joined-before-today', "SELECT name FROM member WHERE date(joined) < date('now') ORDER BY name"),
-      q('joined-from-today', 'SELECT COUNT(id) FROM member WHERE joined >= CURRENT_DATE'),
-      q('age', "SELECT CAST((julianday('now') - julianday(born)) / 365 AS INTEGER) FROM member WHERE name = 'Ann'"),
-      q('plain', "SELECT born FROM member WHERE name = 'now'"),
-    ].join('\n'),
+      ['joined-before-today', "SELECT name FROM member WHERE date(joined) < date('now') ORDER BY name"],
+      ['joined-from-today', 'SELECT COUNT(id) FROM member WHERE joined >= CURRENT_DATE'],
+      ['age', "SELECT CAST((julianday('now') - julianday(born)) / 365 AS INTEGER) FROM member WHERE name = 'Ann'"],
+      ['plain', "SELECT born FROM member WHERE name = 'now'"],
+    ],
   );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { parseConfig } from '../../config/load.js';
 import { generate } from '../../pipeline/generate.js';
+import { writeJsonlSource } from '../support/jsonl-source.js';
 
 /**
  * A column selected beside GROUP BY without being grouped or aggregated is the group's value
@@ -16,33 +16,29 @@ let dir: string;
 let source: string;
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'nl2api-fd-'));
-  source = path.join(dir, 'source');
-  mkdirSync(source);
-  const db = new Database(path.join(source, 'league.sqlite'));
-  db.exec(`CREATE TABLE team (id INTEGER PRIMARY KEY, api_id INTEGER UNIQUE, code TEXT UNIQUE, name TEXT NOT NULL);
+  source = writeJsonlSource(
+    path.join(dir, 'source'),
+    'league',
+    `CREATE TABLE team (id INTEGER PRIMARY KEY, api_id INTEGER UNIQUE, code TEXT UNIQUE, name TEXT NOT NULL);
     CREATE TABLE game (id INTEGER PRIMARY KEY, home INTEGER NOT NULL, season TEXT NOT NULL, goals INTEGER NOT NULL);
     CREATE TABLE badge (id INTEGER PRIMARY KEY, team INTEGER NOT NULL, label TEXT NOT NULL);
     INSERT INTO team VALUES (1, 10, 'A', 'Ajax'), (2, 20, 'B', 'Benfica'), (3, 30, NULL, 'Celtic');
     INSERT INTO game VALUES (1, 10, '2020', 3), (2, 10, '2020', 1), (3, 20, '2020', 2), (4, 30, '2021', 5);
-    INSERT INTO badge VALUES (1, 1, 'gold'), (2, 1, 'gold'), (3, 2, 'silver');`);
-  db.close();
-  const q = (id: string, sql: string) => JSON.stringify({ id, db_id: 'league', question: `question ${id}`, sql });
-  writeFileSync(
-    path.join(source, 'questions.jsonl'),
+    INSERT INTO badge VALUES (1, 1, 'gold'), (2, 1, 'gold'), (3, 2, 'silver');`,
     [
-      q(
+      [
         'primary-key',
         'SELECT T.name, COUNT(G.id) FROM team AS T INNER JOIN game AS G ON G.home = T.api_id GROUP BY T.id',
-      ),
-      q(
+      ],
+      [
         'unique-by-join',
         'SELECT T.name FROM game AS G INNER JOIN team AS T ON G.home = T.api_id GROUP BY G.home ORDER BY SUM(G.goals) DESC LIMIT 1',
-      ),
-      q('constant', "SELECT season, home, COUNT(id) FROM game WHERE season = '2020' GROUP BY home"),
+      ],
+      ['constant', "SELECT season, home, COUNT(id) FROM game WHERE season = '2020' GROUP BY home"],
       // Each team's badges all say the same here, but nothing in the schema says they must.
-      q('not-determined', 'SELECT B.label, COUNT(B.id) FROM badge AS B GROUP BY B.team'),
-      q('nullable-unique', 'SELECT name FROM team GROUP BY code'),
-    ].join('\n'),
+      ['not-determined', 'SELECT B.label, COUNT(B.id) FROM badge AS B GROUP BY B.team'],
+      ['nullable-unique', 'SELECT name FROM team GROUP BY code'],
+    ],
   );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

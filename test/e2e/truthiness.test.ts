@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { parseConfig } from '../../config/load.js';
 import { generate } from '../../pipeline/generate.js';
+import { writeJsonlSource } from '../support/jsonl-source.js';
 import { sqliteTruth } from '../../generators/slot/where.js';
 
 /**
@@ -16,23 +16,19 @@ let dir: string;
 let source: string;
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'nl2api-truth-'));
-  source = path.join(dir, 'source');
-  mkdirSync(source);
-  const db = new Database(path.join(source, 'lab.sqlite'));
-  db.exec(`CREATE TABLE sample (id INTEGER PRIMARY KEY, name TEXT NOT NULL, rnp TEXT, flag);
+  source = writeJsonlSource(
+    path.join(dir, 'source'),
+    'lab',
+    `CREATE TABLE sample (id INTEGER PRIMARY KEY, name TEXT NOT NULL, rnp TEXT, flag);
     INSERT INTO sample VALUES (1, 'a', '-', 1), (2, 'b', '+', 0), (3, 'c', '-', '0'), (4, 'd', '++', 'abc'),
-      (5, 'e', NULL, '12abc'), (6, 'f', '+-', NULL), (7, 'g', '-', 0.5), (8, 'h', '+', ' 2');`);
-  db.close();
-  const q = (id: string, sql: string) => JSON.stringify({ id, db_id: 'lab', question: `question ${id}`, sql });
-  writeFileSync(
-    path.join(source, 'questions.jsonl'),
+      (5, 'e', NULL, '12abc'), (6, 'f', '+-', NULL), (7, 'g', '-', 0.5), (8, 'h', '+', ' 2');`,
     [
-      q('text-literal-or', "SELECT name FROM sample WHERE rnp != '-' OR '+-'"),
-      q('numeric-literal-and', "SELECT COUNT(id) FROM sample WHERE '1e0' AND rnp = '-'"),
-      q('text-column', 'SELECT name FROM sample WHERE flag'),
-      q('negated-column', 'SELECT name FROM sample WHERE NOT flag'),
-      q('never', "SELECT name FROM sample WHERE 'abc'"),
-    ].join('\n'),
+      ['text-literal-or', "SELECT name FROM sample WHERE rnp != '-' OR '+-'"],
+      ['numeric-literal-and', "SELECT COUNT(id) FROM sample WHERE '1e0' AND rnp = '-'"],
+      ['text-column', 'SELECT name FROM sample WHERE flag'],
+      ['negated-column', 'SELECT name FROM sample WHERE NOT flag'],
+      ['never', "SELECT name FROM sample WHERE 'abc'"],
+    ],
   );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
