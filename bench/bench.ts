@@ -20,7 +20,9 @@ import { packageRoot } from '../core/package-root.js';
 import { loadSource } from '../pipeline/sources/index.js';
 import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';
+import { differentialFigures } from './differential.js';
 import { microBench } from './micro.js';
+import { mutationCheck } from './mutation-check.js';
 import { queueBench } from './queue-bench.js';
 import { restDatasetFigures } from './rest-dataset.js';
 import { restThroughput } from './rest-throughput.js';
@@ -36,8 +38,9 @@ import { restThroughput } from './rest-throughput.js';
  * throughput for three representative endpoints (rest-throughput.ts); (h) the queue backend:
  * overhead, scale-out over worker processes, a shared rate limit, incremental nightly runs,
  * faults (queue-bench.ts; NL2API_BENCH_QUEUE=0 skips it); (i) the verifiers on large inputs
- * (micro.ts). Prints the comparison and writes
- * output/bench.json.
+ * (micro.ts); and differential verification (differential.ts): its cost against cold runs
+ * without it (alternated with (b)), order-dependent and weak gold per database, and the
+ * mutation check (mutation-check.ts). Prints the comparison and writes output/bench.json.
  */
 
 const root = packageRoot();
@@ -124,13 +127,17 @@ async function main(): Promise<void> {
     // The machine is shared and noisy: the baseline is the median of three runs.
     const bases = [await baseline(), await baseline(), await baseline()].sort((a, b) => a.ms - b.ms);
     const base = bases[1];
-    process.stderr.write('(b) cold generate, three times...\n');
+    process.stderr.write('(b) cold generate, three times, each followed by one without differential verification...\n');
     // Each cold run gets a fresh cache; the median one's cache and outputs serve the warm runs.
     const colds: ChildRun[] = [];
+    const coldsWithout: ChildRun[] = [];
     for (const run of [1, 2, 3]) {
       const dir = path.join(work, `cold-${run}`);
       colds.push({ ...(await generateInChild(['--source', birdDir, '--formulations', 'slot,sel'], dir)), dir });
+      const without = ['--source', birdDir, '--formulations', 'slot,sel', '--variants', '0'];
+      coldsWithout.push(await generateInChild(without, path.join(work, `cold-without-${run}`)));
     }
+    const coldWithout = [...coldsWithout].sort((a, b) => a.wallMs - b.wallMs)[1];
     const cold = [...colds].sort((a, b) => a.wallMs - b.wallMs)[1];
     renameSync(cold.dir!, path.join(work, 'cold'));
     renameSync(path.join(work, 'cold', '.cache'), cacheDir);
@@ -144,6 +151,11 @@ async function main(): Promise<void> {
       ['--source', await sourceWithOneChangedQuestion(work), '--formulations', 'slot,sel', '--cache-dir', cacheDir],
       path.join(work, 'changed'),
     );
+    process.stderr.write('(d2) mutation check...\n');
+    const mutants = {
+      singleDatabase: await mutationCheck(birdDir, path.join(work, 'cold'), { cacheDir, variants: 0 }),
+      withVariants: await mutationCheck(birdDir, path.join(work, 'cold'), { cacheDir }),
+    };
     process.stderr.write('(e) paper pool...\n');
     const paper = await generateInChild([...common, '--pool', 'paper'], path.join(work, 'paper'));
     process.stderr.write('(f) REST formulation (template synthesizer), cold then warm...\n');
@@ -153,6 +165,12 @@ async function main(): Promise<void> {
     const restWarm = await generateInChild(restArgs, path.join(work, 'rest'));
     const restFigures = restDatasetFigures(path.join(work, 'rest'));
     const restStats = restCold.stats.formulations.rest!;
+    const differential = differentialFigures({
+      coldMs: cold.wallMs,
+      coldWithoutMs: coldWithout.wallMs,
+      formulations: { ...cold.stats.formulations, ...restCold.stats.formulations },
+      mutants,
+    });
     process.stderr.write('(g) REST server throughput...\n');
     const source = await loadSource(birdDir);
     const rest = await restThroughput(source.instances, new Map(source.databases.map((db) => [db.dbId, db])), {
@@ -227,6 +245,7 @@ async function main(): Promise<void> {
       restThroughput: rest,
       verifiers: micro,
       queue: queue.report,
+      differential: differential.report,
       paperPoolCoverage: Object.fromEntries(
         Object.entries(paper.stats.formulations).map(([f, s]) => [f, { ...s.total, coveragePct: pct(s.total) }]),
       ),
@@ -261,6 +280,7 @@ async function main(): Promise<void> {
         .map(([f, s]) => `${f} ${pct(s.total).toFixed(1)}%`)
         .join(', ')}`,
     );
+    lines.push(...differential.lines);
     const dedup = restCold.stats.rest?.byDb ?? {};
     lines.push(
       `REST coverage (template synthesizer, no LLM): ${restStats.total.accepted}/${restStats.total.input} = ${pct(restStats.total).toFixed(1)}% (target >= ${REST_COVERAGE_TARGET}%: ${ok(pct(restStats.total) >= REST_COVERAGE_TARGET)})`,

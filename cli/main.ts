@@ -36,6 +36,9 @@ interface GenerateFlags {
   fingerprintCache?: boolean;
   progress?: string;
   synthesizer?: string;
+  variants?: number;
+  nondeterministicGold?: string;
+  weakGold?: string;
   /** One of PROVIDER_NAMES: commander checks the choice. */
   llmProvider?: LlmProvider;
   llmModel?: string;
@@ -167,6 +170,29 @@ function withRunOptions(command: Command): Command {
         ),
       ).choices(['auto', 'template', 'llm']),
     )
+    .option(
+      '--variants <n>',
+      withDefault(
+        'database variants every sample must also agree with the gold on (0: differential verification off)',
+        CONFIG_DEFAULTS.verification.variants,
+      ),
+      nonNegativeInt,
+    )
+    .addOption(
+      new Option(
+        '--nondeterministic-gold <what>',
+        withDefault('gold whose answer depends on the row order', CONFIG_DEFAULTS.verification.nondeterministicGold),
+      ).choices(['reject', 'accept']),
+    )
+    .addOption(
+      new Option(
+        '--weak-gold <what>',
+        withDefault(
+          'samples whose gold does not discriminate (empty, trivial, insensitive)',
+          CONFIG_DEFAULTS.verification.weakGold,
+        ),
+      ).choices(['keep', 'drop']),
+    )
     .addOption(new Option('--llm-provider <provider>', llmProviderHelp()).choices(PROVIDER_NAMES))
     .option('--llm-model <name>', 'LLM model name')
     .option('--llm-base-url <url>', 'LLM server base URL (e.g. a local vLLM or llama.cpp server)')
@@ -239,6 +265,7 @@ export async function configFromFlags(flags: GenerateFlags, command: Command): P
     fingerprintCache: given('fingerprintCache') ? flags.fingerprintCache : undefined,
     progress: given('progress') ? (flags.progress as ConfigInput['progress']) : undefined,
     rest: given('synthesizer') ? { synthesizer: flags.synthesizer as 'auto' } : undefined,
+    verification: verificationFlags(flags, given),
     llm: llmFlags(flags),
     queue: flags.queue
       ? {
@@ -250,6 +277,19 @@ export async function configFromFlags(flags: GenerateFlags, command: Command): P
       : undefined,
   };
   return loadConfig({ file: flags.config, flags: cliFlags });
+}
+
+/** The verification flags given, as a partial `verification` block (merged over the config file's). */
+function verificationFlags(
+  flags: GenerateFlags,
+  given: (key: keyof GenerateFlags) => boolean,
+): ConfigInput['verification'] {
+  const verification = {
+    ...(given('variants') ? { variants: flags.variants } : {}),
+    ...(given('nondeterministicGold') ? { nondeterministicGold: flags.nondeterministicGold as 'reject' } : {}),
+    ...(given('weakGold') ? { weakGold: flags.weakGold as 'keep' } : {}),
+  };
+  return Object.keys(verification).length > 0 ? verification : undefined;
 }
 
 /** The LLM flags given, as a partial `llm` block (merged over the config file's). */

@@ -62,6 +62,38 @@ export const QueueConfigSchema = z
   .strict();
 export type QueueConfig = z.infer<typeof QueueConfigSchema>;
 
+/** Differential verification and what counts as a sample worth keeping (issue 11). */
+export const VerificationConfigSchema = z
+  .object({
+    /**
+     * Database variants every accepted sample must also agree with the gold on: the first
+     * reads the same rows in another order; each further one permutes the values of the
+     * tables a question touches (seeded). 0 turns differential verification off.
+     */
+    variants: z.number().int().min(0).max(8).default(2),
+    /** Seed of the first value-perturbed variant (the next ones count up from it). */
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .max(2 ** 31 - 1)
+      .default(1),
+    /**
+     * Gold whose answer depends on the physical row order (ties under ORDER BY … LIMIT, …):
+     * `reject` it (`gold:nondeterministic`), or `accept` it with every answer seen, any of
+     * which a sample (and an evaluated model) may give.
+     */
+    nondeterministicGold: z.enum(['reject', 'accept']).default('reject'),
+    /** `drop`: reject samples whose gold does not discriminate (`gold:weak:<strength>`); `keep`: only flag them. */
+    weakGold: z.enum(['keep', 'drop']).default('keep'),
+    /** Building one variant table (a copy of one table with its values permuted) may take this long. */
+    buildTimeoutMs: z.number().int().min(1).default(600_000),
+    /** Where the variant tables are kept; `<cache>/variants` when absent. */
+    dir: z.string().min(1).optional(),
+  })
+  .strict();
+export type VerificationConfig = z.infer<typeof VerificationConfigSchema>;
+
 /** A fixed moment, so that a default run gives the same samples on any day. */
 export const DEFAULT_REFERENCE_TIME = '2026-01-01 00:00:00';
 
@@ -124,6 +156,7 @@ export const ConfigSchema = z
      */
     fingerprintCache: z.boolean().default(true),
     rest: RestConfigSchema.default(RestConfigSchema.parse({})),
+    verification: VerificationConfigSchema.default(VerificationConfigSchema.parse({})),
     /** The LLM (synthesis agent, judge, dedup agent); absent: no LLM is used at all. */
     llm: LlmConfigSchema.optional(),
     queue: QueueConfigSchema.optional(),
@@ -148,6 +181,7 @@ export function outputRelevantConfig(config: Config): Record<string, unknown> {
     goldTimeoutMs: config.goldTimeoutMs,
     executeTimeoutMs: config.executeTimeoutMs,
     referenceTime: config.referenceTime,
+    verification: verificationRelevantConfig(config.verification),
     dbIds: config.dbIds ?? null,
     // Only when set: a run without it keeps the config hash it always had.
     ...(config.license ? { license: config.license } : {}),
@@ -164,4 +198,9 @@ function restRelevantConfig(config: Config): Record<string, unknown> {
     maxTokens: config.llm.maxTokens ?? null,
   };
   return { ...config.rest, llm: llm ?? null };
+}
+
+/** What changes the samples: not where variant tables are kept, nor how long building one may take. */
+export function verificationRelevantConfig({ variants, seed, nondeterministicGold, weakGold }: VerificationConfig) {
+  return { variants, seed, nondeterministicGold, weakGold };
 }

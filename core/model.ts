@@ -70,7 +70,44 @@ export interface GoldResult extends ResultSet {
    * the reference time its answer holds for. Cached with the answer, so a rerun keeps both.
    */
   referenceTime?: string;
+  /**
+   * The gold's answers on the run's database variants (differential verification), in the
+   * order the variants are configured: every answer acceptable on each. A sample must give
+   * one of them on each variant.
+   */
+  variants?: GoldOnVariant[];
+  /** What agreement with this gold proves (verifiers/differential.ts). */
+  strength?: GoldStrength;
+  /**
+   * Nondeterministic gold kept (config `verification.nondeterministicGold: accept`): every
+   * answer the gold SQL gave on the database's own rows; `rows` is the first of them.
+   */
+  acceptable?: SqlValue[][][];
+  /** Rows tied on the sort keys of an `ORDER BY … LIMIT` answer: any of a group may stand at its positions. */
+  ties?: Ties;
 }
+
+/**
+ * The tie groups of an ordered, limited answer (generators/sql/ties.ts): `positions[i]` is
+ * the group (index into `groups`) whose rows may stand at answer row i.
+ */
+export interface Ties {
+  groups: SqlValue[][][];
+  positions: number[];
+}
+
+export interface GoldOnVariant {
+  variant: string;
+  /** The answers acceptable on this variant (more than one when its rows tie differently when read in another order). */
+  answers: SqlValue[][][];
+  ties?: Ties;
+}
+
+/**
+ * `empty`: no rows; `trivial`: one row of zeros and NULLs; `discriminating`: the answer
+ * changes on some value-perturbed variant; `insensitive`: it changes on none.
+ */
+export type GoldStrength = 'empty' | 'trivial' | 'insensitive' | 'discriminating';
 
 export interface ToolCall {
   name: string;

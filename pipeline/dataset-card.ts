@@ -22,6 +22,7 @@ export function datasetCard(run: RunDescription, stats: DeterministicStats): str
     filesSection(formulations, dbs),
     fieldsSection(formulations),
     countsSection(stats, formulations, dbs),
+    verificationSection(run, stats, formulations),
     funnelSection(stats, formulations),
     productionSection(run, formulations),
     licenseSection(run),
@@ -174,7 +175,14 @@ const COMMON_FIELDS: [string, string][] = [
   ['evidence', "the source's hint (external knowledge), may be empty"],
   ['query', 'the gold SQL'],
   ['gold_answer', 'the rows the gold SQL returns (a list of rows)'],
+  [
+    'acceptable_answers',
+    'only with `verification.nondeterministicGold: accept`, for gold whose answer depends on the row order: every answer it gave',
+  ],
 ];
+
+const VERIFICATION_FIELD =
+  'the `format`, `execution`, `semantic` and `differential` checks: `{ok, category, message}` each; `strength`: what agreeing with the gold proves (below)';
 
 function fieldsSection(formulations: readonly Formulation[]): string {
   const sequences = formulations.filter((f) => f !== 'rest');
@@ -191,7 +199,7 @@ function fieldsSection(formulations: readonly Formulation[]): string {
           ['answer_labels', 'the labels of the calls whose outputs, zipped column-wise, form the answer'],
           ['output_after_executing_api', 'the answer: one value, a list, or one entry per answer column'],
           ['difficulty', "the source's difficulty label, or null"],
-          ['verification', 'the `format`, `execution` and `semantic` checks: `{ok, category, message}` each'],
+          ['verification', VERIFICATION_FIELD],
           ...(sequences.includes('sel')
             ? ([['tools', "SEL only: the names of the instance's tool universe"]] as [string, string][])
             : []),
@@ -211,7 +219,7 @@ function fieldsSection(formulations: readonly Formulation[]): string {
           ['difficulty', "the source's difficulty label, or null"],
           ['synthesizer', 'who proposed the endpoint: `template`, or `llm:<provider>/<model>`'],
           ['attempts', 'synthesis attempts it took'],
-          ['verification', 'the `format`, `execution` and `semantic` checks: `{ok, category, message}` each'],
+          ['verification', VERIFICATION_FIELD],
         ].map(([f, m]) => [`\`${f}\``, m]),
       ),
     );
@@ -254,6 +262,50 @@ function mergesText(n: number): string {
 function countOf(tally: Tally | undefined): string {
   if (!tally || tally.input === 0) return '0 / 0';
   return `${tally.accepted} / ${tally.input} (${((100 * tally.accepted) / tally.input).toFixed(1)} %)`;
+}
+
+const STRENGTHS: [string, string][] = [
+  [
+    'discriminating',
+    'the gold answer changes on some value-perturbed variant: agreeing with it tells a right query from a wrong one',
+  ],
+  ['insensitive', 'the gold answer is the same on every variant'],
+  ['empty', 'the gold answer has no rows'],
+  ['trivial', 'the gold answer is one row of zeros and NULLs'],
+];
+
+function verificationSection(
+  run: RunDescription,
+  stats: DeterministicStats,
+  formulations: readonly Formulation[],
+): string {
+  const { variants = 0, nondeterministicGold } = (run.config.verification ?? {}) as {
+    variants?: number;
+    nondeterministicGold?: string;
+  };
+  if (variants === 0)
+    return '## Verification\n\nEach sample agrees with its gold SQL on the database as it is (differential verification was off).\n';
+  const perturbed = variants - 1;
+  const rows = STRENGTHS.map(([strength, meaning]) => [
+    `\`${strength}\``,
+    meaning,
+    ...formulations.map((f) => String(stats.formulations[f]!.total.strength[strength] ?? 0)),
+  ]);
+  const nondeterministic = formulations.map(
+    (f) => stats.formulations[f]!.total.rejectedBy['gold:nondeterministic'] ?? 0,
+  );
+  return `## Verification
+
+Each sample gives the gold SQL's answer on the database as it is, and again on ${variants} variant${variants === 1 ? '' : 's'} of it
+(\`verification.differential\`): the same rows read in another order${perturbed > 0 ? `, and ${perturbed} cop${perturbed === 1 ? 'y' : 'ies'} whose values are permuted across rows (keys kept, so every reference still lands)` : ''}.
+Gold whose answer depends on the physical row order (ties under \`ORDER BY … LIMIT\`, …) ${
+    nondeterministicGold === 'accept'
+      ? 'is kept with every answer it gave (`acceptable_answers`; rows tied on the sort keys may stand in for each other)'
+      : `is rejected as \`gold:nondeterministic\` (${formulations.map((f, i) => `${NAMES[f]} ${nondeterministic[i]}`).join(', ')})`
+  }.
+What agreeing with each sample's gold proves (\`verification.strength\`):
+
+${table(['strength', 'meaning', ...formulations.map((f) => NAMES[f])], rows)}`;
 }
 
 function funnelSection(stats: DeterministicStats, formulations: readonly Formulation[]): string {

@@ -4,6 +4,7 @@ import { restToolSpecs } from '../runtime/rest/tools.js';
 import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
 import type { Instance } from '../core/model.js';
+import { goldAnswerFields, verificationField } from './emit.js';
 import type { AcceptedRestSample } from './samples.js';
 
 /**
@@ -37,13 +38,13 @@ export function restSampleRecord(
     input: instance.question,
     evidence: instance.evidence,
     query: instance.sql,
-    gold_answer: sample.gold.rows,
+    ...goldAnswerFields(sample.gold),
     output: [{ name: call.name, arguments: call.arguments, path: call.path }],
     output_after_executing_api: sample.response,
     difficulty: instance.difficulty,
     synthesizer: sample.synthesizer,
     attempts: sample.attempts.length + 1,
-    verification: sample.verification,
+    verification: verificationField(sample.verification, sample.gold),
   };
 }
 

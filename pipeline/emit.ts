@@ -1,6 +1,7 @@
 import type {
   DatabaseInfo,
   Formulation,
+  GoldResult,
   Instance,
   KeyDescription,
   SlotSequence,
@@ -14,6 +15,7 @@ import { keysForInitialization, toOpenApi } from '../runtime/slot/specs.js';
 import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
 import type { AcceptedSample, ItemResult } from './samples.js';
+import type { Verification } from '../verifiers/checks.js';
 
 /** The formulations whose item results are sequences. */
 type SequenceResultKey = Exclude<keyof ItemResult['results'], 'rest'>;
@@ -49,15 +51,34 @@ export function sampleRecord(
     input: instance.question,
     evidence: instance.evidence,
     query: instance.sql,
-    gold_answer: sample.gold.rows,
+    ...goldAnswerFields(sample.gold),
     initialization_step: sample.sequence.initialization,
     output: sample.sequence.calls,
     answer_labels: sample.sequence.answerLabels,
     output_after_executing_api: answerJson(sample.outputs),
     difficulty: instance.difficulty,
-    verification: sample.verification,
+    verification: verificationField(sample.verification, sample.gold),
     ...emit.sampleFields(sample.sequence),
   };
+}
+
+/**
+ * The gold's answer as published; for a nondeterministic gold that was kept, every answer
+ * it gave and, for a cut through tied rows, the tie groups (`positions[i]`: the group whose
+ * rows may stand at answer row i), so that an evaluator accepts any of them.
+ */
+export function goldAnswerFields(gold: GoldResult): Record<string, unknown> {
+  if (!gold.acceptable) return { gold_answer: gold.rows };
+  return {
+    gold_answer: gold.rows,
+    acceptable_answers: gold.acceptable,
+    ...(gold.ties ? { gold_ties: gold.ties } : {}),
+  };
+}
+
+/** The checks' verdicts, and what agreeing with this gold proves (`strength`). */
+export function verificationField(verification: Verification, gold: GoldResult): Record<string, unknown> {
+  return gold.strength ? { ...verification, strength: gold.strength } : verification;
 }
 
 /** Answer outputs as plain JSON: scalar → value, list → array, table → records; one answer → itself. */

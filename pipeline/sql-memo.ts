@@ -39,6 +39,7 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
         request.sql,
         request.params.map(String),
         request.params.map((p) => typeof p),
+        request.view ?? null,
       ]);
       const hit = done.get(key);
       if (hit) return copy(hit);
@@ -56,6 +57,7 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
       }
       return copy(await pending);
     },
+    buildVariantTable: (request) => inner.buildVariantTable(request),
     close: () => inner.close(),
   };
 }

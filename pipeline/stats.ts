@@ -17,6 +17,8 @@ export interface Tally {
   rejected: number;
   /** `stage:category` → count, keys sorted. */
   rejectedBy: Record<string, number>;
+  /** Accepted samples by what agreeing with their gold proves (`verification.strength`), keys sorted. */
+  strength: Record<string, number>;
 }
 
 export interface StageTally {
@@ -135,6 +137,7 @@ export function computeStats(args: {
         continue;
       }
       count(tally, result.ok, result.ok ? '' : `${result.stage}:${result.category}`);
+      if (result.ok && result.gold.strength) add(tally.strength, result.gold.strength, 1);
       // The funnel: every stage before the deciding one accepted the item.
       for (const stage of funnel) {
         const t = stageTally(stage);
@@ -153,7 +156,8 @@ export function computeStats(args: {
       total.input += t.input;
       total.accepted += t.accepted;
       total.rejected += t.rejected;
-      for (const [k, n] of Object.entries(t.rejectedBy)) total.rejectedBy[k] = (total.rejectedBy[k] ?? 0) + n;
+      for (const [k, n] of Object.entries(t.rejectedBy)) add(total.rejectedBy, k, n);
+      for (const [k, n] of Object.entries(t.strength)) add(total.strength, k, n);
     }
     stats.formulations[f] = {
       total: sortedTally(total),
@@ -188,7 +192,11 @@ export function assertNothingLost(stats: DeterministicStats, expectedInputs: Rea
 }
 
 function emptyTally(): Tally {
-  return { input: 0, accepted: 0, rejected: 0, rejectedBy: {} };
+  return { input: 0, accepted: 0, rejected: 0, rejectedBy: {}, strength: {} };
+}
+
+function add(counts: Record<string, number>, key: string, n: number): void {
+  counts[key] = (counts[key] ?? 0) + n;
 }
 
 function count(tally: Tally, accepted: boolean, reason: string): void {
@@ -196,15 +204,16 @@ function count(tally: Tally, accepted: boolean, reason: string): void {
   if (accepted) tally.accepted++;
   else {
     tally.rejected++;
-    tally.rejectedBy[reason] = (tally.rejectedBy[reason] ?? 0) + 1;
+    add(tally.rejectedBy, reason, 1);
   }
 }
 
 function sortedTally(t: Tally): Tally {
-  return {
-    ...t,
-    rejectedBy: Object.fromEntries(Object.entries(t.rejectedBy).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
-  };
+  return { ...t, rejectedBy: sortedCounts(t.rejectedBy), strength: sortedCounts(t.strength) };
+}
+
+function sortedCounts(counts: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** Top rejection reasons, most frequent first (ties by name). */

@@ -8,6 +8,7 @@ import type {
   Verdict,
 } from '../core/model.js';
 import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
+import { checkDifferential, type VariantRun } from './differential.js';
 import { checkExecution, type ExecutionResult } from './execution.js';
 import { checkFormat } from './format.js';
 import type { AnswerJudge } from './judge.js';
@@ -36,6 +37,8 @@ export interface SequenceSubject {
   tools: ToolSpec[];
   execution: ExecutionResult;
   gold: GoldResult;
+  /** The sequence run on each database variant the gold was run on. */
+  onVariants(): Promise<VariantRun[]>;
 }
 
 /** What a REST call is checked on; `response` calls the endpoint (once, and only if a check needs it). */
@@ -47,6 +50,8 @@ export interface RestSubject {
   instance: Instance;
   gold: GoldResult;
   judge: AnswerJudge | null;
+  /** The endpoint called on each database variant the gold was run on. */
+  onVariants(): Promise<VariantRun[]>;
 }
 
 export const SEQUENCE_CHECKS = [
@@ -57,12 +62,14 @@ export const SEQUENCE_CHECKS = [
     needs: 'execution',
     run: (s) => checkSemantic(s.execution.ok ? s.execution.outputs : [], s.gold),
   },
+  { name: 'differential', needs: 'semantic', run: async (s) => checkDifferential(s.gold, await s.onVariants()) },
 ] as const satisfies readonly Check<SequenceSubject>[];
 
 export const REST_CHECKS = [
   { name: 'format', run: (s) => checkRestFormat(s.endpoint, s.db, s.maxStringLength) },
   { name: 'execution', needs: 'format', run: async (s) => checkRestExecution(await s.response()) },
   { name: 'semantic', needs: 'execution', run: restSemantic },
+  { name: 'differential', needs: 'semantic', run: async (s) => checkDifferential(s.gold, await s.onVariants()) },
 ] as const satisfies readonly Check<RestSubject>[];
 
 /** The verdict of every check, by check name, in the order they ran. */

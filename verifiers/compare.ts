@@ -81,7 +81,7 @@ function valueMatch(a: SqlValue, b: SqlValue): 'exact' | 'tolerance' | false {
   return false;
 }
 
-function rowMatch(a: Row, b: Row): 'exact' | 'tolerance' | false {
+export function rowMatch(a: Row, b: Row): 'exact' | 'tolerance' | false {
   let result: 'exact' | 'tolerance' = 'exact';
   for (let c = 0; c < a.length; c++) {
     const m = valueMatch(a[c], b[c]);

@@ -2,7 +2,7 @@ import { checkEndpointSpec } from '../generators/rest/format-check.js';
 import { valueFitsType } from '../runtime/rest/parameters.js';
 import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import type { DatabaseInfo, GoldResult, SqlValue, Verdict } from '../core/model.js';
-import { compareWithGold } from './compare.js';
+import { compareWithAcceptable, type VariantRun } from './differential.js';
 
 /**
  * The REST checks, one function each (BFCL style): format (the spec and the call),
@@ -79,7 +79,19 @@ export function checkRestSemantic(response: RestResponse, gold: GoldResult): Ver
       `the response has ${columns.length} column(s) (${columns.join(', ').slice(0, 200)}), the gold answer ${gold.columns.length}: the comparison rules cannot match them`,
     );
   }
-  return compareWithGold([{ kind: 'table', columns, rows }], gold);
+  return compareWithAcceptable([{ kind: 'table', columns, rows }], gold);
+}
+
+/**
+ * A response on a database variant as the differential check compares it; null when only a
+ * judge could compare it (its columns are not the gold's: the semantic verdict was the judge's).
+ */
+export function restVariantRun(variant: string, response: RestResponse, gold: GoldResult): VariantRun | null {
+  if (response.status !== 200 || !isTable(response.body))
+    return { variant, error: errorMessage(response.body) ?? `HTTP ${response.status}` };
+  const { columns, rows } = response.body;
+  if (columns.length !== gold.columns.length) return null;
+  return { variant, outputs: [{ kind: 'table', columns, rows }] };
 }
 
 function isTable(body: unknown): body is TableBody {

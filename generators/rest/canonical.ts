@@ -162,7 +162,15 @@ class Canonicalizer {
           extra: expr.extraArgs.map(e),
         };
       case 'window':
-        return { window: expr.name, raw: expr.raw };
+        return {
+          window: expr.name,
+          args: expr.args.map(e),
+          star: expr.star,
+          distinct: expr.distinct,
+          partitionBy: expr.partitionBy.map(e),
+          orderBy: expr.orderBy.map((o) => ({ expr: e(o.expr), dir: o.direction, nulls: o.nulls })),
+          frame: expr.frame,
+        };
       case 'case':
         return { case: expr.whens.map((w) => [e(w.when), e(w.then)]), else: expr.else ? e(expr.else) : null };
       case 'cast':

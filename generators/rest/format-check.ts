@@ -15,8 +15,8 @@ import { findValueSites } from './value-sites.js';
 /**
  * The format check of an endpoint spec (issue 3), before anything runs: LLM output goes
  * through it, so it assumes nothing — the shape against the schema, the SQL as exactly one
- * SELECT over known columns, placeholders and parameters matching one to one, and parameter
- * types that fit the columns they are compared with.
+ * SELECT (a WITH clause before it allowed) over known columns, placeholders and parameters
+ * matching one to one, and parameter types that fit the columns they are compared with.
  */
 
 /** Words that never belong in a read-only SELECT (outside strings and quoted names). */
@@ -94,8 +94,17 @@ function checkStatement(sql: string): Verdict | null {
   const statements = splitStatements(significant(tokens));
   if (statements.length !== 1) return fail('not_select', `expected exactly one statement, got ${statements.length}`);
   const [statement] = statements;
-  if (!isWord(statement[0], 'SELECT'))
-    return fail('not_select', `the statement must start with SELECT, not ${statement[0].text.slice(0, 40)}`);
+  if (!isWord(statement[0], 'SELECT', 'WITH'))
+    return fail('not_select', `the statement must start with SELECT or WITH, not ${statement[0].text.slice(0, 40)}`);
+  if (isWord(statement[0], 'WITH')) {
+    const main = afterWithClause(statement);
+    if (main === null) return fail('not_select', 'a malformed WITH clause');
+    if (!isWord(statement[main], 'SELECT'))
+      return fail(
+        'not_select',
+        `after its WITH clause the statement must be a SELECT, not ${statement[main]?.text.slice(0, 40) ?? 'nothing'}`,
+      );
+  }
   for (let i = 0; i < statement.length; i++) {
     const token = statement[i];
     if (token.kind !== 'word') continue;
@@ -103,6 +112,47 @@ function checkStatement(sql: string): Verdict | null {
     if (STATEMENT_WORDS.has(upper)) return fail('not_select', `${upper} is not allowed in a read-only SELECT`);
     if (UNSAFE_FUNCTIONS.has(upper) && statement[i + 1]?.text === '(')
       return fail('not_select', `function ${upper} is not allowed`);
+  }
+  return null;
+}
+
+/**
+ * The index of the statement's first token after its WITH clause
+ * (`WITH [RECURSIVE] name [(columns)] AS [[NOT] MATERIALIZED] (select), ...`), or null when
+ * the clause is malformed or a common table expression's body is not a query.
+ */
+function afterWithClause(statement: Token[]): number | null {
+  let i: number | null = isWord(statement[1], 'RECURSIVE') ? 2 : 1;
+  for (;;) {
+    const name = statement[i];
+    if (name?.kind !== 'word' && name?.kind !== 'dquote' && name?.kind !== 'quoted') return null;
+    i++;
+    if (isPunct(statement[i], '(')) {
+      i = pastParentheses(statement, i);
+      if (i === null) return null;
+    }
+    if (!isWord(statement[i], 'AS')) return null;
+    i++;
+    if (isWord(statement[i], 'NOT') && isWord(statement[i + 1], 'MATERIALIZED')) i += 2;
+    else if (isWord(statement[i], 'MATERIALIZED')) i++;
+    if (!isPunct(statement[i], '(') || !isWord(statement[i + 1], 'SELECT', 'VALUES', 'WITH')) return null;
+    i = pastParentheses(statement, i);
+    if (i === null) return null;
+    if (!isPunct(statement[i], ',')) return i;
+    i++;
+  }
+}
+
+function isPunct(token: Token | undefined, text: string): boolean {
+  return token?.kind === 'punct' && token.text === text;
+}
+
+/** The index after the `)` that closes the `(` at `open`; null when it is never closed. */
+function pastParentheses(tokens: Token[], open: number): number | null {
+  let depth = 0;
+  for (let i = open; i < tokens.length; i++) {
+    if (isPunct(tokens[i], '(')) depth++;
+    else if (isPunct(tokens[i], ')') && --depth === 0) return i + 1;
   }
   return null;
 }

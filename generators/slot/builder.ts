@@ -49,6 +49,8 @@ const PAPER_CONSTRUCT: Record<string, string> = {
   negate: 'arithmetic',
   cast: 'cast',
   if_then_else: 'case',
+  position: 'function_instr',
+  substr: 'function_substr',
   and: 'boolean_expression',
   or: 'or',
   not: 'boolean_expression',
@@ -141,8 +143,15 @@ export class SequenceBuilder {
     return { ...table, label: this.emit('filter_data', args, 'FILTER') };
   }
 
-  sort(table: TableRef, key: string, ascending: boolean): TableRef {
-    const label = this.emit('sort_data', { data_source: ref(table.label), key_name: key, ascending }, 'SORT');
+  /** sort_data; with `rows`, the sorted table keeps only the rows a LIMIT/OFFSET leaves (extended pool). */
+  sort(table: TableRef, key: string, ascending: boolean, rows?: { limit: number | null; offset: number }): TableRef {
+    const args: Record<string, unknown> = { data_source: ref(table.label), key_name: key, ascending };
+    if (rows) {
+      this.requireExtended('derived_limit', 'LIMIT in a derived table');
+      if (rows.limit !== null) args.limit = rows.limit;
+      if (rows.offset > 0) args.offset = rows.offset;
+    }
+    const label = this.emit('sort_data', args, 'SORT');
     return { ...table, label };
   }
 

@@ -326,10 +326,25 @@ export class ExpressionCompiler {
       const [t1, k] = this.key(t, args[0]);
       return this.transform(t1, k, unary, {}, sig);
     }
+    if (name === 'INSTR' && args.length === 2) {
+      this.b.requireExtended('function_instr', 'INSTR');
+      const [t1, k] = this.key(t, args[0]);
+      const [t2, operand] = this.operand(t1, args[1]);
+      return this.transform(t2, k, 'position', { operand }, sig);
+    }
     if ((name === 'SUBSTR' || name === 'SUBSTRING') && (args.length === 2 || args.length === 3)) {
       const bounds = substringBounds(args[1], args[2]);
+      if (bounds) {
+        const [t1, k] = this.key(t, args[0]);
+        return this.transform(t1, k, 'substring', bounds, sig);
+      }
+      // Bounds a slice cannot hold (computed per row, negative lengths): SQLite's substr itself.
+      this.b.requireExtended('function_substr', 'SUBSTR with computed or negative bounds');
       const [t1, k] = this.key(t, args[0]);
-      return this.transform(t1, k, 'substring', bounds, sig);
+      const [t2, start] = this.operand(t1, args[1]);
+      if (args.length === 2) return this.transform(t2, k, 'substr', { start }, sig);
+      const [t3, length] = this.operand(t2, args[2]);
+      return this.transform(t3, k, 'substr', { start, length }, sig);
     }
     if (
       name === 'ROUND' &&
@@ -448,6 +463,17 @@ export class ExpressionCompiler {
             operand: { value: this.scalar(memo, expr.args[1]) },
           });
         }
+        if (expr.name === 'INSTR' && expr.args.length === 2) {
+          return calc(this.scalar(memo, expr.args[0]), 'position', {
+            operand: { value: this.scalar(memo, expr.args[1]) },
+          });
+        }
+        if ((expr.name === 'SUBSTR' || expr.name === 'SUBSTRING') && [2, 3].includes(expr.args.length)) {
+          const [subject, start, length] = expr.args.map((a) => this.scalar(memo, a));
+          const bounds: Record<string, unknown> = { start: { value: start } };
+          if (expr.args.length === 3) bounds.length = { value: length };
+          return calc(subject, 'substr', bounds);
+        }
         return unsupported(`function_${expr.name.toLowerCase()}`, `${expr.name}() over aggregates`);
       }
       case 'case': {
@@ -474,15 +500,16 @@ export class ExpressionCompiler {
   }
 }
 
-/** SQLite substr(x, start, length) (1-based) as the tool's 0-based, end-exclusive slice. */
-function substringBounds(startExpr: Expr, lengthExpr: Expr | undefined): Record<string, number> {
+/**
+ * SQLite substr(x, start, length) (1-based) as the tool's 0-based, end-exclusive slice, for
+ * integer constants with a length that is not negative; null for other bounds.
+ */
+function substringBounds(startExpr: Expr, lengthExpr: Expr | undefined): Record<string, number> | null {
   const integer = (e: Expr | undefined): number | undefined =>
     e && e.kind === 'literal' && e.type === 'integer' ? (e.value as number) : undefined;
   const start = integer(startExpr);
   const length = lengthExpr === undefined ? undefined : integer(lengthExpr);
-  if (start === undefined || (lengthExpr !== undefined && (length === undefined || length < 0))) {
-    unsupported('function_substr', 'SUBSTR with non-constant or negative bounds');
-  }
+  if (start === undefined || (lengthExpr !== undefined && (length === undefined || length < 0))) return null;
   // substr(x, 0, n) yields n - 1 characters: position 0 is before the first one.
   const from = start > 0 ? start - 1 : start;
   const firstIndex = start === 0 ? 0 : from;

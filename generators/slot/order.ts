@@ -4,9 +4,15 @@ import type { PassContext } from './context.js';
 
 /**
  * ORDER BY: one stable sort_data per key, last key first, so that the first key decides
- * and later keys break its ties. Every key is computed before the first sort.
+ * and later keys break its ties. Every key is computed before the first sort. `rows`
+ * (a derived table's LIMIT/OFFSET) goes on the last sort, which orders by the first key.
  */
-export function sortPass(ctx: PassContext, table: TableRef, orderBy: OrderItem[]): TableRef {
+export function sortPass(
+  ctx: PassContext,
+  table: TableRef,
+  orderBy: OrderItem[],
+  rows?: { limit: number | null; offset: number },
+): TableRef {
   let t = table;
   const keys: string[] = [];
   for (const item of orderBy) {
@@ -14,6 +20,7 @@ export function sortPass(ctx: PassContext, table: TableRef, orderBy: OrderItem[]
     t = t1;
     keys.push(key);
   }
-  for (let i = orderBy.length - 1; i >= 0; i--) t = ctx.b.sort(t, keys[i], orderBy[i].direction === 'asc');
+  for (let i = orderBy.length - 1; i >= 0; i--)
+    t = ctx.b.sort(t, keys[i], orderBy[i].direction === 'asc', i === 0 ? rows : undefined);
   return t;
 }

@@ -57,8 +57,7 @@ export class QueryCompiler {
     const select = this.plain(this.nested(query));
     if (select.groupBy.length === 0 && hasAggregates(select))
       unsupported('derived_aggregate', 'a derived table that is one aggregate row');
-    if (select.limit !== null || select.offset !== null) unsupported('derived_limit', 'LIMIT in a derived table');
-    const t = this.rows(select);
+    const t = this.rows(select, derivedRows(select));
     const [t1, keys] = selectKeys(this.ctx, t, select);
     const exprs = new Map<string, string>();
     select.columns.forEach((c, i) => {
@@ -182,14 +181,33 @@ export class QueryCompiler {
     return { table: filterPass(this.ctx, t, q.where) };
   }
 
-  /** The rows a non-aggregate (or grouped) query projects from: through ORDER BY. */
-  private rows(q: SelectQuery): TableRef {
+  /** The rows a non-aggregate (or grouped) query projects from: through ORDER BY (and a derived table's LIMIT). */
+  private rows(q: SelectQuery, limited?: { limit: number | null; offset: number }): TableRef {
     let t = this.whereRows(q).table;
     if (q.groupBy.length > 0) t = groupPass(this.ctx, t, q);
     else if (q.orderBy.some((o) => collectAggregates(o.expr).length > 0)) {
       unsupported('aggregate_order_without_group', 'ORDER BY an aggregate without GROUP BY');
     }
     page(q);
-    return sortPass(this.ctx, t, q.orderBy);
+    return sortPass(this.ctx, t, q.orderBy, limited);
   }
+}
+
+/**
+ * The rows a derived table's LIMIT/OFFSET keeps, for the sort of its ORDER BY (undefined:
+ * all). Without ORDER BY the rows would be the first in SQLite's scan order, which the
+ * query does not determine: refused. After DISTINCT (not GROUP BY, whose groups are the
+ * sorted rows) the limit counts distinct rows, which a sort of the rows cannot: refused.
+ * LIMIT 0 keeps no row, which sort_data's limit (0 = all) cannot say; a negative LIMIT
+ * is no limit and a negative OFFSET none, as in SQLite.
+ */
+function derivedRows(q: SelectQuery): { limit: number | null; offset: number } | undefined {
+  const { limit, offset } = page(q);
+  const rows = { limit: limit !== null && limit >= 0 ? limit : null, offset: Math.max(offset ?? 0, 0) };
+  if (rows.limit === null && rows.offset === 0) return undefined;
+  if (q.orderBy.length === 0)
+    unsupported('derived_limit', 'LIMIT in a derived table without ORDER BY (rows in scan order)');
+  if (q.distinct && q.groupBy.length === 0) unsupported('derived_limit', 'LIMIT after DISTINCT in a derived table');
+  if (rows.limit === 0) unsupported('derived_limit', 'LIMIT 0 in a derived table');
+  return rows;
 }

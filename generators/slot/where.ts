@@ -148,7 +148,8 @@ function isNumeric(e: Expr): boolean {
   if (e.kind === 'unary') return e.op === '-';
   if (e.kind === 'aggregate') return ['COUNT', 'SUM', 'AVG', 'TOTAL'].includes(e.name);
   if (e.kind === 'cast') return e.to === 'integer' || e.to === 'real' || e.to === 'numeric';
-  return false;
+  // INSTR is a character position: an integer, or NULL.
+  return e.kind === 'function' && e.name === 'INSTR' && e.args.length === 2;
 }
 
 function isBoolean(e: Expr): boolean {

@@ -66,11 +66,29 @@ export interface AggregateExpr {
   extraArgs: Expr[];
 }
 
-/** A window function call (`RANK() OVER (...)`); kept opaque. */
+/**
+ * A window function call (`RANK() OVER (...)`, `SUM(x) OVER (PARTITION BY ...)`), its
+ * names resolved like any expression's. A named window (`OVER w ... WINDOW w AS (...)`)
+ * is replaced by its definition.
+ */
 export interface WindowExpr {
   kind: 'window';
+  /** Upper-cased (`RANK`, `ROW_NUMBER`, `SUM`, `LAG`, ...). */
   name: string;
-  raw: string;
+  args: Expr[];
+  /** `COUNT(*) OVER (...)`. */
+  star: boolean;
+  distinct: boolean;
+  partitionBy: Expr[];
+  orderBy: WindowOrderItem[];
+  /** The frame as SQLite reads it (`ROWS BETWEEN 2 PRECEDING AND CURRENT ROW`); null: the default frame. */
+  frame: string | null;
+}
+
+export interface WindowOrderItem {
+  expr: Expr;
+  direction: 'asc' | 'desc';
+  nulls: 'first' | 'last' | null;
 }
 
 export interface CaseExpr {

@@ -17,6 +17,8 @@ import type {
   SelectItem,
   SelectQuery,
   SetOperator,
+  WindowExpr,
+  WindowOrderItem,
 } from './ast.js';
 import { reassociate } from './precedence.js';
 import { functionName, type Raw } from './raw-ast.js';
@@ -107,7 +109,33 @@ const BINARY_OPS: Record<string, BinaryOp> = {
   'IS NOT': 'IS NOT',
 };
 
+/**
+ * One WITH table: its definition, where it was defined and what its body sees. A
+ * reference to it is a derived table normalized from the body (so a table referenced
+ * twice is two derived tables with the same query).
+ */
+interface WithTable {
+  name: string;
+  /** `WITH x(a, b) AS (...)`: the names of its columns; null when not given. */
+  columns: string[] | null;
+  body: Raw;
+  /** The scope the defining query's derived tables see (the defining query's parent). */
+  parent: Scope | null;
+  /** The WITH tables its body sees: its own clause's (SQLite allows forward references) and the enclosing ones. */
+  visible: WithTables;
+}
+
+interface WithTables {
+  tables: WithTable[];
+  outer: WithTables | null;
+}
+
 class Normalizer {
+  /** The WITH tables visible where the normalizer is. */
+  private withTables: WithTables | null = null;
+  /** WITH tables whose bodies are being normalized: one named again is a recursive reference. */
+  private readonly expanding: WithTable[] = [];
+
   constructor(
     private readonly db: DatabaseInfo,
     private readonly parser: InstanceType<typeof Parser>,
@@ -116,7 +144,71 @@ class Normalizer {
 
   /** A query whose names may refer to `parent`'s (the enclosing query's scope). */
   query(raw: Raw, parent: Scope | null): Query {
+    if (raw.with) {
+      // A WITH clause sits on the first SELECT of a compound and holds for all of it.
+      const outer = this.withTables;
+      this.withTables = this.withClause(raw.with, parent, outer);
+      try {
+        return this.query({ ...raw, with: null }, parent);
+      } finally {
+        this.withTables = outer;
+      }
+    }
     return raw._next ? this.setQuery(raw, parent) : this.select(raw, parent);
+  }
+
+  /**
+   * Non-recursive common table expressions. `WITH RECURSIVE`, and a table whose body names
+   * itself (SQLite makes such a table recursive even without the keyword), are refused.
+   */
+  private withClause(raw: Raw[], parent: Scope | null, outer: WithTables | null): WithTables {
+    const clause: WithTables = { tables: [], outer };
+    for (const node of raw) {
+      if (node.recursive) throw new SyntaxShapeError('recursive WITH is not supported');
+      const name = identifier(node.name);
+      if (name === null) throw new SyntaxShapeError(`unsupported WITH table ${JSON.stringify(node).slice(0, 80)}`);
+      if (clause.tables.some((t) => same(t.name, name))) throw new NameError(`duplicate WITH table name: ${name}`);
+      const columns = Array.isArray(node.columns) ? (node.columns as Raw[]).map(columnName) : null;
+      // sqlite/mysql wrap the body as `{ ast }`; postgresql gives the SELECT itself.
+      const body: Raw = node.stmt?.ast ?? node.stmt;
+      if (body?.type !== 'select') throw new SyntaxShapeError(`WITH table ${name} is not a SELECT`);
+      clause.tables.push({ name, columns, body, parent, visible: clause });
+    }
+    return clause;
+  }
+
+  private withTable(name: string): WithTable | null {
+    for (let scope = this.withTables; scope; scope = scope.outer) {
+      const found = scope.tables.find((t) => same(t.name, name));
+      if (found) return found;
+    }
+    return null;
+  }
+
+  /** A reference to a WITH table: the derived table of its body, named `name` in `scope`. */
+  private withTableItem(table: WithTable, name: string, scope: Scope): FromItem {
+    if (this.expanding.includes(table)) throw new SyntaxShapeError('recursive WITH is not supported');
+    const saved = this.withTables;
+    this.withTables = table.visible;
+    this.expanding.push(table);
+    let query: Query;
+    try {
+      query = this.query(table.body, table.parent);
+    } finally {
+      this.expanding.pop();
+      this.withTables = saved;
+    }
+    if (query.correlated) {
+      // Its outer names count levels from where it was defined, not from here.
+      if (table.parent !== scope.parent)
+        throw new SyntaxShapeError(
+          `WITH table ${table.name} refers to an enclosing query and is used in a nested query`,
+        );
+      scope.correlated = true;
+    }
+    if (table.columns) query = withColumnNames(query, table.columns, table.name);
+    scope.add({ name, table: null, columns: outputNames(query) });
+    return { kind: 'derived', name, query };
   }
 
   /** `a UNION b EXCEPT c` chains through `_next`; ORDER BY/LIMIT of the compound sit on the last. */
@@ -200,8 +292,10 @@ class Normalizer {
 
   /** A SELECT and the scope its names resolved in. */
   private scopedSelect(raw: Raw, parent: Scope | null): { query: SelectQuery; scope: Scope } {
-    if (raw.with) throw new SyntaxShapeError('WITH clauses are not supported');
     const scope = new Scope(parent);
+    for (const definition of (raw.window?.expr as Raw[] | undefined) ?? []) {
+      scope.windows.set(String(definition.name).toLowerCase(), definition.as_window_specification);
+    }
     const from = raw.from ? this.from(raw.from, scope) : null;
     const columns = this.selectItems(raw.columns, scope);
     scope.selectItems = columns;
@@ -258,6 +352,9 @@ class Normalizer {
     }
     const table = identifier(node.table);
     if (table === null) throw new SyntaxShapeError(`unsupported FROM item ${JSON.stringify(node).slice(0, 80)}`);
+    // A WITH table hides a schema table of the same name (not a schema-qualified one).
+    const withTable = node.db ? null : this.withTable(table);
+    if (withTable) return this.withTableItem(withTable, identifier(node.as) ?? table, scope);
     const info = schemaTable(this.db, table);
     if (!info) throw new NameError(`no such table: ${table}`);
     const name = identifier(node.as) ?? table;
@@ -380,6 +477,8 @@ class Normalizer {
         return this.unary(node, scope, clause);
       case 'aggr_func':
         return this.aggregate(String(node.name).toUpperCase(), node, scope, clause);
+      case 'window_func':
+        return this.window(functionName(node).toUpperCase(), node, scope, clause);
       case 'function':
         return this.func(node, scope, clause);
       case 'case':
@@ -489,7 +588,7 @@ class Normalizer {
   }
 
   private aggregate(name: string, node: Raw, scope: Scope, clause: Clause): Expr {
-    if (node.over) return { kind: 'window', name, raw: this.text(node) };
+    if (node.over) return this.window(name, node, scope, clause);
     const argNode = node.args?.expr;
     const star = !argNode || argNode.type === 'star' || (argNode.type === 'column_ref' && columnName(argNode) === '*');
     const distinct = String(node.args?.distinct ?? '').toUpperCase() === 'DISTINCT';
@@ -511,7 +610,7 @@ class Normalizer {
     const distinct = name.endsWith(DISTINCT_MARK);
     if (distinct) name = name.slice(0, -DISTINCT_MARK.length);
     const rawArgs: Raw[] = node.args?.value ?? (node.args ? [node.args] : []);
-    if (node.over) return { kind: 'window', name, raw: this.text(node) };
+    if (node.over) return this.window(name, node, scope, clause);
     if (name === 'EXISTS' && rawArgs[0]?.ast)
       return { kind: 'exists', not: false, query: this.subquery(rawArgs[0].ast, scope) };
     const args = rawArgs.map((a) => this.expr(a, scope, clause));
@@ -532,6 +631,52 @@ class Normalizer {
       return { kind: 'case', whens: [{ when: args[0], then: args[1] }], else: args[2] };
     }
     return { kind: 'function', name, args };
+  }
+
+  /**
+   * `f(args) OVER (PARTITION BY ... ORDER BY ... frame)`, or `OVER w` for a window the
+   * SELECT's WINDOW clause names. SQLite allows window functions only in the SELECT list
+   * and ORDER BY.
+   */
+  private window(name: string, node: Raw, scope: Scope, clause: Clause): WindowExpr {
+    if (clause !== 'select' && clause !== 'order') throw new NameError(`misuse of window function ${name}()`);
+    if (node.consider_nulls) throw new SyntaxShapeError(`${String(node.consider_nulls)} is not supported`);
+    const spec = this.windowSpecification(node.over, scope);
+    const expr = (e: Raw): Expr => this.expr(e, scope, clause);
+    const argNode = node.args?.expr;
+    const star = argNode?.type === 'star' || (argNode?.type === 'column_ref' && columnName(argNode) === '*');
+    const args: Raw[] = argNode ? (star ? [] : [argNode]) : (node.args?.value ?? []);
+    const orderBy = ((spec.orderby as Raw[] | null) ?? []).map((item): WindowOrderItem => ({
+      expr: expr(item.expr),
+      direction: String(item.type ?? 'ASC').toUpperCase() === 'DESC' ? 'desc' : 'asc',
+      nulls: item.nulls ? (/FIRST/i.test(String(item.nulls)) ? 'first' : 'last') : null,
+    }));
+    return {
+      kind: 'window',
+      name,
+      args: args.map(expr),
+      star,
+      distinct: String(node.args?.distinct ?? '').toUpperCase() === 'DISTINCT',
+      partitionBy: ((spec.partitionby as Raw[] | null) ?? []).map((p) => expr(p.expr)),
+      orderBy,
+      frame: frameText(spec.window_frame_clause),
+    };
+  }
+
+  /** The `window_specification` of an OVER clause, a named window looked up in the SELECT's WINDOW clause. */
+  private windowSpecification(over: Raw, scope: Scope): Raw {
+    // The sqlite grammar (which knows only `OVER (PARTITION BY ...)`) gives the specification itself.
+    if (over && over.type === undefined && 'partitionby' in over) return over;
+    let spec: Raw = over?.as_window_specification;
+    if (typeof spec === 'string') {
+      const named = scope.windows.get(spec.toLowerCase());
+      if (named === undefined) throw new NameError(`no such window: ${spec}`);
+      spec = named;
+    }
+    const window = spec?.window_specification;
+    if (!window) throw new SyntaxShapeError(`unsupported OVER clause ${JSON.stringify(over).slice(0, 200)}`);
+    if (window.name) throw new SyntaxShapeError('a window based on another window is not supported');
+    return window;
   }
 
   private caseExpr(node: Raw, scope: Scope, clause: Clause): Expr {
@@ -635,6 +780,43 @@ export function castAffinity(typeName: string): CastExpr['to'] {
   if (typeName === '' || typeName.includes('BLOB')) return 'blob';
   if (/REAL|FLOA|DOUB/.test(typeName)) return 'real';
   return 'numeric';
+}
+
+/**
+ * A window frame as SQLite reads it: `ROWS|RANGE|GROUPS <bound>` or `... BETWEEN <bound>
+ * AND <bound>`, each bound `UNBOUNDED PRECEDING`, `n PRECEDING`, `CURRENT ROW`, ...
+ */
+function frameText(node: Raw): string | null {
+  if (!node) return null;
+  const bound = (b: Raw): string => {
+    const text = String(b?.value ?? '')
+      .toUpperCase()
+      .replace(/\s+/g, ' ')
+      .trim();
+    if (!/^(UNBOUNDED (PRECEDING|FOLLOWING)|CURRENT ROW|\d+ (PRECEDING|FOLLOWING))$/.test(text))
+      throw new SyntaxShapeError(`unsupported window frame bound ${JSON.stringify(b).slice(0, 80)}`);
+    return text;
+  };
+  if (node.type === 'binary_expr' && String(node.operator).toUpperCase() === 'BETWEEN') {
+    const [low, high] = (node.right?.value as Raw[] | undefined) ?? [];
+    return `${frameUnits(node.left?.value)} BETWEEN ${bound(low)} AND ${bound(high)}`;
+  }
+  return `${frameUnits(node.type)} ${bound(node.expr)}`;
+}
+
+function frameUnits(units: unknown): string {
+  const text = String(units).toUpperCase();
+  if (text !== 'ROWS' && text !== 'RANGE' && text !== 'GROUPS')
+    throw new SyntaxShapeError(`unsupported window frame ${String(units)}`);
+  return text;
+}
+
+/** `WITH x(a, b) AS (...)`: the query with its result columns named `names`. */
+function withColumnNames(query: Query, names: string[], table: string): Query {
+  if (query.kind === 'set') return { ...query, left: withColumnNames(query.left, names, table) };
+  if (query.columns.length !== names.length)
+    throw new NameError(`table ${table} has ${query.columns.length} values for ${names.length} columns`);
+  return { ...query, columns: query.columns.map((c, i) => ({ ...c, name: names[i] })) };
 }
 
 function outputNames(query: Query): string[] {

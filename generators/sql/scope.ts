@@ -21,6 +21,8 @@ export class Scope {
   selectItems: SelectItem[] = [];
   /** Set when a name resolved in an enclosing scope (the query is correlated). */
   correlated = false;
+  /** The SELECT's named windows (`WINDOW w AS (...)`), as the parser gives them, by lower-cased name. */
+  readonly windows = new Map<string, unknown>();
 
   constructor(readonly parent: Scope | null) {}
 

@@ -54,12 +54,17 @@ export const restCallStage: ItemStage<RestCallInput, RestCallRecord, RestCallCon
   }),
   async run({ instance, gold, endpoint }, ctx) {
     const respond = async () => callOverHttp(await ctx.serverUrl(), endpoint.call, ctx.config.executeTimeoutMs);
-    const { verifyRest } = await restChecks();
+    const { verifyRest, restOnVariants } = await restChecks();
     const { outcome, response } = await verifyRest(
       endpoint,
       respond,
       { instance, gold },
-      { db: ctx.db, maxStringLength: ctx.config.rest.maxStringLength, judge: ctx.services.judge },
+      {
+        db: ctx.db,
+        maxStringLength: ctx.config.rest.maxStringLength,
+        judge: ctx.services.judge,
+        onVariants: restOnVariants(ctx),
+      },
     );
     return outcome.ok
       ? accept({ response: response!.body, verification: outcome.value })

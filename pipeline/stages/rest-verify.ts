@@ -3,8 +3,11 @@ import { runEndpoint } from '../../runtime/rest/endpoint.js';
 import { toErrorResponse } from '../../runtime/rest/errors.js';
 import { isExecutorFault, type SqlExecutor } from '../../runtime/sql/executor.js';
 import type { AnswerJudge } from '../../verifiers/judge.js';
-import { REST_CHECKS, runChecks, type Verification } from '../../verifiers/checks.js';
-import type { RestResponse } from '../../verifiers/rest.js';
+import { REST_CHECKS, runChecks, type RestSubject, type Verification } from '../../verifiers/checks.js';
+import type { VariantRun } from '../../verifiers/differential.js';
+import { restVariantRun, type RestResponse } from '../../verifiers/rest.js';
+import type { StageContext } from '../stage.js';
+import { onVariant, sampleVariants } from '../variants.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
 import { accept, reject, TransientError, type Outcome } from '../../core/outcome.js';
 
@@ -18,6 +21,8 @@ export interface RestVerifyContext {
   db: DatabaseInfo;
   maxStringLength: number;
   judge: AnswerJudge | null;
+  /** The endpoint called on each database variant the gold was run on (restOnVariants). */
+  onVariants(endpoint: SynthesizedEndpoint, gold: GoldResult): Promise<VariantRun[]>;
 }
 
 /** The checks of an endpoint call; `respond` makes the call, once, and only if a check needs it. */
@@ -37,8 +42,9 @@ export async function verifyRest(
     instance: item.instance,
     gold: item.gold,
     judge: ctx.judge,
+    onVariants: () => ctx.onVariants(endpoint, item.gold),
   };
-  const { verification, failed } = await runChecks(REST_CHECKS, subject);
+  const { verification, failed } = await runChecks<RestSubject>(REST_CHECKS, subject);
   return { outcome: failed ? reject(failed.category, failed.message) : accept(verification), response };
 }
 
@@ -62,4 +68,21 @@ export async function directResponse(
     const message = error instanceof Error ? error.message : String(error);
     return { status, body: { error: { code: body.error.code, message } } };
   }
+}
+
+/**
+ * The endpoint, with the call's arguments, run on each variant the gold was run on: as the
+ * server would answer there (the same SQL, bound the same way), without serving each variant.
+ */
+export function restOnVariants(ctx: StageContext): RestVerifyContext['onVariants'] {
+  return async (endpoint, gold) => {
+    const runs: VariantRun[] = [];
+    for (const variant of sampleVariants(ctx.config, gold)) {
+      const there = onVariant(ctx, variant);
+      const response = await directResponse(endpoint, there.db, there.executor, ctx.config.executeTimeoutMs);
+      const run = restVariantRun(variant.name, response, gold);
+      if (run) runs.push(run);
+    }
+    return runs;
+  };
 }

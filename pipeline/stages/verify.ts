@@ -1,5 +1,8 @@
 import type { ToolSpec } from '../../core/model.js';
-import { accept, reject } from '../../core/outcome.js';
+import { accept, reject, TransientError } from '../../core/outcome.js';
+import { isExecutorFault } from '../../runtime/sql/executor.js';
+import type { VariantRun } from '../../verifiers/differential.js';
+import { onVariant, VariantBuildError, sampleVariants } from '../variants.js';
 import { lazy } from '../../core/lazy.js';
 import type { VerifyInput } from '../runner/flow.js';
 import type { Verification } from '../../verifiers/checks.js';
@@ -28,11 +31,29 @@ export const verifyStage: ItemStage<VerifyInput, Verification> = {
       tools: toolsOf(input, ctx),
       execution: input.execution,
       gold: input.gold,
+      onVariants: () => onVariants(input, ctx),
     };
     const { verification, failed } = await runChecks(SEQUENCE_CHECKS, subject);
     return failed ? reject(failed.category, failed.message) : accept(verification);
   },
 };
+
+/** The sequence run on each variant the gold ran on: its answer outputs, or the failure of its calls there. */
+async function onVariants(input: VerifyInput, ctx: StageContext): Promise<VariantRun[]> {
+  const options = { timeoutMs: ctx.config.executeTimeoutMs, pool: ctx.config.pool };
+  const runs: VariantRun[] = [];
+  for (const variant of sampleVariants(ctx.config, input.gold)) {
+    const there = onVariant(ctx, variant);
+    try {
+      const outputs = await sequenceDef(input.formulation).execute(input.sequence, there.db, there.executor, options);
+      runs.push({ variant: variant.name, outputs });
+    } catch (error) {
+      if (error instanceof TransientError || isExecutorFault(error) || error instanceof VariantBuildError) throw error;
+      runs.push({ variant: variant.name, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return runs;
+}
 
 /**
  * The specs of the tools the sequence calls, over the universe its formulation gives it

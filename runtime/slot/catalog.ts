@@ -64,7 +64,7 @@ export const AGGREGATIONS: readonly Choice[] = [
 
 /** The shape of an operation's `operation_args`. */
 export type OperationShape =
-  'none' | 'operand' | 'cast' | 'round' | 'substring' | 'datetime' | 'values' | 'if_then_else';
+  'none' | 'operand' | 'cast' | 'round' | 'substring' | 'substr' | 'datetime' | 'values' | 'if_then_else';
 
 export interface OperationChoice extends Choice {
   shape: OperationShape;
@@ -108,6 +108,20 @@ export const OPERATIONS: readonly OperationChoice[] = [
   { name: 'upper', paper: false, shape: 'none', description: 'upper case' },
   { name: 'lower', paper: false, shape: 'none', description: 'lower case' },
   { name: 'trim', paper: false, shape: 'none', description: 'removes surrounding spaces' },
+  {
+    name: 'position',
+    paper: false,
+    shape: 'operand',
+    description:
+      'where the text operand first occurs in key: 1 for the first character, 0 if it does not occur (null if either is null)',
+  },
+  {
+    name: 'substr',
+    paper: false,
+    shape: 'substr',
+    description:
+      "part of the text as SQL's substr: operation_args {start: operand, length?: operand}; start is 1-based and a negative start counts from the end; a negative length takes the characters before start; without length, the rest of the text (null if any is null)",
+  },
   { name: 'julianday', paper: false, shape: 'none', description: 'the date as a Julian day number' },
   { name: 'concat', paper: false, shape: 'operand', description: 'key followed by operand, as text' },
   { name: 'coalesce', paper: false, shape: 'operand', description: 'key, or operand where key is null' },

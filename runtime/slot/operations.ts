@@ -47,6 +47,13 @@ const UNARY: Record<string, (x: Frag) => Frag> = {
   not: (x) => sql`(NOT ${x})`,
 };
 
+/** Operations of shape `operand` that are SQL functions of the subject and the operand. */
+const OPERAND_FUNCTIONS: Record<string, (x: Frag, y: Frag) => Frag> = {
+  coalesce: (x, y) => sql`ifnull(${x}, ${y})`,
+  contains: (x, y) => sql`(instr(${x}, ${y}) > 0)`,
+  position: (x, y) => sql`instr(${x}, ${y})`,
+};
+
 /** Operation arguments only the extended pool offers. */
 const EXTENDED_ARGS: Partial<Record<OperationChoice['shape'], string[]>> = { datetime: ['modifiers'] };
 
@@ -56,6 +63,7 @@ const SHAPE_ARGS: Record<OperationChoice['shape'], string[]> = {
   cast: ['to'],
   round: ['digits'],
   substring: ['start_index', 'end_index'],
+  substr: ['start', 'length'],
   datetime: ['pattern', 'modifiers'],
   values: ['values'],
   if_then_else: ['then', 'else'],
@@ -98,9 +106,8 @@ export function operationSql(
       return UNARY[op.name](subject);
     case 'operand': {
       const other = resolver.operand(need('operand'), 'operation_args.operand');
-      if (op.name === 'coalesce') return sql`ifnull(${subject}, ${other})`;
-      if (op.name === 'contains') return sql`(instr(${subject}, ${other}) > 0)`;
-      return sql`(${subject} ${raw(BINARY[op.name])} ${other})`;
+      const fn = OPERAND_FUNCTIONS[op.name];
+      return fn ? fn(subject, other) : sql`(${subject} ${raw(BINARY[op.name])} ${other})`;
     }
     case 'cast': {
       const to = need('to');
@@ -121,6 +128,12 @@ export function operationSql(
     }
     case 'substring':
       return substring(subject, integer('start_index'), opArgs.end_index == null ? undefined : integer('end_index'));
+    case 'substr': {
+      // SQLite's own substr: its bounds rules (1-based, negative start and length, start 0) are the contract.
+      const start = resolver.operand(need('start'), 'operation_args.start');
+      if (opArgs.length == null) return sql`substr(${subject}, ${start})`;
+      return sql`substr(${subject}, ${start}, ${resolver.operand(opArgs.length, 'operation_args.length')})`;
+    }
     case 'values': {
       const list = resolver.values(need('values'), 'operation_args.values');
       return sql`(${subject} ${raw(op.name === 'in' ? 'IN' : 'NOT IN')} ${list})`;

@@ -153,6 +153,15 @@ function operationArgs(pool: ToolPool, withKeys: KeyDoc[] | undefined): Record<s
       values: { type: 'array', description: 'in / not_in: the values (or a "$LABEL$" of a list).' },
       then: { ...operand, description: 'if_then_else: operand used where the key is true.' },
       else: { ...operand, description: 'if_then_else: operand used otherwise (null if omitted).' },
+      start: {
+        ...operand,
+        description: 'substr: operand giving the first character, 1-based (negative counts from the end).',
+      },
+      length: {
+        ...operand,
+        description:
+          'substr: operand giving the number of characters (negative: the characters before start; omit for the rest of the text).',
+      },
       modifiers: {
         type: 'array',
         items: { type: 'string' },
@@ -201,6 +210,18 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool): To
           data_source: SOURCE,
           key_name: key('The column to sort by.'),
           ascending: { type: 'boolean', description: 'true for ascending (default), false for descending.' },
+          ...(pool === 'extended'
+            ? {
+                limit: {
+                  ...LIMIT,
+                  description: 'Keep only the first N rows of the sorted table (omit, or 0, for all).',
+                },
+                offset: {
+                  type: 'integer',
+                  description: 'Skip the first N rows of the sorted table (applied before limit).',
+                },
+              }
+            : {}),
         },
         ['data_source', 'key_name', 'ascending'],
       );

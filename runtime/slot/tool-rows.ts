@@ -1,7 +1,7 @@
 import type { CallScope } from './call-scope.js';
 import { CONDITIONS } from './catalog.js';
-import { inherit, type Shape } from './relation.js';
-import { cte, ident, sql, type Frag } from './sqlfrag.js';
+import { inherit, orderBy, type Shape } from './relation.js';
+import { cte, ident, param, raw, sql, type Frag } from './sqlfrag.js';
 
 /** filter_data and sort_data: the same rows and columns, fewer or reordered. */
 
@@ -36,19 +36,28 @@ export function filter(call: CallScope): Shape {
 
 export function sort(call: CallScope): Shape {
   const { args } = call;
-  args.expectOnly(['data_source', 'key_name', 'ascending']);
+  args.expectOnly(['data_source', 'key_name', 'ascending', 'limit', 'offset'], call.paper ? ['limit', 'offset'] : []);
   const rel = call.source('data_source');
   const key = call.key(rel, 'key_name');
   const descending = !args.boolean('ascending', true);
   // Stable: ties keep the previous order. A later term on a column already ordered by
   // decides nothing. SQLite orders NULLs first ascending, last descending, as the contract says.
   const order = [{ column: key, descending }, ...rel.order.filter((t) => t.column !== key)];
+  // Extended: only the rows a LIMIT/OFFSET leaves, in the new order (groups of a grouped
+  // table: its aggregates join its members on the groups that remain).
+  const limit = args.integer('limit') ?? 0;
+  const offset = args.integer('offset') ?? 0;
+  if (offset < 0) args.fail('bad_value', 'argument "offset" must not be negative');
+  const rows =
+    limit > 0 || offset > 0
+      ? sql` ORDER BY ${orderBy(order)} LIMIT ${param(limit > 0 ? limit : -1)} OFFSET ${param(offset)}`
+      : raw('');
   return {
     kind: 'table',
     ...inherit(rel),
     order,
     orderToken: call.label,
     sorted: true,
-    body: sql`SELECT * FROM ${cte(rel.cte)}`,
+    body: sql`SELECT * FROM ${cte(rel.cte)}${rows}`,
   };
 }

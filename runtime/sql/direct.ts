@@ -1,6 +1,13 @@
 import type { ResultSet } from '../../core/model.js';
-import { ExecutorClosedError, type SqlExecutor, type SqlRequest } from './executor.js';
+import {
+  ExecutorClosedError,
+  type SqlExecutor,
+  type SqlRequest,
+  type VariantTableRequest,
+  type VariantTableResult,
+} from './executor.js';
 import { ConnectionCache, executeReadOnly } from './readonly.js';
+import { buildVariantTable } from './variant-table.js';
 
 /**
  * In-process executor: same read-only rules and result shape as the pool, but a runaway
@@ -13,7 +20,11 @@ export function createDirectExecutor(): SqlExecutor {
   return {
     async run(request: SqlRequest): Promise<ResultSet> {
       if (closed) throw new ExecutorClosedError('executor closed');
-      return executeReadOnly(connections.get(request.dbPath), request.sql, request.params);
+      return executeReadOnly(connections.get(request.dbPath, request.view), request.sql, request.params);
+    },
+    async buildVariantTable(request: VariantTableRequest): Promise<VariantTableResult> {
+      if (closed) throw new ExecutorClosedError('executor closed');
+      return buildVariantTable(request);
     },
     async close(): Promise<void> {
       closed = true;

@@ -15,10 +15,39 @@ export interface SqlRequest {
   sql: string;
   params: SqlParam[];
   timeoutMs: number;
+  /** Run on a variant of the database (differential verification) instead of the file as it is. */
+  view?: DatabaseView;
 }
+
+/**
+ * A database state derived from `dbPath` without writing to it: `overlays` are single-table
+ * SQLite files (variant-table.ts) whose tables take the place of the original's of the
+ * same name; `reverseScans` reads every unordered scan backwards (SQLite's
+ * `reverse_unordered_selects`), which is the same rows in another physical order.
+ */
+export interface DatabaseView {
+  overlays: readonly string[];
+  reverseScans: boolean;
+}
+
+/** Build `file`: one table of `dbPath` with its non-key columns' values permuted (variant-table.ts). */
+export interface VariantTableRequest {
+  dbPath: string;
+  table: string;
+  seed: number;
+  /** `columns`: each non-key column rotated by its own offset; `rows`: all of them by one. */
+  mode: 'columns' | 'rows';
+  file: string;
+  timeoutMs: number;
+}
+
+/** `built`: the file exists now; `unsupported`: the table cannot be copied (a view, a virtual table). */
+export type VariantTableResult = 'built' | 'unsupported';
 
 export interface SqlExecutor {
   run(request: SqlRequest): Promise<ResultSet>;
+  /** Writes a variant table file (the only write an executor does: to a file of ours, never to a source). */
+  buildVariantTable(request: VariantTableRequest): Promise<VariantTableResult>;
   close(): Promise<void>;
 }
 
@@ -46,14 +75,22 @@ export class SqlWorkerError extends TransientError {
   override name = 'SqlWorkerError';
 }
 
+/**
+ * A database view (its overlay files) could not be opened: our own files failed us, the
+ * statement was not run. Transient: a retry opens the view again.
+ */
+export class DatabaseViewError extends TransientError {
+  override name = 'DatabaseViewError';
+}
+
 /** The executor was closed (the run is shutting down): the statement's answer is lost. */
 export class ExecutorClosedError extends Error {
   override name = 'ExecutorClosedError';
 }
 
 /** A failure of the executor itself, not of the statement: never a verdict about an item. */
-export function isExecutorFault(error: unknown): error is SqlWorkerError | ExecutorClosedError {
-  return error instanceof SqlWorkerError || error instanceof ExecutorClosedError;
+export function isExecutorFault(error: unknown): error is SqlWorkerError | DatabaseViewError | ExecutorClosedError {
+  return error instanceof SqlWorkerError || error instanceof DatabaseViewError || error instanceof ExecutorClosedError;
 }
 
 /** A catch handler for a best-effort SQL step: any failure gives `fallback`, but an executor fault is thrown on. */

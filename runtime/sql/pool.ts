@@ -5,14 +5,17 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ResultSet } from '../../core/model.js';
 import {
+  DatabaseViewError,
   ExecutorClosedError,
   SqlExecutionError,
   SqlTimeoutError,
   SqlWorkerError,
   type SqlExecutor,
   type SqlRequest,
+  type VariantTableRequest,
+  type VariantTableResult,
 } from './executor.js';
-import type { WorkerJob, WorkerMessage } from './protocol.js';
+import type { WorkerJob, WorkerMessage, WorkerTask } from './protocol.js';
 
 /**
  * The pipeline's SQL executor: a pool of child processes (worker.ts), each running one
@@ -36,8 +39,9 @@ export interface SqlPool extends SqlExecutor {
 
 interface Job {
   id: number;
-  request: SqlRequest;
-  resolve(result: ResultSet): void;
+  task: WorkerTask;
+  timeoutMs: number;
+  resolve(result: unknown): void;
   reject(error: Error): void;
 }
 
@@ -106,7 +110,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     if (!job || job.id !== message.id) return;
     finish(worker);
     if (message.type === 'result') job.resolve(message.result);
-    else job.reject(new SqlExecutionError(message.message));
+    else job.reject(message.fault ? new DatabaseViewError(message.message) : new SqlExecutionError(message.message));
     dispatch();
   }
 
@@ -130,16 +134,11 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   function assign(worker: Worker, job: Job): void {
     worker.job = job;
     busy(worker);
-    const { timeoutMs } = job.request;
+    const { timeoutMs } = job;
     if (Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS) {
       worker.timer = setTimeout(() => onTimeout(worker, job), Math.max(0, timeoutMs));
     }
-    const message: WorkerJob = {
-      id: job.id,
-      dbPath: job.request.dbPath,
-      sql: job.request.sql,
-      params: job.request.params,
-    };
+    const message: WorkerJob = { id: job.id, task: job.task };
     worker.child.send(message);
   }
 
@@ -148,7 +147,8 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     remove(worker);
     finish(worker);
     worker.child.kill('SIGKILL');
-    job.reject(new SqlTimeoutError(`statement exceeded its timeout of ${job.request.timeoutMs} ms and was stopped`));
+    const what = job.task.kind === 'query' ? 'statement' : 'variant table build';
+    job.reject(new SqlTimeoutError(`${what} exceeded its timeout of ${job.timeoutMs} ms and was stopped`));
     dispatch();
   }
 
@@ -182,14 +182,20 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     }
   }
 
+  function submit<T>(task: WorkerTask, timeoutMs: number): Promise<T> {
+    if (closed) return Promise.reject(new ExecutorClosedError('executor closed'));
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ id: nextId++, task, timeoutMs, resolve: resolve, reject });
+      dispatch();
+    });
+  }
+
   return {
-    run(request: SqlRequest): Promise<ResultSet> {
-      if (closed) return Promise.reject(new ExecutorClosedError('executor closed'));
-      return new Promise<ResultSet>((resolve, reject) => {
-        queue.push({ id: nextId++, request, resolve, reject });
-        dispatch();
-      });
-    },
+    run: ({ dbPath, sql, params, view, timeoutMs }: SqlRequest) =>
+      submit<ResultSet>({ kind: 'query', dbPath, sql, params, view }, timeoutMs),
+
+    buildVariantTable: (request: VariantTableRequest) =>
+      submit<VariantTableResult>({ kind: 'variant-table', request }, request.timeoutMs),
 
     async close(): Promise<void> {
       closed = true;

@@ -1,16 +1,20 @@
 import type { ResultSet } from '../../core/model.js';
-import type { SqlParam } from './executor.js';
+import type { DatabaseView, SqlParam, VariantTableRequest, VariantTableResult } from './executor.js';
 
 /** Messages between the pool (pool.ts) and its worker processes (worker.ts). */
 
+/** What a worker does for one job: run a statement, or build a variant table file. */
+export type WorkerTask =
+  | { kind: 'query'; dbPath: string; sql: string; params: SqlParam[]; view?: DatabaseView }
+  | { kind: 'variant-table'; request: VariantTableRequest };
+
 export interface WorkerJob {
   id: number;
-  dbPath: string;
-  sql: string;
-  params: SqlParam[];
+  task: WorkerTask;
 }
 
 export type WorkerMessage =
   | { type: 'ready' }
-  | { type: 'result'; id: number; result: ResultSet }
-  | { type: 'error'; id: number; message: string };
+  | { type: 'result'; id: number; result: ResultSet | VariantTableResult }
+  /** `view`: the statement's database view could not be opened (a DatabaseViewError), not SQLite refusing it. */
+  | { type: 'error'; id: number; message: string; fault?: 'view' };

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import type { ResultSet, SqlValue } from '../../core/model.js';
-import { SqlExecutionError, toBindable, type SqlParam } from './executor.js';
+import { LruMap } from '../../core/lru.js';
+import { DatabaseViewError, SqlExecutionError, toBindable, type DatabaseView, type SqlParam } from './executor.js';
 
 /**
  * Read-only SQL execution on one connection: the rules shared by the pool's worker
@@ -21,22 +22,57 @@ export function openReadOnly(dbPath: string): Database.Database {
   return db;
 }
 
-/** One connection per database file, opened on first use. */
-export class ConnectionCache {
-  private readonly connections = new Map<string, Database.Database>();
+/**
+ * A database view (executor.ts) as one read-only connection: the overlays first, the
+ * original last, so that an unqualified table name finds its overlay (SQLite resolves it in
+ * the database attached first). Every file attached to a read-only connection is read-only.
+ */
+export function openView(dbPath: string, view: DatabaseView): Database.Database {
+  const [main, ...attached] = [...view.overlays, dbPath];
+  let db: Database.Database;
+  try {
+    db = openReadOnly(main);
+  } catch (error) {
+    throw new DatabaseViewError(messageOf(error));
+  }
+  try {
+    attached.forEach((file, i) =>
+      db.prepare(`ATTACH DATABASE ? AS ${i === attached.length - 1 ? 'base' : `overlay${i}`}`).run(file),
+    );
+    if (view.reverseScans) db.pragma('reverse_unordered_selects = 1');
+  } catch (error) {
+    db.close();
+    throw new DatabaseViewError(`cannot open a variant of ${dbPath}: ${messageOf(error)}`);
+  }
+  return db;
+}
 
-  get(dbPath: string): Database.Database {
-    let db = this.connections.get(dbPath);
+/** Views are many (one per set of tables a statement touches): the least used close. */
+const viewConnections = () => new LruMap<string, Database.Database>(64, undefined, (db) => db.close());
+
+/** The connection each database file or view runs on, opened on first use. */
+export class ConnectionCache {
+  private readonly files = new Map<string, Database.Database>();
+  private views = viewConnections();
+
+  get(dbPath: string, view?: DatabaseView): Database.Database {
+    if (view) {
+      const key = JSON.stringify([dbPath, view.overlays, view.reverseScans]);
+      return this.views.getOrSet(key, () => openView(dbPath, view));
+    }
+    let db = this.files.get(dbPath);
     if (!db) {
       db = openReadOnly(dbPath);
-      this.connections.set(dbPath, db);
+      this.files.set(dbPath, db);
     }
     return db;
   }
 
   closeAll(): void {
-    for (const db of this.connections.values()) db.close();
-    this.connections.clear();
+    for (const db of this.files.values()) db.close();
+    this.files.clear();
+    for (const db of this.views.values()) db.close();
+    this.views = viewConnections();
   }
 }
 

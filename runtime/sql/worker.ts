@@ -1,6 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import type { WorkerJob, WorkerMessage } from './protocol.js';
+import { DatabaseViewError } from './executor.js';
 import { ConnectionCache, executeReadOnly, messageOf } from './readonly.js';
+import { buildVariantTable } from './variant-table.js';
 
 /**
  * A pool worker process (forked by pool.ts): runs one job at a time, synchronously, so
@@ -16,9 +18,15 @@ function send(message: WorkerMessage): void {
 
 process.on('message', (job: WorkerJob) => {
   try {
-    send({ type: 'result', id: job.id, result: executeReadOnly(connections.get(job.dbPath), job.sql, job.params) });
+    const { task } = job;
+    const result =
+      task.kind === 'query'
+        ? executeReadOnly(connections.get(task.dbPath, task.view), task.sql, task.params)
+        : buildVariantTable(task.request);
+    send({ type: 'result', id: job.id, result });
   } catch (error) {
-    send({ type: 'error', id: job.id, message: messageOf(error) });
+    const fault = error instanceof DatabaseViewError ? ('view' as const) : undefined;
+    send({ type: 'error', id: job.id, message: messageOf(error), fault });
   }
 });
 

@@ -63,6 +63,12 @@ describe('decompose: executed sequences equal the SQL result', () => {
     'SELECT COUNT(T1.name) FROM school AS T1 JOIN (SELECT school_id, COUNT(*) AS n FROM score GROUP BY school_id HAVING n > 1) AS T2 ON T1.id = T2.school_id',
     'SELECT COUNT(DISTINCT T1.City), SUM(T1.students) FROM school AS T1 INNER JOIN (SELECT school_id FROM score GROUP BY school_id ORDER BY SUM(takers) DESC LIMIT 2) AS T2 ON T1.id = T2.school_id',
     'SELECT T1.name FROM school AS T1 JOIN score AS T3 ON T1.id = T3.school_id JOIN (SELECT MAX(avg) AS top FROM score) AS T2 ON T3.avg = T2.top',
+    "SELECT instr(name, 1), instr(name, City), instr('Fresno', City) FROM school",
+    "SELECT name FROM school WHERE INSTR(name, 'e') > 2 OR instr(founded, '-0')",
+    "SELECT SUBSTR(founded, INSTR(founded, '-') + 1), substr(name, 1, LENGTH(name) - 3) FROM school",
+    "SELECT substr(name, 3, -2), substr(name, -1, -3), substr(name, 2, '2'), substr(name, 2, NULL) FROM school",
+    "SELECT City FROM school GROUP BY substr(founded, 1, instr(founded, '-') - 1), City ORDER BY substr(City, instr(City, 'n'))",
+    "SELECT substr(MAX(name), 2), INSTR(MIN(City), 's'), substr(MAX(founded), COUNT(*), -2) FROM school",
   ])('%s', async (sql) => {
     const parsed = parseQuery(sql, db);
     if (!parsed.ok) throw new Error(parsed.message);

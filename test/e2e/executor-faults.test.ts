@@ -8,7 +8,13 @@ import { generate } from '../../pipeline/generate.js';
 import { hashJson } from '../../core/hash.js';
 import type { ResultSet } from '../../core/model.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
-import { ExecutorClosedError, SqlWorkerError, type SqlExecutor, type SqlRequest } from '../../runtime/sql/executor.js';
+import {
+  ExecutorClosedError,
+  SqlWorkerError,
+  type SqlExecutor,
+  type SqlRequest,
+  type VariantTableRequest,
+} from '../../runtime/sql/executor.js';
 
 /**
  * Failures of our own SQL machinery (a worker lost, the executor closed under a run) say
@@ -40,6 +46,7 @@ function faultyExecutor(inner: SqlExecutor, fault: () => Error, times: number): 
       }
       return inner.run(request);
     },
+    buildVariantTable: (request: VariantTableRequest) => inner.buildVariantTable(request),
     close: () => inner.close(),
   };
   return executor;

@@ -336,6 +336,7 @@ test.each([{ templateFallback: true }, { templateFallback: false }])(
     const executed: SqlRequest[] = [];
     const executor: SqlExecutor = {
       run: (request) => (executed.push(request), pool.run(request)),
+      buildVariantTable: (request) => pool.buildVariantTable(request),
       close: () => pool.close(),
     };
     let result: Run;

@@ -9,7 +9,7 @@ import { packageRoot } from '../../core/package-root.js';
 import { serveDataset } from '../../pipeline/serve.js';
 import type { ToolSpec } from '../../core/model.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
-import type { SqlRequest } from '../../runtime/sql/executor.js';
+import type { SqlRequest, VariantTableRequest } from '../../runtime/sql/executor.js';
 
 /**
  * The REST formulation through the whole pipeline, offline (template synthesizer): the
@@ -184,6 +184,7 @@ test('an interrupted REST run starts nothing more: no gold runs once the signal 
       statements++;
       return executor.run(request);
     },
+    buildVariantTable: (request: VariantTableRequest) => executor.buildVariantTable(request),
     close: () => executor.close(),
   };
   const result = await generate({

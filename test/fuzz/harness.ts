@@ -224,6 +224,7 @@ function attempt<T>(work: () => T): { ok: true; value: T } | { ok: false; messag
 /** parse, slot.decompose and sel.expand run no SQL; if one ever does, that is a finding too. */
 const unusedExecutor: SqlExecutor = {
   run: () => Promise.reject(new Error('the SQL-reading stages ran SQL')),
+  buildVariantTable: () => Promise.reject(new Error('the SQL-reading stages built a variant')),
   close: () => Promise.resolve(),
 };
 

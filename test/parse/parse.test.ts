@@ -1,5 +1,5 @@
 import { parseQuery } from '../../generators/sql/normalize.js';
-import type { Expr, NormalizedQuery, Query, SelectQuery } from '../../generators/sql/ast.js';
+import type { Expr, FromItem, NormalizedQuery, Query, SelectQuery } from '../../generators/sql/ast.js';
 import { SCHEMA } from '../decompose/schema.js';
 
 function parse(sql: string): NormalizedQuery {
@@ -196,9 +196,89 @@ describe('parseQuery: expressions', () => {
     expect(q.columns[1].expr).toMatchObject({ kind: 'function', name: 'SUBSTR' });
   });
 
-  test('window functions are kept opaque', () => {
+  test('window functions: their arguments, PARTITION BY, ORDER BY and frame are resolved names', () => {
     const q = select('SELECT name, RANK() OVER (ORDER BY students DESC) FROM school');
-    expect(q.columns[1].expr).toMatchObject({ kind: 'window', name: 'RANK' });
+    expect(q.columns[1].expr).toEqual({
+      kind: 'window',
+      name: 'RANK',
+      args: [],
+      star: false,
+      distinct: false,
+      partitionBy: [],
+      orderBy: [{ expr: column('school', 'school', 'students'), direction: 'desc', nulls: null }],
+      frame: null,
+    });
+    const p = select(
+      'SELECT SUM(T2.takers) OVER (PARTITION BY T1.City ORDER BY T2.avg ROWS BETWEEN 2 PRECEDING AND CURRENT ROW), COUNT(*) OVER (), LAG(T2.avg, 1, 0) OVER (PARTITION BY T1.id ORDER BY T2.subject DESC NULLS LAST) FROM school AS T1 JOIN score AS T2 ON T1.id = T2.school_id',
+    );
+    expect(p.columns.map((c) => c.expr)).toEqual([
+      {
+        kind: 'window',
+        name: 'SUM',
+        args: [column('T2', 'score', 'takers')],
+        star: false,
+        distinct: false,
+        partitionBy: [column('T1', 'school', 'City')],
+        orderBy: [{ expr: column('T2', 'score', 'avg'), direction: 'asc', nulls: null }],
+        frame: 'ROWS BETWEEN 2 PRECEDING AND CURRENT ROW',
+      },
+      {
+        kind: 'window',
+        name: 'COUNT',
+        args: [],
+        star: true,
+        distinct: false,
+        partitionBy: [],
+        orderBy: [],
+        frame: null,
+      },
+      {
+        kind: 'window',
+        name: 'LAG',
+        args: [
+          column('T2', 'score', 'avg'),
+          { kind: 'literal', type: 'integer', value: 1, raw: '1' },
+          expect.anything(),
+        ],
+        star: false,
+        distinct: false,
+        partitionBy: [column('T1', 'school', 'id')],
+        orderBy: [{ expr: column('T2', 'score', 'subject'), direction: 'desc', nulls: 'last' }],
+        frame: null,
+      },
+    ]);
+  });
+
+  test('window functions in a derived table, named windows, and where SQLite refuses them', () => {
+    const q = select(
+      'SELECT name FROM (SELECT name, students, DENSE_RANK() OVER (ORDER BY students DESC) as rank FROM school) WHERE rank = 1',
+    );
+    const derived = q.from?.base as Extract<FromItem, { kind: 'derived' }>;
+    expect((derived.query as SelectQuery).columns[2]).toMatchObject({
+      name: 'rank',
+      expr: { kind: 'window', name: 'DENSE_RANK' },
+    });
+    expect(q.where).toMatchObject({ left: column(derived.name, null, 'rank') });
+    const named = select(
+      'SELECT ROW_NUMBER() OVER w, SUM(students) OVER w FROM school WINDOW w AS (PARTITION BY City ORDER BY id)',
+    );
+    expect(named.columns.map((c) => c.expr)).toMatchObject([
+      { name: 'ROW_NUMBER', partitionBy: [column('school', 'school', 'City')], orderBy: [{ direction: 'asc' }] },
+      { name: 'SUM', partitionBy: [column('school', 'school', 'City')] },
+    ]);
+    expect(parseQuery('SELECT ROW_NUMBER() OVER v FROM school WINDOW w AS (ORDER BY id)', SCHEMA)).toMatchObject({
+      ok: false,
+      message: 'no such window: v',
+    });
+    expect(parseQuery('SELECT id FROM school WHERE RANK() OVER (ORDER BY id) = 1', SCHEMA)).toMatchObject({
+      ok: false,
+      category: 'parse_error',
+      message: 'misuse of window function RANK()',
+    });
+    expect(parseQuery('SELECT RANK() OVER (ORDER BY nope) FROM school', SCHEMA)).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('no such column'),
+    });
   });
 });
 
@@ -290,5 +370,76 @@ describe('parseQuery: subqueries and correlation', () => {
     expect(q.from?.base).toMatchObject({ kind: 'derived', name: 't' });
     expect(q.columns[0].expr).toEqual(column('t', null, 'n'));
     expect(JSON.stringify(q.from)).toContain('"kind":"in"');
+  });
+});
+
+describe('parseQuery: WITH (common table expressions)', () => {
+  const withTable = (q: SelectQuery, index: number): Extract<FromItem, { kind: 'derived' }> => {
+    const item = index === 0 ? q.from!.base : q.from!.joins[index - 1].item;
+    if (item.kind !== 'derived') throw new Error('not a derived table');
+    return item;
+  };
+
+  test('a reference is a derived table named by its alias, else by the WITH name', () => {
+    const q = select(
+      'WITH big AS (SELECT id, name FROM school WHERE students > 100) SELECT b.name, big2.avg FROM big AS b JOIN (SELECT school_id, avg FROM score) AS big2 ON b.id = big2.school_id',
+    );
+    expect(withTable(q, 0)).toMatchObject({ kind: 'derived', name: 'b', query: { kind: 'select' } });
+    expect(q.columns[0].expr).toEqual(column('b', null, 'name'));
+    const plain = select('WITH big AS (SELECT id FROM school) SELECT id FROM big');
+    expect(withTable(plain, 0).name).toBe('big');
+    // Same meaning as the derived table written out.
+    expect(plain.from).toEqual(select('SELECT id FROM (SELECT id FROM school) AS big').from);
+  });
+
+  test('column lists, later tables naming earlier (and later) ones, a table named twice, a shadowed schema table', () => {
+    const q = select(
+      'WITH x(a, b) AS (SELECT id, name FROM school), y AS (SELECT a FROM x WHERE a > 1) SELECT y.a, z.b FROM y JOIN x AS z ON y.a = z.a',
+    );
+    expect(withTable(q, 0).query).toMatchObject({
+      columns: [{ name: 'a' }],
+      from: { base: { kind: 'derived', name: 'x', query: { columns: [{ name: 'a' }, { name: 'b' }] } } },
+    });
+    expect(withTable(q, 1)).toMatchObject({ name: 'z', query: { columns: [{ name: 'a' }, { name: 'b' }] } });
+    expect(q.columns[1].expr).toEqual(column('z', null, 'b'));
+    const forward = select('WITH y AS (SELECT id FROM x), x AS (SELECT id FROM school) SELECT id FROM y');
+    expect(withTable(forward, 0).query).toMatchObject({ from: { base: { kind: 'derived', name: 'x' } } });
+    const shadow = select('WITH score AS (SELECT id AS school_id FROM school) SELECT school_id FROM score');
+    expect(shadow.from?.base).toMatchObject({ kind: 'derived', name: 'score' });
+    expect(parseQuery('WITH x(a) AS (SELECT id, name FROM school) SELECT a FROM x', SCHEMA)).toMatchObject({
+      ok: false,
+      message: 'table x has 2 values for 1 columns',
+    });
+  });
+
+  test('WITH on a compound, inside a subquery, and seen from a nested subquery', () => {
+    const compound = parse(
+      'WITH s AS (SELECT id FROM school) SELECT id FROM s UNION SELECT school_id FROM score',
+    ).query;
+    expect(compound).toMatchObject({ kind: 'set', left: { from: { base: { kind: 'derived', name: 's' } } } });
+    const nested = select(
+      'WITH s AS (SELECT id FROM school WHERE students > 10) SELECT name FROM school WHERE id IN (SELECT id FROM s) AND id IN (WITH t AS (SELECT school_id FROM score) SELECT school_id FROM t)',
+    );
+    expect(nested.correlated).toBe(false);
+    expect(JSON.stringify(nested.where)).toContain('"kind":"derived","name":"s"');
+    expect(JSON.stringify(nested.where)).toContain('"kind":"derived","name":"t"');
+  });
+
+  test('recursive WITH is a precise parse error, with or without the keyword', () => {
+    for (const sql of [
+      'WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 5) SELECT k FROM n',
+      'WITH n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 5) SELECT k FROM n',
+      'WITH a AS (SELECT id FROM b), b AS (SELECT id FROM a) SELECT id FROM a',
+    ]) {
+      expect(parseQuery(sql, SCHEMA)).toEqual({
+        ok: false,
+        category: 'parse_error',
+        message: 'recursive WITH is not supported',
+      });
+    }
+    expect(parseQuery('WITH a AS (SELECT 1), a AS (SELECT 2) SELECT * FROM a', SCHEMA)).toMatchObject({
+      ok: false,
+      message: 'duplicate WITH table name: a',
+    });
   });
 });

@@ -41,6 +41,13 @@ describe('config', () => {
         dedupAgent: true,
         maxStringLength: 1000,
       },
+      verification: {
+        variants: 2,
+        seed: 1,
+        nondeterministicGold: 'reject',
+        weakGold: 'keep',
+        buildTimeoutMs: 600000,
+      },
     });
     expect(cacheDirOf(config)).toBe(path.resolve('output', '.cache'));
   });

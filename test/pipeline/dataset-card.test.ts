@@ -213,6 +213,7 @@ describe('dataset card rendering', () => {
     accepted,
     rejected: input - accepted,
     rejectedBy: input > accepted ? { 'gold:gold_error': input - accepted } : {},
+    strength: {},
   });
   const stats: DeterministicStats = {
     dataset: 'bird-dev',

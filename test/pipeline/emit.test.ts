@@ -144,7 +144,7 @@ describe('emit', () => {
         },
         outputs: [],
         gold: { columns: [], rows: [], executedSql: 's', ordered: false, distinct: false },
-        verification: { format: verdict, execution: verdict, semantic: verdict },
+        verification: { format: verdict, execution: verdict, semantic: verdict, differential: verdict },
       },
       FORMULATION_DEFS.sel,
     );

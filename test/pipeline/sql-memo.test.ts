@@ -11,6 +11,7 @@ function counting(): { executor: SqlExecutor; calls: string[] } {
       if (request.sql === 'BAD') throw new Error('no such table');
       return { columns: ['x'], rows: [[request.sql], [request.params.length]] };
     },
+    buildVariantTable: async () => 'built',
     close: async () => {},
   };
   return { executor, calls };

@@ -92,6 +92,8 @@ describe('ToolError codes', () => {
       'paper',
     ],
     ['not_in_pool', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop', offset: 1 })], 'paper'],
+    ['not_in_pool', [c('sort_data', 'a', { data_source: S, key_name: 'place_pop', limit: 2 })], 'paper'],
+    ['bad_value', [c('sort_data', 'a', { data_source: S, key_name: 'place_pop', offset: -1 })]],
     ['not_in_pool', [c('group_data_by', 'a', { data_source: S, key_name: ['place_pop', 'place_city'] })], 'paper'],
     [
       'not_in_pool',
@@ -369,6 +371,33 @@ describe('semantics', () => {
     expect(out[0]).toEqual({ kind: 'list', values: [4, 6, 1, 3, 5, 2] });
     expect(out[1]).toEqual({ kind: 'list', values: [4, 1, 2, 3, 6, 5] });
     expect(out[2]).toEqual({ kind: 'list', values: [1, 2, 3] });
+  });
+
+  test('sort_data limit/offset keep the rows LIMIT/OFFSET leaves of the sorted table (of a grouped table: groups)', async () => {
+    const out = await run(
+      [
+        // pop desc, NULL last, ties in source order: 4, 1, 2, 3, 6, 5.
+        c('sort_data', 's', { data_source: S, key_name: 'place_pop', ascending: false, limit: 3, offset: 1 }),
+        c('retrieve_data', 'r', { data_source: '$s$', key_name: 'place_id' }),
+        c('filter_data', 'f', { data_source: '$s$', key_name: 'place_city', condition: 'equal_to', value: 'Oslo' }),
+        c('aggregate_data', 'n', { data_source: '$f$', key_name: '*', aggregation_type: 'count' }),
+        c('sort_data', 'all', { data_source: S, key_name: 'place_id', ascending: false, limit: 0, offset: 4 }),
+        c('retrieve_data', 'ra', { data_source: '$all$', key_name: 'place_id' }),
+        c('group_data_by', 'g', { data_source: S, key_name: 'place_city' }),
+        c('aggregate_data', 'c', { data_source: '$g$', key_name: '*', aggregation_type: 'count' }),
+        c('sort_data', 'top', { data_source: '$c$', key_name: 'count_rows', ascending: false, limit: 2 }),
+        c('aggregate_data', 'm', { data_source: '$top$', key_name: 'place_pop', aggregation_type: 'max' }),
+        c('retrieve_data', 'rc', { data_source: '$m$', key_name: 'place_city' }),
+        c('retrieve_data', 'rm', { data_source: '$m$', key_name: 'max_place_pop' }),
+      ],
+      ['r', 'n', 'ra', 'rc', 'rm'],
+    );
+    expect(out[0]).toEqual({ kind: 'list', values: [1, 2, 3] });
+    expect(out[1]).toEqual({ kind: 'scalar', value: 2 });
+    expect(out[2]).toEqual({ kind: 'list', values: [2, 1] });
+    // Groups by count desc, ties in group order (NULL, Lima, Oslo, Rome): Oslo, Rome.
+    expect(out[3]).toEqual({ kind: 'list', values: ['Oslo', 'Rome'] });
+    expect(out[4]).toEqual({ kind: 'list', values: [7, 7] });
   });
 
   test('grouped aggregates: derived keys, NULL group, HAVING-like filters, later aggregates', async () => {

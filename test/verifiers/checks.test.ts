@@ -42,8 +42,9 @@ describe('runChecks', () => {
     expect(failed?.category).toBe('non_empty:empty');
   });
 
-  it('lists format, execution, semantic for sequences and REST calls alike', () => {
-    expect(SEQUENCE_CHECKS.map((c) => c.name)).toEqual(['format', 'execution', 'semantic']);
-    expect(REST_CHECKS.map((c) => c.name)).toEqual(['format', 'execution', 'semantic']);
+  it('lists format, execution, semantic, differential for sequences and REST calls alike', () => {
+    const names = ['format', 'execution', 'semantic', 'differential'];
+    expect(SEQUENCE_CHECKS.map((c) => c.name)).toEqual(names);
+    expect(REST_CHECKS.map((c) => c.name)).toEqual(names);
   });
 });

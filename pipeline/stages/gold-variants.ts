@@ -1,0 +1,123 @@
+import type { GoldOnVariant, GoldResult, SqlValue } from '../../core/model.js';
+import { accept, reject, type Outcome } from '../../core/outcome.js';
+import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
+import { distinctAnswers, goldStrength, sameAnswer, showRows } from '../../verifiers/differential.js';
+import { matchesTies, readTies, type TieReading } from '../../verifiers/ties.js';
+import { tieProbe, type TieProbe } from '../../generators/sql/ties.js';
+import type { StageContext } from '../stage.js';
+import { onVariant, VariantBuildError, variantsOf, type Variant } from '../variants.js';
+
+/**
+ * The gold SQL on the run's database variants (pipeline/variants.ts), after it ran on the
+ * database itself: what a sample must also answer there, and what the gold is worth.
+ * - On the `reordered` variant (the same rows read in another order) the gold must answer
+ *   the same, and its LIMIT must not cut through rows tied on the sort keys (its tie probe on
+ *   the database itself): otherwise its answer depends on the physical row order and it is
+ *   `gold:nondeterministic`, or, with `verification.nondeterministicGold: accept`, kept with
+ *   the answers it gave and its tie groups, all acceptable.
+ * - On each value-perturbed variant, an `ORDER BY … LIMIT` answer also gets its tie groups
+ *   there (generators/sql/ties.ts), so a tie that the permutation creates does not hold a
+ *   sample to one arbitrary tie-break.
+ * - Its strength (verifiers/differential.ts) is recorded; `weakGold: drop` rejects what
+ *   does not discriminate.
+ */
+export async function goldOnVariants(gold: GoldResult, ctx: StageContext): Promise<Outcome<GoldResult>> {
+  const { verification } = ctx.config;
+  const variants = variantsOf(verification);
+  if (variants.length === 0) return accept(gold);
+  const probe = gold.ordered ? tieProbe(gold.executedSql) : null;
+  const own = probe ? await tiesOn(gold.rows, probe, ctx.executor, ctx) : null;
+  const onVariants: GoldOnVariant[] = [];
+  for (const variant of variants) {
+    const answer = await answerOn(gold, variant, ctx);
+    if (!Array.isArray(answer)) return answer;
+    const there = onVariant(ctx, variant).executor;
+    const tied = probe && variant.seed !== null ? await tiesOn(answer, probe, there, ctx) : null;
+    onVariants.push({ variant: variant.name, answers: [answer], ...(tied?.ties ? { ties: tied.ties } : {}) });
+  }
+  const [reordered, ...perturbed] = onVariants;
+  let acceptable: SqlValue[][][] | undefined;
+  const reorderedDiffers = !sameAnswer(gold, reordered.answers[0], gold.rows);
+  if (reorderedDiffers || own?.cut) {
+    if (verification.nondeterministicGold === 'reject') {
+      return reject(
+        'nondeterministic',
+        reorderedDiffers
+          ? `the answer depends on the physical row order: ${showRows(gold.rows)} as stored, ${showRows(reordered.answers[0])} with the same rows read in another order`
+          : `which rows LIMIT keeps depends on an order SQL leaves open (rows tied on the sort keys, or a DISTINCT row whose sort key varies): other rows may stand in for some of ${showRows(gold.rows)}`,
+      );
+    }
+    acceptable = distinctAnswers(gold, [gold.rows, reordered.answers[0]]);
+  }
+  const strength = goldStrength(gold, perturbed);
+  if (verification.weakGold === 'drop' && strength !== undefined && strength !== 'discriminating') {
+    return reject(`weak:${strength}`, weakness(strength, perturbed.length));
+  }
+  return accept({
+    ...gold,
+    variants: onVariants,
+    ...(strength ? { strength } : {}),
+    ...(acceptable ? { acceptable } : {}),
+    ...(own?.ties ? { ties: own.ties } : {}),
+  });
+}
+
+/** Rows past the LIMIT window a tie probe reads, to find where the window's last tie group ends. */
+const TIE_PROBE_EXTRA_ROWS = 1000;
+
+/**
+ * The tie groups of the gold's window on one database state, or null when the probe cannot
+ * tell (it fails or runs past the timeout there: the comparison stays strict). A probe whose
+ * groups do not hold the gold's own answer there is not faithful to the query: not used.
+ */
+async function tiesOn(
+  answer: SqlValue[][],
+  probe: TieProbe,
+  executor: SqlExecutor,
+  ctx: StageContext,
+): Promise<TieReading | null> {
+  // A query without LIMIT: its probe has the answer's rows (one more tells it is complete).
+  const bound = Number.isFinite(probe.limit) ? probe.offset + probe.limit + TIE_PROBE_EXTRA_ROWS : answer.length + 1;
+  let rows: SqlValue[][];
+  try {
+    const sql = `${probe.sql} LIMIT ${bound}`;
+    rows = (await executor.run({ dbPath: ctx.db.path, sql, params: [], timeoutMs: ctx.config.goldTimeoutMs })).rows;
+  } catch (error) {
+    if (error instanceof SqlExecutionError || error instanceof SqlTimeoutError) return null;
+    throw error;
+  }
+  const reading = readTies(rows, probe.keys, probe, rows.length < bound);
+  return reading.ties && !matchesTies(answer, reading.ties) ? null : reading;
+}
+
+/** The gold's rows on one reading of a variant, or its rejection there. */
+async function answerOn(gold: GoldResult, variant: Variant, ctx: StageContext): Promise<SqlValue[][] | Outcome<never>> {
+  const there = onVariant(ctx, variant);
+  try {
+    const result = await there.executor.run({
+      dbPath: ctx.db.path,
+      sql: gold.executedSql,
+      params: [],
+      timeoutMs: ctx.config.goldTimeoutMs,
+    });
+    return result.rows;
+  } catch (error) {
+    if (error instanceof SqlTimeoutError)
+      return reject('gold_timeout', `on the ${variant.name} variant: ${error.message}`);
+    // It ran on the database itself: a refusal on a variant with the same schema is ours.
+    if (error instanceof SqlExecutionError)
+      throw new VariantBuildError(`the gold SQL fails on the ${variant.name} variant: ${error.message}`);
+    throw error;
+  }
+}
+
+function weakness(strength: string, perturbed: number): string {
+  switch (strength) {
+    case 'empty':
+      return 'the gold answer is empty: any query that selects nothing agrees with it';
+    case 'trivial':
+      return 'the gold answer is one row of zeros and NULLs: a query that selects nothing gives it too';
+    default:
+      return `the gold answer is the same on all ${perturbed} value-perturbed variant(s): agreement cannot tell a right query from a wrong one`;
+  }
+}

@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { createDirectExecutor } from '../../runtime/sql/direct.js';
+import { createSqlPool } from '../../runtime/sql/pool.js';
+import { DatabaseViewError, SqlExecutionError, type SqlExecutor } from '../../runtime/sql/executor.js';
+
+/**
+ * Variant tables (runtime/sql/variant-table.ts) and database views: what differential
+ * verification relies on. A perturbed table keeps its schema, keys, references, each
+ * column's values and NULLs; it moves values between rows; the source is never written.
+ */
+
+let dir: string;
+let source: string;
+const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+beforeAll(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'nl2api-variant-'));
+  source = path.join(dir, 'shop.sqlite');
+  const db = new Database(source);
+  db.exec(`
+    CREATE TABLE customer (id INTEGER PRIMARY KEY, name TEXT COLLATE NOCASE, city TEXT, age INT CHECK (age > 0), code TEXT UNIQUE);
+    CREATE TABLE orders (oid TEXT PRIMARY KEY, customer_id INT REFERENCES customer(id), amount REAL, note TEXT) WITHOUT ROWID;
+    CREATE TABLE note (body TEXT);
+    CREATE INDEX customer_city ON customer(city);
+    CREATE VIEW big AS SELECT * FROM orders WHERE amount > 10;
+  `);
+  const insert = db.prepare('INSERT INTO customer VALUES (?, ?, ?, ?, ?)');
+  for (let i = 1; i <= 40; i++)
+    insert.run(i, `name${i}`, ['Oslo', 'Rome', null][i % 3], i % 7 === 0 ? null : 20 + i, `c${i}`);
+  const order = db.prepare('INSERT INTO orders VALUES (?, ?, ?, ?)');
+  for (let i = 1; i <= 60; i++) order.run(`o${i}`, 1 + (i % 40), i * 1.5, i % 4 === 0 ? null : `n${i % 5}`);
+  db.exec("INSERT INTO note VALUES ('only one row'); ANALYZE;");
+  db.close();
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const columnValues = (file: string, table: string, column: string): unknown[] => {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db
+      .prepare(`SELECT "${column}" FROM "${table}"`)
+      .pluck()
+      .all()
+      .map((v) => JSON.stringify(v))
+      .sort();
+  } finally {
+    db.close();
+  }
+};
+
+describe.each([
+  ['in-process', () => createDirectExecutor()],
+  ['process pool', () => createSqlPool({ size: 1 })],
+])('%s executor', (_name, create: () => SqlExecutor) => {
+  let executor: SqlExecutor;
+  beforeAll(() => {
+    executor = create();
+  });
+  afterAll(() => executor.close());
+
+  const build = (
+    table: string,
+    seed: number,
+    mode: 'columns' | 'rows',
+    file = path.join(dir, `${_name}-${table}-${seed}-${mode}.sqlite`),
+  ) =>
+    executor
+      .buildVariantTable({ dbPath: source, table, seed, mode, file, timeoutMs: 60_000 })
+      .then((r) => ({ r, file }));
+
+  test('a perturbed table keeps keys, references, every column’s values and NULLs, and moves values between rows', async () => {
+    const before = sha(source);
+    const { r, file } = await build('customer', 1, 'columns');
+    expect(r).toBe('built');
+    expect(sha(source)).toBe(before);
+    for (const column of ['id', 'name', 'city', 'age', 'code']) {
+      expect(columnValues(file, 'customer', column)).toEqual(columnValues(source, 'customer', column));
+    }
+    const rows = (f: string) =>
+      new Database(f, { readonly: true })
+        .prepare('SELECT id, name, city, age, code FROM customer ORDER BY id')
+        .raw()
+        .all() as unknown[][];
+    const [original, perturbed] = [rows(source), rows(file)];
+    // Keys (primary, unique) stay with their row; other columns moved.
+    expect(perturbed.map((r) => [r[0], r[4]])).toEqual(original.map((r) => [r[0], r[4]]));
+    expect(perturbed.filter((r, i) => r[1] !== original[i][1]).length).toBeGreaterThan(30);
+    // Declared types, collation and indexes come along.
+    const copy = new Database(file, { readonly: true });
+    expect(copy.prepare("SELECT count(*) FROM customer WHERE name = 'NAME3'").pluck().get()).toBe(1);
+    expect(
+      copy.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name = 'customer_city'").pluck().get(),
+    ).toBe('customer_city');
+    expect(copy.prepare('SELECT typeof(age) FROM customer WHERE age IS NOT NULL LIMIT 1').pluck().get()).toBe(
+      'integer',
+    );
+    copy.close();
+  });
+
+  test('the same seed builds the same table; another seed or mode another one', async () => {
+    const dump = (f: string) =>
+      JSON.stringify(new Database(f, { readonly: true }).prepare('SELECT * FROM customer ORDER BY id').raw().all());
+    const a = await build('customer', 7, 'columns', path.join(dir, `${_name}-a.sqlite`));
+    const b = await build('customer', 7, 'columns', path.join(dir, `${_name}-b.sqlite`));
+    const c = await build('customer', 8, 'columns', path.join(dir, `${_name}-c.sqlite`));
+    const d = await build('customer', 7, 'rows', path.join(dir, `${_name}-d.sqlite`));
+    expect(dump(a.file)).toBe(dump(b.file));
+    expect(dump(c.file)).not.toBe(dump(a.file));
+    expect(dump(d.file)).not.toBe(dump(a.file));
+  });
+
+  test('mode rows moves whole rows onto other keys: a row’s values stay together', async () => {
+    const { file } = await build('customer', 3, 'rows');
+    const tuples = (f: string) =>
+      (new Database(f, { readonly: true }).prepare('SELECT name, city, age FROM customer').raw().all() as unknown[][])
+        .map((r) => JSON.stringify(r))
+        .sort();
+    expect(tuples(file)).toEqual(tuples(source));
+  });
+
+  test('a referencing column moves among existing references; a WITHOUT ROWID table is copied by its key', async () => {
+    const { r, file } = await build('orders', 1, 'columns');
+    expect(r).toBe('built');
+    expect(columnValues(file, 'orders', 'customer_id')).toEqual(columnValues(source, 'orders', 'customer_id'));
+    expect(columnValues(file, 'orders', 'oid')).toEqual(columnValues(source, 'orders', 'oid'));
+  });
+
+  test('a view or an unknown table is unsupported; a one-row table is copied as it is', async () => {
+    expect((await build('big', 1, 'columns')).r).toBe('unsupported');
+    expect((await build('nope', 1, 'columns')).r).toBe('unsupported');
+    const { file } = await build('note', 1, 'columns');
+    expect(columnValues(file, 'note', 'body')).toEqual([JSON.stringify('only one row')]);
+  });
+
+  test('a view reads overlays first and the original for the rest, read-only; reverse scans reverse an unordered scan', async () => {
+    const { file } = await build('customer', 1, 'columns');
+    const view = { overlays: [file], reverseScans: false };
+    const run = (sql: string, v = view) =>
+      executor.run({ dbPath: source, sql, params: [], timeoutMs: 10_000, view: v });
+    const perturbed = await run('SELECT age FROM customer ORDER BY id');
+    const plain = await executor.run({
+      dbPath: source,
+      sql: 'SELECT age FROM customer ORDER BY id',
+      params: [],
+      timeoutMs: 10_000,
+    });
+    expect(perturbed.rows).not.toEqual(plain.rows);
+    // Untouched tables come from the original; joins across both land.
+    const joined = await run('SELECT count(*) FROM orders JOIN customer ON customer.id = orders.customer_id');
+    expect(joined.rows).toEqual([[60]]);
+    await expect(run('DELETE FROM customer')).rejects.toThrow(SqlExecutionError);
+    const forward = await executor.run({
+      dbPath: source,
+      sql: 'SELECT id FROM customer',
+      params: [],
+      timeoutMs: 10_000,
+    });
+    const backward = await run('SELECT id FROM customer', { overlays: [], reverseScans: true });
+    expect(backward.rows).toEqual([...forward.rows].reverse());
+  });
+
+  test('a view whose overlay is missing is a fault of ours, not a verdict about the statement', async () => {
+    const view = { overlays: [path.join(dir, 'missing.sqlite')], reverseScans: false };
+    await expect(
+      executor.run({ dbPath: source, sql: 'SELECT 1', params: [], timeoutMs: 10_000, view }),
+    ).rejects.toThrow(DatabaseViewError);
+  });
+});

@@ -1,0 +1,112 @@
+import type { GoldOnVariant, GoldResult, GoldStrength, SqlValue, Ties, ToolOutput, Verdict } from '../core/model.js';
+import { answerRows, compareWithGold } from './compare.js';
+import { matchesTies } from './ties.js';
+
+/**
+ * Differential verification: an answer that equals the gold's on one database state may do
+ * so by coincidence (a wrong filter that happens to remove nothing, a tie broken by the
+ * physical row order). The gold SQL and the sample are therefore also run on variants of
+ * the database (pipeline/variants/): the same rows read in another order, and copies whose
+ * values are permuted. These are the verdicts over those answers, as pure functions.
+ */
+
+type Rows = SqlValue[][];
+
+/** `rows` in the place of the gold's answer: same columns, same ordering and distinctness rules. */
+function asGold(gold: GoldResult, rows: Rows): GoldResult {
+  return { ...gold, rows };
+}
+
+/** Two answers of the gold SQL agree under the comparison rules (compare.ts). */
+export function sameAnswer(gold: GoldResult, a: Rows, b: Rows): boolean {
+  return compareWithGold([{ kind: 'table', columns: gold.columns, rows: a }], asGold(gold, b)).ok;
+}
+
+/** The answers that differ from each other, the first one first. */
+export function distinctAnswers(gold: GoldResult, answers: readonly Rows[]): Rows[] {
+  const kept: Rows[] = [];
+  for (const answer of answers) if (!kept.some((k) => sameAnswer(gold, k, answer))) kept.push(answer);
+  return kept;
+}
+
+/**
+ * The outputs against each acceptable answer, then against the tie groups of an ordered,
+ * limited answer (rows tied on the sort keys may stand in for each other): the first
+ * verdict that accepts, else the verdict against the first answer (the one a reader expects).
+ */
+export function compareWithAnswers(
+  outputs: ToolOutput[],
+  gold: GoldResult,
+  answers: readonly Rows[],
+  ties: Ties | undefined,
+): Verdict {
+  const first = compareWithGold(outputs, asGold(gold, answers[0] ?? gold.rows));
+  if (first.ok) return first;
+  for (const rows of answers.slice(1)) {
+    const verdict = compareWithGold(outputs, asGold(gold, rows));
+    if (verdict.ok) return { ...verdict, message: `${verdict.message}, one of ${answers.length} acceptable answers` };
+  }
+  const rows = answerRows(outputs);
+  if (ties && Array.isArray(rows) && rows[0]?.length === gold.columns.length && matchesTies(rows, ties)) {
+    return { ok: true, category: 'ties', message: `${rows.length} rows, equal up to rows tied on the sort keys` };
+  }
+  return first;
+}
+
+/** The semantic comparison: any acceptable answer of a nondeterministic gold that was kept, rows tied on the sort keys interchangeable. */
+export function compareWithAcceptable(outputs: ToolOutput[], gold: GoldResult): Verdict {
+  return compareWithAnswers(outputs, gold, gold.acceptable ?? [gold.rows], gold.ties);
+}
+
+/**
+ * What agreeing with the gold proves: nothing much when it is empty or one row of zeros
+ * and NULLs (any filter that selects nothing gives it); more when the answer moves with
+ * the data (`discriminating`). Without value-perturbed variants, only the first two can be told.
+ */
+export function goldStrength(gold: GoldResult, perturbed: readonly GoldOnVariant[]): GoldStrength | undefined {
+  if (gold.rows.length === 0) return 'empty';
+  if (gold.rows.length === 1 && gold.rows[0].every((value) => value === null || value === 0)) return 'trivial';
+  if (perturbed.length === 0) return undefined;
+  const moved = perturbed.some((variant) => !variant.answers.some((answer) => sameAnswer(gold, answer, gold.rows)));
+  return moved ? 'discriminating' : 'insensitive';
+}
+
+/** What a sample gave on one variant: its answer outputs, or why it gave none. */
+export type VariantRun = { variant: string; outputs: ToolOutput[] } | { variant: string; error: string };
+
+/**
+ * The sample agrees with the gold on every variant the gold was run on: on each, its answer
+ * is one of the gold's acceptable answers there. The first disagreement rejects it as
+ * `differential:<variant>`, with both answers in the message.
+ */
+export function checkDifferential(gold: GoldResult, runs: readonly VariantRun[]): Verdict {
+  const expected = new Map((gold.variants ?? []).map((v) => [v.variant, v]));
+  for (const run of runs) {
+    const onVariant = expected.get(run.variant);
+    if (!onVariant) continue;
+    const { answers, ties } = onVariant;
+    const category = `differential:${run.variant}`;
+    const gave = `the gold SQL answers ${showRows(answers[0])}`;
+    if ('error' in run) return { ok: false, category, message: `the sample fails there (${run.error}); ${gave}` };
+    const verdict = compareWithAnswers(run.outputs, gold, answers, ties);
+    if (!verdict.ok) {
+      const rows = answerRows(run.outputs);
+      const sample = Array.isArray(rows) ? showRows(rows) : 'no answer';
+      return {
+        ok: false,
+        category,
+        message: `${verdict.category} (${verdict.message}): ${gave}, the sample ${sample}`,
+      };
+    }
+  }
+  const checked = runs.filter((run) => expected.has(run.variant)).map((run) => run.variant);
+  return checked.length === 0
+    ? { ok: true, category: 'differential:none', message: 'no database variants configured' }
+    : { ok: true, category: 'differential:agrees', message: `agrees with the gold on ${checked.join(', ')}` };
+}
+
+/** Rows as JSON for a message, cut at 200 characters. */
+export function showRows(rows: Rows): string {
+  const text = JSON.stringify(rows);
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}

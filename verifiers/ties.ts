@@ -1,0 +1,97 @@
+import type { SqlValue, Ties } from '../core/model.js';
+import { rowMatch } from './compare.js';
+
+/**
+ * Tie groups of an `ORDER BY … LIMIT` answer, from its tie probe's rows (the query without
+ * LIMIT, sort keys appended: generators/sql/ties.ts), and answers checked against them.
+ */
+
+type Row = SqlValue[];
+
+/** Above this many rows in all, tie groups are not kept (the comparison stays strict). */
+const MAX_TIE_ROWS = 1000;
+
+export interface TieReading {
+  /** The groups the window's positions may take rows from; null when no rows tie, or too many to keep them. */
+  ties: Ties | null;
+  /** A group at the window's edge has rows on both sides of it: which ones are in the answer is arbitrary. */
+  cut: boolean;
+}
+
+/**
+ * `rows`: the probe's rows, in order, the last `keys` columns the sort keys; `complete`:
+ * they are all of the query's rows (not cut short by the probe's own bound).
+ */
+export function readTies(
+  rows: readonly Row[],
+  keys: number,
+  window: { limit: number; offset: number; distinct: boolean },
+  complete: boolean,
+): TieReading {
+  if (window.distinct) return { ties: null, cut: complete && distinctOrderIsOpen(rows, keys, window) };
+  const end = Math.min(rows.length, window.offset + window.limit);
+  if (end <= window.offset) return { ties: { groups: [], positions: [] }, cut: false };
+  const width = rows[0].length - keys;
+  const keyOf = (row: Row) => JSON.stringify(row.slice(width));
+  const groups: Row[][] = [];
+  const positions: number[] = [];
+  let cut = false;
+  let p = window.offset;
+  while (p < end) {
+    const key = keyOf(rows[p]);
+    let first = p;
+    while (first > 0 && keyOf(rows[first - 1]) === key) first--;
+    let last = p + 1;
+    while (last < rows.length && keyOf(rows[last]) === key) last++;
+    const group = rows.slice(first, last).map((row) => row.slice(0, width));
+    const spills = first < window.offset || last > end || (last === rows.length && !complete);
+    if (spills && group.some((row) => rowMatch(row, group[0]) === false)) cut = true;
+    for (; p < Math.min(last, end); p++) positions.push(groups.length);
+    groups.push(group);
+  }
+  // Only groups of two rows or more let rows stand in for each other.
+  const kept = groups.some((g) => g.length > 1) && groups.reduce((n, g) => n + g.length, 0) <= MAX_TIE_ROWS;
+  return { ties: kept ? { groups, positions } : null, cut };
+}
+
+/**
+ * The answer is one the ordered, limited query may give: at each position a row of that
+ * position's tie group, each group's rows used at most as often as the group has them.
+ */
+export function matchesTies(answer: readonly Row[], ties: Ties): boolean {
+  if (answer.length !== ties.positions.length) return false;
+  const available = ties.groups.map((group) => group.map(() => true));
+  return answer.every((row, i) => {
+    const group = ties.positions[i];
+    const k = ties.groups[group].findIndex((candidate, j) => available[group][j] && rowMatch(candidate, row) !== false);
+    if (k < 0) return false;
+    available[group][k] = false;
+    return true;
+  });
+}
+
+/**
+ * SELECT DISTINCT … ORDER BY a key that varies among the rows of one distinct row: SQLite
+ * orders that row by one of them, unspecified. The two extremes — every distinct row placed
+ * at its first and at its last occurrence in key order — give the same window when the
+ * choice cannot matter.
+ */
+function distinctOrderIsOpen(rows: readonly Row[], keys: number, window: { limit: number; offset: number }): boolean {
+  const width = (rows[0]?.length ?? keys) - keys;
+  const placed = (ordered: readonly Row[]) => {
+    const seen = new Set<string>();
+    const distinct: Row[] = [];
+    for (const row of ordered) {
+      const projected = row.slice(0, width);
+      const id = JSON.stringify(projected);
+      if (!seen.has(id)) distinct.push(projected);
+      seen.add(id);
+    }
+    return distinct;
+  };
+  const first = placed(rows).slice(window.offset, window.offset + window.limit);
+  const last = placed([...rows].reverse())
+    .reverse()
+    .slice(window.offset, window.offset + window.limit);
+  return first.length !== last.length || first.some((row, i) => rowMatch(row, last[i]) === false);
+}
