@@ -28,7 +28,10 @@ export function readTies(
   window: { limit: number; offset: number; distinct: boolean },
   complete: boolean,
 ): TieReading {
-  if (window.distinct) return { ties: null, cut: complete && distinctOrderIsOpen(rows, keys, window) };
+  if (window.distinct) {
+    const cut = complete ? distinctOrderIsOpen(rows, keys, window) : distinctEdgeIsTied(rows, keys, window);
+    return { ties: null, cut };
+  }
   const end = Math.min(rows.length, window.offset + window.limit);
   if (end <= window.offset) return { ties: { groups: [], positions: [] }, cut: false };
   const width = rows[0].length - keys;
@@ -94,4 +97,24 @@ function distinctOrderIsOpen(rows: readonly Row[], keys: number, window: { limit
     .reverse()
     .slice(window.offset, window.offset + window.limit);
   return first.length !== last.length || first.some((row, i) => rowMatch(row, last[i]) === false);
+}
+
+/**
+ * Without every row (the probe was bounded), what can still be told: two distinct rows, each
+ * placed at its first occurrence, tie on the sort keys across an edge of the window, so
+ * which of them is inside is open.
+ */
+function distinctEdgeIsTied(rows: readonly Row[], keys: number, window: { limit: number; offset: number }): boolean {
+  const width = (rows[0]?.length ?? keys) - keys;
+  const seen = new Set<string>();
+  const placed: string[] = []; // the sort keys of each distinct row, at its first occurrence
+  for (const row of rows) {
+    const id = JSON.stringify(row.slice(0, width));
+    if (seen.has(id)) continue;
+    seen.add(id);
+    placed.push(JSON.stringify(row.slice(width)));
+  }
+  const end = window.offset + window.limit;
+  const tiedAt = (edge: number) => edge > 0 && edge < placed.length && placed[edge - 1] === placed[edge];
+  return tiedAt(window.offset) || tiedAt(end);
 }

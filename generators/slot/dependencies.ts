@@ -1,5 +1,6 @@
 import type { DatabaseInfo } from '../../core/model.js';
 import type { ColumnExpr, Expr, SelectQuery } from '../sql/ast.js';
+import { conjuncts } from './from.js';
 
 /**
  * Functional dependencies of a query's rows, from the schema: which columns the group keys
@@ -53,9 +54,4 @@ export function determinedBy(keys: readonly Expr[], q: SelectQuery, db: Database
 
 function isOwnColumn(e: Expr): e is ColumnExpr {
   return e.kind === 'column' && e.depth === 0;
-}
-
-function conjuncts(e: Expr | null): Expr[] {
-  if (!e) return [];
-  return e.kind === 'binary' && e.op === 'AND' ? [...conjuncts(e.left), ...conjuncts(e.right)] : [e];
 }

@@ -1,6 +1,7 @@
-import type { Expr, SelectQuery } from '../sql/ast.js';
+import type { Expr, SelectItem, SelectQuery } from '../sql/ast.js';
 import { unsupported, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
+import { determinedBy } from './dependencies.js';
 import { bareColumns, collectAggregates, signature, type ScalarContext } from './expressions.js';
 
 /**
@@ -55,14 +56,29 @@ export function hasAggregates(q: SelectQuery): boolean {
 export function projectScalars(ctx: PassContext, table: TableRef, q: SelectQuery): string[] {
   const { limit, offset } = page(q);
   if (limit === 0 || (offset ?? 0) > 0) unsupported('limit_aggregate', 'LIMIT 0 or OFFSET on a one-row aggregate');
-  if (q.columns.some((c) => bareColumns(c.expr).length > 0)) return projectBesideExtreme(ctx, table, q);
+  const columns = constantBareColumnsAsMin(ctx, q);
+  if (columns.some((c) => bareColumns(c.expr).length > 0)) return projectBesideExtreme(ctx, table, q);
   const scalar: ScalarContext = { table, memo: new Map() };
-  return q.columns.map((c) => {
+  return columns.map((c) => {
     const value = ctx.exprs.scalar(scalar, c.expr);
     if (typeof value !== 'string' || !/^\$.+\$$/.test(value))
       unsupported('constant_select', 'a constant in the SELECT list');
     return value.slice(1, -1);
   });
+}
+
+/**
+ * `SELECT name, SUM(x) FROM t WHERE name = 'a'`: a bare column that the query's equalities
+ * hold constant over all its rows (dependencies.ts, with no group keys) is the one value it
+ * takes, which MIN reads, NULL over no rows as SQLite gives it. Other select items as they are.
+ */
+function constantBareColumnsAsMin(ctx: PassContext, q: SelectQuery): SelectItem[] {
+  const constant = determinedBy([], q, ctx.b.db);
+  return q.columns.map((c) =>
+    c.expr.kind === 'column' && c.expr.depth === 0 && constant(c.expr)
+      ? { ...c, expr: { kind: 'aggregate', name: 'MIN', distinct: false, star: false, arg: c.expr, extraArgs: [] } }
+      : c,
+  );
 }
 
 /** `SELECT name, MAX(x) FROM t`: the columns come from the row holding the maximum. */

@@ -1,6 +1,7 @@
 import type { BinaryOp, Expr } from '../sql/ast.js';
 import { unsupported, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
+import { existsAsIn } from './exists.js';
 import { COMPARISON, FLIPPED } from './expressions.js';
 
 /**
@@ -127,8 +128,11 @@ function atom(ctx: PassContext, t: TableRef, e: Expr): [TableRef, Atom] {
       b.requireExtended('null_check', 'IS NULL');
       return [t1, { key, condition: e.not ? 'is_not_null' : 'is_null' }];
     }
-    case 'exists':
+    case 'exists': {
+      const semiJoin = existsAsIn(e);
+      if (semiJoin) return atom(ctx, t, semiJoin);
       return unsupported(e.query.correlated ? 'correlated_subquery' : 'exists', 'EXISTS');
+    }
   }
   // Anything else: compute its truth value per row, keep the true rows. A value that may be
   // text is read as a number first, as SQLite does in a boolean position ('abc' is false).

@@ -180,6 +180,7 @@ describe('counts', () => {
       accepted: 2,
       rejected: 4,
       rejectedBy: { 'gold:gold_error': 1, 'ingest:bad_input': 1, 'parse:parse_error': 1, 'verify:semantic:values': 1 },
+      strength: {},
     });
     expect(stats.formulations.sel?.byDb.a).toEqual({
       input: 6,
@@ -192,6 +193,7 @@ describe('counts', () => {
         'sel.expand:unsupported:getter': 1,
         'verify:semantic:values': 1,
       },
+      strength: {},
     });
     expect(stats.formulations.sel?.total).toMatchObject({ input: 8, accepted: 2, rejected: 6 });
     // The funnel: each stage's input is what the previous one accepted.

@@ -185,7 +185,7 @@ describe('createLlmSynthesizer with a scripted model', () => {
     await synthesizer.synthesize(fresh(byCounty('a1'), byEnrollment), db, 'Test Set');
     const [system, user] = contents(model.received[0]);
     expect(system.role).toBe('system');
-    expect(system.content).toContain('read-only SELECT');
+    expect(system.content).toContain('exactly one read-only query in the SQLite dialect');
     expect(system.content).toContain('"operation_id": "getProductNamesByCategoryAndMaxPrice"');
     expect(user.content).toContain('Dataset: Test Set\nDatabase: schools');
     expect(user.content).toContain('county_name TEXT — name of the county');

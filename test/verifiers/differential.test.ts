@@ -143,8 +143,28 @@ describe('readTies and matchesTies', () => {
     ];
     expect(readTies(settled, 1, distinct, true).cut).toBe(false);
     expect(readTies(open, 1, distinct, true).cut).toBe(true);
-    // Where the probe stopped short, nothing is claimed.
+    // Where the probe stopped short, the first-occurrence placement is not known to be the only one.
     expect(readTies(open, 1, distinct, false).cut).toBe(false);
+  });
+
+  test('DISTINCT with the probe cut short: distinct rows tied on the sort keys across the window edge', () => {
+    const distinct = { limit: 1, offset: 0, distinct: true };
+    const tied: GoldResult['rows'] = [
+      ['x', 9],
+      ['x', 9],
+      ['y', 9],
+      ['z', 8],
+    ];
+    const apart: GoldResult['rows'] = [
+      ['x', 9],
+      ['x', 9],
+      ['y', 8],
+      ['y', 8],
+    ];
+    expect(readTies(tied, 1, distinct, false).cut).toBe(true);
+    expect(readTies(apart, 1, distinct, false).cut).toBe(false);
+    expect(readTies(tied, 1, { ...distinct, limit: 2 }, false).cut).toBe(false);
+    expect(readTies(tied, 1, { ...distinct, offset: 1 }, false).cut).toBe(true);
   });
 });
 
