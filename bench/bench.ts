@@ -46,7 +46,6 @@ import { restThroughput } from './rest-throughput.js';
 const root = packageRoot();
 const birdDir = path.resolve(root, process.argv[2] ?? process.env.NL2API_BIRD_DIR ?? '../shared/bird-dev');
 const COLD_TARGET = 10;
-const REST_COVERAGE_TARGET = 95;
 const WARM_TARGET = 0.1;
 
 interface ChildRun {
@@ -226,7 +225,7 @@ async function main(): Promise<void> {
         ]),
       ),
       rest: {
-        coverage: { ...restStats.total, coveragePct: pct(restStats.total), target: `>= ${REST_COVERAGE_TARGET}%` },
+        coverage: { ...restStats.total, coveragePct: pct(restStats.total) },
         byDb: Object.fromEntries(
           Object.entries(restStats.byDb).map(([db, t]) => [
             db,
@@ -283,7 +282,7 @@ async function main(): Promise<void> {
     lines.push(...differential.lines);
     const dedup = restCold.stats.rest?.byDb ?? {};
     lines.push(
-      `REST coverage (template synthesizer, no LLM): ${restStats.total.accepted}/${restStats.total.input} = ${pct(restStats.total).toFixed(1)}% (target >= ${REST_COVERAGE_TARGET}%: ${ok(pct(restStats.total) >= REST_COVERAGE_TARGET)})`,
+      `REST coverage (template synthesizer, no LLM): ${restStats.total.accepted}/${restStats.total.input} = ${pct(restStats.total).toFixed(1)}% of all questions (its target is on the deterministic ones: above)`,
       `  top rejections: ${
         topRejections(restStats.total, 6)
           .map(([r, n]) => `${r} (${n})`)

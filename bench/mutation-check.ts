@@ -23,8 +23,13 @@ export interface MutationReport {
   byKind: Record<string, number>;
   caughtBySingleDatabase: number;
   caughtByVariants: number;
-  /** Mutants that passed every check: the call dropped or changed (as it was). */
-  survivors: { id: string; kind: MutationKind; call: ToolCall }[];
+  /**
+   * The same over the samples whose gold is `discriminating` (what `--weak-gold drop`
+   * keeps): an insensitive gold cannot tell a mutant that the variants leave equivalent.
+   */
+  discriminating: { samples: number; caught: number };
+  /** Mutants that passed every check: the call dropped or changed (as it was), and its gold's strength. */
+  survivors: { id: string; kind: MutationKind; call: ToolCall; strength: string }[];
 }
 
 interface PublishedSample {
@@ -32,6 +37,8 @@ interface PublishedSample {
   initialization_step: ToolCall[];
   output: ToolCall[];
   answer_labels: string[];
+  /** As the generating run graded its gold (absent: generated without variants). */
+  verification: { strength?: string };
 }
 
 export async function mutationCheck(
@@ -58,6 +65,7 @@ export async function mutationCheck(
     byKind: {},
     caughtBySingleDatabase: 0,
     caughtByVariants: 0,
+    discriminating: { samples: 0, caught: 0 },
     survivors: [],
   };
   try {
@@ -79,7 +87,12 @@ export async function mutationCheck(
       const execution = await executeStage.run(input, ctx);
       if (!execution.ok) throw new Error(`execute rejected a mutant of ${instance.id}: ${execution.message}`);
       const verdict = await verifyStage.run({ ...input, execution: execution.value, gold: gold.value }, ctx);
-      if (verdict.ok) report.survivors.push({ id: instance.id, kind: mutant.kind, call: mutant.call });
+      const strength = sample.verification.strength ?? 'unknown';
+      if (strength === 'discriminating') {
+        report.discriminating.samples++;
+        if (!verdict.ok) report.discriminating.caught++;
+      }
+      if (verdict.ok) report.survivors.push({ id: instance.id, kind: mutant.kind, call: mutant.call, strength });
       else if (verdict.category.startsWith('differential:')) report.caughtByVariants++;
       else report.caughtBySingleDatabase++;
     }
