@@ -1,4 +1,4 @@
-import type { AggregateExpr, BinaryOp, Expr, LiteralExpr, Query } from '../sql/ast.js';
+import type { AggregateExpr, BinaryOp, Expr, LiteralExpr, Query, WindowExpr } from '../sql/ast.js';
 import { ZONE_MODIFIERS } from '../../runtime/slot/catalog.js';
 import { SequenceBuilder, unsupported, ref, type Operand, type TableRef } from './builder.js';
 
@@ -135,6 +135,10 @@ export function collectAggregates(expr: Expr | null, into: AggregateExpr[] = [])
   return into;
 }
 
+export function containsWindow(expr: Expr): boolean {
+  return expr.kind === 'window' || children(expr).some(containsWindow);
+}
+
 /** Column references of `expr` outside aggregates and nested SELECTs. */
 export function bareColumns(expr: Expr | null, into: Expr[] = []): Expr[] {
   if (!expr || expr.kind === 'aggregate') return into;
@@ -165,6 +169,8 @@ export function children(expr: Expr): Expr[] {
       return [expr.expr, expr.pattern];
     case 'isNull':
       return [expr.expr];
+    case 'window':
+      return [...expr.args, ...expr.partitionBy, ...expr.orderBy.map((o) => o.expr)];
     default:
       return [];
   }
@@ -211,8 +217,7 @@ export class ExpressionCompiler {
         unsupported('aggregate_context', `${expr.name} is used where rows are not grouped`);
       // falls through
       case 'window':
-        unsupported('window_function', `${expr.name} OVER (...)`);
-      // falls through
+        return this.rank(t, expr, sig);
       case 'case':
         return this.caseExpr(t, expr.whens, expr.else, sig);
       case 'cast': {
@@ -247,6 +252,33 @@ export class ExpressionCompiler {
       case 'exists':
         unsupported(expr.query.correlated ? 'correlated_subquery' : 'exists', 'EXISTS');
     }
+  }
+
+  /**
+   * `RANK() / DENSE_RANK() OVER ([PARTITION BY …] ORDER BY x [DESC])`: transform_data's rank
+   * over the rows of `t`, which are the query's rows after WHERE, GROUP BY and HAVING, as
+   * SQL computes windows. Other window functions are refused: ROW_NUMBER and the like break
+   * ties by the physical row order, and running aggregates have no tool.
+   */
+  private rank(t: TableRef, expr: WindowExpr, sig: string): [TableRef, string] {
+    const ranking = expr.name === 'RANK' || expr.name === 'DENSE_RANK';
+    if (!ranking || expr.args.length > 0 || expr.orderBy.length !== 1 || expr.orderBy[0].nulls !== null) {
+      unsupported('window_function', `${expr.name} OVER (...)`);
+    }
+    this.b.requireExtended('window_function', `${expr.name} OVER (...)`);
+    let table = t;
+    const partition = expr.partitionBy.map((e) => {
+      const [t1, key] = this.key(table, e);
+      table = t1;
+      return key;
+    });
+    const [t2, key] = this.key(table, expr.orderBy[0].expr);
+    const args = {
+      ascending: expr.orderBy[0].direction === 'asc',
+      dense: expr.name === 'DENSE_RANK',
+      ...(partition.length > 0 ? { partition_by: partition } : {}),
+    };
+    return this.transform(t2, key, 'rank', args, sig);
   }
 
   /** `{value}` for constants, `{key_name}` for anything computed per row. */

@@ -1,7 +1,7 @@
 import type { Query, SelectQuery, SetQuery } from '../sql/ast.js';
 import { SequenceBuilder, unsupported, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
-import { ExpressionCompiler, collectAggregates, signature, type ScalarContext } from './expressions.js';
+import { ExpressionCompiler, collectAggregates, containsWindow, signature, type ScalarContext } from './expressions.js';
 import { fromPass } from './from.js';
 import { groupPass } from './group.js';
 import { sortPass } from './order.js';
@@ -183,6 +183,9 @@ export class QueryCompiler {
 
   /** The rows a non-aggregate (or grouped) query projects from: through ORDER BY (and a derived table's LIMIT). */
   private rows(q: SelectQuery, limited?: { limit: number | null; offset: number }): TableRef {
+    // Windows see the rows before LIMIT; the select list is computed after sortPass applied it.
+    if (limited && q.columns.some((c) => containsWindow(c.expr)))
+      unsupported('window_function', 'a window function beside LIMIT in a derived table');
     let t = this.whereRows(q).table;
     if (q.groupBy.length > 0) t = groupPass(this.ctx, t, q);
     else if (q.orderBy.some((o) => collectAggregates(o.expr).length > 0)) {

@@ -64,7 +64,16 @@ export const AGGREGATIONS: readonly Choice[] = [
 
 /** The shape of an operation's `operation_args`. */
 export type OperationShape =
-  'none' | 'operand' | 'cast' | 'round' | 'substring' | 'substr' | 'datetime' | 'values' | 'if_then_else';
+  | 'none'
+  | 'operand'
+  | 'cast'
+  | 'round'
+  | 'substring'
+  | 'substr'
+  | 'datetime'
+  | 'values'
+  | 'if_then_else'
+  | 'rank';
 
 export interface OperationChoice extends Choice {
   shape: OperationShape;
@@ -146,6 +155,13 @@ export const OPERATIONS: readonly OperationChoice[] = [
     paper: false,
     shape: 'if_then_else',
     description: 'operation_args {then: operand, else?: operand}: then where key is true, else else (null if missing)',
+  },
+  {
+    name: 'rank',
+    paper: false,
+    shape: 'rank',
+    description:
+      "the row's rank by key among the table's rows, 1 for the first (transform_data only): operation_args {ascending?: boolean (default false: the largest first), dense?: boolean (default false: tied rows share a rank and the next rank skips, as SQL's RANK; true: no gaps, as DENSE_RANK), partition_by?: [keys] (rank within the rows that share these keys)}; missing values come first when ascending, last otherwise",
   },
 ];
 

@@ -67,6 +67,7 @@ const SHAPE_ARGS: Record<OperationChoice['shape'], string[]> = {
   datetime: ['pattern', 'modifiers'],
   values: ['values'],
   if_then_else: ['then', 'else'],
+  rank: ['ascending', 'dense', 'partition_by'],
 };
 
 export function operationSql(
@@ -143,7 +144,29 @@ export function operationSql(
       const otherwise = opArgs.else === undefined ? raw('NULL') : resolver.operand(opArgs.else, 'operation_args.else');
       return sql`(CASE WHEN ${subject} THEN ${then} ELSE ${otherwise} END)`;
     }
+    case 'rank':
+      return rank(subject, opArgs, args, resolver);
   }
+}
+
+/**
+ * SQL's RANK / DENSE_RANK over the rows of the table the call transforms: a window
+ * function, so it sees every row of its input and nothing after it (filters, sorts and
+ * limits come before or after the call, as the sequence says).
+ */
+function rank(subject: Frag, opArgs: Record<string, unknown>, args: Args, resolver: OperandResolver): Frag {
+  const flag = (name: string, otherwise: boolean): boolean => {
+    const value = opArgs[name] ?? otherwise;
+    if (typeof value !== 'boolean') args.fail('wrong_type', `operation_args.${name} must be true or false`);
+    return value;
+  };
+  const direction = raw(flag('ascending', false) ? 'ASC' : 'DESC');
+  const fn = raw(flag('dense', false) ? 'DENSE_RANK' : 'RANK');
+  const partition: unknown = opArgs.partition_by ?? [];
+  if (!Array.isArray(partition)) args.fail('wrong_type', 'operation_args.partition_by must be a list of keys');
+  const keys = (partition as unknown[]).map((key, i) => resolver.operand({ key_name: key }, `operation_args.partition_by[${i}]`));
+  const by = keys.length > 0 ? sql`PARTITION BY ${join(keys, ', ')} ` : raw('');
+  return sql`${fn}() OVER (${by}ORDER BY ${subject} ${direction})`;
 }
 
 /**

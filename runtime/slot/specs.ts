@@ -145,6 +145,17 @@ function operationArgs(pool: ToolPool, withKeys: KeyDoc[] | undefined): Record<s
     pattern: { type: 'string', description: "datetime: SQLite strftime pattern, e.g. '%Y' for the year." },
   };
   if (withKeys) properties.new_key_name = { type: 'string', description: 'Key of the new column (optional).' };
+  if (withKeys && pool === 'extended') {
+    Object.assign(properties, {
+      ascending: { type: 'boolean', description: 'rank: the smallest value first (default false: the largest).' },
+      dense: { type: 'boolean', description: 'rank: no gaps after tied rows (DENSE_RANK; default false: RANK).' },
+      partition_by: {
+        type: 'array',
+        items: keySchema(withKeys, 'A key whose rows are ranked among themselves.'),
+        description: 'rank: keys whose values divide the rows into groups ranked separately.',
+      },
+    });
+  }
   if (pool === 'extended') {
     Object.assign(properties, {
       operand,

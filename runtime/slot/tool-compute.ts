@@ -27,6 +27,7 @@ export function calculate(call: CallScope): Shape {
   const value = args.required('value');
   const subject = call.scalarValue(value, 'argument "value"');
   const op = args.choice('operation_type', OPERATIONS, call.paper);
+  if (op.shape === 'rank') args.fail('bad_value', 'operation "rank" ranks the rows of a table: use transform_data');
   if (
     (op.name === 'datetime' || op.name === 'julianday') &&
     typeof value === 'string' &&

@@ -50,6 +50,17 @@ beforeAll(() => {
         'window-rank',
         'SELECT name FROM (SELECT name, height, DENSE_RANK() OVER (ORDER BY height DESC) AS rank FROM player WHERE goals < 10) WHERE rank = 1',
       ],
+      // Ties share a rank and the next one skips (RANK); a NULL height ranks last in DESC.
+      ['rank-ties', 'SELECT name, height, RANK() OVER (ORDER BY height DESC) FROM player'],
+      [
+        'rank-partition',
+        'SELECT name FROM (SELECT name, RANK() OVER (PARTITION BY team_id ORDER BY goals DESC) AS r FROM player) WHERE r = 1',
+      ],
+      [
+        'rank-groups',
+        'SELECT team_id, SUM(goals), DENSE_RANK() OVER (ORDER BY SUM(goals)) FROM player GROUP BY team_id',
+      ],
+      ['row-number', 'SELECT name, ROW_NUMBER() OVER (ORDER BY id DESC) FROM player'],
       ['recursive', 'WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 3) SELECT k FROM n'],
       ['limit-scan-order', 'SELECT COUNT(*) FROM (SELECT id FROM player LIMIT 3)'],
     ],
@@ -66,15 +77,15 @@ const answersOf = (file: string): Record<string, string> =>
       .map((sample) => [sample.sample_id, JSON.stringify(sample.gold_answer)]),
   );
 
-test('WITH tables and derived LIMITs become verified calls; window functions REST endpoints; the rest precise rejections', async () => {
+test('WITH tables, derived LIMITs and ranks become verified calls; the rest precise rejections', async () => {
   const out = path.join(dir, 'out');
   const result = await generate({
     config: parseConfig({ source, out, formulations: ['slot', 'sel', 'rest'], progress: 'none' }),
   });
   for (const formulation of ['slot', 'sel'] as const) {
     expect(result.stats!.formulations[formulation]!.total).toMatchObject({
-      input: 8,
-      accepted: 5,
+      input: 12,
+      accepted: 9,
       rejectedBy: {
         'slot.decompose:unsupported:window_function': 1,
         'slot.decompose:unsupported:derived_limit': 1,
@@ -82,7 +93,7 @@ test('WITH tables and derived LIMITs become verified calls; window functions RES
       },
     });
   }
-  expect(result.stats!.formulations.rest!.total).toMatchObject({ input: 8, accepted: 7 });
+  expect(result.stats!.formulations.rest!.total).toMatchObject({ input: 12, accepted: 11 });
   const rejections = readFileSync(path.join(out, 'rejections.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
@@ -99,7 +110,25 @@ test('WITH tables and derived LIMITs become verified calls; window functions RES
   expect(JSON.parse(slot['derived-limit-aggregate'])).toEqual([[expect.closeTo(5 / 3, 5)]]);
   expect(slot['derived-offset-filter']).toBe(JSON.stringify([['Eve'], ['Ann'], ['Hal']]));
   expect(slot['derived-limit-grouped']).toBe(JSON.stringify([[3]]));
+  expect((JSON.parse(slot['window-rank']) as string[][]).flat().sort()).toEqual(['Bob', 'Dan']);
+  const byName = (answer: string) =>
+    (JSON.parse(answer) as unknown[][]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+  expect(byName(slot['rank-ties'])).toEqual([
+    ['Ann', 178, 6],
+    ['Bob', 192, 1],
+    ['Cid', 185, 4],
+    ['Dan', 192, 1],
+    ['Eve', 181, 5],
+    ['Fay', null, 8],
+    ['Gus', 188, 3],
+    ['Hal', 170, 7],
+  ]);
+  expect((JSON.parse(slot['rank-partition']) as string[][]).flat().sort()).toEqual(['Cid', 'Eve', 'Fay']);
+  expect(byName(slot['rank-groups'])).toEqual([
+    [1, 13, 1],
+    [2, 15, 3],
+    [3, 14, 2],
+  ]);
   const rest = answersOf(path.join(out, 'rest', 'league.jsonl'));
-  expect((JSON.parse(rest['window-rank']) as string[][]).flat().sort()).toEqual(['Bob', 'Dan']);
   expect(rest['limit-scan-order']).toBe(JSON.stringify([[3]]));
 });

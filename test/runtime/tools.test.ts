@@ -132,6 +132,34 @@ describe('ToolError codes', () => {
         }),
       ],
     ],
+    ['bad_value', [c('calculate', 'a', { value: 1, operation_type: 'rank' })]],
+    [
+      'not_in_pool',
+      [c('transform_data', 'a', { data_source: S, key_name: 'place_pop', operation_type: 'rank' })],
+      'paper',
+    ],
+    [
+      'wrong_type',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_pop',
+          operation_type: 'rank',
+          operation_args: { partition_by: 'place_city' },
+        }),
+      ],
+    ],
+    [
+      'unknown_key',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_pop',
+          operation_type: 'rank',
+          operation_args: { partition_by: ['place_town'] },
+        }),
+      ],
+    ],
     ['wrong_type', [c('sort_data', 'a', { data_source: S, key_name: 'place_pop', ascending: 'yes' })]],
     ['wrong_type', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop', limit: 1.5 })]],
     [
@@ -470,6 +498,37 @@ describe('semantics', () => {
       { kind: 'scalar', value: 0 },
       { kind: 'scalar', value: null },
       { kind: 'list', values: [3] },
+    ]);
+  });
+
+  test('rank: ties share a rank (RANK skips after them, DENSE_RANK does not), NULLs last descending, per partition, over the rows it is given', async () => {
+    const rank = (label: string, source: string, args: Record<string, unknown>) =>
+      c('transform_data', label, {
+        data_source: source,
+        key_name: 'place_pop',
+        operation_type: 'rank',
+        operation_args: { ...args, new_key_name: label },
+      });
+    const out = await run(
+      [
+        rank('r', S, {}),
+        rank('d', '$r$', { dense: true, ascending: true }),
+        rank('p', '$d$', { partition_by: ['place_city'] }),
+        c('retrieve_data', 'rr', { data_source: '$p$', key_name: 'r' }),
+        c('retrieve_data', 'dd', { data_source: '$p$', key_name: 'd' }),
+        c('retrieve_data', 'pp', { data_source: '$p$', key_name: 'p' }),
+        c('filter_data', 'f', { data_source: S, key_name: 'place_id', condition: 'greater_than', value: 2 }),
+        rank('fr', '$f$', {}),
+        c('retrieve_data', 'ff', { data_source: '$fr$', key_name: 'fr' }),
+      ],
+      ['rr', 'dd', 'pp', 'ff'],
+    );
+    // pop by id: 7, 7, 3, 10, NULL, 3; city: Oslo, Rome, Oslo, NULL, Rome, Lima.
+    expect(out).toEqual([
+      { kind: 'list', values: [2, 2, 4, 1, 6, 4] },
+      { kind: 'list', values: [3, 3, 2, 4, 1, 2] },
+      { kind: 'list', values: [1, 1, 2, 1, 2, 1] },
+      { kind: 'list', values: [2, 1, 4, 2] },
     ]);
   });
 
