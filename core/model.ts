@@ -14,6 +14,8 @@ export interface ColumnInfo {
   description: string;
   /** BIRD's `value_description`, empty when absent. */
   valueDescription: string;
+  /** The collation the column declares, when it is not BINARY (`NOCASE`, `RTRIM`, …). */
+  collation?: string;
 }
 
 export interface ForeignKey {

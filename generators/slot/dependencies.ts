@@ -6,8 +6,9 @@ import { conjuncts } from './from.js';
  * Functional dependencies of a query's rows, from the schema: which columns the group keys
  * determine. A column is determined when it is a key, equal to a determined column (an
  * inner join's or the WHERE's equality, both sides non-NULL on every row kept), equal to a
- * literal, or a column of a table whose whole primary key is determined, or a whole unique
- * key whose columns are equated (a unique column may repeat NULLs; an equality keeps none). A selected column
+ * literal (under BINARY comparison: a NOCASE column equal to 'a' may hold 'A'), or a column of
+ * a table whose whole primary key is determined, or a whole unique key whose columns are
+ * equated (a unique column may repeat NULLs; an equality keeps none). A selected column
  * that is neither grouped nor aggregated is only the group's value when it is determined.
  */
 
@@ -21,15 +22,23 @@ export function determinedBy(keys: readonly Expr[], q: SelectQuery, db: Database
   // Columns an equality constrains: never NULL on the rows kept.
   const equated = new Set<string>();
   const conditions = [q.where, ...(q.from?.joins ?? []).flatMap((j) => (j.type === 'inner' ? [j.on] : []))];
+  const tables = q.from ? [q.from.base, ...q.from.joins.map((j) => j.item)] : [];
+  // Under NOCASE (or any collation but BINARY) equal is not identical: 'ann' = 'ANN'.
+  const caseless = new Set(
+    tables.flatMap((item) => {
+      const table = item.kind === 'table' && db.tables.find((t) => t.name.toLowerCase() === item.table.toLowerCase());
+      return table ? table.columns.filter((c) => c.collation).map((c) => idOf(item.name, c.name)) : [];
+    }),
+  );
+  const identityEquality = (e: Expr): e is ColumnExpr => isOwnColumn(e) && !caseless.has(columnId(e));
   for (const conjunct of conditions.flatMap(conjuncts)) {
     if (conjunct.kind !== 'binary' || conjunct.op !== '=') continue;
     const { left, right } = conjunct;
     for (const side of [left, right]) if (isOwnColumn(side)) equated.add(columnId(side));
-    if (isOwnColumn(left) && isOwnColumn(right)) equalities.push([columnId(left), columnId(right)]);
-    else if (isOwnColumn(left) && right.kind === 'literal' && right.value !== null) known.add(columnId(left));
-    else if (isOwnColumn(right) && left.kind === 'literal' && left.value !== null) known.add(columnId(right));
+    if (identityEquality(left) && identityEquality(right)) equalities.push([columnId(left), columnId(right)]);
+    else if (identityEquality(left) && right.kind === 'literal' && right.value !== null) known.add(columnId(left));
+    else if (identityEquality(right) && left.kind === 'literal' && left.value !== null) known.add(columnId(right));
   }
-  const tables = q.from ? [q.from.base, ...q.from.joins.map((j) => j.item)] : [];
   const keyed = tables.flatMap((item) => {
     const table = item.kind === 'table' && db.tables.find((t) => t.name.toLowerCase() === item.table.toLowerCase());
     if (!table) return [];

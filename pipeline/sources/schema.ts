@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import type { ColumnInfo, DatabaseInfo, ForeignKey, TableInfo } from '../../core/model.js';
+import { declaredCollations } from '../../runtime/sql/collations.js';
 import { openReadOnly } from '../../runtime/sql/readonly.js';
 import type { TableDescriptions } from './descriptions.js';
 
@@ -45,10 +46,12 @@ export async function readDatabaseInfo(
       (uniqueIndexes.pluck().all(table) as string[])
         .map((index) => indexColumns.pluck().all(index) as (string | null)[])
         .filter((columns): columns is string[] => columns.length > 0 && columns.every((c) => c !== null));
+    const createSql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck();
     const raw = tableNames.map((name) => ({
       name,
       columns: tableInfo.all(name) as { name: string; type: string; pk: number }[],
       foreignKeys: foreignKeyList.all(name) as ForeignKeyRow[],
+      collations: declaredCollations((createSql.get(name) as string | null) ?? ''),
     }));
     const primaryKeys = new Map(
       raw.map((table) => [
@@ -61,7 +64,10 @@ export async function readDatabaseInfo(
     );
     const tables: TableInfo[] = raw.map((table) => ({
       name: table.name,
-      columns: table.columns.map((column) => annotate(table.name, column.name, column.type, annotations)),
+      columns: table.columns.map((column) => {
+        const collation = table.collations.get(column.name.toLowerCase());
+        return { ...annotate(table.name, column.name, column.type, annotations), ...(collation ? { collation } : {}) };
+      }),
       primaryKey: primaryKeys.get(table.name.toLowerCase()) ?? [],
       uniqueKeys: uniqueKeys(table.name),
       foreignKeys: resolveForeignKeys(table.foreignKeys, primaryKeys),

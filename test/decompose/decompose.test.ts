@@ -4,6 +4,7 @@
  * the same bytes and that executed sequences return what the SQL returns.
  */
 import Database from 'better-sqlite3';
+import { resultShape } from '../../generators/sql/gold.js';
 import { parseQuery } from '../../generators/sql/normalize.js';
 import { decompose } from '../../generators/slot/decompose.js';
 import type { SlotSequence, ToolOutput } from '../../core/model.js';
@@ -69,6 +70,11 @@ describe('decompose: executed sequences equal the SQL result', () => {
     "SELECT substr(name, 3, -2), substr(name, -1, -3), substr(name, 2, '2'), substr(name, 2, NULL) FROM school",
     "SELECT City FROM school GROUP BY substr(founded, 1, instr(founded, '-') - 1), City ORDER BY substr(City, instr(City, 'n'))",
     "SELECT substr(MAX(name), 2), INSTR(MIN(City), 's'), substr(MAX(founded), COUNT(*), -2) FROM school",
+    'SELECT s.name FROM school AS s WHERE EXISTS (SELECT 1 FROM score AS t WHERE t.school_id = s.id AND t.avg > 500)',
+    'SELECT T1.name, COUNT(T2.subject), SUM(T2.takers) FROM school AS T1 JOIN score AS T2 ON T1.id = T2.school_id WHERE T1.id = 1',
+    "SELECT City, COUNT(id) FROM school WHERE City = 'Nowhere'",
+    'SELECT name, students, RANK() OVER (ORDER BY students DESC), DENSE_RANK() OVER (PARTITION BY City ORDER BY students) FROM school',
+    'SELECT subject, SUM(takers), RANK() OVER (ORDER BY SUM(takers)) FROM score GROUP BY subject',
   ])('%s', async (sql) => {
     const parsed = parseQuery(sql, db);
     if (!parsed.ok) throw new Error(parsed.message);
@@ -81,9 +87,27 @@ describe('decompose: executed sequences equal the SQL result', () => {
       columns: statement.columns().map((c) => c.name),
       rows,
       executedSql: sql,
-      ordered: /ORDER BY/i.test(sql),
-      distinct: /DISTINCT/i.test(sql),
+      ...resultShape(sql),
     };
     expect(compareWithGold(outputs, gold)).toMatchObject({ ok: true });
   });
+});
+
+test('decompose: a bare column equal to a literal under NOCASE is not one value (it may be any case of it)', () => {
+  const sql = "SELECT name, SUM(students) FROM school WHERE name = 'birch'";
+  const nocase = {
+    ...SCHEMA,
+    tables: SCHEMA.tables.map((t) => ({
+      ...t,
+      columns: t.columns.map((c) => (c.name === 'name' ? { ...c, collation: 'NOCASE' } : c)),
+    })),
+  };
+  const outcome = (db: typeof SCHEMA) => {
+    const parsed = parseQuery(sql, db);
+    if (!parsed.ok) throw new Error(parsed.message);
+    const result = decompose(parsed.value, db, 'extended');
+    return result.ok ? 'ok' : result.category;
+  };
+  expect(outcome(SCHEMA)).toBe('ok');
+  expect(outcome(nocase)).toBe('unsupported:bare_column');
 });
