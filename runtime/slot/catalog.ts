@@ -64,16 +64,7 @@ export const AGGREGATIONS: readonly Choice[] = [
 
 /** The shape of an operation's `operation_args`. */
 export type OperationShape =
-  | 'none'
-  | 'operand'
-  | 'cast'
-  | 'round'
-  | 'substring'
-  | 'substr'
-  | 'datetime'
-  | 'values'
-  | 'if_then_else'
-  | 'rank';
+  'none' | 'operand' | 'cast' | 'round' | 'substring' | 'substr' | 'datetime' | 'values' | 'if_then_else' | 'rank';
 
 export interface OperationChoice extends Choice {
   shape: OperationShape;

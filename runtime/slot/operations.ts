@@ -164,7 +164,9 @@ function rank(subject: Frag, opArgs: Record<string, unknown>, args: Args, resolv
   const fn = raw(flag('dense', false) ? 'DENSE_RANK' : 'RANK');
   const partition: unknown = opArgs.partition_by ?? [];
   if (!Array.isArray(partition)) args.fail('wrong_type', 'operation_args.partition_by must be a list of keys');
-  const keys = (partition as unknown[]).map((key, i) => resolver.operand({ key_name: key }, `operation_args.partition_by[${i}]`));
+  const keys = (partition as unknown[]).map((key, i) =>
+    resolver.operand({ key_name: key }, `operation_args.partition_by[${i}]`),
+  );
   const by = keys.length > 0 ? sql`PARTITION BY ${join(keys, ', ')} ` : raw('');
   return sql`${fn}() OVER (${by}ORDER BY ${subject} ${direction})`;
 }
