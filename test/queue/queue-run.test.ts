@@ -98,7 +98,7 @@ test('a queue run on worker processes writes byte for byte what the in-process r
     expect(status.stdout).toMatch(/^rest\.synthesize\s+13\s+13\s+0\s/m);
     expect(status.stdout).toMatch(/^emit\s+2\s+2\s+0\s/m);
     const runs = await runCli(['runs', '--queue', redis.url, '--queue-prefix', prefix]);
-    expect(runs.stdout).toMatch(/plain-1\s+completed\s+bird-dev.*slot 47\/50, sel 47\/50, rest 50\/50/);
+    expect(runs.stdout).toMatch(/plain-1\s+completed\s+bird-dev.*slot 48\/50, sel 48\/50, rest 50\/50/);
 
     // A second run finds everything in the shared store: no item job, no synthesis batch.
     const again = driver(redis.url, prefix, `${out}-again`, 'plain-2');
@@ -285,7 +285,7 @@ test('schedule: a scheduled run is driven by a worker into a new version with a 
     const first = latest();
     const firstDir = path.join(base, first.path);
     expect(read(firstDir, 'slot/bookstore.jsonl')).toBe(read(reference, 'slot/bookstore.jsonl'));
-    expect(JSON.parse(read(firstDir, 'diff.json')).totals).toMatchObject({ added: 94, removed: 0, changed: 0 });
+    expect(JSON.parse(read(firstDir, 'diff.json')).totals).toMatchObject({ added: 96, removed: 0, changed: 0 });
 
     await new Promise((resolve) => setTimeout(resolve, 1100)); // versions are named by the second
     expect((await schedule('--now', '--name', 'second')).code).toBe(0);
@@ -293,7 +293,7 @@ test('schedule: a scheduled run is driven by a worker into a new version with a 
     const second = path.join(base, latest().path);
     expect(JSON.parse(read(second, 'diff.json'))).toMatchObject({
       previous: first.path,
-      totals: { added: 0, removed: 0, changed: 0, unchanged: 94 },
+      totals: { added: 0, removed: 0, changed: 0, unchanged: 96 },
     });
     // Incremental: the second night found every result in the shared store.
     expect(stats(second).timing.stages.gold?.runs ?? 0).toBe(0);
