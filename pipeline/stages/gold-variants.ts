@@ -14,7 +14,8 @@ import { onVariant, VariantBuildError, variantsOf, type Variant } from '../varia
  *   the same, and its LIMIT must not cut through rows tied on the sort keys (its tie probe on
  *   the database itself): otherwise its answer depends on the physical row order and it is
  *   `gold:nondeterministic`, or, with `verification.nondeterministicGold: accept`, kept with
- *   the answers it gave and its tie groups, all acceptable.
+ *   the answers it gave and its tie groups, all acceptable (on each perturbed variant, the
+ *   answers of both scan orders: a sample reads the rows in an order of its own).
  * - On each value-perturbed variant, an `ORDER BY … LIMIT` answer also gets its tie groups
  *   there (generators/sql/ties.ts), so a tie that the permutation creates does not hold a
  *   sample to one arbitrary tie-break.
@@ -48,6 +49,13 @@ export async function goldOnVariants(gold: GoldResult, ctx: StageContext): Promi
       );
     }
     acceptable = distinctAnswers(gold, [gold.rows, reordered.answers[0]]);
+    // Kept with every answer it gave: on a perturbed variant too, both scan orders' answers.
+    for (const [i, variant] of variants.entries()) {
+      if (variant.seed === null) continue;
+      const other = await answerOn(gold, { ...variant, reverseScans: !variant.reverseScans }, ctx);
+      if (!Array.isArray(other)) return other;
+      onVariants[i] = { ...onVariants[i], answers: distinctAnswers(gold, [...onVariants[i].answers, other]) };
+    }
   }
   const strength = goldStrength(gold, perturbed);
   if (verification.weakGold === 'drop' && strength !== undefined && strength !== 'discriminating') {

@@ -107,6 +107,16 @@ test('with nondeterministicGold accept, such gold is kept with the answers it ga
   expect(tie.gold_ties).toMatchObject({ positions: [0] });
   expect(JSON.stringify(tie.gold_ties)).toContain('[["p23"],["p24"]]');
   expect(samples('rest').get('scan-order')!.acceptable_answers).toHaveLength(2);
+  // On a perturbed variant too, an answer of either scan order is acceptable (the sequence
+  // reads the rows in its own order). DISTINCT ordered by a key that varies within a distinct
+  // row has answers no scan order shows: still refused there.
+  for (const formulation of ['slot', 'sel'] as const) {
+    expect(stats.formulations[formulation]!.total).toMatchObject({
+      accepted: 7,
+      rejectedBy: { 'verify:differential:perturbed-1': 1 },
+    });
+    expect(samples(formulation).has('distinct-order')).toBe(false);
+  }
 });
 
 test('with weakGold drop, gold that cannot discriminate is a rejection', async () => {
