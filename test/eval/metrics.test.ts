@@ -1,0 +1,191 @@
+import type { ToolCall, ToolSpec } from '../../core/model.js';
+import { alignSequences, longestCommonSubsequence, precisionRecall } from '../../eval/metrics/alignment.js';
+import { bfclCategory } from '../../eval/metrics/bfcl.js';
+import { bootstrapInterval } from '../../eval/metrics/bootstrap.js';
+import { reactStats } from '../../eval/metrics/react.js';
+import { sequenceMatch } from '../../eval/metrics/sequence.js';
+import { electionStability } from '../../eval/metrics/stability.js';
+
+/** The evaluation metrics on examples worked out by hand (the expected numbers are in the comments). */
+
+const call = (name: string, label: string, args: Record<string, unknown>): ToolCall => ({
+  name,
+  label,
+  arguments: args,
+});
+const S = '$starting_table_var$';
+
+// Gold: filter, then retrieve from the filter's output.
+const gold = [
+  call('filter_data', 'FILTER_1', { data_source: S, key_name: 'city', condition: 'equal_to', value: 'Oslo' }),
+  call('retrieve_data', 'SELECT_1', { data_source: '$FILTER_1$', key_name: 'name', distinct: false }),
+];
+
+describe('intent and slot metrics', () => {
+  test('a perfect answer under other labels scores 1 everywhere', () => {
+    const predicted = [
+      call('filter_data', 'f', { data_source: S, key_name: 'city', condition: 'equal_to', value: 'Oslo' }),
+      call('retrieve_data', 'r', { data_source: '$f$', key_name: 'name', distinct: false }),
+    ];
+    const { intent, slot } = alignSequences(predicted, gold);
+    expect(intent).toEqual({ precision: 1, recall: 1, f1: 1 });
+    expect(slot).toEqual({ precision: 1, recall: 1, f1: 1 });
+    expect(sequenceMatch(predicted, gold)).toEqual({ full: true, partial: 1 });
+  });
+
+  test('one wrong value, one extra call', () => {
+    const predicted = [
+      call('sort_data', 's', { data_source: S, key_name: 'city', ascending: true }),
+      call('filter_data', 'f', { data_source: '$s$', key_name: 'city', condition: 'equal_to', value: 'Rome' }),
+      call('retrieve_data', 'r', { data_source: '$f$', key_name: 'name', distinct: false }),
+    ];
+    const { pairs, intent, slot } = alignSequences(predicted, gold);
+    expect(pairs).toEqual([
+      [1, 0],
+      [2, 1],
+    ]);
+    // Intents: 2 matched of 3 predicted and 2 gold: P 2/3, R 1, F1 0.8.
+    expect(intent.precision).toBeCloseTo(2 / 3);
+    expect(intent.recall).toBe(1);
+    expect(intent.f1).toBeCloseTo(0.8);
+    // Slots of the matched calls: filter 4 predicted, right: key_name, condition (data_source
+    // points at the sort, value differs) = 2; retrieve 3 of 3 right ($f$ is FILTER_1). 5/7 both ways.
+    expect(slot.precision).toBeCloseTo(5 / 7);
+    expect(slot.recall).toBeCloseTo(5 / 7);
+    // NESTFUL: only the retrieve matches exactly: partial 1/2, not full.
+    expect(sequenceMatch(predicted, gold)).toEqual({ full: false, partial: 0.5 });
+  });
+
+  test('repeated tools count per invocation, in order', () => {
+    expect(longestCommonSubsequence(['a', 'b', 'a'], ['a', 'a'])).toEqual([
+      [0, 0],
+      [2, 1],
+    ]);
+    expect(longestCommonSubsequence(['b', 'a'], ['a', 'b'])).toHaveLength(1);
+    // A dropped call: nothing predicted for the retrieve.
+    const { intent } = alignSequences([gold[0]], gold);
+    expect(intent).toEqual({ precision: 1, recall: 0.5, f1: 2 / 3 });
+  });
+
+  test('empty sides', () => {
+    expect(precisionRecall(0, 0, 0)).toEqual({ precision: 1, recall: 1, f1: 1 });
+    expect(precisionRecall(0, 0, 2)).toEqual({ precision: 0, recall: 0, f1: 0 });
+    expect(alignSequences([], gold).intent).toEqual({ precision: 0, recall: 0, f1: 0 });
+  });
+});
+
+describe('BFCL error categories, first match in precedence order', () => {
+  const tool = (name: string, properties: string[], required: string[]): ToolSpec => ({
+    type: 'function',
+    function: {
+      name,
+      description: name,
+      parameters: { type: 'object', properties: Object.fromEntries(properties.map((p) => [p, {}])), required },
+    },
+  });
+  const tools = [
+    tool('filter_data', ['data_source', 'key_name', 'condition', 'value'], ['data_source', 'key_name', 'condition']),
+    tool('retrieve_data', ['data_source', 'key_name', 'distinct', 'limit'], ['data_source', 'key_name']),
+    tool('sort_data', ['data_source', 'key_name', 'ascending'], ['data_source', 'key_name']),
+  ];
+  const right = () => [
+    call('filter_data', 'f', { data_source: S, key_name: 'city', condition: 'equal_to', value: 'Oslo' }),
+    call('retrieve_data', 'r', { data_source: '$f$', key_name: 'name', distinct: false }),
+  ];
+  const category = (edit: (calls: ToolCall[]) => unknown[] | null) => bfclCategory(edit(right()), gold, tools);
+
+  test.each([
+    ['no error', (c: ToolCall[]) => c, null],
+    ['prose instead of calls', () => null, 'instruction_alignment_failure'],
+    ['a dropped call', (c: ToolCall[]) => c.slice(0, 1), 'wrong_func_count'],
+    [
+      'arguments as a list',
+      (c: ToolCall[]) => [c[0], { name: 'retrieve_data', arguments: ['x'] }],
+      'wrong_func_format',
+    ],
+    ['a tool that does not exist', (c: ToolCall[]) => [c[0], { ...c[1], name: 'get_names' }], 'hallucinated_func_name'],
+    ['another real tool', (c: ToolCall[]) => [c[0], { ...c[1], name: 'sort_data' }], 'wrong_func_name'],
+    [
+      'a required parameter missing',
+      (c: ToolCall[]) => [c[0], { ...c[1], arguments: { data_source: '$f$' } }],
+      'missing_required_parameter',
+    ],
+    [
+      'an undeclared argument',
+      (c: ToolCall[]) => [c[0], { ...c[1], arguments: { ...c[1].arguments, order: 'asc' } }],
+      'unexpected_param',
+    ],
+    [
+      'one wrong value',
+      (c: ToolCall[]) => [{ ...c[0], arguments: { ...c[0].arguments, value: 'Rome' } }, c[1]],
+      'value_error',
+    ],
+    [
+      'a reference to the wrong call',
+      (c: ToolCall[]) => [c[0], { ...c[1], arguments: { ...c[1].arguments, data_source: S } }],
+      'value_error',
+    ],
+  ] as const)('%s', (_, edit, expected) => {
+    expect(category(edit as (calls: ToolCall[]) => unknown[] | null)).toBe(expected);
+  });
+
+  test('a hallucinated name outranks a missing parameter elsewhere', () => {
+    const calls = [
+      { name: 'filter_data', label: 'f', arguments: { data_source: S } },
+      { name: 'fetch', label: 'r', arguments: {} },
+    ];
+    expect(bfclCategory(calls, gold, tools)).toBe('hallucinated_func_name');
+  });
+});
+
+describe('ReAct loop statistics', () => {
+  const same = { name: 'filter_data', arguments: { key_name: 'city', value: 'Oslo' } };
+  test('average loops, out of budget, stuck', () => {
+    const stats = reactStats([
+      { turns: 3, budget: 10, answered: true, completed: true, calls: [same, same] }, // repeats, but succeeded
+      { turns: 10, budget: 10, answered: false, completed: false, calls: [same, same, same] }, // out of budget, stuck
+      {
+        turns: 5,
+        budget: 10,
+        answered: true,
+        completed: false,
+        calls: [same, { ...same, arguments: { key_name: 'x' } }],
+      },
+      { turns: 2, budget: 10, answered: true, completed: false, calls: [same] },
+    ]);
+    expect(stats.averageLoops).toBe(5); // (3 + 10 + 5 + 2) / 4
+    expect(stats.outOfBudgetRate).toBe(0.25);
+    expect(stats.stuckRate).toBe(0.25);
+  });
+});
+
+test('election stability: the share of the elected answer, averaged over items', () => {
+  // Item 1: a, a, b → 2/3; item 2: x, x, x → 1; item 3: p, q, r → 1/3. Mean 2/3.
+  expect(
+    electionStability([
+      ['a', 'a', 'b'],
+      ['x', 'x', 'x'],
+      ['p', 'q', 'r'],
+    ]),
+  ).toBeCloseTo(2 / 3);
+  expect(electionStability([])).toBe(0);
+});
+
+describe('bootstrap confidence interval', () => {
+  test('seeded: the same interval every time, around the mean', () => {
+    const values = Array.from({ length: 200 }, (_, i) => (i % 4 === 0 ? 0 : 1)); // mean 0.75
+    const a = bootstrapInterval(values);
+    expect(bootstrapInterval(values)).toEqual(a);
+    expect(a.mean).toBe(0.75);
+    expect(a.low).toBeLessThan(0.75);
+    expect(a.high).toBeGreaterThan(0.75);
+    // The standard error of a 0.75 rate over 200 items is ~0.031: the 95% interval is ~±0.06.
+    expect(a.high - a.low).toBeGreaterThan(0.08);
+    expect(a.high - a.low).toBeLessThan(0.16);
+  });
+
+  test('constant values have a zero-width interval; no values, all zeros', () => {
+    expect(bootstrapInterval([1, 1, 1])).toEqual({ mean: 1, low: 1, high: 1 });
+    expect(bootstrapInterval([])).toEqual({ mean: 0, low: 0, high: 0 });
+  });
+});
