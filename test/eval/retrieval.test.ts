@@ -1,0 +1,59 @@
+import { Bm25Index, tokenize } from '../../eval/retrieval/bm25.js';
+import { sqlConstructs } from '../../eval/sql-constructs.js';
+
+describe('BM25', () => {
+  const documents = [
+    'How many schools are in Fresno county?',
+    'List the schools in Fresno with more than 500 students.',
+    'What is the average price of Mystery books?',
+    'Which members led a ride longer than 120 km?',
+  ];
+  const index = new Bm25Index(documents);
+
+  test('the most similar question first; the item itself excluded', () => {
+    expect(index.search('How many schools does Alameda county have?', 2).map((r) => r.index)).toEqual([0, 1]);
+    expect(index.search(documents[0], 1, new Set([0])).map((r) => r.index)).toEqual([1]);
+  });
+
+  test('a hand-computed score', () => {
+    // One document "a b", one "c": query "a". N = 2, n(a) = 1: idf = ln(1 + 1.5/1.5) = ln 2.
+    // |d| = 2, avgdl = 1.5: norm = 1.2·(1 − 0.75 + 0.75·2/1.5) = 1.5; score = ln2·1·2.2/(1 + 1.5).
+    const [top] = new Bm25Index(['a b', 'c']).search('a', 1);
+    expect(top.index).toBe(0);
+    expect(top.score).toBeCloseTo((Math.log(2) * 2.2) / 2.5, 10);
+  });
+
+  test('no shared word scores 0; ties keep the documents order', () => {
+    expect(index.search('zebra', 4).map((r) => [r.index, r.score])).toEqual([
+      [0, 0],
+      [1, 0],
+      [2, 0],
+      [3, 0],
+    ]);
+    expect(tokenize("Ça coûte 10 €, n'est-ce pas?")).toEqual(['ça', 'coûte', '10', 'n', 'est', 'ce', 'pas']);
+  });
+});
+
+describe('sqlConstructs', () => {
+  test.each([
+    ["SELECT name FROM school WHERE city = 'Fresno'", []],
+    [
+      'SELECT T1.name, COUNT(*) FROM a AS T1 INNER JOIN b AS T2 ON T1.id = T2.a_id WHERE x = 1 OR y IN (1, 2) GROUP BY T1.name HAVING COUNT(*) > 1 ORDER BY 2 DESC LIMIT 3',
+      ['aggregate', 'group_by', 'having', 'in', 'join', 'limit', 'or', 'order_by'],
+    ],
+    ['SELECT a FROM t, u WHERE t.id = u.id', ['join']],
+    ['SELECT a FROM t AS x, u', ['join']],
+    [
+      "SELECT CAST(SUM(IIF(v > 1, 1, 0)) AS REAL) FROM t WHERE strftime('%Y', d) BETWEEN '2000' AND '2010'",
+      ['aggregate', 'between', 'case', 'cast', 'date'],
+    ],
+    ['SELECT a FROM t WHERE b = (SELECT MAX(b) FROM t) UNION SELECT c FROM u', ['aggregate', 'compound', 'subquery']],
+    [
+      'WITH w AS (SELECT a FROM t) SELECT DISTINCT a, RANK() OVER (ORDER BY a) FROM w',
+      ['distinct', 'order_by', 'subquery', 'window', 'with'],
+    ],
+    ["SELECT name FROM t WHERE note = 'JOIN us, OR not' AND name LIKE 'A%'", ['like']],
+  ])('%s', (sql, expected) => {
+    expect(sqlConstructs(sql)).toEqual(expected);
+  });
+});
