@@ -54,6 +54,14 @@ export interface RestSubject {
   onVariants(): Promise<VariantRun[]>;
 }
 
+/** Shared by both formulations' checks: the same verdict over the subject's runs on the database variants. */
+const differentialCheck = {
+  name: 'differential',
+  needs: 'semantic',
+  run: async (s: { gold: GoldResult; onVariants(): Promise<VariantRun[]> }) =>
+    checkDifferential(s.gold, await s.onVariants()),
+} as const;
+
 export const SEQUENCE_CHECKS = [
   { name: 'format', run: (s) => checkFormat(s.sequence, s.tools) },
   { name: 'execution', run: (s) => checkExecution(s.execution) },
@@ -62,14 +70,14 @@ export const SEQUENCE_CHECKS = [
     needs: 'execution',
     run: (s) => checkSemantic(s.execution.ok ? s.execution.outputs : [], s.gold),
   },
-  { name: 'differential', needs: 'semantic', run: async (s) => checkDifferential(s.gold, await s.onVariants()) },
+  differentialCheck,
 ] as const satisfies readonly Check<SequenceSubject>[];
 
 export const REST_CHECKS = [
   { name: 'format', run: (s) => checkRestFormat(s.endpoint, s.db, s.maxStringLength) },
   { name: 'execution', needs: 'format', run: async (s) => checkRestExecution(await s.response()) },
   { name: 'semantic', needs: 'execution', run: restSemantic },
-  { name: 'differential', needs: 'semantic', run: async (s) => checkDifferential(s.gold, await s.onVariants()) },
+  differentialCheck,
 ] as const satisfies readonly Check<RestSubject>[];
 
 /** The verdict of every check, by check name, in the order they ran. */

@@ -80,22 +80,9 @@ export function matchesTies(answer: readonly Row[], ties: Ties): boolean {
  * choice cannot matter.
  */
 function distinctOrderIsOpen(rows: readonly Row[], keys: number, window: { limit: number; offset: number }): boolean {
-  const width = (rows[0]?.length ?? keys) - keys;
-  const placed = (ordered: readonly Row[]) => {
-    const seen = new Set<string>();
-    const distinct: Row[] = [];
-    for (const row of ordered) {
-      const projected = row.slice(0, width);
-      const id = JSON.stringify(projected);
-      if (!seen.has(id)) distinct.push(projected);
-      seen.add(id);
-    }
-    return distinct;
-  };
-  const first = placed(rows).slice(window.offset, window.offset + window.limit);
-  const last = placed([...rows].reverse())
-    .reverse()
-    .slice(window.offset, window.offset + window.limit);
+  const inWindow = (placed: Placed[]) => placed.slice(window.offset, window.offset + window.limit).map((p) => p.row);
+  const first = inWindow(firstOccurrences(rows, keys));
+  const last = inWindow(firstOccurrences([...rows].reverse(), keys).reverse());
   return first.length !== last.length || first.some((row, i) => rowMatch(row, last[i]) === false);
 }
 
@@ -105,16 +92,27 @@ function distinctOrderIsOpen(rows: readonly Row[], keys: number, window: { limit
  * which of them is inside is open.
  */
 function distinctEdgeIsTied(rows: readonly Row[], keys: number, window: { limit: number; offset: number }): boolean {
+  const placed = firstOccurrences(rows, keys).map((p) => JSON.stringify(p.sortKeys));
+  const tiedAt = (edge: number) => edge > 0 && edge < placed.length && placed[edge - 1] === placed[edge];
+  return tiedAt(window.offset) || tiedAt(window.offset + window.limit);
+}
+
+interface Placed {
+  row: Row;
+  sortKeys: Row;
+}
+
+/** Each distinct row (the probe's columns but its last `keys`) where it first occurs in `rows`, with the sort keys there. */
+function firstOccurrences(rows: readonly Row[], keys: number): Placed[] {
   const width = (rows[0]?.length ?? keys) - keys;
   const seen = new Set<string>();
-  const placed: string[] = []; // the sort keys of each distinct row, at its first occurrence
+  const placed: Placed[] = [];
   for (const row of rows) {
-    const id = JSON.stringify(row.slice(0, width));
+    const projected = row.slice(0, width);
+    const id = JSON.stringify(projected);
     if (seen.has(id)) continue;
     seen.add(id);
-    placed.push(JSON.stringify(row.slice(width)));
+    placed.push({ row: projected, sortKeys: row.slice(width) });
   }
-  const end = window.offset + window.limit;
-  const tiedAt = (edge: number) => edge > 0 && edge < placed.length && placed[edge - 1] === placed[edge];
-  return tiedAt(window.offset) || tiedAt(end);
+  return placed;
 }

@@ -1,3 +1,5 @@
+import { mulberry32 } from '../../core/random.js';
+
 /**
  * A percentile bootstrap confidence interval of a mean (Efron & Tibshirani, An Introduction
  * to the Bootstrap):
@@ -20,15 +22,4 @@ export function bootstrapInterval(
   }).sort((a, b) => a - b);
   const at = (q: number) => means[Math.min(resamples - 1, Math.max(0, Math.floor(q * resamples)))];
   return { mean, low: at((1 - level) / 2), high: at((1 + level) / 2) };
-}
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -22,13 +22,14 @@ export function determinedBy(keys: readonly Expr[], q: SelectQuery, db: Database
   // Columns an equality constrains: never NULL on the rows kept.
   const equated = new Set<string>();
   const conditions = [q.where, ...(q.from?.joins ?? []).flatMap((j) => (j.type === 'inner' ? [j.on] : []))];
-  const tables = q.from ? [q.from.base, ...q.from.joins.map((j) => j.item)] : [];
+  // The FROM items that are schema tables, with their schema.
+  const tables = (q.from ? [q.from.base, ...q.from.joins.map((j) => j.item)] : []).flatMap((item) => {
+    const table = item.kind === 'table' && db.tables.find((t) => t.name.toLowerCase() === item.table.toLowerCase());
+    return table ? [{ name: item.name, table }] : [];
+  });
   // Under NOCASE (or any collation but BINARY) equal is not identical: 'ann' = 'ANN'.
   const caseless = new Set(
-    tables.flatMap((item) => {
-      const table = item.kind === 'table' && db.tables.find((t) => t.name.toLowerCase() === item.table.toLowerCase());
-      return table ? table.columns.filter((c) => c.collation).map((c) => idOf(item.name, c.name)) : [];
-    }),
+    tables.flatMap(({ name, table }) => table.columns.filter((c) => c.collation).map((c) => idOf(name, c.name))),
   );
   const identityEquality = (e: Expr): e is ColumnExpr => isOwnColumn(e) && !caseless.has(columnId(e));
   for (const conjunct of conditions.flatMap(conjuncts)) {
@@ -39,14 +40,12 @@ export function determinedBy(keys: readonly Expr[], q: SelectQuery, db: Database
     else if (identityEquality(left) && right.kind === 'literal' && right.value !== null) known.add(columnId(left));
     else if (identityEquality(right) && left.kind === 'literal' && left.value !== null) known.add(columnId(right));
   }
-  const keyed = tables.flatMap((item) => {
-    const table = item.kind === 'table' && db.tables.find((t) => t.name.toLowerCase() === item.table.toLowerCase());
-    if (!table) return [];
-    const columns = table.columns.map((c) => idOf(item.name, c.name));
+  const keyed = tables.flatMap(({ name, table }) => {
+    const columns = table.columns.map((c) => idOf(name, c.name));
     const unique = (table.uniqueKeys ?? [])
-      .map((key) => key.map((c) => idOf(item.name, c)))
+      .map((key) => key.map((c) => idOf(name, c)))
       .filter((key) => key.every((c) => equated.has(c)));
-    const primary = table.primaryKey.length > 0 ? [table.primaryKey.map((c) => idOf(item.name, c))] : [];
+    const primary = table.primaryKey.length > 0 ? [table.primaryKey.map((c) => idOf(name, c))] : [];
     return [...primary, ...unique].map((key) => ({ key, columns }));
   });
   for (let grew = true; grew;) {

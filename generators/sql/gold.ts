@@ -3,7 +3,7 @@ import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
 import { abbreviateSql } from '../../runtime/sql/readonly.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from './double-quotes.js';
-import { significant, tokenize } from '../../runtime/sql/lexer.js';
+import { significant, tokenize, topLevel } from '../../runtime/sql/lexer.js';
 import { pinClock } from './clock.js';
 
 /**
@@ -62,14 +62,8 @@ export function resultShape(sql: string): ResultShape {
 
 /** The top-level tokens, lower-cased (words) or as `x` (anything else): depth-0 only. */
 function topLevelWords(sql: string): string[] {
-  let depth = 0;
-  const words: string[] = [];
-  for (const token of significant(tokenize(sql))) {
-    if (token.text === '(') depth++;
-    else if (token.text === ')') depth = Math.max(0, depth - 1);
-    else if (depth === 0) words.push(token.kind === 'word' ? token.text.toLowerCase() : 'x');
-  }
-  return words;
+  const tokens = tokenize(sql);
+  return topLevel(tokens).map((i) => (tokens[i].kind === 'word' ? tokens[i].text.toLowerCase() : 'x'));
 }
 
 /** The first keyword, past comments and opening parentheses. */

@@ -1,4 +1,4 @@
-import { isWord, significant, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
+import { isWord, significant, tokenize, topLevel, unquote, type Token } from '../../runtime/sql/lexer.js';
 
 /**
  * Ties under `ORDER BY … LIMIT`: when rows tie on the sort keys, SQL leaves their order
@@ -14,9 +14,9 @@ import { isWord, significant, tokenize, unquote, type Token } from '../../runtim
 export interface TieProbe {
   /** The query without LIMIT/OFFSET, its ORDER BY keys appended to its columns. */
   sql: string;
-  /** Infinity for a query without LIMIT (the window is every row). */
   /** The probe's last `keys` columns are the sort keys. */
   keys: number;
+  /** Infinity for a query without LIMIT (the window is every row). */
   limit: number;
   offset: number;
   /** The query is SELECT DISTINCT (the probe is not). */
@@ -55,19 +55,6 @@ export function tieProbe(sql: string): TieProbe | null {
       .join('');
   const probe = `${text(0, top[from])}, ${keys.join(', ')} ${text(top[from], top[limit] ?? tokens.length)}`;
   return { sql: probe, keys: keys.length, ...window, distinct };
-}
-
-/** Indexes (into `tokens`) of the significant tokens outside parentheses. */
-function topLevel(tokens: Token[]): number[] {
-  const indexes: number[] = [];
-  let depth = 0;
-  tokens.forEach((token, i) => {
-    if (token.kind === 'space' || token.kind === 'comment') return;
-    if (token.text === '(') depth++;
-    else if (token.text === ')') depth--;
-    else if (depth === 0) indexes.push(i);
-  });
-  return indexes;
 }
 
 /** `LIMIT n`, `LIMIT n OFFSET m` or `LIMIT m, n`, all integer literals. */

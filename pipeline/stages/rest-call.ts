@@ -54,18 +54,8 @@ export const restCallStage: ItemStage<RestCallInput, RestCallRecord, RestCallCon
   }),
   async run({ instance, gold, endpoint }, ctx) {
     const respond = async () => callOverHttp(await ctx.serverUrl(), endpoint.call, ctx.config.executeTimeoutMs);
-    const { verifyRest, restOnVariants } = await restChecks();
-    const { outcome, response } = await verifyRest(
-      endpoint,
-      respond,
-      { instance, gold },
-      {
-        db: ctx.db,
-        maxStringLength: ctx.config.rest.maxStringLength,
-        judge: ctx.services.judge,
-        onVariants: restOnVariants(ctx),
-      },
-    );
+    const { verifyRest, restVerifyContext } = await restChecks();
+    const { outcome, response } = await verifyRest(endpoint, respond, { instance, gold }, restVerifyContext(ctx));
     return outcome.ok
       ? accept({ response: response!.body, verification: outcome.value })
       : reject(outcome.category, outcome.message);

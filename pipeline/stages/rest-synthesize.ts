@@ -56,13 +56,8 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
   }),
   async runBatch(items, ctx, onSettled) {
     const { config, db, executor, services } = ctx;
-    const { directResponse, verifyRest, restOnVariants } = await restChecks();
-    const verifyContext = {
-      db,
-      maxStringLength: config.rest.maxStringLength,
-      judge: services.judge,
-      onVariants: restOnVariants(ctx),
-    };
+    const { directResponse, verifyRest, restVerifyContext } = await restChecks();
+    const verifyContext = restVerifyContext(ctx);
     // The synthesizer sees the SQL with its clock pinned, as gold ran it (clock.ts).
     const pinned = items.map((item) => ({
       ...item,

@@ -6,7 +6,7 @@ import type { AnswerJudge } from '../../verifiers/judge.js';
 import { REST_CHECKS, runChecks, type RestSubject, type Verification } from '../../verifiers/checks.js';
 import type { VariantRun } from '../../verifiers/differential.js';
 import { restVariantRun, type RestResponse } from '../../verifiers/rest.js';
-import type { StageContext } from '../stage.js';
+import type { RestStageContext, StageContext } from '../stage.js';
 import { onVariant, sampleVariants } from '../variants.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
 import { accept, reject, TransientError, type Outcome } from '../../core/outcome.js';
@@ -21,7 +21,7 @@ export interface RestVerifyContext {
   db: DatabaseInfo;
   maxStringLength: number;
   judge: AnswerJudge | null;
-  /** The endpoint called on each database variant the gold was run on (restOnVariants). */
+  /** The endpoint called on each database variant the gold was run on. */
   onVariants(endpoint: SynthesizedEndpoint, gold: GoldResult): Promise<VariantRun[]>;
 }
 
@@ -70,11 +70,21 @@ export async function directResponse(
   }
 }
 
+/** What the REST checks need of a REST stage's context. */
+export function restVerifyContext(ctx: RestStageContext): RestVerifyContext {
+  return {
+    db: ctx.db,
+    maxStringLength: ctx.config.rest.maxStringLength,
+    judge: ctx.services.judge,
+    onVariants: restOnVariants(ctx),
+  };
+}
+
 /**
  * The endpoint, with the call's arguments, run on each variant the gold was run on: as the
  * server would answer there (the same SQL, bound the same way), without serving each variant.
  */
-export function restOnVariants(ctx: StageContext): RestVerifyContext['onVariants'] {
+function restOnVariants(ctx: StageContext): RestVerifyContext['onVariants'] {
   return async (endpoint, gold) => {
     const runs: VariantRun[] = [];
     for (const variant of sampleVariants(ctx.config, gold)) {

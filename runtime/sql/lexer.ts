@@ -120,6 +120,19 @@ function numberEnd(sql: string, start: number): number {
   return start + (match ? match[0].length : 1);
 }
 
+/** Indexes (into `tokens`) of the significant tokens outside parentheses: a statement's own clauses. */
+export function topLevel(tokens: readonly Token[]): number[] {
+  const indexes: number[] = [];
+  let depth = 0;
+  tokens.forEach((token, i) => {
+    if (token.kind === 'space' || token.kind === 'comment') return;
+    if (token.text === '(') depth++;
+    else if (token.text === ')') depth = Math.max(0, depth - 1);
+    else if (depth === 0) indexes.push(i);
+  });
+  return indexes;
+}
+
 /** Tokens that carry meaning (not whitespace or comments). */
 export function significant(tokens: Token[]): Token[] {
   return tokens.filter((t) => t.kind !== 'space' && t.kind !== 'comment');

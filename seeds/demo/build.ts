@@ -9,6 +9,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { mulberry32 } from '../../core/random.js';
 import { DATABASES, type DatabaseDef, type TableDef } from './schema.js';
 
 type Row = (number | string | null)[];
@@ -16,16 +17,9 @@ type Rows = Record<string, Row[]>;
 
 // ---------------------------------------------------------------- deterministic randomness
 
-/** mulberry32: tiny, seedable, good enough for demo rows. */
+/** Seeded: the same demo rows on every platform. */
 function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)];
   const chance = (p: number) => next() < p;

@@ -1,3 +1,4 @@
+import { mulberry32 } from '../../core/random.js';
 import { significant, tokenize } from '../../runtime/sql/lexer.js';
 
 /**
@@ -42,18 +43,11 @@ export interface FuzzStatement {
   kind: string;
 }
 
-/** mulberry32: small, fast, and the same sequence on every platform. */
+/** Seeded (mulberry32): the same statements on every platform. */
 class Rng {
-  private state: number;
+  readonly next: () => number;
   constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = mulberry32(seed);
   }
   int(n: number): number {
     return Math.floor(this.next() * n);

@@ -3,20 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DatabaseInfo, SqlValue, ToolCall } from '../../core/model.js';
+import { mulberry32 } from '../../core/random.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 
-/** Seeded PRNG (mulberry32): property tests replay exactly. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded PRNG: property tests replay exactly. */
+export const prng = mulberry32;
 
 export function pick<T>(rand: () => number, items: readonly T[]): T {
   return items[Math.floor(rand() * items.length)];

@@ -1,0 +1,15 @@
+/**
+ * mulberry32: a small seeded generator of floats in [0, 1), the same sequence on every
+ * platform. For whatever must replay exactly: the demo's rows, property and fuzz tests,
+ * bootstrap resamples.
+ */
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
