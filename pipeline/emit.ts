@@ -34,6 +34,16 @@ export interface SequenceEmit {
   ownKeys(db: DatabaseInfo, sequence: SlotSequence, pool: ToolPool): KeyDescription[];
   /** The database's published tools, from its accepted sequences and key universe. */
   databaseTools(sequences: readonly SlotSequence[], keys: KeyDescription[], pool: ToolPool): ToolSpec[];
+  /**
+   * What a live runtime needs beyond the specs to run the published calls (SEL: which SLOT
+   * call each tool name stands for), as `tools/<f>/<db>.bindings.json`; absent when nothing is.
+   */
+  runtimeBindings?(samples: readonly { id: string; sequence: SlotSequence }[]): unknown;
+}
+
+/** Where a formulation's runtime bindings of a database are published. */
+export function bindingsFile(formulation: Formulation, dbId: string): string {
+  return `tools/${formulation}/${dbId}.bindings.json`;
 }
 
 /** One JSONL line, keys in the published order. */
@@ -143,5 +153,9 @@ export async function emitSequences(
     version: input.version,
   });
   files.push(await writeArtifact(outDir, `openapi/${formulation}/${db.dbId}.json`, jsonText(openapi)));
+  if (emit.runtimeBindings) {
+    const bindings = emit.runtimeBindings(accepted.map((a) => ({ id: a.instance.id, sequence: a.sample.sequence })));
+    files.push(await writeArtifact(outDir, bindingsFile(formulation, db.dbId), jsonText(bindings)));
+  }
   return files;
 }

@@ -102,6 +102,7 @@ const sel: SequenceFormulationDef = {
     ...(sequence as SelSequence).derivedKeys,
   ],
   databaseTools: selToolsOfDatabase,
+  runtimeBindings: selRuntimeBindings,
 };
 
 const rest: RestFormulationDef = {
@@ -158,4 +159,40 @@ function selToolsOfDatabase(sequences: readonly SlotSequence[], keys: KeyDescrip
     for (const [name, binding] of Object.entries((sequence as SelSequence).bindings)) bindings[name] ??= binding;
   }
   return selToolSpecs(bindings, keys, pool).sort((a, b) => (a.function.name < b.function.name ? -1 : 1));
+}
+
+/**
+ * What each SEL tool name of a database's samples stands for, so that a live runtime (nl2api
+ * eval, anyone's) can run SEL calls as the SLOT calls they bind: `bindings` by name (the first
+ * sample's, in sample order), and under `overrides` the few names a sample binds otherwise
+ * (names are allocated per sample, so two samples may give one name to different bindings).
+ */
+export interface SelRuntimeBindings {
+  bindings: Record<string, SelBinding>;
+  overrides: Record<string, Record<string, SelBinding>>;
+}
+
+function selRuntimeBindings(samples: readonly { id: string; sequence: SlotSequence }[]): SelRuntimeBindings {
+  const bindings: Record<string, SelBinding> = {};
+  const overrides: Record<string, Record<string, SelBinding>> = {};
+  for (const { id, sequence } of samples) {
+    for (const [name, binding] of Object.entries((sequence as SelSequence).bindings)) {
+      bindings[name] ??= binding;
+      if (JSON.stringify(bindings[name]) !== JSON.stringify(binding)) (overrides[id] ??= {})[name] = binding;
+    }
+  }
+  return { bindings: Object.fromEntries(Object.entries(bindings).sort(([a], [b]) => (a < b ? -1 : 1))), overrides };
+}
+
+/** A SEL sample's bindings, from its database's published runtime bindings and its tool names. */
+export function selSampleBindings(
+  published: SelRuntimeBindings,
+  sampleId: string,
+  tools: readonly string[],
+): Record<string, SelBinding> {
+  const own = published.overrides[sampleId] ?? {};
+  return Object.fromEntries(tools.flatMap((name) => {
+    const binding = own[name] ?? published.bindings[name];
+    return binding ? [[name, binding]] : [];
+  }));
 }

@@ -5,7 +5,8 @@ import { llmCacheKey, type LlmCache } from './cache.js';
 import { systemClock, type Clock } from './clock.js';
 import type { LlmConfig } from './config.js';
 import { classifyLlmError, LlmError } from './errors.js';
-import { toLangChainMessages, type LlmMessage } from './messages.js';
+import { toLangChainMessages, type LlmMessage, type LlmToolCall } from './messages.js';
+import type { ToolSpec } from '../../core/model.js';
 import { TokenBucketRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { UsageMeter } from './usage.js';
 
@@ -30,6 +31,11 @@ export interface LlmReply {
   cached: boolean;
   /** Requests made for this reply (0 when cached). */
   attempts: number;
+}
+
+/** A reply that may call tools natively (`chat` with tools bound). */
+export interface LlmChatReply extends LlmReply {
+  toolCalls: LlmToolCall[];
 }
 
 /**
@@ -72,20 +78,47 @@ export class LlmClient {
   }
 
   async complete(messages: readonly LlmMessage[]): Promise<LlmReply> {
+    return this.request(this.cacheKey(messages), () => this.send(messages), {
+      encode: (text) => text,
+      decode: (text) => text,
+    }).then(({ value, cached, attempts }) => ({ text: value, cached, attempts }));
+  }
+
+  /**
+   * A chat turn with `tools` bound as native tools (OpenAI function format; the provider's
+   * own tool-calling API): the reply's text and its tool calls, cached like `complete`'s
+   * (the tools are part of the key).
+   */
+  async chat(messages: readonly LlmMessage[], tools: readonly ToolSpec[]): Promise<LlmChatReply> {
+    const { provider, model, temperature, maxTokens } = this.config;
+    const key = llmCacheKey({ provider, model, messages, params: { temperature, maxTokens, tools } });
+    type Turn = { text: string; toolCalls: LlmToolCall[] };
+    const { value, cached, attempts } = await this.request<Turn>(key, () => this.send(messages, tools), {
+      encode: (turn) => JSON.stringify(turn),
+      decode: (text) => JSON.parse(text) as Turn,
+    });
+    return { ...value, cached, attempts };
+  }
+
+  /** The cache, then requests with retries; `send` makes one request. */
+  private async request<T>(
+    key: string,
+    send: () => Promise<T>,
+    codec: { encode(value: T): string; decode(text: string): T },
+  ): Promise<{ value: T; cached: boolean; attempts: number }> {
     const modelName = this.config.model;
-    const key = this.cacheKey(messages);
     if (this.cache && this.config.cache) {
       const hit = await this.cache.get(key);
       if (hit !== undefined) {
         this.usage.count(modelName, 'cacheHits');
-        return { text: hit, cached: true, attempts: 0 };
+        return { value: codec.decode(hit), cached: true, attempts: 0 };
       }
     }
     for (let attempt = 0; ; attempt++) {
       try {
-        const text = await this.limit(() => this.send(messages));
-        await this.cache?.put(key, text);
-        return { text, cached: false, attempts: attempt + 1 };
+        const value = await this.limit(send);
+        await this.cache?.put(key, codec.encode(value));
+        return { value, cached: false, attempts: attempt + 1 };
       } catch (thrown) {
         const error = classifyLlmError(thrown);
         if (!error) throw thrown;
@@ -101,14 +134,23 @@ export class LlmClient {
     }
   }
 
-  /** One request, inside a concurrency slot. */
-  private async send(messages: readonly LlmMessage[]): Promise<string> {
+  /** One request, inside a concurrency slot: the text, or with tools, the text and the tool calls. */
+  private async send(messages: readonly LlmMessage[]): Promise<string>;
+  private async send(messages: readonly LlmMessage[], tools: readonly ToolSpec[]): Promise<{ text: string; toolCalls: LlmToolCall[] }>;
+  private async send(
+    messages: readonly LlmMessage[],
+    tools?: readonly ToolSpec[],
+  ): Promise<string | { text: string; toolCalls: LlmToolCall[] }> {
     await this.rateLimiter.acquire();
     this.usage.count(this.config.model, 'requests');
-    const reply = await this.withTimeout(this.model.invoke(toLangChainMessages(messages)));
+    const model = tools ? bindTools(this.model, tools) : this.model;
+    const reply = await this.withTimeout(model.invoke(toLangChainMessages(messages)));
     const usage = reply.usage_metadata;
     if (usage) this.usage.addTokens(this.config.model, usage.input_tokens, usage.output_tokens);
-    return typeof reply.content === 'string' ? reply.content : reply.text;
+    const text = typeof reply.content === 'string' ? reply.content : reply.text;
+    if (!tools) return text;
+    const toolCalls = (reply.tool_calls ?? []).map((c, i) => ({ id: c.id ?? `call_${i}`, name: c.name, args: c.args }));
+    return { text, toolCalls };
   }
 
   /**
@@ -130,4 +172,10 @@ export class LlmClient {
       signal.removeEventListener('abort', onAbort);
     }
   }
+}
+
+/** The model with native tools bound (every LangChain chat model with tool calling has `bindTools`). */
+function bindTools(model: BaseChatModel, tools: readonly ToolSpec[]): Pick<BaseChatModel, 'invoke'> {
+  if (!model.bindTools) throw new LlmError('llm:client_error', 'this model does not support native tool calls');
+  return model.bindTools([...tools]) as unknown as Pick<BaseChatModel, 'invoke'>;
 }

@@ -1,10 +1,18 @@
-import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+
+/** A native tool call as plain data (what a provider returned, or what an assistant turn carried). */
+export interface LlmToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
 
 /** A chat message as plain data: hashable for the cache, serializable into prompts' records. */
-export interface LlmMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
+export type LlmMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: LlmToolCall[] }
+  /** The result of a native tool call, answering the assistant turn's call `toolCallId`. */
+  | { role: 'tool'; content: string; toolCallId: string };
 
 export function toLangChainMessages(messages: readonly LlmMessage[]): BaseMessage[] {
   return messages.map((m) => {
@@ -14,7 +22,14 @@ export function toLangChainMessages(messages: readonly LlmMessage[]): BaseMessag
       case 'user':
         return new HumanMessage(m.content);
       case 'assistant':
-        return new AIMessage(m.content);
+        return m.toolCalls?.length
+          ? new AIMessage({
+              content: m.content,
+              tool_calls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, args: c.args, type: 'tool_call' as const })),
+            })
+          : new AIMessage(m.content);
+      case 'tool':
+        return new ToolMessage({ content: m.content, tool_call_id: m.toolCallId });
     }
   });
 }

@@ -1,0 +1,110 @@
+import type { DatabaseInfo, SqlValue, ToolCall, ToolOutput, ToolPool } from '../core/model.js';
+import { callOverHttp } from '../pipeline/stages/rest-execute.js';
+import type { ArgumentValue } from '../runtime/rest/spec.js';
+import { ToolSession } from '../runtime/slot/execute.js';
+import { SelToolSession } from '../runtime/sel/execute.js';
+import { ToolError } from '../runtime/slot/errors.js';
+import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../runtime/sql/executor.js';
+import type { RestResponse } from '../verifiers/rest.js';
+import type { EvalItem } from './dataset.js';
+
+/**
+ * The live tools of one item, as a model meets them: an episode takes calls one at a time and
+ * answers each with the tool's output or an error worded for the model (SLOT and SEL run on
+ * nl2api's own runtime, REST over HTTP against the served endpoints). An error caused by the
+ * call is an observation; a fault of our machinery (a lost SQL worker, a server gone) is
+ * thrown, so the item is not scored on it.
+ */
+
+export type StepResult =
+  | { ok: true; output: ToolOutput | RestResponse }
+  | { ok: false; error: string; /** `tool:<code>`, `sql_error`, `sql_timeout`, `http_<status>`, `format`. */ kind: string };
+
+export interface Episode {
+  call(call: ToolCall): Promise<StepResult>;
+}
+
+export interface EnvironmentOptions {
+  executor: SqlExecutor;
+  databases: ReadonlyMap<string, DatabaseInfo>;
+  pool: ToolPool;
+  timeoutMs: number;
+  /** REST: the served endpoints' base URL. */
+  restUrl?: string;
+  /** REST: each operationId's path, per database. */
+  restPaths?: ReadonlyMap<string, ReadonlyMap<string, string>>;
+}
+
+export async function openEpisode(item: EvalItem, options: EnvironmentOptions): Promise<Episode> {
+  if (item.formulation === 'rest') return restEpisode(item, options);
+  const db = options.databases.get(item.db);
+  if (!db) throw new Error(`database ${item.db} is not open`);
+  const runOptions = { timeoutMs: options.timeoutMs, pool: options.pool };
+  const session =
+    item.formulation === 'sel'
+      ? new SelToolSession(db, options.executor, runOptions, item.bindings ?? {})
+      : new ToolSession(db, options.executor, runOptions);
+  // The starting tables are given: a failure there is the dataset's, not the model's.
+  for (const call of item.initialization) await session.call(call);
+  return {
+    call: async (call) => {
+      try {
+        return { ok: true, output: await session.call(call) };
+      } catch (error) {
+        if (error instanceof ToolError) return { ok: false, kind: `tool:${error.code}`, error: error.message };
+        if (error instanceof SqlTimeoutError) return { ok: false, kind: 'sql_timeout', error: error.message };
+        if (error instanceof SqlExecutionError) return { ok: false, kind: 'sql_error', error: error.message };
+        throw error;
+      }
+    },
+  };
+}
+
+function restEpisode(item: EvalItem, options: EnvironmentOptions): Episode {
+  const { restUrl, restPaths } = options;
+  if (!restUrl || !restPaths) throw new Error('REST evaluation without a served API');
+  const paths = restPaths.get(item.db) ?? new Map<string, string>();
+  return {
+    call: async (call) => {
+      const path = paths.get(call.name);
+      if (!path) return { ok: false, kind: 'tool:unknown_tool', error: `unknown endpoint "${call.name}"` };
+      const args = Object.fromEntries(
+        Object.entries(call.arguments).map(([name, value]) => [name, queryValue(value)]),
+      );
+      const response = await callOverHttp(restUrl, { name: call.name, path, arguments: args }, options.timeoutMs);
+      if (response.status === 200) return { ok: true, output: response };
+      const message = (response.body as { error?: { message?: string } } | null)?.error?.message;
+      return { ok: false, kind: `http_${response.status}`, error: message ?? `HTTP ${response.status}` };
+    },
+  };
+}
+
+/** What a query string carries for a value: JSON for anything that is not a scalar (the server then refuses it by type). */
+function queryValue(value: unknown): ArgumentValue {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+    ? value
+    : JSON.stringify(value);
+}
+
+/** A step's output as plain JSON for a prompt or a trace, at most `maxRows` rows. */
+export function observationJson(result: StepResult, maxRows = 20): unknown {
+  if (!result.ok) return { error: result.error };
+  const output = result.output;
+  if ('status' in output) {
+    const body = output.body as { columns?: string[]; rows?: SqlValue[][] };
+    return Array.isArray(body.rows) ? { ...body, ...truncated(body.rows, maxRows, 'rows') } : body;
+  }
+  switch (output.kind) {
+    case 'scalar':
+      return output.value;
+    case 'list':
+      return truncated(output.values, maxRows, 'values');
+    case 'table':
+      return { columns: output.columns, ...truncated(output.rows, maxRows, 'rows') };
+  }
+}
+
+function truncated<T>(values: readonly T[], max: number, field: string): Record<string, unknown> | T[] {
+  if (values.length <= max) return field === 'values' ? [...values] : { [field]: values };
+  return { [field]: values.slice(0, max), total: values.length, truncated: true };
+}
