@@ -16,6 +16,7 @@ import { commaList, nonNegativeInt, positiveInt } from './args.js';
 import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
 import { EXIT_ERROR, EXIT_INTERRUPTED, runVerdict } from './exit-codes.js';
 import { addQueueCommands } from './queue-commands.js';
+import { addEvalCommands } from './eval-commands.js';
 import type { LlmProvider } from '../generators/llm/config.js';
 import { PROVIDER_NAMES, PROVIDERS } from '../generators/llm/providers.js';
 
@@ -114,6 +115,7 @@ export function buildProgram(): Command {
       process.exitCode = await runServe(flags);
     });
   addQueueCommands(program, withRunOptions, (flags, command) => configFromFlags(flags, command));
+  addEvalCommands(program);
   // After an invalid option or argument, its error and where to look: the whole help would bury the error.
   for (const command of [program, ...program.commands]) {
     command.showHelpAfterError(

@@ -16,21 +16,26 @@ import { packageRoot } from '../core/package-root.js';
 /** Directories, relative to the code root, whose modules stages load. */
 export const CODE_DIRS = ['core', 'config', 'generators', 'pipeline', 'runtime', 'verifiers'] as const;
 
-let cached: string | undefined;
+const cached = new Map<string, string>();
 
-export function codeFingerprint(): string {
-  if (cached === undefined) {
+/** `dirs`: the code the results depend on (the evaluation adds its own folder to the pipeline's). */
+export function codeFingerprint(dirs: readonly string[] = CODE_DIRS): string {
+  const id = dirs.join(',');
+  let known = cached.get(id);
+  if (known === undefined) {
     const here = fileURLToPath(import.meta.url);
     const root = packageRoot();
     const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as Manifest;
-    cached = fingerprintOf({
+    known = fingerprintOf({
       codeRoot: path.dirname(path.dirname(here)),
       extension: path.extname(here),
       version: manifest.version,
       dependencies: dependencyVersions(root, manifest),
+      dirs,
     });
+    cached.set(id, known);
   }
-  return cached;
+  return known;
 }
 
 export interface FingerprintInput {
@@ -40,12 +45,14 @@ export interface FingerprintInput {
   extension: string;
   version: string;
   dependencies: Record<string, string>;
+  /** Default CODE_DIRS. */
+  dirs?: readonly string[];
 }
 
 export function fingerprintOf(input: FingerprintInput): string {
   const hash = createHash('sha256');
   hash.update(JSON.stringify({ version: input.version, dependencies: input.dependencies, extension: input.extension }));
-  for (const dir of CODE_DIRS) {
+  for (const dir of input.dirs ?? CODE_DIRS) {
     for (const file of modulesUnder(path.join(input.codeRoot, dir), input.extension)) {
       hash.update('\0').update(path.relative(input.codeRoot, file).split(path.sep).join('/')).update('\0');
       hash.update(readFileSync(file));

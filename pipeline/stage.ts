@@ -28,8 +28,9 @@ export interface RestStageContext extends StageContext {
 }
 
 /** What the key of a stage's outcome for one input is made of. */
-export interface KeyedStage<I, C extends StageContext = StageContext> {
-  name: StageName;
+export interface KeyedStage<I, C extends StageContext = StageContext, N extends string = StageName> {
+  /** A stage of the pipeline graph; the evaluation's own stage is named outside it. */
+  name: N;
   /** Bump whenever the stage's logic changes what it produces: old cache entries die. */
   version: number;
   /**
@@ -46,7 +47,8 @@ export interface KeyedStage<I, C extends StageContext = StageContext> {
  * or a categorized rejection, both cached). It throws `TransientError` for retryable
  * failures and anything else for a fault of the run (neither is cached).
  */
-export interface CachedStage<I, O, C extends StageContext = StageContext> extends KeyedStage<I, C> {
+export interface CachedStage<I, O, C extends StageContext = StageContext, N extends string = StageName>
+  extends KeyedStage<I, C, N> {
   run(input: I, ctx: C): Promise<Outcome<O>>;
 }
 

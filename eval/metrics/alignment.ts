@@ -13,7 +13,8 @@ import type { ToolCall } from '../../core/model.js';
  *   the intent): a predicted slot is right when the gold call has the same argument with
  *   an equal value. Labels are names the caller chose, so a reference `"$X$"` (or
  *   `"$X.field$"`) to a predicted call's output counts as the gold label of the call it is
- *   aligned with. Slot precision is right / predicted slots, recall right / gold slots.
+ *   aligned with. Slot precision is right / predicted slots, recall right / gold slots
+ *   (all 0 when no intent matched).
  */
 
 export interface PrecisionRecall {
@@ -50,7 +51,11 @@ export function alignSequences(predicted: readonly ToolCall[], gold: readonly To
   return {
     pairs,
     intent: precisionRecall(pairs.length, predicted.length, gold.length),
-    slot: precisionRecall(right, predictedSlots, goldSlots),
+    // Slots are scored on matched intents only: with none matched there is nothing right to count.
+    slot:
+      pairs.length === 0 && predicted.length + gold.length > 0
+        ? { precision: 0, recall: 0, f1: 0 }
+        : precisionRecall(right, predictedSlots, goldSlots),
   };
 }
 

@@ -71,14 +71,18 @@ export class LlmClient {
     this.limit = pLimit(options.config.concurrency);
   }
 
-  /** The cache key of a request (what `complete` looks up). */
-  cacheKey(messages: readonly LlmMessage[]): string {
+  /**
+   * The cache key of a request (what `complete` looks up). `sample` > 0 asks for another
+   * sample of the same prompt (an evaluation's repeats): its own cache entry.
+   */
+  cacheKey(messages: readonly LlmMessage[], extra: Record<string, unknown> = {}, sample = 0): string {
     const { provider, model, temperature, maxTokens } = this.config;
-    return llmCacheKey({ provider, model, messages, params: { temperature, maxTokens } });
+    const params = { temperature, maxTokens, ...extra, ...(sample > 0 ? { sample } : {}) };
+    return llmCacheKey({ provider, model, messages, params });
   }
 
-  async complete(messages: readonly LlmMessage[]): Promise<LlmReply> {
-    return this.request(this.cacheKey(messages), () => this.send(messages), {
+  async complete(messages: readonly LlmMessage[], sample = 0): Promise<LlmReply> {
+    return this.request(this.cacheKey(messages, {}, sample), () => this.send(messages), {
       encode: (text) => text,
       decode: (text) => text,
     }).then(({ value, cached, attempts }) => ({ text: value, cached, attempts }));
@@ -89,9 +93,8 @@ export class LlmClient {
    * own tool-calling API): the reply's text and its tool calls, cached like `complete`'s
    * (the tools are part of the key).
    */
-  async chat(messages: readonly LlmMessage[], tools: readonly ToolSpec[]): Promise<LlmChatReply> {
-    const { provider, model, temperature, maxTokens } = this.config;
-    const key = llmCacheKey({ provider, model, messages, params: { temperature, maxTokens, tools } });
+  async chat(messages: readonly LlmMessage[], tools: readonly ToolSpec[], sample = 0): Promise<LlmChatReply> {
+    const key = this.cacheKey(messages, { tools }, sample);
     type Turn = { text: string; toolCalls: LlmToolCall[] };
     const { value, cached, attempts } = await this.request<Turn>(key, () => this.send(messages, tools), {
       encode: (turn) => JSON.stringify(turn),

@@ -43,7 +43,7 @@ export class StageRunner {
     private readonly label: (stage: string) => string = (stage) => stage,
   ) {}
 
-  async run<I, O, C extends StageContext>(stage: CachedStage<I, O, C>, input: I, ctx: C): Promise<Outcome<O>> {
+  async run<I, O, C extends StageContext>(stage: CachedStage<I, O, C, string>, input: I, ctx: C): Promise<Outcome<O>> {
     const metrics = this.metricsOf(stage.name);
     const started = performance.now();
     let key = '';
@@ -131,7 +131,7 @@ export class StageRunner {
   }
 
   /** The cache key of a stage invocation; values handed out earlier (or stand-ins) count by their key. */
-  keyOf<I, C extends StageContext>(stage: KeyedStage<I, C>, input: I, ctx: C): string {
+  keyOf<I, C extends StageContext>(stage: KeyedStage<I, C, string>, input: I, ctx: C): string {
     return cacheKeyOf(stage.name, stage.version, stage.cacheKey(input, ctx), (v) => this.provenance.get(v), this.code);
   }
 

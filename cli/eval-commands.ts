@@ -1,0 +1,182 @@
+import path from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadConfig } from '../config/load.js';
+import { FORMULATIONS, type Formulation } from '../core/model.js';
+import { positiveInt } from './args.js';
+import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
+import { EXIT_INTERRUPTED } from './exit-codes.js';
+import { textTable } from './table.js';
+import type { ModelSummary } from '../eval/summary.js';
+
+/**
+ * `nl2api eval` (models or agents on a generated dataset, report in a folder) and
+ * `nl2api report` (several runs on one page). The evaluation loads only when one runs.
+ */
+
+interface EvalFlags {
+  dataset: string;
+  source?: string;
+  formulation: Formulation;
+  db?: string[];
+  limit?: number;
+  model: string[];
+  mode: 'direct' | 'react';
+  tools: 'native' | 'prompt';
+  shots: number;
+  repeats: number;
+  budget: number;
+  obfuscate?: boolean;
+  shortlist: number;
+  report: string;
+  cacheDir?: string;
+  cache?: boolean;
+  concurrency?: number;
+  sqlWorkers?: number;
+  config?: string;
+}
+
+export const DEFAULT_EVAL_MODEL = 'mistral:mistral-large-latest';
+
+export function addEvalCommands(program: Command): void {
+  program
+    .command('eval')
+    .description('evaluate models or ReAct agents on a generated dataset: results.jsonl, summary.json, index.html')
+    .requiredOption('--dataset <dir>', 'the output folder of a generate run')
+    .option('--source <dir>', 'the dataset source it was generated from (its databases run the tools)')
+    .addOption(new Option('--formulation <f>', 'which samples').choices([...FORMULATIONS]).default('slot'))
+    .option('--db <id...>', 'only these databases (repeatable)')
+    .option('--limit <n>', 'at most this many items per database', positiveInt)
+    .option(
+      '--model <id...>',
+      `oracle, baseline:knn, or <provider>:<model>[@<base url>] (repeatable: side by side; API keys from the environment)`,
+      [DEFAULT_EVAL_MODEL],
+    )
+    .addOption(new Option('--mode <mode>', 'one reply, or a Think-Act-Observe agent').choices(['direct', 'react']).default('direct'))
+    .addOption(
+      new Option('--tools <how>', 'tools listed in the prompt, or bound as native tools').choices(['prompt', 'native']).default('prompt'),
+    )
+    .option('--shots <n>', 'in-context examples (SLOT/SEL, tools in the prompt), from the same database', nonNegative, 3)
+    .option('--repeats <n>', 'attempts per item (election stability)', positiveInt, 1)
+    .option('--budget <n>', 'ReAct turns', positiveInt, 10)
+    .option('--obfuscate', 'tool and argument names replaced by FUNC_N / ARG_N (descriptions kept)')
+    .option('--shortlist <percent>', 'tool universe cut to this share, gold tools kept (10, 25, 50, 75; 100: all)', percent, 100)
+    .option('--report <dir>', 'where results and the page go', 'eval-report')
+    .option('--cache-dir <dir>', 'results and reply cache (default <report>/.cache)')
+    .option('--no-cache', 'ask again (results are still written to the cache)')
+    .option('--concurrency <n>', withDefault('attempts in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
+    .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
+    .option('--config <file>', 'JSON config file (LLM limits, timeouts; flags override it)')
+    .action(async (flags: EvalFlags, command: Command) => {
+      process.exitCode = await runEvalCommand(flags, command);
+    });
+
+  program
+    .command('report')
+    .description('put the results of several eval runs on one page')
+    .argument('<dirs...>', 'report folders of eval runs')
+    .option('--out <dir>', 'where the merged page goes', 'eval-report-merged')
+    .action(async (dirs: string[], flags: { out: string }) => {
+      const { mergeReports } = await import('../eval/report/write.js');
+      const file = await mergeReports(dirs, path.resolve(flags.out));
+      process.stdout.write(`${file}\n`);
+    });
+}
+
+async function runEvalCommand(flags: EvalFlags, command: Command): Promise<number> {
+  const given = (key: keyof EvalFlags) => command.getOptionValueSource(key) === 'cli';
+  const config = await loadConfig({
+    file: flags.config,
+    flags: {
+      source: flags.source,
+      dbIds: flags.db,
+      ...(given('concurrency') ? { concurrency: flags.concurrency } : {}),
+      ...(given('sqlWorkers') ? { sqlWorkers: flags.sqlWorkers } : {}),
+      ...(given('cache') ? { cache: flags.cache } : {}),
+    },
+  });
+  const controller = new AbortController();
+  const onSignal = () => {
+    if (controller.signal.aborted) process.exit(EXIT_INTERRUPTED);
+    process.stderr.write('\nstopping: finishing the attempts in flight (Ctrl-C again to quit at once)\n');
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const { runEval } = await import('../eval/run.js');
+    let last = 0;
+    const run = await runEval({
+      config,
+      dataset: flags.dataset,
+      formulation: flags.formulation,
+      models: flags.model,
+      mode: flags.mode,
+      tools: flags.tools,
+      shots: flags.shots,
+      repeats: flags.repeats,
+      budget: flags.budget,
+      limit: flags.limit,
+      obfuscate: flags.obfuscate ?? false,
+      shortlist: flags.shortlist,
+      report: flags.report,
+      cacheDir: flags.cacheDir,
+      signal: controller.signal,
+      onProgress: (done, total) => {
+        const now = Date.now();
+        if (done === total || now - last > 1000) {
+          last = now;
+          process.stderr.write(`eval: ${done}/${total} attempts\n`);
+        }
+      },
+    });
+    if (run.aborted) {
+      process.stderr.write('interrupted: finished attempts are in the cache; rerun to complete\n');
+      return EXIT_INTERRUPTED;
+    }
+    process.stdout.write(`${headlineTable(run.summary.models)}\n\n`);
+    const requests = run.usage.total.requests;
+    process.stdout.write(`${run.files.join('\n')}\n(${requests} model requests, ${run.usage.total.cacheHits} cached replies)\n`);
+    return 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+export function headlineTable(models: readonly ModelSummary[]): string {
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  return textTable(
+    [
+      ['model', 'items', 'failed', 'completion', '95% CI', 'intent F1', 'slot F1', 'full seq', 'top error'],
+      ...models.map((m) => {
+        const [top] = Object.entries(m.errors)
+          .filter(([c]) => c !== 'none')
+          .sort((a, b) => b[1] - a[1]);
+        return [
+          m.model,
+          String(m.attempts),
+          String(m.failed),
+          pct(m.completion.mean),
+          `${pct(m.completion.low)}-${pct(m.completion.high)}`,
+          m.intentF1.mean.toFixed(3),
+          m.slotF1.mean.toFixed(3),
+          pct(m.fullSequenceMatch),
+          top && top[1] > 0 ? `${top[0]} (${top[1]})` : '-',
+        ];
+      }),
+    ],
+    { rule: true, rightAligned: (c) => c > 0 && c < 8 },
+  );
+}
+
+function nonNegative(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return n;
+}
+
+function percent(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new InvalidArgumentError('expected a percentage (1-100)');
+  return n;
+}

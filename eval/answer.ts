@@ -1,0 +1,72 @@
+import type { GoldResult, ToolCall, ToolOutput, Verdict } from '../core/model.js';
+import { compareWithAcceptable } from '../verifiers/differential.js';
+import { checkRestSemantic, type RestResponse } from '../verifiers/rest.js';
+import type { StepResult } from './environment.js';
+
+/**
+ * Which outputs of a model's calls are its answer, and whether that answer is the gold's
+ * (completion), under the pipeline's own comparison rules (verifiers/compare.ts).
+ *
+ * A tool sequence's answer is the outputs no later call consumed, in call order: the
+ * published samples' `answer_labels` are exactly those (every SLOT and SEL sample of BIRD
+ * dev holds to it), so a model need not name its answer. A REST answer is the last
+ * successful response.
+ */
+
+export interface ExecutedCall {
+  call: ToolCall;
+  result: StepResult;
+}
+
+/** Labels of the calls whose output no later call references (`"$LABEL$"` anywhere in its arguments). */
+export function unconsumedLabels(calls: readonly Pick<ToolCall, 'label' | 'arguments'>[]): string[] {
+  return calls
+    .filter((call, i) => !calls.slice(i + 1).some((later) => references(later.arguments, call.label)))
+    .map((call) => call.label);
+}
+
+function references(value: unknown, label: string): boolean {
+  if (typeof value === 'string') return value === `$${label}$` || value.startsWith(`$${label}.`);
+  if (Array.isArray(value)) return value.some((v) => references(v, label));
+  if (value !== null && typeof value === 'object') return Object.values(value).some((v) => references(v, label));
+  return false;
+}
+
+/**
+ * The verdict on a model's executed calls: `answerLabels` when the model named its answer
+ * (a ReAct final answer), else the unconsumed outputs of the successful calls.
+ */
+export function judgeAnswer(executed: readonly ExecutedCall[], gold: GoldResult, answerLabels?: readonly string[]): Verdict {
+  const succeeded = executed.filter((e) => e.result.ok);
+  if (succeeded.length === 0)
+    return { ok: false, category: 'no_answer', message: executed.length ? 'every call failed' : 'no calls' };
+  const byLabel = new Map(succeeded.map((e) => [e.call.label, (e.result as Extract<StepResult, { ok: true }>).output]));
+  const rest = succeeded.some((e) => 'status' in (e.result as Extract<StepResult, { ok: true }>).output);
+  const labels = answerLabels?.length
+    ? answerLabels
+    : rest
+      ? [succeeded[succeeded.length - 1].call.label]
+      : unconsumedLabels(succeeded.map((e) => e.call));
+  const missing = labels.find((label) => !byLabel.has(label));
+  if (missing) return { ok: false, category: 'no_answer', message: `the answer names "${missing}", no call of that label succeeded` };
+  const outputs = labels.map((label) => byLabel.get(label) as ToolOutput | RestResponse);
+  const response = outputs.find((o): o is RestResponse => 'status' in o);
+  return response ? judgeRest(response, gold) : judgeOutputs(outputs as ToolOutput[], gold);
+}
+
+/** Tool outputs against the gold; an empty gold answer (whose width nothing published records) is matched by any empty answer. */
+export function judgeOutputs(outputs: ToolOutput[], gold: GoldResult): Verdict {
+  return compareWithAcceptable(outputs, widthOf(gold, outputs));
+}
+
+function judgeRest(response: RestResponse, gold: GoldResult): Verdict {
+  const body = response.body as { columns?: string[] };
+  const outputs: ToolOutput[] = [{ kind: 'table', columns: body.columns ?? [], rows: [] }];
+  return checkRestSemantic(response, widthOf(gold, outputs));
+}
+
+function widthOf(gold: GoldResult, outputs: readonly ToolOutput[]): GoldResult {
+  if (gold.rows.length > 0 || gold.acceptable?.some((rows) => rows.length > 0)) return gold;
+  const width = outputs.reduce((n, o) => n + (o.kind === 'table' ? o.columns.length : 1), 0);
+  return { ...gold, columns: Array.from({ length: width }, (_, i) => `column_${i + 1}`) };
+}

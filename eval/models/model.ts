@@ -1,0 +1,88 @@
+import type { ToolCall, ToolSpec } from '../../core/model.js';
+import type { LlmClient } from '../../generators/llm/client.js';
+import type { LlmMessage } from '../../generators/llm/messages.js';
+import type { EvalItem } from '../dataset.js';
+import type { ModelReply } from '../parse/reply.js';
+import { familyOf, writeCalls, type ModelFamily } from '../prompts.js';
+import { unconsumedLabels } from '../answer.js';
+import { knnPlan, type NeighbourIndex } from './knn.js';
+
+/**
+ * The models an evaluation asks: every one answers a conversation turn with a reply (text
+ * and, with native tools, tool calls), so direct invocation and the ReAct loop treat an LLM
+ * and a non-LLM baseline alike. `oracle` and `baseline:knn` follow a plan of calls (the gold
+ * calls; a neighbour's adapted calls) and ignore the prompt's text; an LLM reads it.
+ */
+
+export interface Turn {
+  item: EvalItem;
+  messages: readonly LlmMessage[];
+  /** The tools offered (after --obfuscate / --shortlist); bound natively when `native`. */
+  tools: readonly ToolSpec[];
+  native: boolean;
+  /** ReAct: the turn's index (0 first); direct invocation has one turn. */
+  step: number;
+  mode: 'direct' | 'react';
+  /** Which of `--repeats` this attempt is (0 first): a repeat is a new sample, not a cached reply. */
+  repeat: number;
+  /** Tool names as the model sees them (--obfuscate): from the dataset's names. */
+  rename: (call: ToolCall) => ToolCall;
+}
+
+export interface ModelAnswer extends ModelReply {
+  /** Answered from the reply cache: no request was made. */
+  cached: boolean;
+}
+
+export interface EvalModel {
+  /** As given on the command line: `oracle`, `baseline:knn`, `<provider>:<model>`. */
+  id: string;
+  family: ModelFamily;
+  respond(turn: Turn): Promise<ModelAnswer>;
+}
+
+/** A model that follows a plan of calls: all of them at once (direct), or one per turn, then its answer (ReAct). */
+export function plannedModel(id: string, plan: (item: EvalItem) => ToolCall[]): EvalModel {
+  const family: ModelFamily = 'gpt';
+  return {
+    id,
+    family,
+    async respond(turn) {
+      const calls = plan(turn.item).map(turn.rename);
+      if (turn.mode === 'direct') return { content: writeCalls(family, calls), cached: false };
+      if (turn.step < calls.length)
+        return { content: `Thought: next step.\nAction: ${JSON.stringify(calls[turn.step])}`, cached: false };
+      const answer =
+        turn.item.formulation === 'rest' ? (calls[calls.length - 1]?.name ?? '') : JSON.stringify(unconsumedLabels(calls));
+      return { content: `Thought: done.\nFinal Answer: ${answer}`, cached: false };
+    },
+  };
+}
+
+export function oracleModel(): EvalModel {
+  return plannedModel('oracle', (item) => item.goldCalls);
+}
+
+export function knnModel(index: NeighbourIndex): EvalModel {
+  return plannedModel('baseline:knn', (item) => knnPlan(item, index));
+}
+
+/** An LLM through the LLM layer (cache, rate limit, retries): tools natively or in the prompt. */
+export function llmModel(id: string, client: LlmClient, modelName: string): EvalModel {
+  return {
+    id,
+    family: familyOf(modelName),
+    async respond(turn) {
+      if (turn.native) {
+        const reply = await client.chat(turn.messages, turn.tools, turn.repeat);
+        return {
+          content: reply.text,
+          toolCalls: reply.toolCalls.map((c) => ({ name: c.name, args: c.args, id: c.id })),
+          cached: reply.cached,
+        };
+      }
+      const reply = await client.complete(turn.messages, turn.repeat);
+      return { content: reply.text, cached: reply.cached };
+    },
+  };
+}

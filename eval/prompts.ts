@@ -1,0 +1,165 @@
+import type { ToolCall, ToolSpec } from '../core/model.js';
+import type { LlmMessage } from '../generators/llm/messages.js';
+import { loadPrompt, type PromptTemplate } from '../generators/rest/prompts.js';
+import type { EvalItem } from './dataset.js';
+
+/**
+ * The prompts of an evaluation, after Live API-Bench's structure: a system prompt with the
+ * task, the tools (in the prompt, in the format the model family was tuned on, or bound as
+ * native tools) and how to write calls; a user turn with the in-context examples (SLOT/SEL:
+ * other questions of the same database with their gold calls; REST: none, BFCL style), the
+ * question and its evidence. Templates are Markdown in `seeds/prompts/eval-<family>.*.md`
+ * (`eval-react.*` for the agent); what differs per family is the table below.
+ */
+
+export const MODEL_FAMILIES = ['mistral', 'llama', 'qwen', 'granite', 'deepseek', 'hammer', 'gpt'] as const;
+export type ModelFamily = (typeof MODEL_FAMILIES)[number];
+
+interface FamilyFormat {
+  /** Model names of the family (matched against the model id, case-insensitive). */
+  pattern: RegExp;
+  /** How the tool specs are listed in the prompt. */
+  tools(specs: readonly ToolSpec[]): string;
+  /** How the model is asked to write its calls. */
+  callFormat: string;
+  /** Calls written as the family writes them (in-context examples, the ReAct transcript). */
+  writeCalls(calls: readonly ToolCall[]): string;
+}
+
+const jsonList = (calls: readonly ToolCall[]) => JSON.stringify(calls.map(plainCall));
+const LIST_FORMAT =
+  'Reply with the calls only, as a JSON list: [{"name": "<tool>", "arguments": {...}, "label": "<LABEL>"}, ...].';
+
+const FAMILIES: Record<ModelFamily, FamilyFormat> = {
+  mistral: {
+    pattern: /mistral|mixtral|ministral|codestral|magistral/,
+    tools: (specs) => `[AVAILABLE_TOOLS]${JSON.stringify(specs)}[/AVAILABLE_TOOLS]`,
+    callFormat: `Reply with [TOOL_CALLS] followed by the calls as a JSON list: [TOOL_CALLS][{"name": "<tool>", "arguments": {...}, "label": "<LABEL>"}, ...].`,
+    writeCalls: (calls) => `[TOOL_CALLS]${jsonList(calls)}`,
+  },
+  llama: {
+    pattern: /llama/,
+    tools: (specs) =>
+      `Here is a list of functions in JSON format that you can invoke:\n${specs.map((s) => JSON.stringify(s)).join('\n')}`,
+    callFormat:
+      'Respond with the function calls as a JSON list, each in the format {"name": function name, "parameters": dictionary of argument name and its value, "label": "<LABEL>"}.',
+    writeCalls: (calls) =>
+      JSON.stringify(calls.map((c) => ({ name: c.name, parameters: c.arguments, ...(c.label ? { label: c.label } : {}) }))),
+  },
+  qwen: {
+    pattern: /qwen|qwq/,
+    tools: (specs) =>
+      `You are provided with function signatures within <tools></tools> XML tags:\n<tools>\n${specs.map((s) => JSON.stringify(s)).join('\n')}\n</tools>`,
+    callFormat:
+      'For each function call, return a json object with function name, arguments and label within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>, "label": "<LABEL>"}\n</tool_call>',
+    writeCalls: (calls) => calls.map((c) => `<tool_call>\n${JSON.stringify(plainCall(c))}\n</tool_call>`).join('\n'),
+  },
+  granite: {
+    pattern: /granite/,
+    tools: (specs) => `<|tool|>${JSON.stringify(specs)}<|/tool|>`,
+    callFormat: `Reply with <|tool_call|> followed by the calls as a JSON list: <|tool_call|>[{"name": "<tool>", "arguments": {...}, "label": "<LABEL>"}, ...].`,
+    writeCalls: (calls) => `<|tool_call|>${jsonList(calls)}`,
+  },
+  deepseek: {
+    pattern: /deepseek/,
+    tools: (specs) => `Tools:\n\`\`\`json\n${JSON.stringify(specs, null, 1)}\n\`\`\``,
+    callFormat:
+      'Reply with the calls as a JSON list in a ```json block: [{"name": "<tool>", "arguments": {...}, "label": "<LABEL>"}, ...].',
+    writeCalls: (calls) => `\`\`\`json\n${jsonList(calls)}\n\`\`\``,
+  },
+  hammer: {
+    pattern: /hammer/,
+    tools: (specs) => JSON.stringify(specs.map((s) => s.function)),
+    callFormat:
+      'The output MUST strictly adhere to the following JSON format, and NO other text MUST be included:\n```\n[{"name": "func_name1", "arguments": {"argument1": "value1"}, "label": "<LABEL>"}, ...]\n```',
+    writeCalls: (calls) => `\`\`\`\n${jsonList(calls)}\n\`\`\``,
+  },
+  gpt: {
+    pattern: /gpt|o[134]-|^o[134]$/,
+    tools: (specs) => `Tools (OpenAI function format):\n${JSON.stringify(specs)}`,
+    callFormat: LIST_FORMAT,
+    writeCalls: jsonList,
+  },
+};
+
+/** The family a model id belongs to (the generic GPT-style prompt when none matches). */
+export function familyOf(modelId: string): ModelFamily {
+  const id = modelId.toLowerCase();
+  return MODEL_FAMILIES.find((f) => f !== 'gpt' && FAMILIES[f].pattern.test(id)) ?? 'gpt';
+}
+
+export interface PromptSettings {
+  family: ModelFamily;
+  /** `native`: tools bound through the provider's tool-calling API, not listed in the prompt. */
+  tools: 'native' | 'prompt';
+  mode: 'direct' | 'react';
+  budget: number;
+}
+
+/** What each formulation tells the model about its tools, labels and data. */
+function taskNote(item: EvalItem): string {
+  if (item.formulation === 'rest')
+    return 'The tools are the endpoints of a REST API over one database; a call is answered with the rows the endpoint returns.';
+  const starts = item.initialization.map((c) => `"$${c.label}$"`).join(', ');
+  return [
+    `The data is in ${starts || '"$starting_table_var$"'}: pass it as the data source of your first call.`,
+    'Give every call a unique "label"; a later call uses an earlier call\'s output by passing "$LABEL$" as an argument value.',
+    "The answer is the output of the calls whose output no later call uses.",
+  ].join(' ');
+}
+
+const templates = new Map<string, PromptTemplate>();
+function template(name: string): PromptTemplate {
+  let loaded = templates.get(name);
+  if (!loaded) templates.set(name, (loaded = loadPrompt(name)));
+  return loaded;
+}
+
+/** The template texts a prompt is made from: part of each result's key, so an edited prompt is asked again. */
+export function promptSource(settings: PromptSettings): string {
+  const t = template(settings.mode === 'react' ? 'eval-react' : `eval-${settings.family}`);
+  return t.system + t.user + FAMILIES[settings.family].callFormat;
+}
+
+/** The first messages of an attempt at `item`: system and user, examples included. */
+export function renderPrompt(
+  item: EvalItem,
+  tools: readonly ToolSpec[],
+  examples: readonly EvalItem[],
+  settings: PromptSettings,
+): LlmMessage[] {
+  const family = FAMILIES[settings.family];
+  const shown = examples
+    .map((ex) => `Question: ${ex.question}\nEvidence: ${ex.evidence}\nCalls: ${family.writeCalls(ex.goldCalls)}\n\n`)
+    .join('');
+  const values: Record<string, string> = {
+    task: taskNote(item),
+    tools: settings.tools === 'native' ? '' : family.tools(tools),
+    call_format: settings.mode === 'react' ? reactCallFormat(family) : family.callFormat,
+    examples: shown ? `Examples:\n\n${shown}` : '',
+    question: item.question,
+    evidence: item.evidence || '(none)',
+  };
+  if (settings.mode === 'react') {
+    values.budget = String(settings.budget);
+    values.final_answer =
+      item.formulation === 'rest'
+        ? 'the operationId of the call whose result answers the question'
+        : 'the labels of the calls whose outputs answer the question, as a JSON list, e.g. ["SELECT_1"]';
+  }
+  return template(settings.mode === 'react' ? 'eval-react' : `eval-${settings.family}`).render(values);
+}
+
+function reactCallFormat(family: FamilyFormat): string {
+  return `Write it as the family writes one call, e.g. ${family.writeCalls([{ name: 'tool_name', arguments: { argument: 'value' }, label: 'LABEL_1' }])}`;
+}
+
+/** Calls as JSON the way a model is asked to write them (no empty label). */
+export function plainCall(call: ToolCall): Record<string, unknown> {
+  return { name: call.name, arguments: call.arguments, ...(call.label ? { label: call.label } : {}) };
+}
+
+/** Calls written in the family's format (for a scripted model or an oracle's reply). */
+export function writeCalls(family: ModelFamily, calls: readonly ToolCall[]): string {
+  return FAMILIES[family].writeCalls(calls);
+}

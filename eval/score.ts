@@ -1,0 +1,58 @@
+import type { ToolCall, ToolSpec, Verdict } from '../core/model.js';
+import { alignSequences, type PrecisionRecall } from './metrics/alignment.js';
+import { bfclCategory, type BfclCategory } from './metrics/bfcl.js';
+import { sequenceMatch } from './metrics/sequence.js';
+
+/**
+ * One attempt's metrics, from what the model called and how its answer fared: the pure step
+ * between an episode (run.ts) and the summary (summary.ts). Predicted calls that are not
+ * well-formed calls count for the error category but not for the alignment metrics.
+ */
+
+export interface ItemScores {
+  /** The final output is the gold answer (Live API-Bench completion rate; NESTFUL's win rate). */
+  completed: boolean;
+  /** Why the answer was judged as it was (`scalar`, `semantic:value_mismatch`, `no_answer`, `execution:sql_error`, …). */
+  answer: Verdict;
+  intent: PrecisionRecall;
+  slot: PrecisionRecall;
+  /** BFCL's first error category, or null. */
+  error: BfclCategory | null;
+  fullSequenceMatch: boolean;
+  partialSequenceMatch: number;
+}
+
+export function scoreAttempt(input: {
+  /** The calls read off the reply (null: unreadable); for an agent, the actions it took. */
+  predicted: readonly unknown[] | null;
+  gold: readonly ToolCall[];
+  tools: readonly ToolSpec[];
+  answer: Verdict;
+}): ItemScores {
+  const calls = (input.predicted ?? []).filter(isToolCall).map((c, i) => ({ ...c, label: c.label ?? `#${i}` }));
+  const { intent, slot } = alignSequences(calls, input.gold);
+  const sequence = sequenceMatch(calls, input.gold);
+  return {
+    completed: input.answer.ok,
+    answer: input.answer,
+    intent,
+    slot,
+    error: bfclCategory(input.predicted, input.gold, input.tools),
+    fullSequenceMatch: sequence.full,
+    partialSequenceMatch: sequence.partial,
+  };
+}
+
+/** `{name: string, arguments: object}` (with an optional string label): a call the runtime can be asked to run. */
+export function isToolCall(value: unknown): value is Omit<ToolCall, 'label'> & { label?: string } {
+  if (value === null || typeof value !== 'object') return false;
+  const call = value as Record<string, unknown>;
+  const args = call.arguments;
+  return (
+    typeof call.name === 'string' &&
+    args !== null &&
+    typeof args === 'object' &&
+    !Array.isArray(args) &&
+    (call.label === undefined || typeof call.label === 'string')
+  );
+}

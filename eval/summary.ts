@@ -1,0 +1,164 @@
+import { canonicalJson } from '../core/hash.js';
+import type { AttemptRecord } from './attempt.js';
+import { BFCL_CATEGORIES } from './metrics/bfcl.js';
+import { bootstrapInterval } from './metrics/bootstrap.js';
+import { reactStats, type ReactStats } from './metrics/react.js';
+import { electionStability } from './metrics/stability.js';
+
+/**
+ * The summary of an evaluation (summary.json), a pure function of its results: per model the
+ * headline metrics with bootstrap 95% intervals, the error categories, ReAct loop statistics,
+ * election stability over repeats, and the breakdowns by database, difficulty and SQL
+ * construct. Counts add up: every attempt is scored or failed (a fault of the run: a provider
+ * that never answered, a lost SQL worker), and failed ones are listed, not scored.
+ */
+
+/** One line of results.jsonl. */
+export interface ResultLine {
+  model: string;
+  item: string;
+  id: string;
+  db: string;
+  formulation: string;
+  difficulty: string | null;
+  constructs: string[];
+  repeat: number;
+  question: string;
+  evidence: string;
+  goldCalls: unknown[];
+  /** The attempt, or why there is none (a fault of the run, not scored). */
+  attempt: AttemptRecord | null;
+  failure?: { category: string; message: string };
+}
+
+export interface Interval {
+  mean: number;
+  low: number;
+  high: number;
+}
+
+export interface Breakdown {
+  n: number;
+  completion: number;
+  intentF1: number;
+  slotF1: number;
+}
+
+export interface ModelSummary {
+  model: string;
+  attempts: number;
+  scored: number;
+  failed: number;
+  completion: Interval;
+  intentF1: Interval;
+  slotF1: Interval;
+  intentPrecision: number;
+  intentRecall: number;
+  slotPrecision: number;
+  slotRecall: number;
+  fullSequenceMatch: number;
+  partialSequenceMatch: number;
+  /** BFCL categories (and `none`), each counted once per scored attempt. */
+  errors: Record<string, number>;
+  /** How the answers were judged (`scalar`, `semantic:value_mismatch`, `execution:sql_error`, …). */
+  answers: Record<string, number>;
+  react?: ReactStats;
+  /** With repeats: election stability of the calls (CallNavi). */
+  stability?: number;
+  byDatabase: Record<string, Breakdown>;
+  byDifficulty: Record<string, Breakdown>;
+  byConstruct: Record<string, Breakdown>;
+}
+
+export interface EvalSummary {
+  dataset: string;
+  formulation: string;
+  settings: Record<string, unknown>;
+  models: ModelSummary[];
+}
+
+export function summarize(
+  lines: readonly ResultLine[],
+  header: Pick<EvalSummary, 'dataset' | 'formulation' | 'settings'>,
+): EvalSummary {
+  const models = [...new Set(lines.map((l) => l.model))];
+  return { ...header, models: models.map((model) => summarizeModel(model, lines.filter((l) => l.model === model))) };
+}
+
+function summarizeModel(model: string, lines: readonly ResultLine[]): ModelSummary {
+  const scored = lines.filter((l): l is ResultLine & { attempt: AttemptRecord } => l.attempt !== null);
+  const s = scored.map((l) => l.attempt.scores);
+  const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0);
+  const errors: Record<string, number> = Object.fromEntries([...BFCL_CATEGORIES, 'none'].map((c) => [c, 0]));
+  for (const x of s) errors[x.error ?? 'none']++;
+  const answers: Record<string, number> = {};
+  for (const x of s) answers[x.answer.category] = (answers[x.answer.category] ?? 0) + 1;
+  const summary: ModelSummary = {
+    model,
+    attempts: lines.length,
+    scored: scored.length,
+    failed: lines.length - scored.length,
+    completion: bootstrapInterval(s.map((x) => (x.completed ? 1 : 0))),
+    intentF1: bootstrapInterval(s.map((x) => x.intent.f1)),
+    slotF1: bootstrapInterval(s.map((x) => x.slot.f1)),
+    intentPrecision: mean(s.map((x) => x.intent.precision)),
+    intentRecall: mean(s.map((x) => x.intent.recall)),
+    slotPrecision: mean(s.map((x) => x.slot.precision)),
+    slotRecall: mean(s.map((x) => x.slot.recall)),
+    fullSequenceMatch: mean(s.map((x) => (x.fullSequenceMatch ? 1 : 0))),
+    partialSequenceMatch: mean(s.map((x) => x.partialSequenceMatch)),
+    errors,
+    answers: sortedRecord(answers),
+    byDatabase: breakdown(scored, (l) => [l.db]),
+    byDifficulty: breakdown(scored, (l) => [l.difficulty ?? 'unknown']),
+    byConstruct: breakdown(scored, (l) => (l.constructs.length ? l.constructs : ['plain'])),
+  };
+  const react = scored.filter((l) => l.attempt.react);
+  if (react.length > 0) {
+    summary.react = reactStats(
+      react.map((l) => ({
+        ...l.attempt.react!,
+        completed: l.attempt.scores.completed,
+        calls: (l.attempt.parsed ?? []).filter(isCallLike),
+      })),
+    );
+  }
+  const repeats = new Map<string, string[]>();
+  for (const l of scored) repeats.set(l.item, [...(repeats.get(l.item) ?? []), canonicalJson(l.attempt.parsed)]);
+  if ([...repeats.values()].some((answers) => answers.length > 1))
+    summary.stability = electionStability([...repeats.values()]);
+  return summary;
+}
+
+function breakdown(
+  lines: readonly (ResultLine & { attempt: AttemptRecord })[],
+  groupsOf: (line: ResultLine) => string[],
+): Record<string, Breakdown> {
+  const groups = new Map<string, AttemptRecord['scores'][]>();
+  for (const line of lines) {
+    for (const group of groupsOf(line)) groups.set(group, [...(groups.get(group) ?? []), line.attempt.scores]);
+  }
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  return sortedRecord(
+    Object.fromEntries(
+      [...groups].map(([group, scores]) => [
+        group,
+        {
+          n: scores.length,
+          completion: mean(scores.map((x) => (x.completed ? 1 : 0))),
+          intentF1: mean(scores.map((x) => x.intent.f1)),
+          slotF1: mean(scores.map((x) => x.slot.f1)),
+        },
+      ]),
+    ),
+  );
+}
+
+function sortedRecord<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+function isCallLike(value: unknown): value is { name: string; arguments: Record<string, unknown> } {
+  const call = value as { name?: unknown; arguments?: unknown } | null;
+  return typeof call === 'object' && call !== null && typeof call.name === 'string' && typeof call.arguments === 'object';
+}
