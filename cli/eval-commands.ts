@@ -51,15 +51,31 @@ export function addEvalCommands(program: Command): void {
       `oracle, baseline:knn, or <provider>:<model>[@<base url>] (repeatable: side by side; API keys from the environment)`,
       [DEFAULT_EVAL_MODEL],
     )
-    .addOption(new Option('--mode <mode>', 'one reply, or a Think-Act-Observe agent').choices(['direct', 'react']).default('direct'))
     .addOption(
-      new Option('--tools <how>', 'tools listed in the prompt, or bound as native tools').choices(['prompt', 'native']).default('prompt'),
+      new Option('--mode <mode>', 'one reply, or a Think-Act-Observe agent')
+        .choices(['direct', 'react'])
+        .default('direct'),
     )
-    .option('--shots <n>', 'in-context examples (SLOT/SEL, tools in the prompt), from the same database', nonNegative, 3)
+    .addOption(
+      new Option('--tools <how>', 'tools listed in the prompt, or bound as native tools')
+        .choices(['prompt', 'native'])
+        .default('prompt'),
+    )
+    .option(
+      '--shots <n>',
+      'in-context examples (SLOT/SEL, tools in the prompt), from the same database',
+      nonNegative,
+      3,
+    )
     .option('--repeats <n>', 'attempts per item (election stability)', positiveInt, 1)
     .option('--budget <n>', 'ReAct turns', positiveInt, 10)
     .option('--obfuscate', 'tool and argument names replaced by FUNC_N / ARG_N (descriptions kept)')
-    .option('--shortlist <percent>', 'tool universe cut to this share, gold tools kept (10, 25, 50, 75; 100: all)', percent, 100)
+    .option(
+      '--shortlist <percent>',
+      'tool universe cut to this share, gold tools kept (10, 25, 50, 75; 100: all)',
+      percent,
+      100,
+    )
     .option('--report <dir>', 'where results and the page go', 'eval-report')
     .option('--cache-dir <dir>', 'results and reply cache (default <report>/.cache)')
     .option('--no-cache', 'ask again (results are still written to the cache)')
@@ -135,7 +151,9 @@ async function runEvalCommand(flags: EvalFlags, command: Command): Promise<numbe
     }
     process.stdout.write(`${headlineTable(run.summary.models)}\n\n`);
     const requests = run.usage.total.requests;
-    process.stdout.write(`${run.files.join('\n')}\n(${requests} model requests, ${run.usage.total.cacheHits} cached replies)\n`);
+    process.stdout.write(
+      `${run.files.join('\n')}\n(${requests} model requests, ${run.usage.total.cacheHits} cached replies)\n`,
+    );
     return 0;
   } finally {
     process.off('SIGINT', onSignal);

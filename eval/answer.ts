@@ -1,7 +1,9 @@
 import type { GoldResult, ToolCall, ToolOutput, Verdict } from '../core/model.js';
 import { compareWithAcceptable } from '../verifiers/differential.js';
 import { checkRestSemantic, type RestResponse } from '../verifiers/rest.js';
-import type { StepResult } from './environment.js';
+import { ToolError } from '../runtime/slot/errors.js';
+import { SqlExecutionError, SqlTimeoutError } from '../runtime/sql/executor.js';
+import type { Episode, StepResult } from './environment.js';
 
 /**
  * Which outputs of a model's calls are its answer, and whether that answer is the gold's
@@ -36,7 +38,12 @@ function references(value: unknown, label: string): boolean {
  * The verdict on a model's executed calls: `answerLabels` when the model named its answer
  * (a ReAct final answer), else the unconsumed outputs of the successful calls.
  */
-export function judgeAnswer(executed: readonly ExecutedCall[], gold: GoldResult, answerLabels?: readonly string[]): Verdict {
+export async function judgeAnswer(
+  executed: readonly ExecutedCall[],
+  gold: GoldResult,
+  episode: Pick<Episode, 'answer'>,
+  answerLabels?: readonly string[],
+): Promise<Verdict> {
   const succeeded = executed.filter((e) => e.result.ok);
   if (succeeded.length === 0)
     return { ok: false, category: 'no_answer', message: executed.length ? 'every call failed' : 'no calls' };
@@ -48,10 +55,31 @@ export function judgeAnswer(executed: readonly ExecutedCall[], gold: GoldResult,
       ? [succeeded[succeeded.length - 1].call.label]
       : unconsumedLabels(succeeded.map((e) => e.call));
   const missing = labels.find((label) => !byLabel.has(label));
-  if (missing) return { ok: false, category: 'no_answer', message: `the answer names "${missing}", no call of that label succeeded` };
-  const outputs = labels.map((label) => byLabel.get(label) as ToolOutput | RestResponse);
-  const response = outputs.find((o): o is RestResponse => 'status' in o);
-  return response ? judgeRest(response, gold) : judgeOutputs(outputs as ToolOutput[], gold);
+  if (missing)
+    return {
+      ok: false,
+      category: 'no_answer',
+      message: `the answer names "${missing}", no call of that label succeeded`,
+    };
+  if (rest) return judgeRest(byLabel.get(labels[labels.length - 1]) as RestResponse, gold);
+  if (!episode.answer)
+    return judgeOutputs(
+      labels.map((label) => byLabel.get(label) as ToolOutput),
+      gold,
+    );
+  try {
+    return judgeOutputs(
+      await episode.answer(
+        succeeded.map((e) => e.call),
+        labels,
+      ),
+      gold,
+    );
+  } catch (error) {
+    if (error instanceof ToolError || error instanceof SqlExecutionError || error instanceof SqlTimeoutError)
+      return { ok: false, category: 'execution:answer', message: error.message };
+    throw error;
+  }
 }
 
 /** Tool outputs against the gold; an empty gold answer (whose width nothing published records) is matched by any empty answer. */

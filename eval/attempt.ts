@@ -56,7 +56,12 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptRecord> {
 }
 
 function firstMessages({ item, view, examples, settings }: AttemptInput): LlmMessage[] {
-  return renderPrompt(item, view.tools, settings.tools === 'native' || item.formulation === 'rest' ? [] : examples, settings);
+  return renderPrompt(
+    item,
+    view.tools,
+    settings.tools === 'native' || item.formulation === 'rest' ? [] : examples,
+    settings,
+  );
 }
 
 async function runDirect(input: AttemptInput): Promise<AttemptRecord> {
@@ -86,7 +91,7 @@ async function runDirect(input: AttemptInput): Promise<AttemptRecord> {
   const failed = steps.find((s) => !s.ok);
   const answer: Verdict = failed
     ? { ok: false, category: `execution:${failed.kind}`, message: JSON.stringify(failed.observation).slice(0, 500) }
-    : judgeAnswer(executed, item.gold);
+    : await judgeAnswer(executed, item.gold, episode);
   return { ...base, parsed: calls, via: parsed.via, steps, scores: score(item, calls, answer) };
 }
 
@@ -118,7 +123,12 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
         role: 'user',
         content: `Observation: ${decision.reason}. Write "Action:" with one tool call, or "Final Answer:".`,
       });
-      steps.push({ call: reply.content.slice(0, 500), ok: false, observation: { error: decision.reason }, kind: 'format' });
+      steps.push({
+        call: reply.content.slice(0, 500),
+        ok: false,
+        observation: { error: decision.reason },
+        kind: 'format',
+      });
       continue;
     }
     const results: { id: string; text: string }[] = [];
@@ -153,7 +163,7 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
     }
   }
   const answer: Verdict = answered
-    ? judgeAnswer(executed, item.gold, finalLabels)
+    ? await judgeAnswer(executed, item.gold, episode, finalLabels)
     : { ok: false, category: 'out_of_budget', message: `no final answer within ${settings.budget} turns` };
   return {
     model: model.id,
@@ -176,6 +186,7 @@ function turnOf(input: AttemptInput, messages: readonly LlmMessage[], step: numb
     step,
     mode: input.settings.mode,
     repeat: input.repeat,
+    budget: input.settings.budget,
     rename: input.view.toModel,
   };
 }
@@ -197,8 +208,8 @@ type Decision =
 
 /**
  * What a ReAct turn says: native tool calls act; otherwise "Final Answer:" ends the loop and
- * "Action:" (or, failing that, any call the reply holds) acts with its first call. A native
- * reply with no calls is the final answer.
+ * "Action:" (or, failing that, any call the reply holds) acts: with its calls in order, as a
+ * provider's parallel tool calls are run. A native reply with no calls is the final answer.
  */
 export function readTurn(reply: ModelAnswer, native: boolean): Decision {
   if (reply.toolCalls?.length) {
@@ -211,9 +222,12 @@ export function readTurn(reply: ModelAnswer, native: boolean): Decision {
   const action = /Action\s*:([\s\S]*)$/i.exec(text);
   if (final && (!action || final.index > action.index)) return { kind: 'final', text: final[1].trim() };
   const parsed = parseReply({ content: action ? action[1] : text });
-  if (parsed.ok) return { kind: 'act', calls: parsed.calls.slice(0, 1), native: false };
+  if (parsed.ok) return { kind: 'act', calls: parsed.calls, native: false };
   if (native && text.trim() !== '') return { kind: 'final', text: text.trim() };
-  return { kind: 'unreadable', reason: action ? `the action could not be read: ${parsed.reason}` : 'no action and no final answer' };
+  return {
+    kind: 'unreadable',
+    reason: action ? `the action could not be read: ${parsed.reason}` : 'no action and no final answer',
+  };
 }
 
 /**

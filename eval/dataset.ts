@@ -2,7 +2,16 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { UserFacingError } from '../core/errors.js';
 import { hashJson } from '../core/hash.js';
-import type { Formulation, GoldResult, SelBinding, SqlValue, Ties, ToolCall, ToolPool, ToolSpec } from '../core/model.js';
+import type {
+  Formulation,
+  GoldResult,
+  SelBinding,
+  SqlValue,
+  Ties,
+  ToolCall,
+  ToolPool,
+  ToolSpec,
+} from '../core/model.js';
 import { resultShape } from '../generators/sql/gold.js';
 import { bindingsFile } from '../pipeline/emit.js';
 import { endpointsFile, type ServedEndpoints } from '../pipeline/emit-rest.js';
@@ -125,16 +134,22 @@ interface Universe {
 }
 
 async function readUniverse(root: string, formulation: Formulation, db: string): Promise<Universe> {
-  const tools = await readJson<ToolSpec[]>(path.join(root, 'tools', formulation, `${db}.json`), `its ${formulation} tools of ${db}`);
+  const tools = await readJson<ToolSpec[]>(
+    path.join(root, 'tools', formulation, `${db}.json`),
+    `its ${formulation} tools of ${db}`,
+  );
   const universe: Universe = { tools, byName: new Map(tools.map((t) => [t.function.name, t])) };
   if (formulation === 'sel') {
     universe.selBindings = await readJson<SelRuntimeBindings>(
       path.join(root, ...bindingsFile('sel', db).split('/')),
-      `the SEL bindings of ${db} (written by nl2api generate since the eval release; regenerate the dataset)`,
+      `the SEL bindings of ${db} (datasets generated before nl2api eval existed lack them: generate again)`,
     );
   }
   if (formulation === 'rest') {
-    const served = await readJson<ServedEndpoints>(path.join(root, ...endpointsFile(db).split('/')), `the endpoints of ${db}`);
+    const served = await readJson<ServedEndpoints>(
+      path.join(root, ...endpointsFile(db).split('/')),
+      `the endpoints of ${db}`,
+    );
     universe.endpoints = served.endpoints;
   }
   return universe;

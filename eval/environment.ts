@@ -1,8 +1,8 @@
 import type { DatabaseInfo, SqlValue, ToolCall, ToolOutput, ToolPool } from '../core/model.js';
 import { callOverHttp } from '../pipeline/stages/rest-execute.js';
 import type { ArgumentValue } from '../runtime/rest/spec.js';
-import { ToolSession } from '../runtime/slot/execute.js';
-import { SelToolSession } from '../runtime/sel/execute.js';
+import { executeSequence, ToolSession } from '../runtime/slot/execute.js';
+import { executeSelSequence, SelToolSession } from '../runtime/sel/execute.js';
 import { ToolError } from '../runtime/slot/errors.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../runtime/sql/executor.js';
 import type { RestResponse } from '../verifiers/rest.js';
@@ -18,10 +18,20 @@ import type { EvalItem } from './dataset.js';
 
 export type StepResult =
   | { ok: true; output: ToolOutput | RestResponse }
-  | { ok: false; error: string; /** `tool:<code>`, `sql_error`, `sql_timeout`, `http_<status>`, `format`. */ kind: string };
+  | {
+      ok: false;
+      error: string;
+      /** `tool:<code>`, `sql_error`, `sql_timeout`, `http_<status>`, `format`. */ kind: string;
+    };
 
 export interface Episode {
   call(call: ToolCall): Promise<StepResult>;
+  /**
+   * A sequence's answer as the dataset's verification computed it: the calls compiled into one
+   * statement and the outputs of `labels` (rows tied on a sort key come out in the order the
+   * gold's verification saw). REST has no such step: its answer is a response.
+   */
+  answer?(calls: readonly ToolCall[], labels: readonly string[]): Promise<ToolOutput[]>;
 }
 
 export interface EnvironmentOptions {
@@ -40,6 +50,11 @@ export async function openEpisode(item: EvalItem, options: EnvironmentOptions): 
   const db = options.databases.get(item.db);
   if (!db) throw new Error(`database ${item.db} is not open`);
   const runOptions = { timeoutMs: options.timeoutMs, pool: options.pool };
+  const sequenceOf = (calls: readonly ToolCall[], labels: readonly string[]) => ({
+    initialization: item.initialization,
+    calls: [...calls],
+    answerLabels: [...labels],
+  });
   const session =
     item.formulation === 'sel'
       ? new SelToolSession(db, options.executor, runOptions, item.bindings ?? {})
@@ -57,6 +72,15 @@ export async function openEpisode(item: EvalItem, options: EnvironmentOptions): 
         throw error;
       }
     },
+    answer: (calls, labels) =>
+      item.formulation === 'sel'
+        ? executeSelSequence(
+            { ...sequenceOf(calls, labels), bindings: item.bindings ?? {}, derivedKeys: [] },
+            db,
+            options.executor,
+            runOptions,
+          )
+        : executeSequence(sequenceOf(calls, labels), db, options.executor, runOptions),
   };
 }
 
@@ -68,9 +92,7 @@ function restEpisode(item: EvalItem, options: EnvironmentOptions): Episode {
     call: async (call) => {
       const path = paths.get(call.name);
       if (!path) return { ok: false, kind: 'tool:unknown_tool', error: `unknown endpoint "${call.name}"` };
-      const args = Object.fromEntries(
-        Object.entries(call.arguments).map(([name, value]) => [name, queryValue(value)]),
-      );
+      const args = Object.fromEntries(Object.entries(call.arguments).map(([name, value]) => [name, queryValue(value)]));
       const response = await callOverHttp(restUrl, { name: call.name, path, arguments: args }, options.timeoutMs);
       if (response.status === 200) return { ok: true, output: response };
       const message = (response.body as { error?: { message?: string } } | null)?.error?.message;

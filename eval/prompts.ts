@@ -44,7 +44,9 @@ const FAMILIES: Record<ModelFamily, FamilyFormat> = {
     callFormat:
       'Respond with the function calls as a JSON list, each in the format {"name": function name, "parameters": dictionary of argument name and its value, "label": "<LABEL>"}.',
     writeCalls: (calls) =>
-      JSON.stringify(calls.map((c) => ({ name: c.name, parameters: c.arguments, ...(c.label ? { label: c.label } : {}) }))),
+      JSON.stringify(
+        calls.map((c) => ({ name: c.name, parameters: c.arguments, ...(c.label ? { label: c.label } : {}) })),
+      ),
   },
   qwen: {
     pattern: /qwen|qwq/,
@@ -104,7 +106,7 @@ function taskNote(item: EvalItem): string {
   return [
     `The data is in ${starts || '"$starting_table_var$"'}: pass it as the data source of your first call.`,
     'Give every call a unique "label"; a later call uses an earlier call\'s output by passing "$LABEL$" as an argument value.',
-    "The answer is the output of the calls whose output no later call uses.",
+    'The answer is the output of the calls whose output no later call uses.',
   ].join(' ');
 }
 

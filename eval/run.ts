@@ -85,7 +85,8 @@ interface AttemptJob {
 
 export async function runEval(options: EvalOptions): Promise<EvalRun> {
   const { config } = options;
-  if (!config.source) throw new DatasetError('no source given (--source <dir>): the databases the dataset was generated from');
+  if (!config.source)
+    throw new DatasetError('no source given (--source <dir>): the databases the dataset was generated from');
   const dataset = await loadEvalDataset(options.dataset, {
     formulation: options.formulation,
     dbIds: config.dbIds,
@@ -113,7 +114,9 @@ export async function runEval(options: EvalOptions): Promise<EvalRun> {
     const usage = new UsageMeter(config.llm?.prices ?? {});
     const index = new NeighbourIndex(dataset.items);
     const models = await Promise.all(
-      options.models.map((id) => resolveModel(id, { config, index, cache: replyCache, usage, extra: options.extraModels })),
+      options.models.map((id) =>
+        resolveModel(id, { config, index, cache: replyCache, usage, extra: options.extraModels }),
+      ),
     );
     const environment: EnvironmentOptions = {
       executor,
@@ -126,7 +129,10 @@ export async function runEval(options: EvalOptions): Promise<EvalRun> {
       close.add('the REST server', () => server.close());
       environment.restUrl = server.url;
       environment.restPaths = new Map(
-        [...dataset.databases].map(([db, { endpoints }]) => [db, new Map((endpoints ?? []).map((e) => [e.operationId, e.path]))]),
+        [...dataset.databases].map(([db, { endpoints }]) => [
+          db,
+          new Map((endpoints ?? []).map((e) => [e.operationId, e.path])),
+        ]),
       );
     }
 
@@ -171,16 +177,18 @@ export async function runEval(options: EvalOptions): Promise<EvalRun> {
         return accept(record);
       },
     };
-    const runner = new StageRunner(
-      store,
-      retryPolicyOf(config),
-      undefined,
-      codeFingerprint([...CODE_DIRS, 'eval']),
-    );
+    const runner = new StageRunner(store, retryPolicyOf(config), undefined, codeFingerprint([...CODE_DIRS, 'eval']));
     const jobs: AttemptJob[] = models.flatMap(({ model, key }) =>
       dataset.items.flatMap((item) => {
-        const examples = options.tools === 'native' || item.formulation === 'rest' ? [] : index.neighbours(item, options.shots);
-        return Array.from({ length: options.repeats }, (_, repeat) => ({ item, model, modelKey: key, repeat, examples }));
+        const examples =
+          options.tools === 'native' || item.formulation === 'rest' ? [] : index.neighbours(item, options.shots);
+        return Array.from({ length: options.repeats }, (_, repeat) => ({
+          item,
+          model,
+          modelKey: key,
+          repeat,
+          examples,
+        }));
       }),
     );
     const limit = pLimit(config.concurrency);
@@ -212,7 +220,11 @@ export async function runEval(options: EvalOptions): Promise<EvalRun> {
   }
 }
 
-function lineOf(job: AttemptJob, attempt: AttemptRecord | null, failure?: { category: string; message: string }): ResultLine {
+function lineOf(
+  job: AttemptJob,
+  attempt: AttemptRecord | null,
+  failure?: { category: string; message: string },
+): ResultLine {
   const { item } = job;
   return {
     model: job.model.id,
@@ -286,8 +298,19 @@ export async function resolveModel(id: string, deps: ModelDeps): Promise<{ model
     model: spec.model,
     ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
   });
-  const client = new LlmClient({ model: await createChatModel(llm), config: llm, cache: deps.cache, usage: deps.usage });
-  const key = { provider: llm.provider, model: llm.model, baseUrl: llm.baseUrl ?? null, temperature: llm.temperature, maxTokens: llm.maxTokens ?? null };
+  const client = new LlmClient({
+    model: await createChatModel(llm),
+    config: llm,
+    cache: deps.cache,
+    usage: deps.usage,
+  });
+  const key = {
+    provider: llm.provider,
+    model: llm.model,
+    baseUrl: llm.baseUrl ?? null,
+    temperature: llm.temperature,
+    maxTokens: llm.maxTokens ?? null,
+  };
   return { model: llmModel(id, client, spec.model), key };
 }
 
@@ -301,4 +324,3 @@ export function parseModelId(id: string): { provider: LlmProvider; model: string
     );
   return { provider, model: match[2], ...(match[3] ? { baseUrl: match[3] } : {}) };
 }
-

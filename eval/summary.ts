@@ -82,7 +82,15 @@ export function summarize(
   header: Pick<EvalSummary, 'dataset' | 'formulation' | 'settings'>,
 ): EvalSummary {
   const models = [...new Set(lines.map((l) => l.model))];
-  return { ...header, models: models.map((model) => summarizeModel(model, lines.filter((l) => l.model === model))) };
+  return {
+    ...header,
+    models: models.map((model) =>
+      summarizeModel(
+        model,
+        lines.filter((l) => l.model === model),
+      ),
+    ),
+  };
 }
 
 function summarizeModel(model: string, lines: readonly ResultLine[]): ModelSummary {
@@ -160,5 +168,7 @@ function sortedRecord<T>(record: Record<string, T>): Record<string, T> {
 
 function isCallLike(value: unknown): value is { name: string; arguments: Record<string, unknown> } {
   const call = value as { name?: unknown; arguments?: unknown } | null;
-  return typeof call === 'object' && call !== null && typeof call.name === 'string' && typeof call.arguments === 'object';
+  return (
+    typeof call === 'object' && call !== null && typeof call.name === 'string' && typeof call.arguments === 'object'
+  );
 }

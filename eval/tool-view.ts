@@ -24,7 +24,12 @@ export interface ViewOptions {
   shortlist: number;
 }
 
-export function toolView(tools: readonly ToolSpec[], gold: readonly ToolCall[], key: string, options: ViewOptions): ToolView {
+export function toolView(
+  tools: readonly ToolSpec[],
+  gold: readonly ToolCall[],
+  key: string,
+  options: ViewOptions,
+): ToolView {
   const shown = options.shortlist < 100 ? shortlist(tools, gold, key, options.shortlist) : [...tools];
   return options.obfuscate ? obfuscated(shown) : { tools: shown, toModel: (c) => c, fromModel: (c) => c };
 }

@@ -73,15 +73,15 @@ export function sampleRecord(
 }
 
 /**
- * The gold's answer as published; for a nondeterministic gold that was kept, every answer
- * it gave and, for a cut through tied rows, the tie groups (`positions[i]`: the group whose
- * rows may stand at answer row i), so that an evaluator accepts any of them.
+ * The gold's answer as published; for a nondeterministic gold that was kept, every answer it
+ * gave; and whenever rows tie on the sort keys of an ordered answer, the tie groups
+ * (`positions[i]`: the group whose rows may stand at answer row i), so that an evaluator
+ * accepts what the verification accepted.
  */
 export function goldAnswerFields(gold: GoldResult): Record<string, unknown> {
-  if (!gold.acceptable) return { gold_answer: gold.rows };
   return {
     gold_answer: gold.rows,
-    acceptable_answers: gold.acceptable,
+    ...(gold.acceptable ? { acceptable_answers: gold.acceptable } : {}),
     ...(gold.ties ? { gold_ties: gold.ties } : {}),
   };
 }

@@ -191,8 +191,10 @@ export function selSampleBindings(
   tools: readonly string[],
 ): Record<string, SelBinding> {
   const own = published.overrides[sampleId] ?? {};
-  return Object.fromEntries(tools.flatMap((name) => {
-    const binding = own[name] ?? published.bindings[name];
-    return binding ? [[name, binding]] : [];
-  }));
+  return Object.fromEntries(
+    tools.flatMap((name) => {
+      const binding = own[name] ?? published.bindings[name];
+      return binding ? [[name, binding]] : [];
+    }),
+  );
 }

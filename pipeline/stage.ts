@@ -47,8 +47,12 @@ export interface KeyedStage<I, C extends StageContext = StageContext, N extends 
  * or a categorized rejection, both cached). It throws `TransientError` for retryable
  * failures and anything else for a fault of the run (neither is cached).
  */
-export interface CachedStage<I, O, C extends StageContext = StageContext, N extends string = StageName>
-  extends KeyedStage<I, C, N> {
+export interface CachedStage<
+  I,
+  O,
+  C extends StageContext = StageContext,
+  N extends string = StageName,
+> extends KeyedStage<I, C, N> {
   run(input: I, ctx: C): Promise<Outcome<O>>;
 }
 

@@ -23,6 +23,8 @@ export interface Turn {
   /** ReAct: the turn's index (0 first); direct invocation has one turn. */
   step: number;
   mode: 'direct' | 'react';
+  /** ReAct: the turns an attempt may take. */
+  budget: number;
   /** Which of `--repeats` this attempt is (0 first): a repeat is a new sample, not a cached reply. */
   repeat: number;
   /** Tool names as the model sees them (--obfuscate): from the dataset's names. */
@@ -50,10 +52,16 @@ export function plannedModel(id: string, plan: (item: EvalItem) => ToolCall[]): 
     async respond(turn) {
       const calls = plan(turn.item).map(turn.rename);
       if (turn.mode === 'direct') return { content: writeCalls(family, calls), cached: false };
-      if (turn.step < calls.length)
-        return { content: `Thought: next step.\nAction: ${JSON.stringify(calls[turn.step])}`, cached: false };
+      // One call per turn while the budget allows; the rest in one action before the last turn.
+      const actionTurns = Math.min(calls.length, turn.budget - 1);
+      if (turn.step < actionTurns) {
+        const action = turn.step < actionTurns - 1 ? [calls[turn.step]] : calls.slice(turn.step);
+        return { content: `Thought: next step.\nAction: ${JSON.stringify(action)}`, cached: false };
+      }
       const answer =
-        turn.item.formulation === 'rest' ? (calls[calls.length - 1]?.name ?? '') : JSON.stringify(unconsumedLabels(calls));
+        turn.item.formulation === 'rest'
+          ? (calls[calls.length - 1]?.name ?? '')
+          : JSON.stringify(unconsumedLabels(calls));
       return { content: `Thought: done.\nFinal Answer: ${answer}`, cached: false };
     },
   };

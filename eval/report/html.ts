@@ -28,7 +28,12 @@ function chartJs(): Promise<string> {
 
 export async function renderReportPage(runs: readonly ReportRun[]): Promise<string> {
   const models = runs.flatMap((run) =>
-    run.summary.models.map((m) => ({ ...m, label: labelOf(m, run, runs), run: run.name, formulation: run.summary.formulation })),
+    run.summary.models.map((m) => ({
+      ...m,
+      label: labelOf(m, run, runs),
+      run: run.name,
+      formulation: run.summary.formulation,
+    })),
   );
   const items = runs.flatMap((run) =>
     run.lines.map((line) => ({
@@ -44,13 +49,25 @@ export async function renderReportPage(runs: readonly ReportRun[]): Promise<stri
       steps: line.attempt?.steps ?? [],
       reply: line.attempt?.replies.map((r) => r.content).join('\n---\n') ?? '',
       completed: line.attempt?.scores.completed ?? false,
-      verdict: line.attempt ? `${line.attempt.scores.answer.category}: ${line.attempt.scores.answer.message}` : `${line.failure?.category}: ${line.failure?.message}`,
+      verdict: line.attempt
+        ? `${line.attempt.scores.answer.category}: ${line.attempt.scores.answer.message}`
+        : `${line.failure?.category}: ${line.failure?.message}`,
       error: line.attempt ? (line.attempt.scores.error ?? 'none') : 'failed',
       divergence: line.attempt ? divergence(line.attempt.parsed, line.goldCalls) : null,
     })),
   );
   const title = `nl2api evaluation: ${[...new Set(runs.map((r) => `${r.summary.dataset} ${r.summary.formulation.toUpperCase()}`))].join(', ')}`;
-  const data = { title, runs: runs.map((r) => ({ name: r.name, dataset: r.summary.dataset, formulation: r.summary.formulation, settings: r.summary.settings })), models, items };
+  const data = {
+    title,
+    runs: runs.map((r) => ({
+      name: r.name,
+      dataset: r.summary.dataset,
+      formulation: r.summary.formulation,
+      settings: r.summary.settings,
+    })),
+    models,
+    items,
+  };
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -101,7 +118,10 @@ function divergence(parsed: readonly unknown[] | null, gold: readonly unknown[])
 }
 
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 function escapeHtml(text: string): string {

@@ -139,7 +139,10 @@ export class LlmClient {
 
   /** One request, inside a concurrency slot: the text, or with tools, the text and the tool calls. */
   private async send(messages: readonly LlmMessage[]): Promise<string>;
-  private async send(messages: readonly LlmMessage[], tools: readonly ToolSpec[]): Promise<{ text: string; toolCalls: LlmToolCall[] }>;
+  private async send(
+    messages: readonly LlmMessage[],
+    tools: readonly ToolSpec[],
+  ): Promise<{ text: string; toolCalls: LlmToolCall[] }>;
   private async send(
     messages: readonly LlmMessage[],
     tools?: readonly ToolSpec[],

@@ -25,7 +25,12 @@ export function toLangChainMessages(messages: readonly LlmMessage[]): BaseMessag
         return m.toolCalls?.length
           ? new AIMessage({
               content: m.content,
-              tool_calls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, args: c.args, type: 'tool_call' as const })),
+              tool_calls: m.toolCalls.map((c) => ({
+                id: c.id,
+                name: c.name,
+                args: c.args,
+                type: 'tool_call' as const,
+              })),
             })
           : new AIMessage(m.content);
       case 'tool':
