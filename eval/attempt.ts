@@ -150,10 +150,11 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
       results.push({ id: decision.ids?.[i] ?? `call_${i}`, text });
     }
     if (decision.native) {
-      const toolCalls: LlmToolCall[] = decision.calls.map((c, i) => ({
-        id: results[i].id,
-        name: String((c as { name?: unknown }).name ?? ''),
-        args: ((c as { arguments?: unknown }).arguments ?? {}) as Record<string, unknown>,
+      // The assistant turn as the provider returned it, each call answered by its id.
+      const toolCalls: LlmToolCall[] = (reply.toolCalls ?? []).map((c, i) => ({
+        id: results[i]?.id ?? `call_${i}`,
+        name: c.name,
+        args: (c.args ?? {}) as Record<string, unknown>,
       }));
       messages.push({ role: 'assistant', content: reply.content, toolCalls });
       for (const r of results) messages.push({ role: 'tool', content: r.text, toolCallId: r.id });
@@ -187,7 +188,7 @@ function turnOf(input: AttemptInput, messages: readonly LlmMessage[], step: numb
     mode: input.settings.mode,
     repeat: input.repeat,
     budget: input.settings.budget,
-    rename: input.view.toModel,
+    rename: (call: ToolCall) => input.view.toModel(call),
   };
 }
 

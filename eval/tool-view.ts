@@ -69,7 +69,9 @@ function obfuscated(tools: readonly ToolSpec[]): ToolView {
         name,
         parameters: {
           ...parameters,
-          properties: Object.fromEntries(argNames.map((a) => [args.get(a), parameters.properties?.[a]])),
+          properties: Object.fromEntries(
+            argNames.map((a): [string, unknown] => [args.get(a) ?? a, parameters.properties?.[a]]),
+          ),
           ...(parameters.required ? { required: parameters.required.map((a) => args.get(a) ?? a) } : {}),
         },
       },

@@ -183,5 +183,5 @@ export class LlmClient {
 /** The model with native tools bound (every LangChain chat model with tool calling has `bindTools`). */
 function bindTools(model: BaseChatModel, tools: readonly ToolSpec[]): Pick<BaseChatModel, 'invoke'> {
   if (!model.bindTools) throw new LlmError('llm:client_error', 'this model does not support native tool calls');
-  return model.bindTools([...tools]) as unknown as Pick<BaseChatModel, 'invoke'>;
+  return model.bindTools([...tools]);
 }

@@ -48,7 +48,7 @@ describe('the oracle scores 1.0 everywhere', () => {
 });
 
 /** The first bookstore sample: filter genre = 'Mystery' (FILTER_1), filter price < 10 (FILTER_2), retrieve title (SELECT_1). */
-const ONE_ITEM = { dbIds: ['bookstore'], limit: 1 } as const;
+const ONE_ITEM = { dbIds: ['bookstore'], limit: 1 };
 
 function scripted(id: string, reply: (gold: ToolCall[], turn: Turn) => string): EvalModel {
   return { id, family: 'gpt', respond: async (turn) => ({ content: reply(turn.item.goldCalls, turn), cached: false }) };
@@ -63,7 +63,7 @@ async function scoreOf(model: EvalModel, extra: Record<string, unknown> = {}) {
     ...extra,
   });
   expect(result.lines).toHaveLength(1);
-  return { line: result.lines[0], summary: result.summary.models[0] as ModelSummary };
+  return { line: result.lines[0], summary: result.summary.models[0] };
 }
 
 describe('scripted imperfect models get the hand-worked metrics', () => {

@@ -1,0 +1,151 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { unconsumedLabels } from '../eval/answer.js';
+
+/**
+ * A scripted tool-calling model behind the chat-completions protocol that OpenAI-compatible
+ * servers and Mistral share (POST /v1/chat/completions): it reads the question out of the
+ * first user turn and answers with that question's calls — as native `tool_calls` when the
+ * request binds tools, else as a JSON list in the text; in a ReAct conversation one call per
+ * turn, then "Final Answer". What an evaluation's real provider path needs to be exercised
+ * without a real model: the LangChain clients, tool binding, retries and caching all run.
+ */
+
+export interface ScriptedCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  label?: string;
+}
+
+export interface ChatServerOptions {
+  /** The calls to answer each question with. */
+  answers: ReadonlyMap<string, ScriptedCall[]>;
+  /** Latency of every reply. */
+  delayMs?: number;
+  /** Answer the first N requests with 429 (Retry-After: 0). */
+  rateLimitFirst?: number;
+}
+
+export interface ChatRequestRecord {
+  question: string;
+  native: boolean;
+  status: number;
+  /** The client went away before the reply was sent. */
+  abandoned: boolean;
+}
+
+export interface ChatServer {
+  url: string;
+  requests: ChatRequestRecord[];
+  close(): Promise<void>;
+}
+
+interface WireMessage {
+  role: string;
+  content?: unknown;
+}
+
+export async function startChatServer(options: ChatServerOptions): Promise<ChatServer> {
+  const requests: ChatRequestRecord[] = [];
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+    req.on('end', () => {
+      const body = JSON.parse(raw || '{}') as { messages?: WireMessage[]; tools?: unknown[] };
+      const messages = body.messages ?? [];
+      const question = questionOf(messages);
+      const native = Array.isArray(body.tools) && body.tools.length > 0;
+      const record: ChatRequestRecord = { question, native, status: 200, abandoned: false };
+      requests.push(record);
+      res.on('close', () => {
+        if (!res.writableFinished) record.abandoned = true;
+      });
+      const reply = () => {
+        if (res.destroyed) return;
+        if (requests.indexOf(record) < (options.rateLimitFirst ?? 0)) {
+          record.status = 429;
+          return send(
+            res,
+            429,
+            { object: 'error', message: 'rate limited', type: 'rate_limit', code: '429' },
+            { 'retry-after': '0' },
+          );
+        }
+        const calls = options.answers.get(question);
+        if (!calls) {
+          record.status = 400;
+          return send(res, 400, {
+            object: 'error',
+            message: `unknown question: ${question}`,
+            type: 'invalid_request_error',
+          });
+        }
+        send(res, 200, completion(calls, messages, native));
+      };
+      if (options.delayMs) setTimeout(reply, options.delayMs);
+      else reply();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((e) => (e ? reject(e) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** The question of the conversation: the last "Question:" line of its first user turn (examples come before it). */
+function questionOf(messages: readonly WireMessage[]): string {
+  const user = messages.find((m) => m.role === 'user');
+  const text = typeof user?.content === 'string' ? user.content : '';
+  const lines = text.split('\n').filter((line) => line.startsWith('Question: '));
+  return lines.length ? lines[lines.length - 1].slice('Question: '.length) : '';
+}
+
+function completion(calls: readonly ScriptedCall[], messages: readonly WireMessage[], native: boolean): unknown {
+  const react = messages.some((m) => typeof m.content === 'string' && m.content.includes('Final Answer:'));
+  const step = messages.filter((m) => m.role === 'assistant').length;
+  let message: Record<string, unknown>;
+  if (!react) {
+    message = native
+      ? { role: 'assistant', content: '', tool_calls: calls.map((c, i) => toolCall(c, i)) }
+      : { role: 'assistant', content: JSON.stringify(calls) };
+  } else if (step < calls.length) {
+    message = native
+      ? { role: 'assistant', content: '', tool_calls: [toolCall(calls[step], step)] }
+      : { role: 'assistant', content: `Thought: step ${step + 1}.\nAction: ${JSON.stringify(calls[step])}` };
+  } else {
+    const labels = calls.some((c) => c.label)
+      ? unconsumedLabels(calls.map((c) => ({ label: c.label ?? '', arguments: c.arguments })))
+      : [calls[calls.length - 1]?.name];
+    message = { role: 'assistant', content: `Thought: done.\nFinal Answer: ${JSON.stringify(labels)}` };
+  }
+  return {
+    id: 'scripted',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: 'scripted',
+    choices: [{ index: 0, message, finish_reason: 'tool_calls' in message ? 'tool_calls' : 'stop' }],
+    usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 },
+  };
+}
+
+/** A native call; the label rides along as an argument (parseReply reads it back), since a tool call has no field for it. */
+function toolCall(call: ScriptedCall, i: number) {
+  const args = call.label ? { ...call.arguments, label: call.label } : call.arguments;
+  return {
+    id: `call${String(i).padStart(5, '0')}`,
+    type: 'function',
+    function: { name: call.name, arguments: JSON.stringify(args) },
+  };
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
