@@ -21,6 +21,7 @@ import { loadSource } from '../pipeline/sources/index.js';
 import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';
 import { differentialFigures } from './differential.js';
+import { evalBench } from './eval-bench.js';
 import { microBench } from './micro.js';
 import { mutationCheck } from './mutation-check.js';
 import { queueBench } from './queue-bench.js';
@@ -176,6 +177,11 @@ async function main(): Promise<void> {
       connections: 8,
       durationSeconds: 3,
     });
+    process.stderr.write('(g2) evaluation: oracle overhead, baseline:knn, scripted provider under latency...\n');
+    const evaluation = await evalBench(
+      { slot: path.join(work, 'cold'), sel: path.join(work, 'cold'), rest: path.join(work, 'rest') },
+      birdDir,
+    );
     process.stderr.write('(h) queue backend (NL2API_BENCH_QUEUE=0 skips it)...\n');
     const queue = await queueBench(birdDir, work);
     process.stderr.write('(i) verifiers on large inputs...\n');
@@ -184,6 +190,7 @@ async function main(): Promise<void> {
     const report = {
       birdDir,
       queries: base.queries,
+      evaluation,
       baseline: { ms: Math.round(base.ms), runsMs: bases.map((b) => Math.round(b.ms)), errors: base.errors },
       cold: {
         ms: Math.round(cold.wallMs),

@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { parseConfig } from '../config/load.js';
+import type { Formulation } from '../core/model.js';
+import { loadEvalDataset } from '../eval/dataset.js';
+import { plainCall } from '../eval/prompts.js';
+import { runEval, type EvalOptions } from '../eval/run.js';
+import { startChatServer, type ScriptedCall } from './scripted-chat.js';
+
+/**
+ * The evaluation's own cost and its baseline's figures, on a generated BIRD dev output:
+ * - harness overhead: the oracle (no model latency at all) on every formulation, ms per 1,000
+ *   items (target under 5 s: the harness never dominates a real model's latency);
+ * - `baseline:knn`'s metrics per formulation;
+ * - the real provider path under latency: an OpenAI-compatible scripted server answering in
+ *   200 ms, concurrency 16, direct invocation on every SLOT item; wall time against the ideal
+ *   items × 0.2 s / 16 (target within 1.3×).
+ */
+
+export const OVERHEAD_TARGET_MS = 5000;
+export const LATENCY_TARGET = 1.3;
+
+export async function evalBench(datasets: Partial<Record<Formulation, string>>, birdDir: string) {
+  const work = mkdtempSync(path.join(os.tmpdir(), 'nl2api-eval-bench-'));
+  const options = (
+    dataset: string,
+    formulation: Formulation,
+    models: string[],
+    extra: Partial<EvalOptions> = {},
+  ): EvalOptions => ({
+    config: parseConfig({
+      source: birdDir,
+      progress: 'none',
+      concurrency: 16,
+      llm: { requestsPerMinute: 1_000_000, concurrency: 16 },
+    }),
+    dataset,
+    formulation,
+    models,
+    mode: 'direct',
+    tools: 'prompt',
+    shots: 3,
+    repeats: 1,
+    budget: 10,
+    obfuscate: false,
+    shortlist: 100,
+    report: path.join(work, `${formulation}-${models.join('-').replace(/[^a-z]/g, '')}`),
+    ...extra,
+  });
+  try {
+    const perFormulation: Record<string, unknown> = {};
+    for (const [formulation, dataset] of Object.entries(datasets) as [Formulation, string][]) {
+      const started = performance.now();
+      const oracle = await runEval(options(dataset, formulation, ['oracle']));
+      const ms = performance.now() - started;
+      const items = oracle.summary.models[0].attempts;
+      const knn = (await runEval(options(dataset, formulation, ['baseline:knn']))).summary.models[0];
+      perFormulation[formulation] = {
+        items,
+        oracle: {
+          completion: oracle.summary.models[0].completion.mean,
+          ms: Math.round(ms),
+          msPer1000: Math.round((ms / items) * 1000),
+        },
+        knn: {
+          completion: knn.completion,
+          intentF1: knn.intentF1.mean,
+          slotF1: knn.slotF1.mean,
+          fullSequenceMatch: knn.fullSequenceMatch,
+          errors: knn.errors,
+        },
+      };
+    }
+    let latency: Record<string, unknown> | undefined;
+    if (datasets.slot) {
+      const dataset = await loadEvalDataset(datasets.slot, { formulation: 'slot' });
+      const answers = new Map(
+        dataset.items.map((item) => [
+          item.question,
+          item.goldCalls.map((c) => plainCall(c) as unknown as ScriptedCall),
+        ]),
+      );
+      const server = await startChatServer({ answers, delayMs: 200 });
+      try {
+        const started = performance.now();
+        const result = await runEval(options(datasets.slot, 'slot', [`openai:scripted@${server.url}/v1`]));
+        const ms = performance.now() - started;
+        const ideal = (dataset.items.length * 200) / 16;
+        latency = {
+          items: dataset.items.length,
+          requests: server.requests.length,
+          completion: result.summary.models[0].completion.mean,
+          ms: Math.round(ms),
+          idealMs: Math.round(ideal),
+          ratio: ms / ideal,
+          target: `<= ${LATENCY_TARGET}x`,
+        };
+      } finally {
+        await server.close();
+      }
+    }
+    return { overheadTargetMsPer1000: OVERHEAD_TARGET_MS, perFormulation, latency };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+// node dist/bench/eval-bench.js <slot,sel output> <rest output> <bird dir>
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [sequences, rest, bird] = process.argv.slice(2);
+  const figures = await evalBench({ slot: sequences, sel: sequences, rest }, bird);
+  process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+}
