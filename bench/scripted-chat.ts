@@ -1,6 +1,6 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { unconsumedLabels } from '../eval/answer.js';
+import { unconsumedLabels } from '../eval/answer-labels.js';
 
 /**
  * A scripted tool-calling model behind the chat-completions protocol that OpenAI-compatible

@@ -4,6 +4,7 @@ import { checkRestSemantic, type RestResponse } from '../verifiers/rest.js';
 import { ToolError } from '../runtime/slot/errors.js';
 import { SqlExecutionError, SqlTimeoutError } from '../runtime/sql/executor.js';
 import type { Episode, StepResult } from './environment.js';
+import { unconsumedLabels } from './answer-labels.js';
 
 /**
  * Which outputs of a model's calls are its answer, and whether that answer is the gold's
@@ -18,20 +19,6 @@ import type { Episode, StepResult } from './environment.js';
 export interface ExecutedCall {
   call: ToolCall;
   result: StepResult;
-}
-
-/** Labels of the calls whose output no later call references (`"$LABEL$"` anywhere in its arguments). */
-export function unconsumedLabels(calls: readonly Pick<ToolCall, 'label' | 'arguments'>[]): string[] {
-  return calls
-    .filter((call, i) => !calls.slice(i + 1).some((later) => references(later.arguments, call.label)))
-    .map((call) => call.label);
-}
-
-function references(value: unknown, label: string): boolean {
-  if (typeof value === 'string') return value === `$${label}$` || value.startsWith(`$${label}.`);
-  if (Array.isArray(value)) return value.some((v) => references(v, label));
-  if (value !== null && typeof value === 'object') return Object.values(value).some((v) => references(v, label));
-  return false;
 }
 
 /**

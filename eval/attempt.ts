@@ -1,7 +1,7 @@
 import type { ToolCall, Verdict } from '../core/model.js';
-import { hashJson } from '../core/hash.js';
+import { sha256 } from '../core/hash.js';
 import type { LlmMessage, LlmToolCall } from '../generators/llm/messages.js';
-import { judgeAnswer, type ExecutedCall } from './answer.js';
+import { judgeAnswer, judgeOutputs, type ExecutedCall } from './answer.js';
 import type { EvalItem } from './dataset.js';
 import { observationJson, type Episode } from './environment.js';
 import type { EvalModel, ModelAnswer } from './models/model.js';
@@ -29,8 +29,8 @@ export interface Step {
 export interface AttemptRecord {
   model: string;
   mode: 'direct' | 'react';
-  /** sha256 of the first prompt (system and user). */
-  promptHash: string;
+  /** sha256 of the first prompt (system and user); null for a model that reads none. */
+  promptHash: string | null;
   replies: ModelAnswer[];
   /** The calls read off the reply (direct) or the actions taken (ReAct); null: unreadable. */
   parsed: unknown[] | null;
@@ -55,7 +55,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptRecord> {
   return input.settings.mode === 'react' ? runReact(input) : runDirect(input);
 }
 
-function firstMessages({ item, view, examples, settings }: AttemptInput): LlmMessage[] {
+function firstMessages({ item, model, view, examples, settings }: AttemptInput): LlmMessage[] {
+  if (!model.readsPrompt) return [];
   return renderPrompt(
     item,
     view.tools,
@@ -69,36 +70,40 @@ async function runDirect(input: AttemptInput): Promise<AttemptRecord> {
   const messages = firstMessages(input);
   const reply = await model.respond(turnOf(input, messages, 0));
   const parsed = parseReply(reply);
-  const base = { model: model.id, mode: 'direct' as const, promptHash: hashJson(messages), replies: [reply] };
+  const base = {
+    model: model.id,
+    mode: 'direct' as const,
+    promptHash: model.readsPrompt ? promptHashOf(messages) : null,
+    replies: [reply],
+  };
   if (!parsed.ok) {
     const answer: Verdict = { ok: false, category: 'instruction_alignment_failure', message: parsed.reason };
     return { ...base, parsed: null, parseError: parsed.reason, steps: [], scores: score(item, null, answer) };
   }
   const calls = parsed.calls.map((c) => (isToolCall(c) ? view.fromModel(c) : c));
-  const steps: Step[] = [];
-  const executed: ExecutedCall[] = [];
-  for (const [i, candidate] of calls.entries()) {
-    if (!isToolCall(candidate)) {
-      steps.push({ call: candidate, ok: false, observation: { error: 'not a tool call' }, kind: 'format' });
-      break;
-    }
-    const call: ToolCall = { ...candidate, label: candidate.label ?? `CALL_${i + 1}` };
-    const result = await episode.call(call);
-    executed.push({ call, result });
-    steps.push(stepOf(call, result));
-    if (!result.ok) break;
-  }
+  const malformed = calls.findIndex((c) => !isToolCall(c));
+  const runnable = (malformed < 0 ? calls : calls.slice(0, malformed)).map((c, i): ToolCall => ({
+    ...(c as ToolCall),
+    label: (c as { label?: string }).label ?? `CALL_${i + 1}`,
+  }));
+  const run = await episode.runAll(runnable);
+  const steps: Step[] = run.results.map((result, i) => stepOf(runnable[i], result));
+  if (malformed >= 0 && steps.every((s) => s.ok))
+    steps.push({ call: calls[malformed], ok: false, observation: { error: 'not a tool call' }, kind: 'format' });
   const failed = steps.find((s) => !s.ok);
+  const executed: ExecutedCall[] = run.results.map((result, i) => ({ call: runnable[i], result }));
   const answer: Verdict = failed
     ? { ok: false, category: `execution:${failed.kind}`, message: JSON.stringify(failed.observation).slice(0, 500) }
-    : await judgeAnswer(executed, item.gold, episode);
+    : run.answer
+      ? judgeOutputs(run.answer, item.gold)
+      : await judgeAnswer(executed, item.gold, episode);
   return { ...base, parsed: calls, via: parsed.via, steps, scores: score(item, calls, answer) };
 }
 
 async function runReact(input: AttemptInput): Promise<AttemptRecord> {
   const { item, model, view, settings, episode } = input;
   const messages = firstMessages(input);
-  const promptHash = hashJson(messages);
+  const promptHash = model.readsPrompt ? promptHashOf(messages) : null;
   const replies: ModelAnswer[] = [];
   const steps: Step[] = [];
   const executed: ExecutedCall[] = [];
@@ -243,4 +248,9 @@ function finalAnswerLabels(text: string, executed: readonly ExecutedCall[], rest
   if (!rest) return [...new Set(named)];
   const last = [...executed].reverse().find((e) => e.result.ok && e.call.name === named[named.length - 1]);
   return last ? [last.call.label] : undefined;
+}
+
+/** sha256 of the messages' roles and texts (cheaper than canonical JSON over a prompt of tens of KB). */
+function promptHashOf(messages: readonly LlmMessage[]): string {
+  return sha256(messages.map((m) => `${m.role}\u0000${m.content}`).join('\u0001'));
 }

@@ -6,6 +6,7 @@ import { executeSelSequence, SelToolSession } from '../runtime/sel/execute.js';
 import { ToolError } from '../runtime/slot/errors.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../runtime/sql/executor.js';
 import type { RestResponse } from '../verifiers/rest.js';
+import { unconsumedLabels } from './answer-labels.js';
 import type { EvalItem } from './dataset.js';
 
 /**
@@ -32,6 +33,11 @@ export interface Episode {
    * gold's verification saw). REST has no such step: its answer is a response.
    */
   answer?(calls: readonly ToolCall[], labels: readonly string[]): Promise<ToolOutput[]>;
+  /**
+   * Direct invocation: the calls in order, up to the first that fails, and, when none fails
+   * and the formulation has one, the answer (the unconsumed outputs, computed as `answer`).
+   */
+  runAll(calls: readonly ToolCall[]): Promise<{ results: StepResult[]; answer?: ToolOutput[] }>;
 }
 
 export interface EnvironmentOptions {
@@ -44,6 +50,14 @@ export interface EnvironmentOptions {
   /** REST: each operationId's path, per database. */
   restPaths?: ReadonlyMap<string, ReadonlyMap<string, string>>;
 }
+
+/** Rows of a tool's output a model is shown (and the trace keeps); one more tells that there are more. */
+export const OBSERVED_ROWS = 20;
+/**
+ * A call's output is only observed, never the answer (answers run as compiled sequences):
+ * its query stops after the rows shown, instead of carrying a whole intermediate table back.
+ */
+const PREVIEW = { maxRows: OBSERVED_ROWS + 1 };
 
 export async function openEpisode(item: EvalItem, options: EnvironmentOptions): Promise<Episode> {
   if (item.formulation === 'rest') return restEpisode(item, options);
@@ -60,35 +74,88 @@ export async function openEpisode(item: EvalItem, options: EnvironmentOptions): 
       ? new SelToolSession(db, options.executor, runOptions, item.bindings ?? {})
       : new ToolSession(db, options.executor, runOptions);
   // The starting tables are given: a failure there is the dataset's, not the model's.
-  for (const call of item.initialization) await session.call(call);
+  for (const call of item.initialization) await session.define(call);
+  const answer = (calls: readonly ToolCall[], labels: readonly string[]) =>
+    item.formulation === 'sel'
+      ? executeSelSequence(
+          { ...sequenceOf(calls, labels), bindings: item.bindings ?? {}, derivedKeys: [] },
+          db,
+          options.executor,
+          runOptions,
+        )
+      : executeSequence(sequenceOf(calls, labels), db, options.executor, runOptions);
   return {
-    call: async (call) => {
-      try {
-        return { ok: true, output: await session.call(call) };
-      } catch (error) {
-        if (error instanceof ToolError) return { ok: false, kind: `tool:${error.code}`, error: error.message };
-        if (error instanceof SqlTimeoutError) return { ok: false, kind: 'sql_timeout', error: error.message };
-        if (error instanceof SqlExecutionError) return { ok: false, kind: 'sql_error', error: error.message };
-        throw error;
+    call: (call) => asStep(() => session.call(call, PREVIEW)),
+    answer,
+    runAll: async (calls) => {
+      // Compile first: a call the tools refuse is found without running anything.
+      for (const [i, call] of calls.entries()) {
+        const defined = await asStep(async () => {
+          await session.define(call);
+          return { kind: 'scalar', value: null };
+        });
+        if (!defined.ok) {
+          const earlier = await previews(calls.slice(0, i));
+          return { results: [...earlier, defined] };
+        }
       }
+      // Then the answer once: the unconsumed outputs are its parts, the other outputs are previewed.
+      const sinks = unconsumedLabels(calls);
+      let outputs: ToolOutput[];
+      try {
+        outputs = await answer(calls, sinks);
+      } catch (error) {
+        if (!(error instanceof SqlExecutionError || error instanceof SqlTimeoutError)) throw error;
+        return { results: await previews(calls, true) }; // which call fails, and how
+      }
+      const results: StepResult[] = [];
+      for (const call of calls) {
+        const sink = sinks.indexOf(call.label);
+        results.push(
+          sink >= 0 ? { ok: true, output: outputs[sink] } : await asStep(() => session.output(call.label, PREVIEW)),
+        );
+        if (!results[results.length - 1].ok) return { results };
+      }
+      return { results, answer: outputs };
     },
-    answer: (calls, labels) =>
-      item.formulation === 'sel'
-        ? executeSelSequence(
-            { ...sequenceOf(calls, labels), bindings: item.bindings ?? {}, derivedKeys: [] },
-            db,
-            options.executor,
-            runOptions,
-          )
-        : executeSequence(sequenceOf(calls, labels), db, options.executor, runOptions),
   };
+
+  /** Each call's output preview, in order, up to the first failure (`stop`). */
+  async function previews(calls: readonly ToolCall[], stop = false): Promise<StepResult[]> {
+    const results: StepResult[] = [];
+    for (const call of calls) {
+      results.push(await asStep(() => session.output(call.label, PREVIEW)));
+      if (stop && !results[results.length - 1].ok) break;
+    }
+    return results;
+  }
+}
+
+/** A call's output, or its error as the model is told it (faults of ours are thrown). */
+async function asStep(run: () => Promise<ToolOutput>): Promise<StepResult> {
+  try {
+    return { ok: true, output: await run() };
+  } catch (error) {
+    if (error instanceof ToolError) return { ok: false, kind: `tool:${error.code}`, error: error.message };
+    if (error instanceof SqlTimeoutError) return { ok: false, kind: 'sql_timeout', error: error.message };
+    if (error instanceof SqlExecutionError) return { ok: false, kind: 'sql_error', error: error.message };
+    throw error;
+  }
 }
 
 function restEpisode(item: EvalItem, options: EnvironmentOptions): Episode {
   const { restUrl, restPaths } = options;
   if (!restUrl || !restPaths) throw new Error('REST evaluation without a served API');
   const paths = restPaths.get(item.db) ?? new Map<string, string>();
-  return {
+  const episode: Episode = {
+    runAll: async (calls) => {
+      const results: StepResult[] = [];
+      for (const call of calls) {
+        results.push(await episode.call(call));
+        if (!results[results.length - 1].ok) break;
+      }
+      return { results };
+    },
     call: async (call) => {
       const path = paths.get(call.name);
       if (!path) return { ok: false, kind: 'tool:unknown_tool', error: `unknown endpoint "${call.name}"` };
@@ -99,6 +166,7 @@ function restEpisode(item: EvalItem, options: EnvironmentOptions): Episode {
       return { ok: false, kind: `http_${response.status}`, error: message ?? `HTTP ${response.status}` };
     },
   };
+  return episode;
 }
 
 /** What a query string carries for a value: JSON for anything that is not a scalar (the server then refuses it by type). */
@@ -108,8 +176,8 @@ function queryValue(value: unknown): ArgumentValue {
     : JSON.stringify(value);
 }
 
-/** A step's output as plain JSON for a prompt or a trace, at most `maxRows` rows. */
-export function observationJson(result: StepResult, maxRows = 20): unknown {
+/** A step's output as plain JSON for a prompt or a trace, at most `maxRows` rows (`more: true` when it has more). */
+export function observationJson(result: StepResult, maxRows = OBSERVED_ROWS): unknown {
   if (!result.ok) return { error: result.error };
   const output = result.output;
   if ('status' in output) {
@@ -128,5 +196,5 @@ export function observationJson(result: StepResult, maxRows = 20): unknown {
 
 function truncated<T>(values: readonly T[], max: number, field: string): Record<string, unknown> | T[] {
   if (values.length <= max) return field === 'values' ? [...values] : { [field]: values };
-  return { [field]: values.slice(0, max), total: values.length, truncated: true };
+  return { [field]: values.slice(0, max), more: true };
 }

@@ -110,6 +110,16 @@ function taskNote(item: EvalItem): string {
   ].join(' ');
 }
 
+/** Rendered tool lists by family and list (a database's list is shared by its items and long). */
+const renderedTools = new WeakMap<readonly ToolSpec[], Map<ModelFamily, string>>();
+function toolsBlock(family: ModelFamily, tools: readonly ToolSpec[]): string {
+  let byFamily = renderedTools.get(tools);
+  if (!byFamily) renderedTools.set(tools, (byFamily = new Map<ModelFamily, string>()));
+  let text = byFamily.get(family);
+  if (text === undefined) byFamily.set(family, (text = FAMILIES[family].tools(tools)));
+  return text;
+}
+
 const templates = new Map<string, PromptTemplate>();
 function template(name: string): PromptTemplate {
   let loaded = templates.get(name);
@@ -136,7 +146,7 @@ export function renderPrompt(
     .join('');
   const values: Record<string, string> = {
     task: taskNote(item),
-    tools: settings.tools === 'native' ? '' : family.tools(tools),
+    tools: settings.tools === 'native' ? '' : toolsBlock(settings.family, tools),
     call_format: settings.mode === 'react' ? reactCallFormat(family) : family.callFormat,
     examples: shown ? `Examples:\n\n${shown}` : '',
     question: item.question,

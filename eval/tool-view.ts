@@ -11,7 +11,7 @@ import { mulberry32 } from '../core/random.js';
  */
 
 export interface ToolView {
-  tools: ToolSpec[];
+  tools: readonly ToolSpec[];
   /** A call in the dataset's names, as the model sees it. */
   toModel(call: ToolCall): ToolCall;
   /** A call as the model wrote it, in the dataset's names (unknown names are left as written). */

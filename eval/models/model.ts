@@ -4,7 +4,7 @@ import type { LlmMessage } from '../../generators/llm/messages.js';
 import type { EvalItem } from '../dataset.js';
 import type { ModelReply } from '../parse/reply.js';
 import { familyOf, writeCalls, type ModelFamily } from '../prompts.js';
-import { unconsumedLabels } from '../answer.js';
+import { unconsumedLabels } from '../answer-labels.js';
 import { knnPlan, type NeighbourIndex } from './knn.js';
 
 /**
@@ -40,6 +40,8 @@ export interface EvalModel {
   /** As given on the command line: `oracle`, `baseline:knn`, `<provider>:<model>`. */
   id: string;
   family: ModelFamily;
+  /** false: the model never reads the conversation (a plan follower), so none is rendered. */
+  readsPrompt: boolean;
   respond(turn: Turn): Promise<ModelAnswer>;
 }
 
@@ -49,6 +51,7 @@ export function plannedModel(id: string, plan: (item: EvalItem) => ToolCall[]): 
   return {
     id,
     family,
+    readsPrompt: false,
     async respond(turn) {
       const calls = plan(turn.item).map(turn.rename);
       if (turn.mode === 'direct') return { content: writeCalls(family, calls), cached: false };
@@ -80,6 +83,7 @@ export function llmModel(id: string, client: LlmClient, modelName: string): Eval
   return {
     id,
     family: familyOf(modelName),
+    readsPrompt: true,
     async respond(turn) {
       if (turn.native) {
         const reply = await client.chat(turn.messages, turn.tools, turn.repeat);

@@ -54,8 +54,18 @@ export class SelToolSession {
     this.session = new ToolSession(db, executor, opts);
   }
 
-  call(toolCall: ToolCall): Promise<ToolOutput> {
-    if (toolCall.name === 'initialize_active_data') return this.session.call(toolCall);
-    return this.session.call(selToSlotCall(toolCall, this.bindings));
+  define(toolCall: ToolCall): Promise<void> {
+    return this.session.define(
+      toolCall.name === 'initialize_active_data' ? toolCall : selToSlotCall(toolCall, this.bindings),
+    );
+  }
+
+  call(toolCall: ToolCall, preview?: { maxRows: number }): Promise<ToolOutput> {
+    if (toolCall.name === 'initialize_active_data') return this.session.call(toolCall, preview);
+    return this.session.call(selToSlotCall(toolCall, this.bindings), preview);
+  }
+
+  output(label: string, preview?: { maxRows: number }): Promise<ToolOutput> {
+    return this.session.output(label, preview);
   }
 }

@@ -95,12 +95,31 @@ export class ToolSession {
     this.compiler = new SlotCompiler(db, opts.pool, this.facts);
   }
 
-  async call(toolCall: ToolCall): Promise<ToolOutput> {
+  /** Compiles a call into the session without running it (a starting table given, not asked for). */
+  async define(toolCall: ToolCall): Promise<void> {
     const initialization = toolCall.name === 'initialize_active_data';
     if (initialization)
       await probeSourceFacts(this.db, this.opts.pool, [toolCall], this.executor, this.opts.timeoutMs, this.facts);
-    const relation = this.compiler.add(toolCall, { initialization });
-    return runRelation(relation, this.db, this.executor, this.opts.timeoutMs);
+    this.compiler.add(toolCall, { initialization });
+  }
+
+  /**
+   * `preview`: only the output's first rows are needed (what a model is shown): the query
+   * stops there instead of carrying a whole intermediate table back. A scalar is whole.
+   */
+  async call(toolCall: ToolCall, preview?: { maxRows: number }): Promise<ToolOutput> {
+    await this.define(toolCall);
+    return this.output(toolCall.label, preview);
+  }
+
+  /** The output of a call defined earlier (its first `preview.maxRows` rows). */
+  output(label: string, preview?: { maxRows: number }): Promise<ToolOutput> {
+    const relation = this.compiler.relation(label);
+    const limited =
+      preview && relation.kind !== 'scalar'
+        ? { ...relation, sql: `SELECT * FROM (${relation.sql}) LIMIT ${Math.max(0, Math.floor(preview.maxRows))}` }
+        : relation;
+    return runRelation(limited, this.db, this.executor, this.opts.timeoutMs);
   }
 
   /** Labels answered so far (initialization included). */

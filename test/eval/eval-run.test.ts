@@ -51,7 +51,12 @@ describe('the oracle scores 1.0 everywhere', () => {
 const ONE_ITEM = { dbIds: ['bookstore'], limit: 1 };
 
 function scripted(id: string, reply: (gold: ToolCall[], turn: Turn) => string): EvalModel {
-  return { id, family: 'gpt', respond: async (turn) => ({ content: reply(turn.item.goldCalls, turn), cached: false }) };
+  return {
+    id,
+    family: 'gpt',
+    readsPrompt: true,
+    respond: async (turn) => ({ content: reply(turn.item.goldCalls, turn), cached: false }),
+  };
 }
 
 async function scoreOf(model: EvalModel, extra: Record<string, unknown> = {}) {
@@ -165,6 +170,7 @@ describe('scripted imperfect models get the hand-worked metrics', () => {
     const model: EvalModel = {
       id: 'obfuscated-oracle',
       family: 'gpt',
+      readsPrompt: true,
       respond: async (turn) => {
         seen.push(...turn.tools.map((t) => t.function.name));
         return { content: JSON.stringify(turn.item.goldCalls.map(turn.rename)), cached: false };
@@ -189,7 +195,8 @@ describe('report files', () => {
     expect(lines[0]).toMatchObject({
       model: 'oracle',
       db: 'cycling_club',
-      attempt: { promptHash: expect.any(String), steps: expect.any(Array) },
+      // The oracle reads no prompt: none is rendered, nothing to hash.
+      attempt: { promptHash: null, steps: expect.any(Array) },
     });
     const summary = JSON.parse(readFileSync(path.join(dir, 'summary.json'), 'utf8'));
     expect(summary.models.map((m: ModelSummary) => m.model)).toEqual(['oracle', 'baseline:knn']);
