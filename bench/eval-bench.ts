@@ -1,14 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { parseConfig } from '../config/load.js';
 import type { Formulation } from '../core/model.js';
 import { loadEvalDataset } from '../eval/dataset.js';
 import { plainCall } from '../eval/prompts.js';
 import { runEval, type EvalOptions } from '../eval/run.js';
-import { startChatServer, type ScriptedCall } from './scripted-chat.js';
+import type { ScriptedCall } from './scripted-chat.js';
 
 /**
  * The evaluation's own cost and its baseline's figures, on a generated BIRD dev output:
@@ -83,15 +84,16 @@ export async function evalBench(datasets: Partial<Record<Formulation, string>>, 
           item.goldCalls.map((c) => plainCall(c) as unknown as ScriptedCall),
         ]),
       );
-      const server = await startChatServer({ answers, delayMs: 200 });
+      const server = await chatServerProcess(answers, 200, work);
       try {
         const started = performance.now();
         const result = await runEval(options(datasets.slot, 'slot', [`openai:scripted@${server.url}/v1`]));
         const ms = performance.now() - started;
         const ideal = (dataset.items.length * 200) / 16;
+        const requests = (await (await fetch(`${server.url}/requests`)).json()) as unknown[];
         latency = {
           items: dataset.items.length,
-          requests: server.requests.length,
+          requests: requests.length,
           completion: result.summary.models[0].completion.mean,
           ms: Math.round(ms),
           idealMs: Math.round(ideal),
@@ -99,7 +101,7 @@ export async function evalBench(datasets: Partial<Record<Formulation, string>>, 
           target: `<= ${LATENCY_TARGET}x`,
         };
       } finally {
-        await server.close();
+        server.process.kill('SIGTERM');
       }
     }
     return { overheadTargetMsPer1000: OVERHEAD_TARGET_MS, perFormulation, latency };
@@ -113,4 +115,21 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const [sequences, rest, bird] = process.argv.slice(2);
   const figures = await evalBench({ slot: sequences, sel: sequences, rest }, bird);
   process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
+}
+
+/** The scripted provider in a process of its own, as a remote provider is. */
+async function chatServerProcess(
+  answers: ReadonlyMap<string, ScriptedCall[]>,
+  delayMs: number,
+  work: string,
+): Promise<{ url: string; process: ChildProcess }> {
+  const file = path.join(work, 'answers.json');
+  writeFileSync(file, JSON.stringify([...answers]));
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), 'scripted-chat.js');
+  const child = spawn(process.execPath, [script, file, String(delayMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+    child.once('exit', (code) => reject(new Error(`scripted provider exited (${code})`)));
+  });
+  return { url, process: child };
 }

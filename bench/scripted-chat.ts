@@ -1,5 +1,7 @@
 import { createServer, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
 import { unconsumedLabels } from '../eval/answer-labels.js';
 
 /**
@@ -51,6 +53,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
     let raw = '';
     req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
     req.on('end', () => {
+      if (req.method === 'GET' && req.url === '/requests') return send(res, 200, requests);
       const body = JSON.parse(raw || '{}') as { messages?: WireMessage[]; tools?: unknown[] };
       const messages = body.messages ?? [];
       const question = questionOf(messages);
@@ -99,12 +102,15 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
   };
 }
 
-/** The question of the conversation: the last "Question:" line of its first user turn (examples come before it). */
+/** The question of the conversation: after the last "Question: " of its first user turn (examples come before it), up to its evidence. */
 function questionOf(messages: readonly WireMessage[]): string {
   const user = messages.find((m) => m.role === 'user');
   const text = typeof user?.content === 'string' ? user.content : '';
-  const lines = text.split('\n').filter((line) => line.startsWith('Question: '));
-  return lines.length ? lines[lines.length - 1].slice('Question: '.length) : '';
+  const start = text.lastIndexOf('Question: ');
+  if (start < 0) return '';
+  const rest = text.slice(start + 'Question: '.length);
+  const end = rest.lastIndexOf('\nEvidence: ');
+  return end < 0 ? rest : rest.slice(0, end);
 }
 
 function completion(calls: readonly ScriptedCall[], messages: readonly WireMessage[], native: boolean): unknown {
@@ -148,4 +154,17 @@ function toolCall(call: ScriptedCall, i: number) {
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
+}
+
+/**
+ * Run as its own process (`node scripted-chat.js <answers.json> <delay ms>`), as a remote
+ * provider is: its JSON parsing does not compete with the evaluation for a core. Prints its
+ * URL; `GET /requests` lists what it was asked.
+ */
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [answersFile, delay] = process.argv.slice(2);
+  const answers = new Map(JSON.parse(readFileSync(answersFile, 'utf8')) as [string, ScriptedCall[]][]);
+  const server = await startChatServer({ answers, delayMs: Number(delay ?? 0) });
+  process.stdout.write(`${server.url}\n`);
+  process.once('SIGTERM', () => void server.close().then(() => process.exit(0)));
 }

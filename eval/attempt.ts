@@ -1,12 +1,11 @@
 import type { ToolCall, Verdict } from '../core/model.js';
-import { sha256 } from '../core/hash.js';
 import type { LlmMessage, LlmToolCall } from '../generators/llm/messages.js';
 import { judgeAnswer, judgeOutputs, type ExecutedCall } from './answer.js';
 import type { EvalItem } from './dataset.js';
 import { observationJson, type Episode } from './environment.js';
 import type { EvalModel, ModelAnswer } from './models/model.js';
 import { parseReply, type ReadVia } from './parse/reply.js';
-import { renderPrompt, type PromptSettings } from './prompts.js';
+import { renderPrompt, type PromptSettings, type RenderedPrompt } from './prompts.js';
 import { isToolCall, scoreAttempt, type ItemScores } from './score.js';
 import type { ToolView } from './tool-view.js';
 
@@ -55,8 +54,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptRecord> {
   return input.settings.mode === 'react' ? runReact(input) : runDirect(input);
 }
 
-function firstMessages({ item, model, view, examples, settings }: AttemptInput): LlmMessage[] {
-  if (!model.readsPrompt) return [];
+function firstMessages({ item, model, view, examples, settings }: AttemptInput): RenderedPrompt | null {
+  if (!model.readsPrompt) return null;
   return renderPrompt(
     item,
     view.tools,
@@ -67,15 +66,10 @@ function firstMessages({ item, model, view, examples, settings }: AttemptInput):
 
 async function runDirect(input: AttemptInput): Promise<AttemptRecord> {
   const { item, model, view, episode } = input;
-  const messages = firstMessages(input);
-  const reply = await model.respond(turnOf(input, messages, 0));
+  const prompt = firstMessages(input);
+  const reply = await model.respond(turnOf(input, prompt?.messages ?? [], 0));
   const parsed = parseReply(reply);
-  const base = {
-    model: model.id,
-    mode: 'direct' as const,
-    promptHash: model.readsPrompt ? promptHashOf(messages) : null,
-    replies: [reply],
-  };
+  const base = { model: model.id, mode: 'direct' as const, promptHash: prompt?.hash ?? null, replies: [reply] };
   if (!parsed.ok) {
     const answer: Verdict = { ok: false, category: 'instruction_alignment_failure', message: parsed.reason };
     return { ...base, parsed: null, parseError: parsed.reason, steps: [], scores: score(item, null, answer) };
@@ -102,8 +96,9 @@ async function runDirect(input: AttemptInput): Promise<AttemptRecord> {
 
 async function runReact(input: AttemptInput): Promise<AttemptRecord> {
   const { item, model, view, settings, episode } = input;
-  const messages = firstMessages(input);
-  const promptHash = model.readsPrompt ? promptHashOf(messages) : null;
+  const prompt = firstMessages(input);
+  const messages = prompt?.messages ?? [];
+  const promptHash = prompt?.hash ?? null;
   const replies: ModelAnswer[] = [];
   const steps: Step[] = [];
   const executed: ExecutedCall[] = [];
@@ -248,9 +243,4 @@ function finalAnswerLabels(text: string, executed: readonly ExecutedCall[], rest
   if (!rest) return [...new Set(named)];
   const last = [...executed].reverse().find((e) => e.result.ok && e.call.name === named[named.length - 1]);
   return last ? [last.call.label] : undefined;
-}
-
-/** sha256 of the messages' roles and texts (cheaper than canonical JSON over a prompt of tens of KB). */
-function promptHashOf(messages: readonly LlmMessage[]): string {
-  return sha256(messages.map((m) => `${m.role}\u0000${m.content}`).join('\u0001'));
 }

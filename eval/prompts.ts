@@ -1,3 +1,4 @@
+import { hashJson, sha256 } from '../core/hash.js';
 import type { ToolCall, ToolSpec } from '../core/model.js';
 import type { LlmMessage } from '../generators/llm/messages.js';
 import { loadPrompt, type PromptTemplate } from '../generators/rest/prompts.js';
@@ -110,14 +111,17 @@ function taskNote(item: EvalItem): string {
   ].join(' ');
 }
 
-/** Rendered tool lists by family and list (a database's list is shared by its items and long). */
-const renderedTools = new WeakMap<readonly ToolSpec[], Map<ModelFamily, string>>();
-function toolsBlock(family: ModelFamily, tools: readonly ToolSpec[]): string {
+/** Rendered tool lists by family and list, with their hashes (a database's list is shared by its items and long). */
+const renderedTools = new WeakMap<readonly ToolSpec[], Map<ModelFamily, { text: string; hash: string }>>();
+function toolsBlock(family: ModelFamily, tools: readonly ToolSpec[]): { text: string; hash: string } {
   let byFamily = renderedTools.get(tools);
-  if (!byFamily) renderedTools.set(tools, (byFamily = new Map<ModelFamily, string>()));
-  let text = byFamily.get(family);
-  if (text === undefined) byFamily.set(family, (text = FAMILIES[family].tools(tools)));
-  return text;
+  if (!byFamily) renderedTools.set(tools, (byFamily = new Map<ModelFamily, { text: string; hash: string }>()));
+  let block = byFamily.get(family);
+  if (block === undefined) {
+    const text = FAMILIES[family].tools(tools);
+    byFamily.set(family, (block = { text, hash: sha256(text) }));
+  }
+  return block;
 }
 
 const templates = new Map<string, PromptTemplate>();
@@ -134,19 +138,29 @@ export function promptSource(settings: PromptSettings): string {
 }
 
 /** The first messages of an attempt at `item`: system and user, examples included. */
+export interface RenderedPrompt {
+  messages: LlmMessage[];
+  /**
+   * sha256 identifying the prompt: of the template and every slot's value, the tool list by
+   * its own hash (computed once per list), since hashing a prompt of hundreds of KB per item
+   * would cost more than the rest of the harness.
+   */
+  hash: string;
+}
+
 export function renderPrompt(
   item: EvalItem,
   tools: readonly ToolSpec[],
   examples: readonly EvalItem[],
   settings: PromptSettings,
-): LlmMessage[] {
+): RenderedPrompt {
   const family = FAMILIES[settings.family];
   const shown = examples
     .map((ex) => `Question: ${ex.question}\nEvidence: ${ex.evidence}\nCalls: ${family.writeCalls(ex.goldCalls)}\n\n`)
     .join('');
   const values: Record<string, string> = {
     task: taskNote(item),
-    tools: settings.tools === 'native' ? '' : toolsBlock(settings.family, tools),
+    tools: settings.tools === 'native' ? '' : toolsBlock(settings.family, tools).text,
     call_format: settings.mode === 'react' ? reactCallFormat(family) : family.callFormat,
     examples: shown ? `Examples:\n\n${shown}` : '',
     question: item.question,
@@ -159,7 +173,12 @@ export function renderPrompt(
         ? 'the operationId of the call whose result answers the question'
         : 'the labels of the calls whose outputs answer the question, as a JSON list, e.g. ["SELECT_1"]';
   }
-  return template(settings.mode === 'react' ? 'eval-react' : `eval-${settings.family}`).render(values);
+  const name = settings.mode === 'react' ? 'eval-react' : `eval-${settings.family}`;
+  const hash = hashJson({
+    template: promptSource(settings),
+    values: { ...values, tools: settings.tools === 'native' ? '' : toolsBlock(settings.family, tools).hash },
+  });
+  return { messages: template(name).render(values), hash };
 }
 
 function reactCallFormat(family: FamilyFormat): string {

@@ -30,7 +30,8 @@ export function toolView(
   key: string,
   options: ViewOptions,
 ): ToolView {
-  const shown = options.shortlist < 100 ? shortlist(tools, gold, key, options.shortlist) : [...tools];
+  // The universe itself when nothing is cut: a database's items share one list (and its rendering).
+  const shown = options.shortlist < 100 ? shortlist(tools, gold, key, options.shortlist) : tools;
   return options.obfuscate ? obfuscated(shown) : { tools: shown, toModel: (c) => c, fromModel: (c) => c };
 }
 
