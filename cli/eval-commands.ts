@@ -26,6 +26,7 @@ interface EvalFlags {
   repeats: number;
   budget: number;
   obfuscate?: boolean;
+  sqlBaseline?: boolean;
   shortlist: number;
   report: string;
   cacheDir?: string;
@@ -69,6 +70,10 @@ export function addEvalCommands(program: Command): void {
     )
     .option('--repeats <n>', 'attempts per item (election stability)', positiveInt, 1)
     .option('--budget <n>', 'ReAct turns', positiveInt, 10)
+    .option(
+      '--sql-baseline',
+      'also ask each model for SQL against the database: its completion rate beside the API one',
+    )
     .option('--obfuscate', 'tool and argument names replaced by FUNC_N / ARG_N (descriptions kept)')
     .option(
       '--shortlist <percent>',
@@ -133,6 +138,7 @@ async function runEvalCommand(flags: EvalFlags, command: Command): Promise<numbe
       budget: flags.budget,
       limit: flags.limit,
       obfuscate: flags.obfuscate ?? false,
+      sqlBaseline: flags.sqlBaseline ?? false,
       shortlist: flags.shortlist,
       report: flags.report,
       cacheDir: flags.cacheDir,
@@ -165,7 +171,18 @@ export function headlineTable(models: readonly ModelSummary[]): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   return textTable(
     [
-      ['model', 'items', 'failed', 'completion', '95% CI', 'intent F1', 'slot F1', 'full seq', 'top error'],
+      [
+        'model',
+        'items',
+        'failed',
+        'completion',
+        '95% CI',
+        'intent F1',
+        'slot F1',
+        'full seq',
+        'SQL baseline',
+        'top error',
+      ],
       ...models.map((m) => {
         const [top] = Object.entries(m.errors)
           .filter(([c]) => c !== 'none')
@@ -179,11 +196,12 @@ export function headlineTable(models: readonly ModelSummary[]): string {
           m.intentF1.mean.toFixed(3),
           m.slotF1.mean.toFixed(3),
           pct(m.fullSequenceMatch),
+          m.sqlBaseline ? pct(m.sqlBaseline.completion.mean) : '-',
           top && top[1] > 0 ? `${top[0]} (${top[1]})` : '-',
         ];
       }),
     ],
-    { rule: true, rightAligned: (c) => c > 0 && c < 8 },
+    { rule: true, rightAligned: (c) => c > 0 && c < 9 },
   );
 }
 

@@ -27,7 +27,8 @@ export interface Step {
 
 export interface AttemptRecord {
   model: string;
-  mode: 'direct' | 'react';
+  /** `sql`: the SQL baseline (sql-baseline.ts). */
+  mode: 'direct' | 'react' | 'sql';
   /** sha256 of the first prompt (system and user); null for a model that reads none. */
   promptHash: string | null;
   replies: ModelAnswer[];
@@ -36,6 +37,8 @@ export interface AttemptRecord {
   via?: ReadVia;
   parseError?: string;
   steps: Step[];
+  /** The SQL baseline's query. */
+  sql?: string;
   react?: { turns: number; budget: number; answered: boolean };
   scores: ItemScores;
 }

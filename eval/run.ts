@@ -22,6 +22,7 @@ import { createRestServer, type RestServer } from '../runtime/rest/server.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { createSqlPool } from '../runtime/sql/pool.js';
 import { runAttempt, type AttemptRecord } from './attempt.js';
+import { runSqlAttempt, sqlPromptSource } from './sql-baseline.js';
 import { DatasetError, loadEvalDataset, type EvalDataset, type EvalItem } from './dataset.js';
 import { openEpisode, type EnvironmentOptions } from './environment.js';
 import { knnModel, llmModel, oracleModel, type EvalModel } from './models/model.js';
@@ -56,6 +57,8 @@ export interface EvalOptions {
   limit?: number;
   obfuscate: boolean;
   shortlist: number;
+  /** Also ask each model for SQL (Live API-Bench B.3): its completion rate beside the API one. */
+  sqlBaseline?: boolean;
   report: string;
   /** Where results and replies are cached (default `<report>/.cache`). */
   cacheDir?: string;
@@ -81,6 +84,8 @@ interface AttemptJob {
   modelKey: unknown;
   repeat: number;
   examples: EvalItem[];
+  /** `sql`: the SQL baseline's attempt at the item. */
+  kind: 'tools' | 'sql';
 }
 
 export async function runEval(options: EvalOptions): Promise<EvalRun> {
@@ -150,6 +155,8 @@ export async function runEval(options: EvalOptions): Promise<EvalRun> {
       obfuscate: options.obfuscate,
       shortlist: options.shortlist,
     };
+    // What SQL that reads the clock was pinned to when the dataset was generated (the SQL baseline's queries see the same moment).
+    const referenceTime = dataset.referenceTime ?? config.referenceTime;
     const stage: CachedStage<AttemptJob, AttemptRecord, StageContext, string> = {
       name: EVAL_STAGE,
       version: 1,
@@ -161,8 +168,23 @@ export async function runEval(options: EvalOptions): Promise<EvalRun> {
         prompt: promptSource(settings(job.model)),
         examples: job.examples.map((e) => e.hash),
         repeat: job.repeat,
+        kind: job.kind,
+        ...(job.kind === 'sql' ? { referenceTime, sqlPrompt: sqlPromptSource() } : {}),
       }),
       run: async (job) => {
+        if (job.kind === 'sql') {
+          const db = databases.get(job.item.db) as DatabaseInfo;
+          const record = await runSqlAttempt({
+            item: job.item,
+            model: job.model,
+            db,
+            executor,
+            timeoutMs: config.executeTimeoutMs,
+            referenceTime,
+            repeat: job.repeat,
+          });
+          return accept(record);
+        }
         const view = toolView(job.item.tools, job.item.goldCalls, job.item.key, options);
         const episode = await openEpisode(job.item, environment);
         const record = await runAttempt({
@@ -182,13 +204,17 @@ export async function runEval(options: EvalOptions): Promise<EvalRun> {
       dataset.items.flatMap((item) => {
         const examples =
           options.tools === 'native' || item.formulation === 'rest' ? [] : index.neighbours(item, options.shots);
-        return Array.from({ length: options.repeats }, (_, repeat) => ({
-          item,
-          model,
-          modelKey: key,
-          repeat,
-          examples,
-        }));
+        const kinds: AttemptJob['kind'][] = options.sqlBaseline ? ['tools', 'sql'] : ['tools'];
+        return kinds.flatMap((kind) =>
+          Array.from({ length: options.repeats }, (_, repeat) => ({
+            item,
+            model,
+            modelKey: key,
+            repeat,
+            examples: kind === 'sql' ? [] : examples,
+            kind,
+          })),
+        );
       }),
     );
     const limit = pLimit(config.concurrency);
@@ -235,6 +261,7 @@ function lineOf(
     difficulty: item.difficulty,
     constructs: item.constructs,
     repeat: job.repeat,
+    kind: job.kind,
     question: item.question,
     evidence: item.evidence,
     goldCalls: item.goldCalls,

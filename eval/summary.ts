@@ -23,6 +23,8 @@ export interface ResultLine {
   difficulty: string | null;
   constructs: string[];
   repeat: number;
+  /** `sql`: an attempt of the SQL baseline (`--sql-baseline`), summarized apart. */
+  kind: 'tools' | 'sql';
   question: string;
   evidence: string;
   goldCalls: unknown[];
@@ -65,6 +67,8 @@ export interface ModelSummary {
   react?: ReactStats;
   /** With repeats: election stability of the calls (CallNavi). */
   stability?: number;
+  /** With `--sql-baseline`: the same model writing SQL (Live API-Bench B.3). */
+  sqlBaseline?: { attempts: number; failed: number; completion: Interval };
   byDatabase: Record<string, Breakdown>;
   byDifficulty: Record<string, Breakdown>;
   byConstruct: Record<string, Breakdown>;
@@ -93,7 +97,9 @@ export function summarize(
   };
 }
 
-function summarizeModel(model: string, lines: readonly ResultLine[]): ModelSummary {
+function summarizeModel(model: string, all: readonly ResultLine[]): ModelSummary {
+  const lines = all.filter((l) => l.kind !== 'sql');
+  const sql = all.filter((l) => l.kind === 'sql');
   const scored = lines.filter((l): l is ResultLine & { attempt: AttemptRecord } => l.attempt !== null);
   const s = scored.map((l) => l.attempt.scores);
   const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0);
@@ -130,6 +136,14 @@ function summarizeModel(model: string, lines: readonly ResultLine[]): ModelSumma
         calls: (l.attempt.parsed ?? []).filter(isCallLike),
       })),
     );
+  }
+  if (sql.length > 0) {
+    const scoredSql = sql.filter((l) => l.attempt !== null);
+    summary.sqlBaseline = {
+      attempts: sql.length,
+      failed: sql.length - scoredSql.length,
+      completion: bootstrapInterval(scoredSql.map((l) => (l.attempt!.scores.completed ? 1 : 0))),
+    };
   }
   const repeats = new Map<string, string[]>();
   for (const l of scored) repeats.set(l.item, [...(repeats.get(l.item) ?? []), canonicalJson(l.attempt.parsed)]);

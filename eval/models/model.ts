@@ -22,7 +22,8 @@ export interface Turn {
   native: boolean;
   /** ReAct: the turn's index (0 first); direct invocation has one turn. */
   step: number;
-  mode: 'direct' | 'react';
+  /** `sql`: the SQL baseline, where the model writes a query instead of calls. */
+  mode: 'direct' | 'react' | 'sql';
   /** ReAct: the turns an attempt may take. */
   budget: number;
   /** Which of `--repeats` this attempt is (0 first): a repeat is a new sample, not a cached reply. */
@@ -45,14 +46,22 @@ export interface EvalModel {
   respond(turn: Turn): Promise<ModelAnswer>;
 }
 
-/** A model that follows a plan of calls: all of them at once (direct), or one per turn, then its answer (ReAct). */
-export function plannedModel(id: string, plan: (item: EvalItem) => ToolCall[]): EvalModel {
+/**
+ * A model that follows a plan of calls: all of them at once (direct), or one per turn, then
+ * its answer (ReAct); for the SQL baseline, the query its plan comes from.
+ */
+export function plannedModel(
+  id: string,
+  plan: (item: EvalItem) => ToolCall[],
+  sql: (item: EvalItem) => string,
+): EvalModel {
   const family: ModelFamily = 'gpt';
   return {
     id,
     family,
     readsPrompt: false,
     async respond(turn) {
+      if (turn.mode === 'sql') return { content: `\`\`\`sql\n${sql(turn.item)}\n\`\`\``, cached: false };
       const calls = plan(turn.item).map(turn.rename);
       if (turn.mode === 'direct') return { content: writeCalls(family, calls), cached: false };
       // One call per turn while the budget allows; the rest in one action before the last turn.
@@ -71,11 +80,19 @@ export function plannedModel(id: string, plan: (item: EvalItem) => ToolCall[]): 
 }
 
 export function oracleModel(): EvalModel {
-  return plannedModel('oracle', (item) => item.goldCalls);
+  return plannedModel(
+    'oracle',
+    (item) => item.goldCalls,
+    (item) => item.sql,
+  );
 }
 
 export function knnModel(index: NeighbourIndex): EvalModel {
-  return plannedModel('baseline:knn', (item) => knnPlan(item, index));
+  return plannedModel(
+    'baseline:knn',
+    (item) => knnPlan(item, index),
+    (item) => index.neighbours(item, 1)[0]?.sql ?? 'SELECT NULL',
+  );
 }
 
 /** An LLM through the LLM layer (cache, rate limit, retries): tools natively or in the prompt. */

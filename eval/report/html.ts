@@ -42,10 +42,11 @@ export async function renderReportPage(runs: readonly ReportRun[]): Promise<stri
       db: line.db,
       difficulty: line.difficulty,
       repeat: line.repeat,
+      kind: line.kind,
       question: line.question,
       evidence: line.evidence,
       gold: line.goldCalls,
-      calls: line.attempt?.parsed ?? null,
+      calls: line.attempt?.sql !== undefined ? [{ sql: line.attempt.sql }] : (line.attempt?.parsed ?? null),
       steps: line.attempt?.steps ?? [],
       reply: line.attempt?.replies.map((r) => r.content).join('\n---\n') ?? '',
       completed: line.attempt?.scores.completed ?? false,
@@ -154,10 +155,11 @@ function table(node, head, rows) {
 }
 document.getElementById('runs').textContent = data.runs.map((r) => r.name + ': ' + r.dataset + ' ' + r.formulation.toUpperCase() + ', ' + Object.entries(r.settings).map(([k, v]) => k + '=' + v).join(' ')).join(' · ');
 table(document.getElementById('headline'),
-  ['model', 'items', 'failed', 'completion', '95% CI', 'intent P', 'intent R', 'intent F1', 'slot P', 'slot R', 'slot F1', 'full seq.', 'partial seq.', 'stability'],
+  ['model', 'items', 'failed', 'completion', '95% CI', 'intent P', 'intent R', 'intent F1', 'slot P', 'slot R', 'slot F1', 'full seq.', 'partial seq.', 'stability', 'SQL baseline'],
   data.models.map((m) => [m.label, String(m.attempts), String(m.failed), pct(m.completion.mean), pct(m.completion.low) + '–' + pct(m.completion.high),
     f3(m.intentPrecision), f3(m.intentRecall), f3(m.intentF1.mean), f3(m.slotPrecision), f3(m.slotRecall), f3(m.slotF1.mean),
-    pct(m.fullSequenceMatch), pct(m.partialSequenceMatch), m.stability === undefined ? '–' : f3(m.stability)]));
+    pct(m.fullSequenceMatch), pct(m.partialSequenceMatch), m.stability === undefined ? '–' : f3(m.stability),
+    m.sqlBaseline ? pct(m.sqlBaseline.completion.mean) : '–']));
 const reacts = data.models.filter((m) => m.react);
 if (reacts.length) {
   document.getElementById('react-section').hidden = false;

@@ -67,8 +67,9 @@ async function scoreOf(model: EvalModel, extra: Record<string, unknown> = {}) {
     report: `scripted-${model.id}`,
     ...extra,
   });
-  expect(result.lines).toHaveLength(1);
-  return { line: result.lines[0], summary: result.summary.models[0] };
+  const lines = result.lines.filter((l) => l.kind === 'tools');
+  expect(lines).toHaveLength(1);
+  return { line: lines[0], summary: result.summary.models[0] };
 }
 
 describe('scripted imperfect models get the hand-worked metrics', () => {
@@ -180,6 +181,49 @@ describe('scripted imperfect models get the hand-worked metrics', () => {
     expect(seen.every((name) => /^FUNC_\d+$/.test(name))).toBe(true);
     expect(line.attempt!.scores).toMatchObject({ completed: true, error: null });
     expect(line.attempt!.replies[0].content).toMatch(/FUNC_\d+/);
+  });
+});
+
+describe('--sql-baseline', () => {
+  test('the oracle writes the gold SQL: 1.0 beside its API score; the SQL lines are summarized apart', async () => {
+    const result = await run(root, {
+      models: ['oracle'],
+      sqlBaseline: true,
+      dbIds: ['cycling_club'],
+      report: 'sql-oracle',
+    });
+    const [oracle] = result.summary.models;
+    expect(oracle.attempts).toBe(21);
+    expect(oracle.sqlBaseline).toEqual({ attempts: 21, failed: 0, completion: { mean: 1, low: 1, high: 1 } });
+    expect(result.lines.filter((l) => l.kind === 'sql')).toHaveLength(21);
+  });
+
+  test('SQL that writes is refused before it runs; a fenced query is read out of prose', async () => {
+    const writes = scripted('writes', () => 'DELETE FROM book');
+    const { line } = await scoreOf(writes, { sqlBaseline: true });
+    const sqlLine = (
+      await run(root, {
+        ...ONE_ITEM,
+        models: ['writes'],
+        extraModels: { writes },
+        sqlBaseline: true,
+        report: 'sql-writes',
+      })
+    ).lines.find((l) => l.kind === 'sql')!;
+    expect(sqlLine.attempt!.scores.answer.category).toBe('execution:gold_error');
+    expect(sqlLine.attempt!.scores.answer.message).toMatch(/not a read-only SELECT/);
+    expect(line.kind).toBe('tools');
+    const fenced = scripted('fenced', (_, turn) =>
+      turn.mode === 'sql' ? `Here you go:\n\`\`\`sql\n${turn.item.sql};\n\`\`\`\nDone.` : '[]',
+    );
+    const result = await run(root, {
+      ...ONE_ITEM,
+      models: ['fenced'],
+      extraModels: { fenced },
+      sqlBaseline: true,
+      report: 'sql-fenced',
+    });
+    expect(result.summary.models[0].sqlBaseline?.completion.mean).toBe(1);
   });
 });
 
