@@ -5,7 +5,7 @@ import { FORMULATIONS } from '../core/model.js';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config/load.js';
+import { cacheDirOf, loadConfig } from '../config/load.js';
 import type { Config, ConfigInput } from '../config/schema.js';
 import { generate } from '../pipeline/generate.js';
 import { packageRoot, packageVersion } from '../core/package-root.js';
@@ -240,6 +240,7 @@ async function runGenerate(flags: GenerateFlags, command: Command): Promise<numb
     process.stdout.write(
       `\n${result.files.length + 2} files in ${result.outDir} (wall ${(result.stats.timing.wallMs / 1000).toFixed(1)} s)\n`,
     );
+    if (config.evaluate) await evaluateAfterGenerate(config, result.outDir, log);
     const verdict = runVerdict(result.stats, flags.strict ?? false);
     if (verdict.reason) process.stderr.write(`nl2api: ${verdict.reason}\n`);
     return verdict.code;
@@ -248,6 +249,13 @@ async function runGenerate(flags: GenerateFlags, command: Command): Promise<numb
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
+}
+
+/** The config's `evaluate`: the models it names on the output just written, scores in `<out>/eval/`. */
+async function evaluateAfterGenerate(config: Config, outDir: string, log: (line: string) => void): Promise<void> {
+  const { evaluateOutput } = await import('../eval/nightly.js');
+  await evaluateOutput({ config, out: outDir, previous: null, cacheDir: cacheDirOf(config), log });
+  process.stdout.write(`evaluation in ${path.join(outDir, 'eval')}\n`);
 }
 
 /** The run's config: the file's, with the flags given on the command line over it (commander fills defaults). */

@@ -71,7 +71,13 @@ export function addQueueCommands(
           lockDurationMs: flags.lockDuration,
           maxStalls: flags.maxStalls,
           log,
-          driveRun: scheduledRunProcessor({ url: flags.queue, prefix: flags.queuePrefix, log }),
+          driveRun: scheduledRunProcessor({
+            url: flags.queue,
+            prefix: flags.queuePrefix,
+            log,
+            // The evaluation is a layer above the pipeline: loaded only when a run names models.
+            evaluate: async (run) => (await import('../eval/nightly.js')).evaluateOutput({ ...run, log }),
+          }),
         });
         // Load what the first jobs will need (the LLM clients, the REST server) while the worker waits for them.
         void import('../pipeline/rest-llm-services.js').then(() => import('../runtime/rest/server.js')).catch(() => {});

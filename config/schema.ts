@@ -95,6 +95,29 @@ export const VerificationConfigSchema = z
 export type VerificationConfig = z.infer<typeof VerificationConfigSchema>;
 
 /** A fixed moment, so that a default run gives the same samples on any day. */
+/**
+ * Models to evaluate on each generated output (`nl2api generate` afterwards, and every
+ * scheduled run: the version's diff then shows the metric changes next to the dataset's).
+ * Absent: nothing is evaluated. The options are `nl2api eval`'s.
+ */
+export const EvaluateConfigSchema = z
+  .object({
+    /** `oracle`, `baseline:knn`, `<provider>:<model>[@<base url>]` (LLM limits from `llm`). */
+    models: z.array(z.string().min(1)).min(1),
+    /** Default: every formulation the run generates. */
+    formulations: z.array(FormulationSchema).min(1).optional(),
+    mode: z.enum(['direct', 'react']).default('direct'),
+    tools: z.enum(['prompt', 'native']).default('prompt'),
+    shots: z.number().int().min(0).default(3),
+    repeats: z.number().int().min(1).default(1),
+    budget: z.number().int().min(1).default(10),
+    /** At most this many items per database. */
+    limit: z.number().int().min(1).optional(),
+    sqlBaseline: z.boolean().default(false),
+  })
+  .strict();
+export type EvaluateConfig = z.infer<typeof EvaluateConfigSchema>;
+
 export const DEFAULT_REFERENCE_TIME = '2026-01-01 00:00:00';
 
 export const ConfigSchema = z
@@ -160,6 +183,7 @@ export const ConfigSchema = z
     /** The LLM (synthesis agent, judge, dedup agent); absent: no LLM is used at all. */
     llm: LlmConfigSchema.optional(),
     queue: QueueConfigSchema.optional(),
+    evaluate: EvaluateConfigSchema.optional(),
     /** `auto`: progress bars on a TTY, periodic log lines otherwise. */
     progress: z.enum(['auto', 'bar', 'log', 'none']).default('auto'),
   })

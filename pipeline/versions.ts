@@ -55,6 +55,8 @@ export interface OutputDiff {
   /** Per formulation found in either manifest (`<formulation>/<db>.jsonl` files), in name order. */
   formulations: Record<string, FormulationDiff>;
   totals: { added: number; removed: number; changed: number; unchanged: number };
+  /** What the models the config names to evaluate scored on this version, beside the previous version's scores. */
+  evaluation?: unknown;
 }
 
 const VERSION_PATTERN = /^[A-Za-z0-9._-]+$/;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Job, Processor } from 'bullmq';
-import { ConfigSchema, QueueConfigSchema } from '../../config/schema.js';
+import { ConfigSchema, QueueConfigSchema, type Config } from '../../config/schema.js';
 import type { RunJob } from './jobs.js';
 
 /**
@@ -15,6 +15,11 @@ export function scheduledRunProcessor(options: {
   url: string;
   prefix: string;
   log: (line: string) => void;
+  /**
+   * After the version is generated, before it is published: what the config's `evaluate`
+   * measures on it against the previous version (the CLI passes the evaluation, a layer above).
+   */
+  evaluate?: (run: { config: Config; out: string; previous: string | null; cacheDir: string }) => Promise<unknown>;
 }): Processor<RunJob> {
   return async (job: Job<RunJob>) => {
     const { generate } = await import('../generate.js');
@@ -46,6 +51,10 @@ export function scheduledRunProcessor(options: {
     });
     if (result.aborted || !result.stats) throw new Error(`run ${runId} was interrupted`);
     const diff = await diffOutputs(previous?.dir ?? null, out);
+    if (config.evaluate && options.evaluate) {
+      const cacheDir = config.cacheDir ?? path.join(base, '.cache');
+      diff.evaluation = await options.evaluate({ config, out, previous: previous?.dir ?? null, cacheDir });
+    }
     await publishVersion(base, version, diff);
     options.log(
       `run ${runId}: published ${version}: +${diff.totals.added} -${diff.totals.removed} ~${diff.totals.changed} =${diff.totals.unchanged}`,

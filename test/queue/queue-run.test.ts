@@ -250,9 +250,11 @@ test('SIGTERM: a worker finishes the jobs in hand and exits cleanly', async () =
   }
 }, 90_000);
 
-test('schedule: a scheduled run is driven by a worker into a new version with a diff against the previous one', async () => {
+test('schedule: a scheduled run is driven by a worker into a new version with a diff against the previous one, and the models it names evaluated', async () => {
   const { prefix } = fresh('schedule');
   const base = path.join(tmp, 'nightly');
+  const config = path.join(tmp, 'nightly.json');
+  writeFileSync(config, JSON.stringify({ evaluate: { models: ['oracle', 'baseline:knn'], formulations: ['slot'] } }));
   const workers = [startWorker({ url: redis.url, prefix })];
   const schedule = (...extra: string[]) =>
     runCli([
@@ -269,6 +271,8 @@ test('schedule: a scheduled run is driven by a worker into a new version with a 
       'slot,sel',
       '--progress',
       'none',
+      '--config',
+      config,
       ...extra,
     ]);
   const latest = () => JSON.parse(readFileSync(path.join(base, 'latest.json'), 'utf8'));
@@ -285,16 +289,30 @@ test('schedule: a scheduled run is driven by a worker into a new version with a 
     const first = latest();
     const firstDir = path.join(base, first.path);
     expect(read(firstDir, 'slot/bookstore.jsonl')).toBe(read(reference, 'slot/bookstore.jsonl'));
-    expect(JSON.parse(read(firstDir, 'diff.json')).totals).toMatchObject({ added: 96, removed: 0, changed: 0 });
+    const firstDiff = JSON.parse(read(firstDir, 'diff.json'));
+    expect(firstDiff.totals).toMatchObject({ added: 96, removed: 0, changed: 0 });
+    // The models the config names, evaluated on the version: scores with nothing to compare yet.
+    expect(firstDiff.evaluation.slot.oracle).toEqual({
+      attempts: 48,
+      completion: { previous: null, current: 1, delta: null },
+      intentF1: { previous: null, current: 1, delta: null },
+      slotF1: { previous: null, current: 1, delta: null },
+    });
+    expect(exists(path.join(firstDir, 'eval', 'slot', 'index.html'))).toBe(true);
 
     await new Promise((resolve) => setTimeout(resolve, 1100)); // versions are named by the second
     expect((await schedule('--now', '--name', 'second')).code).toBe(0);
     await waitFor(() => exists(path.join(base, 'latest.json')) && latest().version !== first.version);
     const second = path.join(base, latest().path);
-    expect(JSON.parse(read(second, 'diff.json'))).toMatchObject({
+    const secondDiff = JSON.parse(read(second, 'diff.json'));
+    expect(secondDiff).toMatchObject({
       previous: first.path,
       totals: { added: 0, removed: 0, changed: 0, unchanged: 96 },
     });
+    // Beside the dataset's changes, the metrics' (none here: the same samples, the same scores).
+    const knn = secondDiff.evaluation.slot['baseline:knn'];
+    expect(knn.completion.delta).toBe(0);
+    expect(knn.completion.previous).toBe(firstDiff.evaluation.slot['baseline:knn'].completion.current);
     // Incremental: the second night found every result in the shared store.
     expect(stats(second).timing.stages.gold?.runs ?? 0).toBe(0);
 
