@@ -34,6 +34,10 @@ interface EvalFlags {
   concurrency?: number;
   sqlWorkers?: number;
   config?: string;
+  queue?: string;
+  localWorkers?: boolean;
+  run?: string;
+  queuePrefix?: string;
 }
 
 export const DEFAULT_EVAL_MODEL = 'mistral:mistral-large-latest';
@@ -87,6 +91,10 @@ export function addEvalCommands(program: Command): void {
     .option('--concurrency <n>', withDefault('attempts in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
     .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
     .option('--config <file>', 'JSON config file (LLM limits, timeouts; flags override it)')
+    .option('--queue <url>', 'Redis URL: spread the attempts over queue workers (`nl2api worker`)')
+    .option('--no-local-workers', 'with --queue: only enqueue and wait (the attempts are run by `nl2api worker`s)')
+    .option('--run <id>', 'with --queue: attach to this evaluation run (a restarted driver resumes it)')
+    .option('--queue-prefix <prefix>', 'with --queue: key prefix in Redis (workers must use the same)')
     .action(async (flags: EvalFlags, command: Command) => {
       process.exitCode = await runEvalCommand(flags, command);
     });
@@ -113,6 +121,16 @@ async function runEvalCommand(flags: EvalFlags, command: Command): Promise<numbe
       ...(given('concurrency') ? { concurrency: flags.concurrency } : {}),
       ...(given('sqlWorkers') ? { sqlWorkers: flags.sqlWorkers } : {}),
       ...(given('cache') ? { cache: flags.cache } : {}),
+      ...(flags.queue
+        ? {
+            queue: {
+              url: flags.queue,
+              ...(given('localWorkers') ? { localWorkers: flags.localWorkers } : {}),
+              ...(flags.run ? { runId: flags.run } : {}),
+              ...(flags.queuePrefix ? { prefix: flags.queuePrefix } : {}),
+            },
+          }
+        : {}),
     },
   });
   const controller = new AbortController();
@@ -143,6 +161,7 @@ async function runEvalCommand(flags: EvalFlags, command: Command): Promise<numbe
       report: flags.report,
       cacheDir: flags.cacheDir,
       signal: controller.signal,
+      log: (line) => process.stderr.write(`${line}\n`),
       onProgress: (done, total) => {
         const now = Date.now();
         if (done === total || now - last > 1000) {

@@ -78,6 +78,11 @@ export function addQueueCommands(
             // The evaluation is a layer above the pipeline: loaded only when a run names models.
             evaluate: async (run) => (await import('../eval/nightly.js')).evaluateOutput({ ...run, log }),
           }),
+          evaluate: (await import('../eval/queue-run.js')).evalWorkerProcessor({
+            url: flags.queue,
+            prefix: flags.queuePrefix,
+            log,
+          }),
         });
         // Load what the first jobs will need (the LLM clients, the REST server) while the worker waits for them.
         void import('../pipeline/rest-llm-services.js').then(() => import('../runtime/rest/server.js')).catch(() => {});

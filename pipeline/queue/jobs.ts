@@ -13,6 +13,7 @@ import { PIPELINE_GRAPH } from '../graph.js';
  *        └─ rest.synthesize (the graph's REST-only batch stage: per synthesis batch)
  *   rest.verify: REST's path stages, execute and verify (one stage object), per instance
  *   run: a whole scheduled run (the nightly scheduler's)
+ *   eval: one attempt of an evaluation (nl2api eval --queue; its processor is the evaluation's)
  *
  * Payloads carry indices, never data: the run's spec (config, databases, instances) is
  * stored once in Redis (registry.ts) and every worker reads it from there. Job ids are
@@ -32,8 +33,8 @@ const REST_ONLY_STAGES = PIPELINE_GRAPH.flatMap((stage) =>
 /** REST's path stages, labelled as in progress and metrics (progress.ts, restLabel). */
 const REST_CALL = 'rest.verify' satisfies `rest.${Extract<GraphStage, { kind: 'path' }>['name']}`;
 
-export type StageGroup = 'item' | RestOnlyStage | typeof REST_CALL | 'emit' | 'run';
-export const STAGE_GROUPS: readonly StageGroup[] = ['item', ...REST_ONLY_STAGES, REST_CALL, 'emit', 'run'];
+export type StageGroup = 'item' | RestOnlyStage | typeof REST_CALL | 'emit' | 'run' | 'eval';
+export const STAGE_GROUPS: readonly StageGroup[] = ['item', ...REST_ONLY_STAGES, REST_CALL, 'emit', 'run', 'eval'];
 /** Each group's queue name (the emit gate's is the per-database barrier's). */
 export const STAGE_QUEUES = Object.fromEntries(
   STAGE_GROUPS.map((group) => [group, group === 'emit' ? 'db-barrier' : group.replace('.', '-')]),
@@ -79,6 +80,12 @@ export interface RunJob {
   /** Base directory of versioned outputs. */
   base: string;
   scheduler?: string;
+}
+
+/** One attempt of an evaluation run: its index in the run's list of attempts (eval/queue-run.ts). */
+export interface EvalJob {
+  runId: string;
+  index: number;
 }
 
 /** Failures of a barrier's subtree, by job id, as the barrier returns them. */

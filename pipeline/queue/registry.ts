@@ -54,7 +54,8 @@ export class RunRegistry {
     return [this.prefix, 'runs', ...parts].join(':');
   }
 
-  async create(spec: RunSpec, record: Omit<RunRecord, 'state' | 'createdAt'>): Promise<RunRecord> {
+  /** `spec`: what every worker reads (a generate run's RunSpec, an evaluation's own). */
+  async create(spec: { runId: string }, record: Omit<RunRecord, 'state' | 'createdAt'>): Promise<RunRecord> {
     const existing = await this.get(spec.runId);
     if (existing) {
       // Re-attaching to a run (its driver restarted): it is running again.
@@ -74,8 +75,13 @@ export class RunRegistry {
   }
 
   async spec(runId: string): Promise<RunSpec | undefined> {
+    return this.specOf<RunSpec>(runId);
+  }
+
+  /** A run's spec as its kind of run wrote it (an evaluation's is its own). */
+  async specOf<S extends { runId: string }>(runId: string): Promise<S | undefined> {
     const text = await this.redis.get(this.key(runId, 'spec'));
-    return text ? (JSON.parse(text) as RunSpec) : undefined;
+    return text ? (JSON.parse(text) as S) : undefined;
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {

@@ -27,8 +27,11 @@ import { instanceOf } from './run-contexts.js';
  * (an unknown run, a different database) fails for good (UnrecoverableError).
  */
 
-/** The processor of every stage group but `run` (scheduled runs are the CLI's: it can load generate()). */
-export function stageProcessors(resources: JobResources): Record<Exclude<StageGroup, 'run'>, Processor> {
+/**
+ * The processor of every stage group but `run` (scheduled runs are the CLI's: it can load
+ * generate()) and `eval` (the evaluation's, a layer above).
+ */
+export function stageProcessors(resources: JobResources): Record<Exclude<StageGroup, 'run' | 'eval'>, Processor> {
   return {
     item: (job: Job<ItemJob>) => itemJob(resources, job),
     'rest.synthesize': (job: Job<SynthesisJob>) => synthesisJob(resources, job),

@@ -46,6 +46,8 @@ export interface QueueWorkerOptions {
   watch?: ConnectionWatch;
   /** Drives scheduled runs (the `run` group); set by the CLI, which can load generate(). */
   driveRun?: Processor;
+  /** Runs evaluation attempts (the `eval` group): the evaluation's, a layer above; closed with the worker. */
+  evaluate?: { process: Processor; close(): Promise<void> };
 }
 
 /** How long a job handed back while a suspect runs stays out of the queue. */
@@ -100,6 +102,7 @@ export class QueueWorker {
     const processors: Partial<Record<StageGroup, Processor>> = {
       ...stageProcessors(this.resources),
       run: this.options.driveRun,
+      eval: this.options.evaluate?.process,
     };
     const groups = [...new Set(this.options.groups ?? STAGE_GROUPS)].filter((group) => processors[group]);
     for (const group of groups) this.open(group, processors[group]!);
@@ -165,6 +168,7 @@ export class QueueWorker {
     await Promise.all(
       this.workers.map(({ group, worker }) => cleanups.run(`${group} worker`, () => worker.close(force))),
     );
+    if (this.options.evaluate) await cleanups.run('evaluation', () => this.options.evaluate!.close());
     await this.resources.close(cleanups);
     await Promise.all(
       this.connections.map((connection) => cleanups.run('Redis connection', () => closeConnection(connection))),

@@ -48,7 +48,7 @@ describe('the pipeline graph', () => {
   });
 
   it('derives the queue topology: one job group per REST-only stage, REST calls, the item flow, the emit gate', () => {
-    expect(STAGE_GROUPS).toEqual(['item', 'rest.synthesize', 'rest.dedup', 'rest.verify', 'emit', 'run']);
+    expect(STAGE_GROUPS).toEqual(['item', 'rest.synthesize', 'rest.dedup', 'rest.verify', 'emit', 'run', 'eval']);
     expect(new Set(Object.values(STAGE_QUEUES)).size).toBe(STAGE_GROUPS.length);
     expect(STAGE_QUEUES['rest.synthesize']).toBe('rest-synthesize');
   });

@@ -1,0 +1,360 @@
+import { Cleanups } from '../core/cleanups.js';
+import type { Config } from '../config/schema.js';
+import type { DatabaseInfo, Formulation } from '../core/model.js';
+import { accept } from '../core/outcome.js';
+import { packageVersion } from '../core/package-root.js';
+import type { LlmCache } from '../generators/llm/cache.js';
+import { createChatModel } from '../generators/llm/chat-model.js';
+import { LlmClient } from '../generators/llm/client.js';
+import { LlmConfigSchema, type LlmProvider } from '../generators/llm/config.js';
+import { PROVIDER_NAMES } from '../generators/llm/providers.js';
+import type { RateLimiter } from '../generators/llm/rate-limiter.js';
+import { UsageMeter } from '../generators/llm/usage.js';
+import { codeFingerprint, CODE_DIRS } from '../pipeline/code-fingerprint.js';
+import { retryPolicyOf } from '../pipeline/runner/retry.js';
+import { StageRunner } from '../pipeline/runner/stage-runner.js';
+import { loadSource } from '../pipeline/sources/index.js';
+import type { CachedStage, StageContext } from '../pipeline/stage.js';
+import type { OutcomeStore } from '../pipeline/store/outcome-store.js';
+import { createRestServer, type RestServer } from '../runtime/rest/server.js';
+import type { SqlExecutor } from '../runtime/sql/executor.js';
+import { createSqlPool } from '../runtime/sql/pool.js';
+import { runAttempt, type AttemptRecord } from './attempt.js';
+import { DatasetError, loadEvalDataset, type EvalDataset, type EvalItem } from './dataset.js';
+import { openEpisode, type EnvironmentOptions } from './environment.js';
+import { NeighbourIndex } from './models/knn.js';
+import { knnModel, llmModel, oracleModel, type EvalModel } from './models/model.js';
+import { promptSource, type PromptSettings } from './prompts.js';
+import { runSqlAttempt, sqlPromptSource } from './sql-baseline.js';
+import type { EvalSummary, ResultLine } from './summary.js';
+import { toolView } from './tool-view.js';
+
+/**
+ * An evaluation's working state, whoever schedules its attempts (the in-process runner,
+ * run.ts; queue workers, queue-run.ts): the dataset's items, the databases and live tools, the
+ * models, and the list of attempts (model × item × kind × repeat, in a fixed order, so an
+ * index names the same attempt in every process). Each attempt is the cached stage
+ * `eval.attempt`, run through a StageRunner over the run's store: keyed by the item's
+ * content, the model, the settings, the prompt templates and the code (the pipeline's
+ * folders and eval/).
+ */
+
+/** What defines an evaluation: `nl2api eval`'s options, all plain JSON (a queue run stores them for its workers). */
+export interface EvalSettings {
+  /** The run's config (`--config`, flags): SQL workers, concurrency, LLM limits, retries, the source. */
+  config: Config;
+  /** The generated output folder. */
+  dataset: string;
+  formulation: Formulation;
+  /** `oracle`, `baseline:knn`, `<provider>:<model>[@<base url>]`. */
+  models: string[];
+  mode: 'direct' | 'react';
+  tools: 'native' | 'prompt';
+  shots: number;
+  repeats: number;
+  budget: number;
+  limit?: number;
+  obfuscate: boolean;
+  shortlist: number;
+  /** Also ask each model for SQL (Live API-Bench B.3): its completion rate beside the API one. */
+  sqlBaseline?: boolean;
+}
+
+/** Where attempts and replies are kept: on disk for a run in process, in Redis for a queue run (shared by all workers). */
+export interface SessionStores {
+  store: OutcomeStore;
+  replyCache: LlmCache;
+  /** Held by every worker of a queue run (default: each LLM client its own). */
+  rateLimiter?: (llm: { provider: string; baseUrl?: string; requestsPerMinute: number; burst?: number }) => RateLimiter;
+}
+
+export interface AttemptJob {
+  item: EvalItem;
+  model: EvalModel;
+  modelKey: unknown;
+  repeat: number;
+  examples: EvalItem[];
+  /** `sql`: the SQL baseline's attempt at the item. */
+  kind: 'tools' | 'sql';
+}
+
+export interface EvalSession {
+  readonly dataset: EvalDataset;
+  readonly jobs: readonly AttemptJob[];
+  readonly usage: UsageMeter;
+  /** The summary's header: dataset, formulation, settings. */
+  readonly header: Pick<EvalSummary, 'dataset' | 'formulation' | 'settings'>;
+  /** A runner over the session's store; `computeMisses: false` only reads (a queue driver assembling). */
+  runner(computeMisses?: boolean): StageRunner;
+  /** Attempt `index` through `runner`: its result line (a fault of the run: a failure line, not cached). */
+  attempt(index: number, runner: StageRunner): Promise<ResultLine>;
+  /** The store key of attempt `index`. */
+  keyOf(index: number, runner: StageRunner): string;
+  close(): Promise<void>;
+}
+
+export const EVAL_STAGE = 'eval.attempt';
+
+export async function openEvalSession(
+  settings: EvalSettings,
+  stores: SessionStores,
+  extraModels?: Record<string, EvalModel>,
+): Promise<EvalSession> {
+  const { config } = settings;
+  if (!config.source)
+    throw new DatasetError('no source given (--source <dir>): the databases the dataset was generated from');
+  const dataset = await loadEvalDataset(settings.dataset, {
+    formulation: settings.formulation,
+    dbIds: config.dbIds,
+    limit: settings.limit,
+  });
+  const databases = await openDatabases(config.source, dataset);
+  // Closed last-opened first, every part whatever the others do.
+  const opened: [string, () => unknown][] = [];
+  const close = async () => {
+    const cleanups = new Cleanups();
+    for (const [part, cleanup] of opened.splice(0)) await cleanups.run(part, cleanup);
+    cleanups.throwIfFailed('closing the evaluation');
+  };
+  try {
+    const executor = createSqlPool({ size: config.sqlWorkers });
+    opened.unshift(['the SQL workers', () => executor.close()]);
+    const usage = new UsageMeter(config.llm?.prices ?? {});
+    const index = new NeighbourIndex(dataset.items);
+    const models = await Promise.all(
+      settings.models.map((id) => resolveModel(id, { config, index, stores, usage, extra: extraModels })),
+    );
+    const environment: EnvironmentOptions = {
+      executor,
+      databases,
+      pool: dataset.pool,
+      timeoutMs: config.executeTimeoutMs,
+    };
+    if (dataset.formulation === 'rest') {
+      const server = await serveEndpoints(dataset, databases, executor, config);
+      opened.unshift(['the REST server', () => server.close()]);
+      environment.restUrl = server.url;
+      environment.restPaths = new Map(
+        [...dataset.databases].map(([db, { endpoints }]) => [
+          db,
+          new Map((endpoints ?? []).map((e) => [e.operationId, e.path])),
+        ]),
+      );
+    }
+    const promptSettings = (model: EvalModel): PromptSettings => ({
+      family: model.family,
+      tools: settings.tools,
+      mode: settings.mode,
+      budget: settings.budget,
+    });
+    const settingsKey = {
+      mode: settings.mode,
+      tools: settings.tools,
+      shots: settings.shots,
+      budget: settings.budget,
+      obfuscate: settings.obfuscate,
+      shortlist: settings.shortlist,
+    };
+    // What SQL that reads the clock was pinned to when the dataset was generated (the SQL baseline's queries see the same moment).
+    const referenceTime = dataset.referenceTime ?? config.referenceTime;
+    const stage: CachedStage<AttemptJob, AttemptRecord, StageContext, string> = {
+      name: EVAL_STAGE,
+      version: 1,
+      cacheKey: (job) => ({
+        item: job.item.hash,
+        key: job.item.key,
+        model: job.modelKey,
+        settings: settingsKey,
+        prompt: promptSource(promptSettings(job.model)),
+        examples: job.examples.map((e) => e.hash),
+        repeat: job.repeat,
+        kind: job.kind,
+        ...(job.kind === 'sql' ? { referenceTime, sqlPrompt: sqlPromptSource() } : {}),
+      }),
+      run: async (job) => {
+        if (job.kind === 'sql') {
+          const db = databases.get(job.item.db) as DatabaseInfo;
+          const record = await runSqlAttempt({
+            item: job.item,
+            model: job.model,
+            db,
+            executor,
+            timeoutMs: config.executeTimeoutMs,
+            referenceTime,
+            repeat: job.repeat,
+          });
+          return accept(record);
+        }
+        const view = toolView(job.item.tools, job.item.goldCalls, job.item.key, settings);
+        const episode = await openEpisode(job.item, environment);
+        const record = await runAttempt({
+          item: job.item,
+          model: job.model,
+          view,
+          examples: job.examples,
+          settings: promptSettings(job.model),
+          episode,
+          repeat: job.repeat,
+        });
+        return accept(record);
+      },
+    };
+    const jobs: AttemptJob[] = models.flatMap(({ model, key }) =>
+      dataset.items.flatMap((item) => {
+        const examples =
+          settings.tools === 'native' || item.formulation === 'rest' ? [] : index.neighbours(item, settings.shots);
+        const kinds: AttemptJob['kind'][] = settings.sqlBaseline ? ['tools', 'sql'] : ['tools'];
+        return kinds.flatMap((kind) =>
+          Array.from({ length: settings.repeats }, (_, repeat) => ({
+            item,
+            model,
+            modelKey: key,
+            repeat,
+            examples: kind === 'sql' ? [] : examples,
+            kind,
+          })),
+        );
+      }),
+    );
+    const contextOf = (job: AttemptJob): StageContext => ({
+      config,
+      db: databases.get(job.item.db) as DatabaseInfo,
+      executor,
+    });
+    const code = codeFingerprint([...CODE_DIRS, 'eval']);
+    return {
+      dataset,
+      jobs,
+      usage,
+      header: {
+        dataset: dataset.datasetName,
+        formulation: dataset.formulation,
+        settings: {
+          ...settingsKey,
+          repeats: settings.repeats,
+          limit: settings.limit ?? null,
+          nl2api: packageVersion(),
+        },
+      },
+      runner: (computeMisses = true) =>
+        new StageRunner(stores.store, retryPolicyOf(config), undefined, code, computeMisses),
+      attempt: async (i, runner) => {
+        const job = jobs[i];
+        const outcome = await runner.run(stage, job, contextOf(job));
+        return lineOf(job, outcome.ok ? outcome.value : null, outcome.ok ? undefined : outcome);
+      },
+      keyOf: (i, runner) => runner.keyOf(stage, jobs[i], contextOf(jobs[i])),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function lineOf(
+  job: AttemptJob,
+  attempt: AttemptRecord | null,
+  failure?: { category: string; message: string },
+): ResultLine {
+  const { item } = job;
+  return {
+    model: job.model.id,
+    item: item.key,
+    id: item.id,
+    db: item.db,
+    formulation: item.formulation,
+    difficulty: item.difficulty,
+    constructs: item.constructs,
+    repeat: job.repeat,
+    kind: job.kind,
+    question: item.question,
+    evidence: item.evidence,
+    goldCalls: item.goldCalls,
+    attempt,
+    ...(failure ? { failure: { category: failure.category, message: failure.message } } : {}),
+  };
+}
+
+/** The source's databases, each as it was when the dataset was generated (else its answers no longer hold). */
+async function openDatabases(source: string, dataset: EvalDataset): Promise<Map<string, DatabaseInfo>> {
+  const loaded = await loadSource(source, { dbIds: [...dataset.databases.keys()] }).catch((error: Error) => {
+    throw new DatasetError(error.message);
+  });
+  const databases = new Map(loaded.databases.map((db) => [db.dbId, db]));
+  for (const [dbId, { fingerprint }] of dataset.databases) {
+    const db = databases.get(dbId);
+    if (!db) throw new DatasetError(`${source} has no database ${dbId}`);
+    if (db.fingerprint !== fingerprint)
+      throw new DatasetError(`${dbId}: the database changed since the dataset was generated; generate it again`);
+  }
+  return databases;
+}
+
+async function serveEndpoints(
+  dataset: EvalDataset,
+  databases: ReadonlyMap<string, DatabaseInfo>,
+  executor: SqlExecutor,
+  config: Config,
+): Promise<RestServer> {
+  return createRestServer({
+    databases: [...dataset.databases].map(([db, { endpoints }]) => ({
+      db: databases.get(db) as DatabaseInfo,
+      endpoints: endpoints ?? [],
+    })),
+    executor,
+    timeoutMs: config.executeTimeoutMs,
+    title: `${dataset.datasetName} REST API`,
+    version: packageVersion(),
+    maxStringLength: config.rest.maxStringLength,
+  });
+}
+
+interface ModelDeps {
+  config: Config;
+  index: NeighbourIndex;
+  stores: SessionStores;
+  usage: UsageMeter;
+  extra?: Record<string, EvalModel>;
+}
+
+/** A `--model` value as a model, and what of it goes into the results' keys. */
+export async function resolveModel(id: string, deps: ModelDeps): Promise<{ model: EvalModel; key: unknown }> {
+  const extra = deps.extra?.[id];
+  if (extra) return { model: extra, key: id };
+  if (id === 'oracle') return { model: oracleModel(), key: id };
+  if (id === 'baseline:knn') return { model: knnModel(deps.index), key: id };
+  const spec = parseModelId(id);
+  const llm = LlmConfigSchema.parse({
+    ...deps.config.llm,
+    provider: spec.provider,
+    model: spec.model,
+    ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
+  });
+  const client = new LlmClient({
+    model: await createChatModel(llm),
+    config: llm,
+    cache: deps.stores.replyCache,
+    usage: deps.usage,
+    ...(deps.stores.rateLimiter ? { rateLimiter: deps.stores.rateLimiter(llm) } : {}),
+  });
+  const key = {
+    provider: llm.provider,
+    model: llm.model,
+    baseUrl: llm.baseUrl ?? null,
+    temperature: llm.temperature,
+    maxTokens: llm.maxTokens ?? null,
+  };
+  return { model: llmModel(id, client, spec.model), key };
+}
+
+/** `<provider>:<model>[@<base url>]`, e.g. `mistral:mistral-large-latest`, `openai:qwen2.5@http://127.0.0.1:8000/v1`. */
+export function parseModelId(id: string): { provider: LlmProvider; model: string; baseUrl?: string } {
+  const match = /^([a-z]+):([^@]+)(?:@(.+))?$/.exec(id);
+  const provider = match?.[1] as LlmProvider | undefined;
+  if (!match || !provider || !PROVIDER_NAMES.includes(provider))
+    throw new DatasetError(
+      `unknown model ${JSON.stringify(id)}: oracle, baseline:knn, or <provider>:<model>[@<base url>] with provider ${PROVIDER_NAMES.join(', ')}`,
+    );
+  return { provider, model: match[2], ...(match[3] ? { baseUrl: match[3] } : {}) };
+}
