@@ -21,7 +21,7 @@ import { loadSource } from '../pipeline/sources/index.js';
 import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';
 import { differentialFigures } from './differential.js';
-import { evalBench } from './eval-bench.js';
+import { evalBench, evalLines } from './eval-bench.js';
 import { microBench } from './micro.js';
 import { mutationCheck } from './mutation-check.js';
 import { queueBench } from './queue-bench.js';
@@ -307,6 +307,7 @@ async function main(): Promise<void> {
       );
     }
     lines.push(...queue.lines);
+    lines.push(...evalLines(evaluation));
     lines.push(
       `verifiers: 20000-row answer vs gold ${micro.compareMatch20kRowsMs} ms (match), ${micro.compareMismatch20kRowsMs} ms (mismatch); format check of 2000 sequences ${micro.formatCheck2000SequencesMs} ms`,
     );

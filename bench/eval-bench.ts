@@ -24,6 +24,26 @@ import type { ScriptedCall } from './scripted-chat.js';
 export const OVERHEAD_TARGET_MS = 5000;
 export const LATENCY_TARGET = 1.3;
 
+/** The benchmark's printed lines for the evaluation's figures. */
+export function evalLines(figures: Awaited<ReturnType<typeof evalBench>>): string[] {
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const lines = Object.entries(figures.perFormulation).map(([f, v]) => {
+    const { items, oracle, knn } = v as {
+      items: number;
+      oracle: { completion: number; msPer1000: number };
+      knn: { completion: { mean: number; low: number; high: number }; intentF1: number; slotF1: number };
+    };
+    return `eval ${f.toUpperCase()} (${items} items): oracle completion ${pct(oracle.completion)}, harness ${oracle.msPer1000} ms per 1,000 items (target < ${OVERHEAD_TARGET_MS} ms, startup included); baseline:knn completion ${pct(knn.completion.mean)} [${pct(knn.completion.low)}, ${pct(knn.completion.high)}], intent F1 ${knn.intentF1.toFixed(3)}, slot F1 ${knn.slotF1.toFixed(3)}`;
+  });
+  const l = figures.latency as
+    { items: number; ms: number; idealMs: number; ratio: number; completion: number } | undefined;
+  if (l)
+    lines.push(
+      `eval through @langchain/openai, scripted provider at 200 ms, 16 in flight: ${l.items} items in ${(l.ms / 1000).toFixed(1)} s = ${l.ratio.toFixed(2)}x the ideal ${(l.idealMs / 1000).toFixed(1)} s (target <= ${LATENCY_TARGET}x), completion ${pct(l.completion)}`,
+    );
+  return lines;
+}
+
 export async function evalBench(datasets: Partial<Record<Formulation, string>>, birdDir: string) {
   const work = mkdtempSync(path.join(os.tmpdir(), 'nl2api-eval-bench-'));
   const options = (
