@@ -11,7 +11,7 @@ import prettier from 'eslint-config-prettier';
  * Formatting is Prettier's (.prettierrc.json); eslint-config-prettier turns off what would fight it.
  */
 export default defineConfig(
-  { ignores: ['dist/', 'output/', 'coverage/', '.cache/', '.scratch/'] },
+  { ignores: ['dist/', 'output/', 'coverage/', '.cache/', '.scratch/', 'test-output/'] },
 
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,

@@ -77,7 +77,10 @@ interface Manifest {
 
 export async function loadEvalDataset(dir: string, options: LoadOptions): Promise<EvalDataset> {
   const root = path.resolve(dir);
-  const manifest = await readJson<Manifest>(path.join(root, 'manifest.json'), 'its manifest.json');
+  const manifest = await readJson<Manifest>(
+    path.join(root, 'manifest.json'),
+    "the dataset's manifest.json (is it the output folder of nl2api generate?)",
+  );
   const { formulation } = options;
   const present = new Set(
     (await readdir(path.join(root, formulation)).catch(() => [] as string[]))

@@ -13,7 +13,7 @@ import { RunRegistry } from '../pipeline/queue/registry.js';
 import { QueueWorker } from '../pipeline/queue/worker.js';
 import { INTERNAL_ERROR } from '../pipeline/runner/stage-runner.js';
 import { RedisStore } from '../pipeline/store/redis-store.js';
-import { finish, type EvalOptions, type EvalRun } from './run.js';
+import { finish, type EvalOptions, type EvalRun } from './eval-run.js';
 import { EVAL_STAGE, openEvalSession, type EvalSession, type EvalSettings, type SessionStores } from './session.js';
 import type { ResultLine } from './summary.js';
 

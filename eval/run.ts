@@ -1,13 +1,13 @@
 import path from 'node:path';
 import pLimit from 'p-limit';
 import { SqliteLlmCache } from '../generators/llm/sqlite-cache.js';
-import type { UsageSnapshot } from '../generators/llm/usage.js';
 import { ensureWritableDir } from '../pipeline/setup-error.js';
 import { RunStore } from '../pipeline/store/run-store.js';
-import type { EvalModel } from './models/model.js';
-import { writeReport } from './report/write.js';
-import { openEvalSession, type EvalSession, type EvalSettings } from './session.js';
-import { summarize, type EvalSummary, type ResultLine } from './summary.js';
+import { finish, type EvalOptions, type EvalRun } from './eval-run.js';
+import { openEvalSession, type EvalSession } from './session.js';
+import type { ResultLine } from './summary.js';
+
+export type { EvalOptions, EvalRun };
 
 /**
  * `nl2api eval`: models (or agents) on a generated dataset, on the pipeline's own machinery.
@@ -18,25 +18,6 @@ import { summarize, type EvalSummary, type ResultLine } from './summary.js';
  * of the run (a provider that never answered, a lost SQL worker) leaves its attempt failed
  * and uncached: the next run tries it.
  */
-
-export interface EvalOptions extends EvalSettings {
-  report: string;
-  /** Where results and replies are cached (default `<report>/.cache`; a queue run keeps them in Redis). */
-  cacheDir?: string;
-  signal?: AbortSignal;
-  onProgress?: (done: number, total: number) => void;
-  /** Tests: models beyond the registry's (in process only). */
-  extraModels?: Record<string, EvalModel>;
-  log?: (line: string) => void;
-}
-
-export interface EvalRun {
-  summary: EvalSummary;
-  lines: ResultLine[];
-  files: string[];
-  usage: UsageSnapshot;
-  aborted: boolean;
-}
 
 export async function runEval(options: EvalOptions): Promise<EvalRun> {
   const report = path.resolve(options.report);
@@ -72,17 +53,4 @@ export async function runEval(options: EvalOptions): Promise<EvalRun> {
     store.close();
     replyCache.close();
   }
-}
-
-/** The lines of every attempt (undefined: not run, the run was interrupted) into the summary and, when complete, the report. */
-export async function finish(
-  session: EvalSession,
-  lines: readonly (ResultLine | undefined)[],
-  report: string,
-): Promise<EvalRun> {
-  const aborted = lines.some((l) => l === undefined);
-  const complete = lines.filter((l): l is ResultLine => l !== undefined);
-  const summary = summarize(complete, session.header);
-  const files = aborted ? [] : await writeReport(report, complete, summary);
-  return { summary, lines: complete, files, usage: session.usage.snapshot(), aborted };
 }

@@ -86,7 +86,7 @@ export async function renderReportPage(runs: readonly ReportRun[]): Promise<stri
 <figure><figcaption>Completion rate by database</figcaption><canvas id="by-db"></canvas></figure>
 <figure><figcaption>Completion rate by difficulty</figcaption><canvas id="by-difficulty"></canvas></figure>
 <figure><figcaption>Error categories (BFCL), share of items</figcaption><canvas id="errors"></canvas></figure>
-<figure><figcaption>Completion rate by SQL construct</figcaption><canvas id="by-construct"></canvas></figure>
+<figure class="tall"><figcaption>Completion rate by SQL construct</figcaption><div id="by-construct-box"><canvas id="by-construct"></canvas></div></figure>
 </section>
 <section id="react-section" hidden><h2>ReAct loops</h2><table id="react"></table></section>
 <section><h2>Items</h2>
@@ -136,7 +136,7 @@ main{padding:8px 24px 40px;max-width:1400px}section{background:#fff;border-radiu
 h2{font-size:16px;margin:4px 0 10px}table{border-collapse:collapse;width:100%}th,td{padding:5px 8px;border-bottom:1px solid #e4e7ec;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}th{background:#f0f2f5;font-weight:600}.scroll{overflow-x:auto}.note{color:#5b6475;font-size:12px}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:12px;background:none;box-shadow:none;padding:0}
-figure{background:#fff;border-radius:8px;margin:0;padding:12px;box-shadow:0 1px 2px #0001;min-height:280px}figcaption{font-weight:600;margin-bottom:6px}
+figure{background:#fff;border-radius:8px;margin:0;padding:12px;box-shadow:0 1px 2px #0001;min-height:280px}figure.tall{grid-column:1/-1}#by-construct-box{position:relative}figcaption{font-weight:600;margin-bottom:6px}
 .filters{margin-bottom:8px}.filters select{margin-right:10px}details{border-bottom:1px solid #e4e7ec;padding:6px 0}summary{cursor:pointer}
 .ok{color:#0a7a33;font-weight:600}.ko{color:#b3261e;font-weight:600}pre{background:#f6f7f9;padding:8px;border-radius:6px;white-space:pre-wrap;word-break:break-word;max-height:320px;overflow:auto;margin:4px 0}
 .diverge{background:#fdecea}.grid2{display:grid;grid-template-columns:1fr 1fr;gap:10px}.muted{color:#5b6475}
@@ -178,7 +178,10 @@ function bars(id, groupOf, opts) {
 }
 bars('by-db', (m) => m.byDatabase);
 bars('by-difficulty', (m) => m.byDifficulty);
-bars('by-construct', (m) => m.byConstruct, { indexAxis: 'y', scales: { x: { min: 0, max: 100 } } });
+// One band per construct, tall enough for a bar per model.
+const constructs = new Set(data.models.flatMap((m) => Object.keys(m.byConstruct))).size;
+document.getElementById('by-construct-box').style.height = (60 + constructs * (8 + 10 * data.models.length)) + 'px';
+bars('by-construct', (m) => m.byConstruct, { indexAxis: 'y', maintainAspectRatio: false, scales: { x: { min: 0, max: 100, title: { display: true, text: '%' } } } });
 const categories = Object.keys(data.models[0] ? data.models[0].errors : {});
 new Chart(document.getElementById('errors'), {
   type: 'bar',

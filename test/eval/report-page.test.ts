@@ -1,4 +1,5 @@
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { packageRoot } from '../../core/package-root.js';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { mergeReports } from '../../eval/report/write.js';
@@ -7,7 +8,7 @@ import { generateDemo, run } from './fixtures.js';
 /**
  * The report page as a person sees it: rendered in headless Chromium (Debian's package), with
  * no console errors, its four charts drawn, the headline and ReAct tables filled and the
- * drill-down opening on an item. The screenshot is left beside the report (path printed).
+ * drill-down opening on an item. The screenshot is kept in test-output/ (path printed).
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -64,7 +65,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
       expect(await tab.locator('#react tr').count()).toBe(3);
       await tab.locator('#items details summary').first().click();
       expect(await tab.locator('#items details[open]').textContent()).toContain('Gold calls');
-      const screenshot = path.join(root, 'merged', 'screenshot.png');
+      // Kept after the test (test-output/ is not committed): look at it.
+      const screenshot = path.join(packageRoot(), 'test-output', 'eval-report.png');
+      mkdirSync(path.dirname(screenshot), { recursive: true });
       await tab.screenshot({ path: screenshot, fullPage: false });
       console.log(`report screenshot: ${screenshot}`);
     } finally {

@@ -1,0 +1,56 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseConfig } from '../../config/load.js';
+import { runEval } from '../../eval/run.js';
+import { generate } from '../../pipeline/generate.js';
+import { BIRD_DIR } from '../sql/fixtures.js';
+
+/**
+ * The harness's consistency check on real data: on every formulation of BIRD dev, the oracle
+ * (each item answered with its gold calls, read back through the reply parser, run on the
+ * live tools and judged by the comparison rules) completes every item with intent and slot
+ * F1 1.0 and no error.
+ */
+
+(existsSync(BIRD_DIR) ? describe : describe.skip)('the oracle on BIRD dev (NL2API_BIRD_DIR)', () => {
+  let root: string;
+  beforeAll(async () => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'nl2api-eval-bird-'));
+    await generate({
+      config: parseConfig({
+        source: BIRD_DIR,
+        out: path.join(root, 'dataset'),
+        cacheDir: path.join(root, 'cache'),
+        progress: 'none',
+      }),
+    });
+  }, 600_000);
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  for (const formulation of ['slot', 'sel', 'rest'] as const) {
+    test(`${formulation}: completion 1.0, intent and slot F1 1.0, no error`, async () => {
+      const run = await runEval({
+        config: parseConfig({ source: BIRD_DIR, progress: 'none' }),
+        dataset: path.join(root, 'dataset'),
+        formulation,
+        models: ['oracle'],
+        mode: 'direct',
+        tools: 'prompt',
+        shots: 0,
+        repeats: 1,
+        budget: 10,
+        obfuscate: false,
+        shortlist: 100,
+        report: path.join(root, `report-${formulation}`),
+      });
+      const [oracle] = run.summary.models;
+      expect(oracle.attempts).toBeGreaterThan(900);
+      expect(oracle).toMatchObject({ failed: 0, fullSequenceMatch: 1 });
+      expect(oracle.completion.mean).toBe(1);
+      expect(oracle.intentF1.mean).toBe(1);
+      expect(oracle.slotF1.mean).toBe(1);
+      expect(oracle.errors.none).toBe(oracle.attempts);
+    }, 300_000);
+  }
+});
