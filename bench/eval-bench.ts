@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { parseConfig } from '../config/load.js';
 import type { Formulation } from '../core/model.js';
 import { loadEvalDataset } from '../eval/dataset.js';
+import { EVAL_DEFAULTS } from '../config/schema.js';
 import { plainCall } from '../eval/prompts.js';
 import { runEval, type EvalOptions } from '../eval/run.js';
 import type { ScriptedCall } from './scripted-chat.js';
@@ -58,16 +59,10 @@ export async function evalBench(datasets: Partial<Record<Formulation, string>>, 
       concurrency: 16,
       llm: { requestsPerMinute: 1_000_000, concurrency: 16 },
     }),
+    ...EVAL_DEFAULTS,
     dataset,
     formulation,
     models,
-    mode: 'direct',
-    tools: 'prompt',
-    shots: 3,
-    repeats: 1,
-    budget: 10,
-    obfuscate: false,
-    shortlist: 100,
     report: path.join(work, `${formulation}-${models.join('-').replace(/[^a-z]/g, '')}`),
     ...extra,
   });

@@ -6,6 +6,7 @@ import { positiveInt } from './args.js';
 import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
 import { EXIT_INTERRUPTED } from './exit-codes.js';
 import { textTable } from './table.js';
+import { EVAL_DEFAULTS } from '../config/schema.js';
 import type { ModelSummary } from '../eval/summary.js';
 
 /**
@@ -59,21 +60,21 @@ export function addEvalCommands(program: Command): void {
     .addOption(
       new Option('--mode <mode>', 'one reply, or a Think-Act-Observe agent')
         .choices(['direct', 'react'])
-        .default('direct'),
+        .default(EVAL_DEFAULTS.mode),
     )
     .addOption(
       new Option('--tools <how>', 'tools listed in the prompt, or bound as native tools')
         .choices(['prompt', 'native'])
-        .default('prompt'),
+        .default(EVAL_DEFAULTS.tools),
     )
     .option(
       '--shots <n>',
       'in-context examples (SLOT/SEL, tools in the prompt), from the same database',
       nonNegative,
-      3,
+      EVAL_DEFAULTS.shots,
     )
-    .option('--repeats <n>', 'attempts per item (election stability)', positiveInt, 1)
-    .option('--budget <n>', 'ReAct turns', positiveInt, 10)
+    .option('--repeats <n>', 'attempts per item (election stability)', positiveInt, EVAL_DEFAULTS.repeats)
+    .option('--budget <n>', 'ReAct turns', positiveInt, EVAL_DEFAULTS.budget)
     .option(
       '--sql-baseline',
       'also ask each model for SQL against the database: its completion rate beside the API one',
@@ -83,7 +84,7 @@ export function addEvalCommands(program: Command): void {
       '--shortlist <percent>',
       'tool universe cut to this share, gold tools kept (10, 25, 50, 75; 100: all)',
       percent,
-      100,
+      EVAL_DEFAULTS.shortlist,
     )
     .option('--report <dir>', 'where results and the page go', 'eval-report')
     .option('--cache-dir <dir>', 'results and reply cache (default <report>/.cache)')

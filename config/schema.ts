@@ -95,6 +95,20 @@ export const VerificationConfigSchema = z
 export type VerificationConfig = z.infer<typeof VerificationConfigSchema>;
 
 /** A fixed moment, so that a default run gives the same samples on any day. */
+/** `nl2api eval`'s defaults: the CLI's, a config's `evaluate` block's and the benchmark's. */
+export const EVAL_DEFAULTS = {
+  mode: 'direct',
+  tools: 'prompt',
+  /** In-context examples (SLOT/SEL, tools in the prompt). */
+  shots: 3,
+  repeats: 1,
+  /** ReAct turns. */
+  budget: 10,
+  obfuscate: false,
+  /** Percent of the tool universe shown. */
+  shortlist: 100,
+} as const;
+
 /**
  * Models to evaluate on each generated output (`nl2api generate` afterwards, and every
  * scheduled run: the version's diff then shows the metric changes next to the dataset's).
@@ -106,11 +120,11 @@ export const EvaluateConfigSchema = z
     models: z.array(z.string().min(1)).min(1),
     /** Default: every formulation the run generates. */
     formulations: z.array(FormulationSchema).min(1).optional(),
-    mode: z.enum(['direct', 'react']).default('direct'),
-    tools: z.enum(['prompt', 'native']).default('prompt'),
-    shots: z.number().int().min(0).default(3),
-    repeats: z.number().int().min(1).default(1),
-    budget: z.number().int().min(1).default(10),
+    mode: z.enum(['direct', 'react']).default(EVAL_DEFAULTS.mode),
+    tools: z.enum(['prompt', 'native']).default(EVAL_DEFAULTS.tools),
+    shots: z.number().int().min(0).default(EVAL_DEFAULTS.shots),
+    repeats: z.number().int().min(1).default(EVAL_DEFAULTS.repeats),
+    budget: z.number().int().min(1).default(EVAL_DEFAULTS.budget),
     /** At most this many items per database. */
     limit: z.number().int().min(1).optional(),
     sqlBaseline: z.boolean().default(false),

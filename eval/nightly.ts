@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../config/schema.js';
+import { EVAL_DEFAULTS, type Config } from '../config/schema.js';
 import { orderedFormulations } from '../core/model.js';
 import { runEval } from './run.js';
 import type { EvalSummary, ModelSummary } from './summary.js';
@@ -55,8 +55,8 @@ export async function evaluateOutput(run: {
       repeats: evaluate.repeats,
       budget: evaluate.budget,
       limit: evaluate.limit,
-      obfuscate: false,
-      shortlist: 100,
+      obfuscate: EVAL_DEFAULTS.obfuscate,
+      shortlist: EVAL_DEFAULTS.shortlist,
       sqlBaseline: evaluate.sqlBaseline,
       report,
       cacheDir: path.join(run.cacheDir, EVAL_DIR),

@@ -250,34 +250,8 @@ function unreported(worker: WorkerSession): Record<string, UsageTotals> {
 
 /** The plain-JSON part of the options: what the run's workers read back. */
 function settingsOf(options: EvalOptions): EvalSettings {
-  const {
-    config,
-    dataset,
-    formulation,
-    models,
-    mode,
-    tools,
-    shots,
-    repeats,
-    budget,
-    limit,
-    obfuscate,
-    shortlist,
-    sqlBaseline,
-  } = options;
-  return {
-    config,
-    dataset,
-    formulation,
-    models,
-    mode,
-    tools,
-    shots,
-    repeats,
-    budget,
-    limit,
-    obfuscate,
-    shortlist,
-    sqlBaseline,
-  };
+  const settings: Partial<EvalOptions> = { ...options };
+  for (const local of ['report', 'cacheDir', 'signal', 'onProgress', 'extraModels', 'log'] as const)
+    delete settings[local];
+  return settings as EvalSettings;
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../config/load.js';
+import { EVAL_DEFAULTS } from '../../config/schema.js';
 import { runEval } from '../../eval/run.js';
 import { generate } from '../../pipeline/generate.js';
 import { BIRD_DIR } from '../sql/fixtures.js';
@@ -33,15 +34,10 @@ import { BIRD_DIR } from '../sql/fixtures.js';
       const run = await runEval({
         config: parseConfig({ source: BIRD_DIR, progress: 'none' }),
         dataset: path.join(root, 'dataset'),
+        ...EVAL_DEFAULTS,
         formulation,
         models: ['oracle'],
-        mode: 'direct',
-        tools: 'prompt',
         shots: 0,
-        repeats: 1,
-        budget: 10,
-        obfuscate: false,
-        shortlist: 100,
         report: path.join(root, `report-${formulation}`),
       });
       const [oracle] = run.summary.models;

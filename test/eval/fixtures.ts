@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseConfig } from '../../config/load.js';
 import { packageRoot } from '../../core/package-root.js';
 import type { Formulation } from '../../core/model.js';
+import { EVAL_DEFAULTS } from '../../config/schema.js';
 import { runEval, type EvalOptions } from '../../eval/run.js';
 import { generate } from '../../pipeline/generate.js';
 
@@ -38,16 +39,10 @@ export function evalOptions(
       llm: { requestsPerMinute: 1_000_000 },
       ...(dbIds ? { dbIds } : {}),
     }),
+    ...EVAL_DEFAULTS,
     dataset: path.join(root, 'dataset'),
     formulation: 'slot',
     models: ['oracle'],
-    mode: 'direct',
-    tools: 'prompt',
-    shots: 3,
-    repeats: 1,
-    budget: 10,
-    obfuscate: false,
-    shortlist: 100,
     ...rest,
     report: path.join(root, rest.report),
   };
