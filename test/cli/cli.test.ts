@@ -328,4 +328,74 @@ describe('nl2api CLI', () => {
     const first = JSON.parse(readFileSync(path.join(out, 'slot', 'bookstore.jsonl'), 'utf8').split('\n')[0]);
     expect(first.dataset_name).toBe('nl2api-demo');
   });
+
+  test('eval: user errors in one line; generate with an evaluate block scores its output; report merges runs', () => {
+    const out = path.join(dir, 'out');
+    const config = path.join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ evaluate: { models: ['oracle', 'baseline:knn'], formulations: ['slot'] } }));
+    const generated = cli(
+      'generate',
+      '--source',
+      demo,
+      '--out',
+      out,
+      '--formulations',
+      'slot',
+      '--progress',
+      'none',
+      '--config',
+      config,
+    );
+    expect(generated.code).toBe(0);
+    expect(generated.stdout).toMatch(/evaluation in .*eval/);
+    const summary = JSON.parse(readFileSync(path.join(out, 'eval', 'slot', 'summary.json'), 'utf8'));
+    expect(
+      summary.models.map((m: { model: string; completion: { mean: number } }) => [m.model, m.completion.mean]),
+    ).toEqual([
+      ['oracle', 1],
+      ['baseline:knn', expect.any(Number)],
+    ]);
+
+    const noSource = cli('eval', '--dataset', out, '--model', 'oracle');
+    expect(noSource).toMatchObject({ code: 1 });
+    expect(noSource.stderr).toMatch(/^nl2api: no source given \(--source <dir>\)/m);
+    const badModel = cli('eval', '--dataset', out, '--source', demo, '--model', 'gpt4');
+    expect(badModel.stderr).toMatch(/^nl2api: unknown model "gpt4": oracle, baseline:knn, or <provider>:<model>/m);
+    const notADataset = cli('eval', '--dataset', dir, '--source', demo, '--model', 'oracle');
+    expect(notADataset.stderr).toMatch(/manifest\.json \(is it the output folder of nl2api generate\?\)/);
+    const noKey = cliAs(
+      { env: { ...process.env, MISTRAL_API_KEY: '' } },
+      'eval',
+      '--dataset',
+      out,
+      '--source',
+      demo,
+      '--report',
+      path.join(dir, 'r'),
+    );
+    expect(noKey.stderr).toMatch(/^nl2api: MISTRAL_API_KEY is not set/m);
+
+    const table = cli(
+      'eval',
+      '--dataset',
+      out,
+      '--source',
+      demo,
+      '--model',
+      'oracle',
+      '--report',
+      path.join(dir, 'r1'),
+    );
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^oracle\s+48\s+0\s+100\.0%/m);
+    const merged = cli(
+      'report',
+      path.join(dir, 'r1'),
+      path.join(out, 'eval', 'slot'),
+      '--out',
+      path.join(dir, 'merged'),
+    );
+    expect(merged.code).toBe(0);
+    expect(readFileSync(path.join(dir, 'merged', 'index.html'), 'utf8')).toContain('oracle (r1)');
+  });
 });
