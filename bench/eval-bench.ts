@@ -9,7 +9,7 @@ import type { Formulation } from '../core/model.js';
 import { loadEvalDataset } from '../eval/dataset.js';
 import { EVAL_DEFAULTS } from '../config/schema.js';
 import { plainCall } from '../eval/prompts.js';
-import { runEval, type EvalOptions } from '../eval/run.js';
+import { runEval, type EvalOptions, type EvalRun } from '../eval/run.js';
 import type { ScriptedCall } from './scripted-chat.js';
 
 /**
@@ -18,8 +18,10 @@ import type { ScriptedCall } from './scripted-chat.js';
  *   items (target under 5 s: the harness never dominates a real model's latency);
  * - `baseline:knn`'s metrics per formulation;
  * - the real provider path under latency: an OpenAI-compatible scripted server answering in
- *   200 ms, concurrency 16, direct invocation on every SLOT item; wall time against the ideal
+ *   200 ms, concurrency 16, direct invocation on every item of each formulation (SLOT's prompts
+ *   list every tool of the database: the largest); wall time against the ideal
  *   items × 0.2 s / 16 (target within 1.3×).
+ * Each figure is the median of three cold runs, in the benchmark's own process (modules loaded).
  */
 
 export const OVERHEAD_TARGET_MS = 5000;
@@ -34,14 +36,14 @@ export function evalLines(figures: Awaited<ReturnType<typeof evalBench>>): strin
       oracle: { completion: number; msPer1000: number };
       knn: { completion: { mean: number; low: number; high: number }; intentF1: number; slotF1: number };
     };
-    return `eval ${f.toUpperCase()} (${items} items): oracle completion ${pct(oracle.completion)}, harness ${oracle.msPer1000} ms per 1,000 items (target < ${OVERHEAD_TARGET_MS} ms, startup included); baseline:knn completion ${pct(knn.completion.mean)} [${pct(knn.completion.low)}, ${pct(knn.completion.high)}], intent F1 ${knn.intentF1.toFixed(3)}, slot F1 ${knn.slotF1.toFixed(3)}`;
+    return `eval ${f.toUpperCase()} (${items} items): oracle completion ${pct(oracle.completion)}, harness ${oracle.msPer1000} ms per 1,000 items (median of 3 cold runs; target < ${OVERHEAD_TARGET_MS} ms); baseline:knn completion ${pct(knn.completion.mean)} [${pct(knn.completion.low)}, ${pct(knn.completion.high)}], intent F1 ${knn.intentF1.toFixed(3)}, slot F1 ${knn.slotF1.toFixed(3)}`;
   });
-  const l = figures.latency as
-    { items: number; ms: number; idealMs: number; ratio: number; completion: number } | undefined;
-  if (l)
+  for (const [f, v] of Object.entries(figures.latency)) {
+    const l = v as { items: number; ms: number; idealMs: number; ratio: number; completion: number };
     lines.push(
-      `eval through @langchain/openai, scripted provider at 200 ms, 16 in flight: ${l.items} items in ${(l.ms / 1000).toFixed(1)} s = ${l.ratio.toFixed(2)}x the ideal ${(l.idealMs / 1000).toFixed(1)} s (target <= ${LATENCY_TARGET}x), completion ${pct(l.completion)}`,
+      `eval ${f.toUpperCase()} through @langchain/openai, scripted provider at 200 ms, 16 in flight: ${l.items} items in ${(l.ms / 1000).toFixed(1)} s (median of 3) = ${l.ratio.toFixed(2)}x the ideal ${(l.idealMs / 1000).toFixed(1)} s (target <= ${LATENCY_TARGET}x), completion ${pct(l.completion)}`,
     );
+  }
   return lines;
 }
 
@@ -63,15 +65,26 @@ export async function evalBench(datasets: Partial<Record<Formulation, string>>, 
     dataset,
     formulation,
     models,
-    report: path.join(work, `${formulation}-${models.join('-').replace(/[^a-z]/g, '')}`),
+    // A report folder (and so a cache) of its own per run: every measured run is cold.
+    report: path.join(work, `run-${++runs}`),
     ...extra,
   });
+  let runs = 0;
+  /** The median of three cold runs: this machine is shared and noisy. */
+  const median = async (run: () => Promise<EvalRun>): Promise<{ run: EvalRun; ms: number; runsMs: number[] }> => {
+    const timed: { run: EvalRun; ms: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = performance.now();
+      const result = await run();
+      timed.push({ run: result, ms: performance.now() - started });
+    }
+    timed.sort((a, b) => a.ms - b.ms);
+    return { ...timed[1], runsMs: timed.map((t) => Math.round(t.ms)) };
+  };
   try {
     const perFormulation: Record<string, unknown> = {};
     for (const [formulation, dataset] of Object.entries(datasets) as [Formulation, string][]) {
-      const started = performance.now();
-      const oracle = await runEval(options(dataset, formulation, ['oracle']));
-      const ms = performance.now() - started;
+      const { run: oracle, ms, runsMs } = await median(() => runEval(options(dataset, formulation, ['oracle'])));
       const items = oracle.summary.models[0].attempts;
       const knn = (await runEval(options(dataset, formulation, ['baseline:knn']))).summary.models[0];
       perFormulation[formulation] = {
@@ -79,6 +92,7 @@ export async function evalBench(datasets: Partial<Record<Formulation, string>>, 
         oracle: {
           completion: oracle.summary.models[0].completion.mean,
           ms: Math.round(ms),
+          runsMs,
           msPer1000: Math.round((ms / items) * 1000),
         },
         knn: {
@@ -90,9 +104,9 @@ export async function evalBench(datasets: Partial<Record<Formulation, string>>, 
         },
       };
     }
-    let latency: Record<string, unknown> | undefined;
-    if (datasets.slot) {
-      const dataset = await loadEvalDataset(datasets.slot, { formulation: 'slot' });
+    const latency: Record<string, unknown> = {};
+    for (const [formulation, datasetDir] of Object.entries(datasets) as [Formulation, string][]) {
+      const dataset = await loadEvalDataset(datasetDir, { formulation });
       const answers = new Map(
         dataset.items.map((item) => [
           item.question,
@@ -101,16 +115,17 @@ export async function evalBench(datasets: Partial<Record<Formulation, string>>, 
       );
       const server = await chatServerProcess(answers, 200, work);
       try {
-        const started = performance.now();
-        const result = await runEval(options(datasets.slot, 'slot', [`openai:scripted@${server.url}/v1`]));
-        const ms = performance.now() - started;
+        const model = `openai:scripted@${server.url}/v1`;
+        const { run: result, ms, runsMs } = await median(() => runEval(options(datasetDir, formulation, [model])));
         const ideal = (dataset.items.length * 200) / 16;
         const requests = (await (await fetch(`${server.url}/requests`)).json()) as unknown[];
-        latency = {
+        latency[formulation] = {
           items: dataset.items.length,
+          // Three runs, each asking every item once.
           requests: requests.length,
           completion: result.summary.models[0].completion.mean,
           ms: Math.round(ms),
+          runsMs,
           idealMs: Math.round(ideal),
           ratio: ms / ideal,
           target: `<= ${LATENCY_TARGET}x`,
