@@ -16,6 +16,7 @@ export const LAYERS = [
   'config',
   'pipeline',
   'eval',
+  'export',
   'cli',
   'bench',
 ] as const;
