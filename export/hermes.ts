@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import type { ToolSpec } from '../core/model.js';
+import { answerInWords, type ConversationInput } from './openai-chat.js';
+
+/**
+ * A sample in the Hermes function-calling format (NousResearch's hermes-function-calling,
+ * ChatML roles in ShareGPT form, as LLaMA-Factory and Axolotl read it): a system turn with the
+ * tool signatures in `<tools></tools>`, the question, then per call a `gpt` turn with a
+ * `<tool_call>` block and a `tool` turn with its real output in `<tool_response>`, and the
+ * final answer in words.
+ */
+
+const TurnSchema = z.object({ from: z.enum(['system', 'human', 'gpt', 'tool']), value: z.string() }).strict();
+
+export const HermesExampleSchema = z
+  .object({ conversations: z.array(TurnSchema).min(3) })
+  .strict()
+  .superRefine(({ conversations }, ctx) => {
+    const issue = (message: string) => ctx.addIssue({ code: 'custom', message });
+    if (conversations[0].from !== 'system' || !/<tools>[\s\S]*<\/tools>/.test(conversations[0].value))
+      issue('the first turn is the system turn with <tools>…</tools>');
+    if (conversations[1].from !== 'human') issue('the second turn is the question');
+    conversations.forEach((turn, i) => {
+      const calls = turn.from === 'gpt' && /<tool_call>/.test(turn.value);
+      if (calls) {
+        for (const block of turn.value.matchAll(/<tool_call>\n([\s\S]*?)\n<\/tool_call>/g)) {
+          const call = JSON.parse(block[1]) as { name?: unknown; arguments?: unknown };
+          if (typeof call.name !== 'string' || typeof call.arguments !== 'object')
+            issue(`turn ${i}: a tool call is {"name", "arguments"}`);
+        }
+        if (conversations[i + 1]?.from !== 'tool') issue(`turn ${i}: a tool call is followed by its tool response`);
+      }
+      if (turn.from === 'tool' && !/^<tool_response>\n[\s\S]*\n<\/tool_response>$/.test(turn.value))
+        issue(`turn ${i}: a tool turn is one <tool_response> block`);
+    });
+    const last = conversations[conversations.length - 1];
+    if (last.from !== 'gpt' || /<tool_call>/.test(last.value)) issue('the last turn is the answer');
+  });
+
+export type HermesExample = z.infer<typeof HermesExampleSchema>;
+
+export function hermesExample(input: ConversationInput): HermesExample {
+  const conversations: HermesExample['conversations'] = [
+    { from: 'system', value: systemPrompt(input.tools, input.startLabels) },
+    { from: 'human', value: input.evidence ? `${input.question}\nEvidence: ${input.evidence}` : input.question },
+  ];
+  input.calls.forEach((call, i) => {
+    const written = { name: call.name, arguments: call.arguments, ...(call.label ? { label: call.label } : {}) };
+    conversations.push({ from: 'gpt', value: `<tool_call>\n${JSON.stringify(written)}\n</tool_call>` });
+    conversations.push({
+      from: 'tool',
+      value: `<tool_response>\n${JSON.stringify(input.outputs[i] ?? null)}\n</tool_response>`,
+    });
+  });
+  conversations.push({ from: 'gpt', value: answerInWords(input.goldAnswer) });
+  return { conversations };
+}
+
+function systemPrompt(tools: readonly ToolSpec[], startLabels: readonly string[]): string {
+  return [
+    'You are a function calling AI model. You are provided with function signatures within <tools></tools> XML tags.',
+    'You may call one function at a time to answer the user query; its result comes back in <tool_response></tool_response>.',
+    startLabels.length
+      ? `The data is in ${startLabels.map((l) => `"$${l}$"`).join(', ')}. Give each call a "label"; a later call uses an earlier call's output by passing "$LABEL$" as an argument.`
+      : '',
+    `<tools>\n${tools.map((t) => JSON.stringify(t)).join('\n')}\n</tools>`,
+    'For each function call return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-dict>}\n</tool_call>',
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
