@@ -8,9 +8,8 @@ import { parseConfig } from '../config/load.js';
 import type { Formulation } from '../core/model.js';
 import { loadEvalDataset } from '../eval/dataset.js';
 import { EVAL_DEFAULTS } from '../config/schema.js';
-import { plainCall } from '../eval/prompts.js';
 import { runEval, type EvalOptions, type EvalRun } from '../eval/run.js';
-import type { ScriptedCall } from './scripted-chat.js';
+import { goldAnswers, type ScriptedCall } from './scripted-chat.js';
 
 /**
  * The evaluation's own cost and its baseline's figures, on a generated BIRD dev output:
@@ -107,13 +106,7 @@ export async function evalBench(datasets: Partial<Record<Formulation, string>>, 
     const latency: Record<string, unknown> = {};
     for (const [formulation, datasetDir] of Object.entries(datasets) as [Formulation, string][]) {
       const dataset = await loadEvalDataset(datasetDir, { formulation });
-      const answers = new Map(
-        dataset.items.map((item) => [
-          item.question,
-          item.goldCalls.map((c) => plainCall(c) as unknown as ScriptedCall),
-        ]),
-      );
-      const server = await chatServerProcess(answers, 200, work);
+      const server = await chatServerProcess(goldAnswers(dataset.items), 200, work);
       try {
         const model = `openai:scripted@${server.url}/v1`;
         const { run: result, ms, runsMs } = await median(() => runEval(options(datasetDir, formulation, [model])));

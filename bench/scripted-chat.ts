@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { unconsumedLabels } from '../eval/answer-labels.js';
+import type { EvalItem } from '../eval/dataset.js';
 
 /**
  * A scripted tool-calling model behind the chat-completions protocol that OpenAI-compatible
@@ -17,6 +18,16 @@ export interface ScriptedCall {
   name: string;
   arguments: Record<string, unknown>;
   label?: string;
+}
+
+/** Each item's gold calls by its question: a scripted model that answers every item right. */
+export function goldAnswers(items: readonly EvalItem[]): Map<string, ScriptedCall[]> {
+  return new Map(
+    items.map((item) => [
+      item.question,
+      item.goldCalls.map((c) => ({ name: c.name, arguments: c.arguments, ...(c.label ? { label: c.label } : {}) })),
+    ]),
+  );
 }
 
 export interface ChatServerOptions {

@@ -4,7 +4,7 @@ import { Cleanups } from '../core/cleanups.js';
 import { LruMap } from '../core/lru.js';
 import { RedisLlmCache } from '../generators/llm/redis-cache.js';
 import { RedisRateLimiter } from '../generators/llm/redis-rate-limiter.js';
-import { zeroUsage, type UsageTotals } from '../generators/llm/usage.js';
+import { sumUsage, unreportedUsage, type UsageTotals } from '../generators/llm/usage.js';
 import { codeFingerprint, CODE_DIRS } from '../pipeline/code-fingerprint.js';
 import { closeConnection, commandConnection, ConnectionWatch, redisConnection } from '../pipeline/queue/connection.js';
 import { jobId, newRunId, STAGE_QUEUES, storePrefix, type EvalJob } from '../pipeline/queue/jobs.js';
@@ -165,13 +165,6 @@ async function waitForAttempts(
   }
 }
 
-function sumUsage(byModel: Record<string, UsageTotals>): UsageTotals {
-  const total = zeroUsage();
-  for (const totals of Object.values(byModel))
-    for (const key of Object.keys(total) as (keyof UsageTotals)[]) total[key] += totals[key];
-  return total;
-}
-
 interface WorkerSession {
   session: EvalSession;
   runner: ReturnType<EvalSession['runner']>;
@@ -220,7 +213,11 @@ export function evalWorkerProcessor(options: {
       const worker = await sessionOf(runId);
       const line = await worker.session.attempt(index, worker.runner);
       await worker.runner.flush();
-      await registry.addMetrics(runId, new Map(), unreported(worker));
+      await registry.addMetrics(
+        runId,
+        new Map(),
+        unreportedUsage(worker.session.usage.snapshot().byModel, worker.reported),
+      );
       if (line.failure?.category === INTERNAL_ERROR) throw new Error(line.failure.message);
       await registry.markDone(runId, 'eval', job.id!);
       return { ok: true };
@@ -233,19 +230,6 @@ export function evalWorkerProcessor(options: {
       cleanups.throwIfFailed('closing the evaluation worker');
     },
   };
-}
-
-/** The LLM usage of a worker's session since it last reported, by model. */
-function unreported(worker: WorkerSession): Record<string, UsageTotals> {
-  const delta: Record<string, UsageTotals> = {};
-  for (const [model, totals] of Object.entries(worker.session.usage.snapshot().byModel)) {
-    const before = worker.reported[model] ?? zeroUsage();
-    delta[model] = Object.fromEntries(
-      Object.entries(totals).map(([k, v]) => [k, v - before[k as keyof UsageTotals]]),
-    ) as unknown as UsageTotals;
-    worker.reported[model] = { ...totals };
-  }
-  return delta;
 }
 
 /** The plain-JSON part of the options: what the run's workers read back. */

@@ -1,6 +1,6 @@
 import type { ToolCall, ToolSpec, Verdict } from '../core/model.js';
 import { alignSequences, type PrecisionRecall } from './metrics/alignment.js';
-import { bfclCategory, type BfclCategory } from './metrics/bfcl.js';
+import { bfclCategory, isCall, type BfclCategory } from './metrics/bfcl.js';
 import { sequenceMatch } from './metrics/sequence.js';
 
 /**
@@ -43,16 +43,7 @@ export function scoreAttempt(input: {
   };
 }
 
-/** `{name: string, arguments: object}` (with an optional string label): a call the runtime can be asked to run. */
+/** A call (bfcl.ts `isCall`) whose label, if any, is a string: one the runtime can be asked to run. */
 export function isToolCall(value: unknown): value is Omit<ToolCall, 'label'> & { label?: string } {
-  if (value === null || typeof value !== 'object') return false;
-  const call = value as Record<string, unknown>;
-  const args = call.arguments;
-  return (
-    typeof call.name === 'string' &&
-    args !== null &&
-    typeof args === 'object' &&
-    !Array.isArray(args) &&
-    (call.label === undefined || typeof call.label === 'string')
-  );
+  return isCall(value) && (value.label === undefined || typeof value.label === 'string');
 }

@@ -1,6 +1,7 @@
+import { groupBy } from '../core/group.js';
 import { canonicalJson } from '../core/hash.js';
 import type { AttemptRecord } from './attempt.js';
-import { BFCL_CATEGORIES } from './metrics/bfcl.js';
+import { BFCL_CATEGORIES, isCall } from './metrics/bfcl.js';
 import { bootstrapInterval } from './metrics/bootstrap.js';
 import { reactStats, type ReactStats } from './metrics/react.js';
 import { electionStability } from './metrics/stability.js';
@@ -133,7 +134,7 @@ function summarizeModel(model: string, all: readonly ResultLine[]): ModelSummary
       react.map((l) => ({
         ...l.attempt.react!,
         completed: l.attempt.scores.completed,
-        calls: (l.attempt.parsed ?? []).filter(isCallLike),
+        calls: (l.attempt.parsed ?? []).filter(isCall),
       })),
     );
   }
@@ -145,8 +146,12 @@ function summarizeModel(model: string, all: readonly ResultLine[]): ModelSummary
       completion: bootstrapInterval(scoredSql.map((l) => (l.attempt!.scores.completed ? 1 : 0))),
     };
   }
-  const repeats = new Map<string, string[]>();
-  for (const l of scored) repeats.set(l.item, [...(repeats.get(l.item) ?? []), canonicalJson(l.attempt.parsed)]);
+  const repeats = new Map(
+    [...groupBy(scored, (l) => l.item)].map(([item, attempts]) => [
+      item,
+      attempts.map((l) => canonicalJson(l.attempt.parsed)),
+    ]),
+  );
   if ([...repeats.values()].some((answers) => answers.length > 1))
     summary.stability = electionStability([...repeats.values()]);
   return summary;
@@ -156,33 +161,27 @@ function breakdown(
   lines: readonly (ResultLine & { attempt: AttemptRecord })[],
   groupsOf: (line: ResultLine) => string[],
 ): Record<string, Breakdown> {
-  const groups = new Map<string, AttemptRecord['scores'][]>();
-  for (const line of lines) {
-    for (const group of groupsOf(line)) groups.set(group, [...(groups.get(group) ?? []), line.attempt.scores]);
-  }
+  const groups = groupBy(
+    lines.flatMap((line) => groupsOf(line).map((group) => ({ group, scores: line.attempt.scores }))),
+    (entry) => entry.group,
+  );
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   return sortedRecord(
     Object.fromEntries(
-      [...groups].map(([group, scores]) => [
-        group,
-        {
+      [...groups].map(([group, entries]) => {
+        const scores = entries.map((entry) => entry.scores);
+        const breakdown: Breakdown = {
           n: scores.length,
           completion: mean(scores.map((x) => (x.completed ? 1 : 0))),
           intentF1: mean(scores.map((x) => x.intent.f1)),
           slotF1: mean(scores.map((x) => x.slot.f1)),
-        },
-      ]),
+        };
+        return [group, breakdown];
+      }),
     ),
   );
 }
 
 function sortedRecord<T>(record: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-}
-
-function isCallLike(value: unknown): value is { name: string; arguments: Record<string, unknown> } {
-  const call = value as { name?: unknown; arguments?: unknown } | null;
-  return (
-    typeof call === 'object' && call !== null && typeof call.name === 'string' && typeof call.arguments === 'object'
-  );
 }

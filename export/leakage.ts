@@ -1,3 +1,4 @@
+import { groupBy } from '../core/group.js';
 import { tokenize } from '../eval/retrieval/bm25.js';
 import type { SplitName } from './splits.js';
 
@@ -68,9 +69,7 @@ function identical(
   valueOf: (item: LeakageItem) => string,
 ): LeakageFinding {
   const finding: LeakageFinding = { pairs: 0, examples: [] };
-  const byValue = new Map<string, LeakageItem[]>();
-  for (const item of items) byValue.set(valueOf(item), [...(byValue.get(valueOf(item)) ?? []), item]);
-  for (const group of byValue.values()) {
+  for (const group of groupBy(items, valueOf).values()) {
     for (let i = 0; i < group.length; i++)
       for (let j = i + 1; j < group.length; j++)
         if (splitOf(group[i]) !== splitOf(group[j])) record(finding, group[i].key, group[j].key);

@@ -54,13 +54,14 @@ export function bfclCategory(
   return wrongValue ? 'value_error' : null;
 }
 
-interface ParsedCall {
+export interface ParsedCall {
   name: string;
   arguments: Record<string, unknown>;
   label?: unknown;
 }
 
-function isCall(value: unknown): value is ParsedCall {
+/** `{name: string, arguments: object}`: a call as the format check reads it (any label). */
+export function isCall(value: unknown): value is ParsedCall {
   if (value === null || typeof value !== 'object') return false;
   const call = value as Record<string, unknown>;
   const args = call.arguments;

@@ -1,3 +1,4 @@
+import { groupBy } from '../../core/group.js';
 import type { ToolCall } from '../../core/model.js';
 import { Bm25Index } from '../retrieval/bm25.js';
 import type { EvalItem } from '../dataset.js';
@@ -11,9 +12,8 @@ export class NeighbourIndex {
   private readonly byDb = new Map<string, { items: EvalItem[]; index: Bm25Index }>();
 
   constructor(items: readonly EvalItem[]) {
-    const groups = new Map<string, EvalItem[]>();
-    for (const item of items) groups.set(item.db, [...(groups.get(item.db) ?? []), item]);
-    for (const [db, group] of groups) this.byDb.set(db, { items: group, index: new Bm25Index(group.map(textOf)) });
+    for (const [db, group] of groupBy(items, (item) => item.db))
+      this.byDb.set(db, { items: group, index: new Bm25Index(group.map(textOf)) });
   }
 
   /** The `k` nearest other items of the item's database, nearest first. */

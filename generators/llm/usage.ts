@@ -59,13 +59,9 @@ export class UsageMeter {
   }
 
   snapshot(): UsageSnapshot {
-    const total = zeroUsage();
     const byModel: Record<string, UsageTotals> = {};
-    for (const name of [...this.models.keys()].sort()) {
-      const totals = { ...this.models.get(name)! };
-      byModel[name] = totals;
-      for (const key of Object.keys(total) as (keyof UsageTotals)[]) total[key] += totals[key];
-    }
+    for (const name of [...this.models.keys()].sort()) byModel[name] = { ...this.models.get(name)! };
+    const total = sumUsage(byModel);
     const unpricedModels = Object.keys(byModel).filter(
       (m) => !this.prices[m] && byModel[m].inputTokens + byModel[m].outputTokens > 0,
     );
@@ -77,4 +73,31 @@ export class UsageMeter {
     if (!totals) this.models.set(model, (totals = zeroUsage()));
     return totals;
   }
+}
+
+/** The totals over every model. */
+export function sumUsage(byModel: Readonly<Record<string, UsageTotals>>): UsageTotals {
+  const total = zeroUsage();
+  for (const totals of Object.values(byModel))
+    for (const key of Object.keys(total) as (keyof UsageTotals)[]) total[key] += totals[key];
+  return total;
+}
+
+/**
+ * The usage since it was last reported, by model; `reported` is updated to `byModel` (a queue
+ * worker adds each job's share to its run's counters).
+ */
+export function unreportedUsage(
+  byModel: Readonly<Record<string, UsageTotals>>,
+  reported: Record<string, UsageTotals>,
+): Record<string, UsageTotals> {
+  const delta: Record<string, UsageTotals> = {};
+  for (const [model, totals] of Object.entries(byModel)) {
+    const before = reported[model];
+    delta[model] = Object.fromEntries(
+      Object.entries(totals).map(([k, v]) => [k, v - (before?.[k as keyof UsageTotals] ?? 0)]),
+    ) as unknown as UsageTotals;
+    reported[model] = { ...totals };
+  }
+  return delta;
 }

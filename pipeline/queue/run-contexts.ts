@@ -1,7 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import type { DatabaseInfo, Instance } from '../../core/model.js';
 import { getOrStart, LruMap } from '../../core/lru.js';
-import type { UsageTotals } from '../../generators/llm/usage.js';
+import { unreportedUsage as usageSince, type UsageTotals } from '../../generators/llm/usage.js';
 import type { RestServiceHandle } from '../rest-service-types.js';
 import type { RedisStore } from '../store/redis-store.js';
 import type { RunSpec } from './jobs.js';
@@ -82,13 +82,5 @@ export function instanceOf(ctx: RunContext, index: number): Instance {
 /** The run's LLM usage since the last call (by model), remembered as reported. */
 export async function unreportedUsage(ctx: RunContext): Promise<Record<string, UsageTotals>> {
   const usage = ctx.services ? ((await ctx.services)?.usage?.snapshot().byModel ?? {}) : {};
-  const delta: Record<string, UsageTotals> = {};
-  for (const [model, totals] of Object.entries(usage)) {
-    const before = ctx.reported[model];
-    delta[model] = Object.fromEntries(
-      Object.entries(totals).map(([k, v]) => [k, v - (before?.[k as keyof UsageTotals] ?? 0)]),
-    ) as unknown as UsageTotals;
-    ctx.reported[model] = { ...totals };
-  }
-  return delta;
+  return usageSince(usage, ctx.reported);
 }

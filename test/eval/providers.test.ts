@@ -4,8 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { packageRoot } from '../../core/package-root.js';
 import { loadEvalDataset } from '../../eval/dataset.js';
-import { plainCall } from '../../eval/prompts.js';
-import { startChatServer, type ChatServer, type ScriptedCall } from '../../bench/scripted-chat.js';
+import { goldAnswers, startChatServer, type ChatServer, type ScriptedCall } from '../../bench/scripted-chat.js';
 import { parseConfig } from '../../config/load.js';
 import { runEval } from '../../eval/run.js';
 import { DEMO_SOURCE, evalOptions, generateDemo, run } from './fixtures.js';
@@ -24,9 +23,7 @@ let server: ChatServer | undefined;
 beforeAll(async () => {
   root = await generateDemo();
   const dataset = await loadEvalDataset(path.join(root, 'dataset'), { formulation: 'slot' });
-  answers = new Map(
-    dataset.items.map((item) => [item.question, item.goldCalls.map((c) => plainCall(c) as unknown as ScriptedCall)]),
-  );
+  answers = goldAnswers(dataset.items);
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 afterEach(async () => {

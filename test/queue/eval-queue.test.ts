@@ -3,9 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCli, startCli, startWorker, type CliProcess } from '../../bench/queue-harness.js';
-import { startChatServer, type ChatServer, type ScriptedCall } from '../../bench/scripted-chat.js';
+import { goldAnswers, startChatServer, type ChatServer } from '../../bench/scripted-chat.js';
 import { loadEvalDataset } from '../../eval/dataset.js';
-import { plainCall } from '../../eval/prompts.js';
 import { redisForTests, type TestRedis } from '../support/redis.js';
 
 /**
@@ -36,10 +35,7 @@ beforeAll(async () => {
   ]);
   expect(generated.code).toBe(0);
   const dataset = await loadEvalDataset(path.join(tmp, 'dataset'), { formulation: 'slot' });
-  const answers = new Map(
-    dataset.items.map((i) => [i.question, i.goldCalls.map((c) => plainCall(c) as unknown as ScriptedCall)]),
-  );
-  chat = await startChatServer({ answers, delayMs: 20 });
+  chat = await startChatServer({ answers: goldAnswers(dataset.items), delayMs: 20 });
 }, 120_000);
 
 afterAll(async () => {
