@@ -49,11 +49,8 @@ export async function judgeAnswer(
       message: `the answer names "${missing}", no call of that label succeeded`,
     };
   if (rest) return judgeRest(byLabel.get(labels[labels.length - 1]) as RestResponse, gold);
-  if (!episode.answer)
-    return judgeOutputs(
-      labels.map((label) => byLabel.get(label) as ToolOutput),
-      gold,
-    );
+  // Calls' outputs are previews (their first rows): a sequence's answer is always run whole.
+  if (!episode.answer) throw new Error('a tool-sequence episode computes its answer');
   try {
     return judgeOutputs(
       await episode.answer(
