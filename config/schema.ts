@@ -132,6 +132,41 @@ export const EvaluateConfigSchema = z
   .strict();
 export type EvaluateConfig = z.infer<typeof EvaluateConfigSchema>;
 
+/** `nl2api export`'s defaults: the CLI's and a config's `export` block's. */
+export const EXPORT_DEFAULTS = {
+  formats: ['nl2api', 'openai', 'hermes', 'xlam', 'live-api-bench', 'hf'],
+  /** `by-database`: no database in two splits (a benchmark's default); `by-question`: stratified by database and difficulty; `none`: all in `train`. */
+  split: 'by-database',
+  shares: { train: 0.8, validation: 0.1, test: 0.1 },
+  seed: 42,
+  /** Share of questions that also get a negative variant (no tool answers it: no call, a refusal). */
+  negatives: 0.1,
+  /** REST: endpoints offered per example (the gold's and others of its database drawn per item); 0: every endpoint of the database. */
+  restTools: 10,
+  encoding: 'o200k_base',
+  /** Word-set Jaccard similarity at which two questions count as near-duplicates in the leakage report. */
+  nearDuplicate: 0.8,
+} as const;
+
+/** A config's `export` block: `nl2api export`'s settings, each overridden by its flag. */
+export const ExportConfigSchema = z
+  .object({
+    formats: z.array(z.enum(EXPORT_DEFAULTS.formats)).min(1).optional(),
+    split: z.enum(['by-database', 'by-question', 'none']).optional(),
+    shares: z
+      .object({ train: z.number().min(0), validation: z.number().min(0), test: z.number().min(0) })
+      .strict()
+      .refine((s) => s.train + s.validation + s.test > 0, 'the split shares add up to more than 0')
+      .optional(),
+    seed: z.number().int().optional(),
+    negatives: z.number().min(0).max(1).optional(),
+    restTools: z.number().int().min(0).optional(),
+    encoding: z.enum(['o200k_base', 'cl100k_base']).optional(),
+    nearDuplicate: z.number().gt(0).max(1).optional(),
+  })
+  .strict();
+export type ExportConfig = z.infer<typeof ExportConfigSchema>;
+
 export const DEFAULT_REFERENCE_TIME = '2026-01-01 00:00:00';
 
 export const ConfigSchema = z
@@ -198,6 +233,7 @@ export const ConfigSchema = z
     llm: LlmConfigSchema.optional(),
     queue: QueueConfigSchema.optional(),
     evaluate: EvaluateConfigSchema.optional(),
+    export: ExportConfigSchema.optional(),
     /** `auto`: progress bars on a TTY, periodic log lines otherwise. */
     progress: z.enum(['auto', 'bar', 'log', 'none']).default('auto'),
   })

@@ -46,6 +46,8 @@ export interface EvalItem {
   constructs: SqlConstruct[];
   /** Content hash of the published sample: part of every result's key. */
   hash: string;
+  /** The published sample line as read (what an export carries on). */
+  published: Readonly<Record<string, unknown>>;
 }
 
 export interface EvalDataset {
@@ -188,6 +190,7 @@ function itemOf(record: SampleRecord, formulation: Formulation, db: string, univ
     tools: universe.tools,
     constructs: sqlConstructs(record.query),
     hash: hashJson(record),
+    published: record as unknown as Record<string, unknown>,
   };
   if (formulation === 'sel' && universe.selBindings) {
     const names = record.tools ?? [];

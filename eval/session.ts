@@ -1,4 +1,3 @@
-import { Cleanups } from '../core/cleanups.js';
 import type { Config } from '../config/schema.js';
 import type { DatabaseInfo, Formulation } from '../core/model.js';
 import { accept } from '../core/outcome.js';
@@ -13,15 +12,12 @@ import { UsageMeter } from '../generators/llm/usage.js';
 import { codeFingerprint, CODE_DIRS } from '../pipeline/code-fingerprint.js';
 import { retryPolicyOf } from '../pipeline/runner/retry.js';
 import { StageRunner } from '../pipeline/runner/stage-runner.js';
-import { loadSource } from '../pipeline/sources/index.js';
 import type { CachedStage, StageContext } from '../pipeline/stage.js';
 import type { OutcomeStore } from '../pipeline/store/outcome-store.js';
-import { createRestServer, type RestServer } from '../runtime/rest/server.js';
-import type { SqlExecutor } from '../runtime/sql/executor.js';
-import { createSqlPool } from '../runtime/sql/pool.js';
 import { runAttempt, type AttemptRecord } from './attempt.js';
 import { DatasetError, loadEvalDataset, type EvalDataset, type EvalItem } from './dataset.js';
-import { openEpisode, type EnvironmentOptions } from './environment.js';
+import { openEpisode } from './environment.js';
+import { openLiveTools } from './live-tools.js';
 import { NeighbourIndex } from './models/knn.js';
 import { knnModel, llmModel, oracleModel, type EvalModel } from './models/model.js';
 import { promptSource, type PromptSettings } from './prompts.js';
@@ -108,39 +104,15 @@ export async function openEvalSession(
     dbIds: config.dbIds,
     limit: settings.limit,
   });
-  const databases = await openDatabases(config.source, dataset);
-  // Closed last-opened first, every part whatever the others do.
-  const opened: [string, () => unknown][] = [];
-  const close = async () => {
-    const cleanups = new Cleanups();
-    for (const [part, cleanup] of opened.splice(0)) await cleanups.run(part, cleanup);
-    cleanups.throwIfFailed('closing the evaluation');
-  };
+  const live = await openLiveTools(dataset, config.source, config);
+  const { databases, environment } = live;
+  const { executor } = environment;
   try {
-    const executor = createSqlPool({ size: config.sqlWorkers });
-    opened.unshift(['the SQL workers', () => executor.close()]);
     const usage = new UsageMeter(config.llm?.prices ?? {});
     const index = new NeighbourIndex(dataset.items);
     const models = await Promise.all(
       settings.models.map((id) => resolveModel(id, { config, index, stores, usage, extra: extraModels })),
     );
-    const environment: EnvironmentOptions = {
-      executor,
-      databases,
-      pool: dataset.pool,
-      timeoutMs: config.executeTimeoutMs,
-    };
-    if (dataset.formulation === 'rest') {
-      const server = await serveEndpoints(dataset, databases, executor, config);
-      opened.unshift(['the REST server', () => server.close()]);
-      environment.restUrl = server.url;
-      environment.restPaths = new Map(
-        [...dataset.databases].map(([db, { endpoints }]) => [
-          db,
-          new Map((endpoints ?? []).map((e) => [e.operationId, e.path])),
-        ]),
-      );
-    }
     const promptSettings = (model: EvalModel): PromptSettings => ({
       family: model.family,
       tools: settings.tools,
@@ -244,10 +216,10 @@ export async function openEvalSession(
         return lineOf(job, outcome.ok ? outcome.value : null, outcome.ok ? undefined : outcome);
       },
       keyOf: (i, runner) => runner.keyOf(stage, jobs[i], contextOf(jobs[i])),
-      close,
+      close: () => live.close(),
     };
   } catch (error) {
-    await close();
+    await live.close();
     throw error;
   }
 }
@@ -274,40 +246,6 @@ function lineOf(
     attempt,
     ...(failure ? { failure: { category: failure.category, message: failure.message } } : {}),
   };
-}
-
-/** The source's databases, each as it was when the dataset was generated (else its answers no longer hold). */
-async function openDatabases(source: string, dataset: EvalDataset): Promise<Map<string, DatabaseInfo>> {
-  const loaded = await loadSource(source, { dbIds: [...dataset.databases.keys()] }).catch((error: Error) => {
-    throw new DatasetError(error.message);
-  });
-  const databases = new Map(loaded.databases.map((db) => [db.dbId, db]));
-  for (const [dbId, { fingerprint }] of dataset.databases) {
-    const db = databases.get(dbId);
-    if (!db) throw new DatasetError(`${source} has no database ${dbId}`);
-    if (db.fingerprint !== fingerprint)
-      throw new DatasetError(`${dbId}: the database changed since the dataset was generated; generate it again`);
-  }
-  return databases;
-}
-
-async function serveEndpoints(
-  dataset: EvalDataset,
-  databases: ReadonlyMap<string, DatabaseInfo>,
-  executor: SqlExecutor,
-  config: Config,
-): Promise<RestServer> {
-  return createRestServer({
-    databases: [...dataset.databases].map(([db, { endpoints }]) => ({
-      db: databases.get(db) as DatabaseInfo,
-      endpoints: endpoints ?? [],
-    })),
-    executor,
-    timeoutMs: config.executeTimeoutMs,
-    title: `${dataset.datasetName} REST API`,
-    version: packageVersion(),
-    maxStringLength: config.rest.maxStringLength,
-  });
 }
 
 interface ModelDeps {

@@ -31,13 +31,18 @@ export function toolView(
   options: ViewOptions,
 ): ToolView {
   // The universe itself when nothing is cut: a database's items share one list (and its rendering).
-  const shown = options.shortlist < 100 ? shortlist(tools, gold, key, options.shortlist) : tools;
+  const shown =
+    options.shortlist < 100 ? shortlist(tools, gold, key, Math.round((tools.length * options.shortlist) / 100)) : tools;
   return options.obfuscate ? obfuscated(shown) : { tools: shown, toModel: (c) => c, fromModel: (c) => c };
 }
 
-function shortlist(tools: readonly ToolSpec[], gold: readonly ToolCall[], key: string, percent: number): ToolSpec[] {
+/**
+ * About `count` tools of the universe, in its order: the gold's tools always, the others drawn
+ * with a seed fixed by `key` (the same item gets the same list on every run).
+ */
+export function shortlist(tools: readonly ToolSpec[], gold: readonly ToolCall[], key: string, count: number): ToolSpec[] {
   const needed = new Set(gold.map((c) => c.name));
-  const keep = Math.max(needed.size, Math.round((tools.length * percent) / 100));
+  const keep = Math.max(needed.size, count);
   const others = tools.filter((t) => !needed.has(t.function.name));
   const random = mulberry32(parseInt(hashJson(key).slice(0, 8), 16));
   for (let i = others.length - 1; i > 0; i--) {

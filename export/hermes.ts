@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../core/model.js';
-import { answerInWords, type ConversationInput } from './openai-chat.js';
+import type { ConversationInput } from './openai-chat.js';
 
 /**
  * A sample in the Hermes function-calling format (NousResearch's hermes-function-calling,
@@ -52,7 +52,7 @@ export function hermesExample(input: ConversationInput): HermesExample {
       value: `<tool_response>\n${JSON.stringify(input.outputs[i] ?? null)}\n</tool_response>`,
     });
   });
-  conversations.push({ from: 'gpt', value: answerInWords(input.goldAnswer) });
+  conversations.push({ from: 'gpt', value: input.answer });
   return { conversations };
 }
 

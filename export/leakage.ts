@@ -14,8 +14,8 @@ export interface LeakageItem {
   db: string;
   question: string;
   sql: string;
-  /** The sample's calls, as canonical text (identical sequences compare equal). */
-  calls: string;
+  /** The item's call sequences (one per formulation), as canonical text: identical sequences compare equal. */
+  calls: string[];
 }
 
 export interface LeakageFinding {
@@ -55,24 +55,31 @@ export function leakageReport(
       .filter(([, splits]) => splits.size > 1)
       .map(([db]) => db)
       .sort(),
-    identicalQuestions: identical(items, splitOf, (item) => item.question.trim().toLowerCase()),
+    identicalQuestions: identical(items, splitOf, (item) => [item.question.trim().toLowerCase()]),
     nearDuplicateQuestions: { ...near, threshold },
-    identicalSql: identical(items, splitOf, (item) => item.sql.replace(/\s+/g, ' ').trim().toLowerCase()),
+    identicalSql: identical(items, splitOf, (item) => [item.sql.replace(/\s+/g, ' ').trim().toLowerCase()]),
     identicalCalls: identical(items, splitOf, (item) => item.calls),
   };
 }
 
-/** Pairs of items in different splits with the same value. */
+/** Pairs of items in different splits that share a value (each pair once). */
 function identical(
   items: readonly LeakageItem[],
   splitOf: (item: LeakageItem) => SplitName | undefined,
-  valueOf: (item: LeakageItem) => string,
+  valuesOf: (item: LeakageItem) => string[],
 ): LeakageFinding {
   const finding: LeakageFinding = { pairs: 0, examples: [] };
-  for (const group of groupBy(items, valueOf).values()) {
+  const counted = new Set<string>();
+  const entries = items.flatMap((item) => [...new Set(valuesOf(item))].map((value) => ({ item, value })));
+  for (const group of groupBy(entries, (entry) => entry.value).values()) {
     for (let i = 0; i < group.length; i++)
-      for (let j = i + 1; j < group.length; j++)
-        if (splitOf(group[i]) !== splitOf(group[j])) record(finding, group[i].key, group[j].key);
+      for (let j = i + 1; j < group.length; j++) {
+        const [a, b] = [group[i].item, group[j].item];
+        const pair = `${a.key}\u0000${b.key}`;
+        if (splitOf(a) === splitOf(b) || counted.has(pair)) continue;
+        counted.add(pair);
+        record(finding, a.key, b.key);
+      }
   }
   return finding;
 }

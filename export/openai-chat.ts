@@ -73,7 +73,8 @@ export interface ConversationInput {
   /** Each call's output as JSON, in call order (what the tool returned when the sample was exported). */
   outputs: readonly unknown[];
   tools: readonly ToolSpec[];
-  goldAnswer: readonly (readonly SqlValue[])[];
+  /** The final answer in words (answerInWords of the gold answer; a negative's refusal). */
+  answer: string;
 }
 
 export function chatExample(input: ConversationInput): ChatExample {
@@ -98,7 +99,7 @@ export function chatExample(input: ConversationInput): ChatExample {
     });
     messages.push({ role: 'tool', tool_call_id: id, content: JSON.stringify(input.outputs[i] ?? null) });
   });
-  messages.push({ role: 'assistant', content: answerInWords(input.goldAnswer) });
+  messages.push({ role: 'assistant', content: input.answer });
   return {
     messages,
     tools: input.tools.map((t) => ({ type: 'function', function: t.function })),

@@ -97,7 +97,8 @@ export function answerJson(outputs: readonly ToolOutput[]): unknown {
   return plain.length === 1 ? plain[0] : plain;
 }
 
-function plainOutput(output: ToolOutput): SqlValue | SqlValue[] | Record<string, SqlValue>[] {
+/** One output as plain JSON: scalar → value, list → array, table → records. */
+export function plainOutput(output: ToolOutput): SqlValue | SqlValue[] | Record<string, SqlValue>[] {
   if (output.kind === 'scalar') return output.value;
   if (output.kind === 'list') return output.values;
   return output.rows.map((row) => Object.fromEntries(output.columns.map((c, i) => [c, row[i]])));

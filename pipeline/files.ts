@@ -6,7 +6,7 @@ import path from 'node:path';
  * Writes a file atomically: a temporary sibling, then rename (atomic on one filesystem),
  * so a reader or a killed run never sees a half-written output file.
  */
-export async function writeFileAtomic(file: string, content: string): Promise<void> {
+export async function writeFileAtomic(file: string, content: string | Uint8Array): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {

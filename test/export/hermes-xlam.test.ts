@@ -1,5 +1,6 @@
 import { hermesExample, HermesExampleSchema } from '../../export/hermes.js';
 import { xlamExample, XlamExampleSchema } from '../../export/xlam.js';
+import { answerInWords } from '../../export/openai-chat.js';
 
 /** A sample in the Hermes (ShareGPT + <tool_call>) and xLAM/APIGen formats, valid against each format's schema. */
 
@@ -36,7 +37,7 @@ const input = {
   calls,
   outputs: [{ columns: ['book_title'], rows: [['Winter Machine']] }],
   tools,
-  goldAnswer: [['Winter Machine']],
+  answer: answerInWords([['Winter Machine']]),
 };
 
 test('Hermes: tools in the system turn, a <tool_call> then its <tool_response> per call, the answer last', () => {

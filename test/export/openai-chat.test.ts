@@ -30,7 +30,7 @@ const input = {
       function: { name: 'retrieve_data', description: 'Read a column', parameters: { type: 'object' } },
     },
   ],
-  goldAnswer: [['Winter Machine']],
+  answer: answerInWords([['Winter Machine']]),
 };
 
 test('one assistant call and one tool result per call, ids are the labels, a final answer in words', () => {

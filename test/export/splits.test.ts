@@ -58,7 +58,7 @@ describe('leakage report', () => {
     db,
     question,
     sql,
-    calls,
+    calls: [calls],
   });
   test('identical and near-identical questions, identical SQL and calls across splits, counted once per pair', () => {
     const corpus = [
@@ -85,5 +85,5 @@ describe('leakage report', () => {
 });
 
 function asLeakage(corpus: SplitItem[]): LeakageItem[] {
-  return corpus.map((i) => ({ key: i.key, db: i.db, question: `question ${i.key}`, sql: i.key, calls: i.key }));
+  return corpus.map((i) => ({ key: i.key, db: i.db, question: `question ${i.key}`, sql: i.key, calls: [i.key] }));
 }

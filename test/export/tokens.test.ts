@@ -1,4 +1,4 @@
-import { countTokens, tokenStats } from '../../export/tokens.js';
+import { countTokens, TokenCounter, TOKENS_PER_PART } from '../../export/tokens.js';
 
 /** Token statistics with a tokenizer that ships its vocabulary (no network). */
 
@@ -8,9 +8,27 @@ test('counts tokens with the bundled vocabularies', () => {
   expect(countTokens('')).toBe(0);
 });
 
-test('per-export statistics: total, mean, nearest-rank p50 and p95, max', () => {
-  const lines = ['hello world', 'hello', 'hello world hello world', ''];
-  // Counts 2, 1, 4, 0 → sorted 0, 1, 2, 4.
-  expect(tokenStats(lines)).toEqual({ encoding: 'o200k_base', lines: 4, total: 7, mean: 1.75, p50: 1, p95: 4, max: 4 });
-  expect(tokenStats([])).toMatchObject({ lines: 0, total: 0, mean: 0, p50: 0, p95: 0, max: 0 });
+test('per-export statistics: an example is its parts plus the template per part; total, mean, nearest-rank p50 and p95, max', () => {
+  const counter = new TokenCounter();
+  // Parts of 2, 1, 4 and 0 tokens, each with the template's markers.
+  counter.add(['hello world']);
+  counter.add(['hello']);
+  counter.add(['hello world', 'hello world']);
+  counter.add([]);
+  const p = TOKENS_PER_PART;
+  expect(counter.stats()).toEqual({
+    encoding: 'o200k_base',
+    examples: 4,
+    total: 7 + 4 * p,
+    mean: (7 + 4 * p) / 4,
+    p50: 1 + p,
+    p95: 4 + 2 * p,
+    max: 4 + 2 * p,
+  });
+  expect(new TokenCounter('cl100k_base').stats()).toMatchObject({
+    encoding: 'cl100k_base',
+    examples: 0,
+    total: 0,
+    p95: 0,
+  });
 });

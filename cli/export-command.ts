@@ -1,0 +1,202 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadConfig } from '../config/load.js';
+import { EXPORT_DEFAULTS } from '../config/schema.js';
+import { FORMULATIONS, type Formulation } from '../core/model.js';
+import { UserFacingError } from '../core/errors.js';
+import { positiveInt } from './args.js';
+import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
+import { textTable } from './table.js';
+import type { ExportResult, ExportSettings, FormatName, SplitMode } from '../export/run.js';
+
+/**
+ * `nl2api export`: generated outputs to training and benchmark formats, split without
+ * leakage, with negatives; several `--from` make a mixture. The export code loads only when
+ * the command runs.
+ */
+
+interface ExportFlags {
+  from: string[];
+  source?: string[];
+  weight?: number[];
+  out: string;
+  format?: FormatName[];
+  formulations?: Formulation[];
+  split?: SplitMode;
+  shares?: ExportSettings['shares'];
+  seed?: number;
+  negatives?: number;
+  restTools?: number;
+  encoding?: ExportSettings['encoding'];
+  concurrency?: number;
+  sqlWorkers?: number;
+  config?: string;
+}
+
+export function addExportCommand(program: Command): void {
+  program
+    .command('export')
+    .description('export generated outputs as training and benchmark formats (splits, negatives, mixtures)')
+    .requiredOption('--from <dir...>', 'output folder(s) of nl2api generate (several: a mixture, duplicates dropped)')
+    .option(
+      '--source <dir...>',
+      'the source each --from was generated from (its databases run the gold calls); one for all, or one per --from',
+    )
+    .option('--weight <w...>', 'per --from, how many times its samples appear (0.5: a seeded half; 2: twice)', weights)
+    .requiredOption('--out <dir>', 'the export folder')
+    .addOption(
+      new Option('--format <f...>', `formats (default: all: ${EXPORT_DEFAULTS.formats.join(', ')})`).choices([
+        ...EXPORT_DEFAULTS.formats,
+      ]),
+    )
+    .option('--formulations <list>', 'comma-separated: slot,sel,rest (default: every one the output has)', formulations)
+    .addOption(
+      new Option('--split <mode>', `how to split (default ${EXPORT_DEFAULTS.split})`).choices([
+        'by-database',
+        'by-question',
+        'none',
+      ]),
+    )
+    .option('--shares <t,v,t>', 'train,validation,test shares (default 0.8,0.1,0.1)', shares)
+    .option(
+      '--seed <n>',
+      `seed of the splits, weights, negatives and tool draws (default ${EXPORT_DEFAULTS.seed})`,
+      integer,
+    )
+    .option(
+      '--negatives <share>',
+      `share of questions that also get a negative (default ${EXPORT_DEFAULTS.negatives})`,
+      share,
+    )
+    .option(
+      '--rest-tools <n>',
+      `REST endpoints offered per example, the gold's included; 0: all of its database (default ${EXPORT_DEFAULTS.restTools})`,
+      integer,
+    )
+    .addOption(
+      new Option('--encoding <name>', 'tokenizer of the token statistics').choices(['o200k_base', 'cl100k_base']),
+    )
+    .option('--concurrency <n>', withDefault('samples in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
+    .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
+    .option('--config <file>', 'JSON config file (its `export` block; flags override it)')
+    .action(async (flags: ExportFlags, command: Command) => {
+      process.exitCode = await runExportCommand(flags, command);
+    });
+}
+
+async function runExportCommand(flags: ExportFlags, command: Command): Promise<number> {
+  const given = (key: keyof ExportFlags) => command.getOptionValueSource(key) === 'cli';
+  const config = await loadConfig({
+    file: flags.config,
+    flags: {
+      ...(given('concurrency') ? { concurrency: flags.concurrency } : {}),
+      ...(given('sqlWorkers') ? { sqlWorkers: flags.sqlWorkers } : {}),
+    },
+  });
+  const sources = flags.source ?? (config.source ? [config.source] : []);
+  if (sources.length === 0)
+    throw new UserFacingError('no --source: the databases the outputs were generated from (they run the gold calls)');
+  if (sources.length !== 1 && sources.length !== flags.from.length)
+    throw new UserFacingError(
+      `${sources.length} --source for ${flags.from.length} --from: give one, or one per --from`,
+    );
+  if (flags.weight && flags.weight.length !== flags.from.length)
+    throw new UserFacingError(`${flags.weight.length} --weight for ${flags.from.length} --from: give one per --from`);
+  const { runExport, exportSettings } = await import('../export/run.js');
+  const settings = exportSettings(config.export, {
+    formats: flags.format,
+    formulations: flags.formulations,
+    split: flags.split,
+    shares: flags.shares,
+    seed: flags.seed,
+    negatives: flags.negatives,
+    restTools: flags.restTools,
+    encoding: flags.encoding,
+  });
+  let last = 0;
+  const result = await runExport({
+    ...settings,
+    from: flags.from.map((dir, i) => ({
+      dir,
+      databases: sources[sources.length === 1 ? 0 : i],
+      weight: flags.weight?.[i] ?? 1,
+    })),
+    out: flags.out,
+    config,
+    onProgress: (done, total) => {
+      const now = Date.now();
+      if (done === total || now - last > 1000) {
+        last = now;
+        process.stderr.write(`export: ${done}/${total} samples run\n`);
+      }
+    },
+  });
+  process.stdout.write(`${exportReport(result)}\n`);
+  return result.summary.counts.invalid > 0 ? 1 : 0;
+}
+
+/** What the command prints: counts per formulation and split, tokens per format, leakage, files. */
+export function exportReport({ summary, unchanged, written }: ExportResult): string {
+  const { counts, leakage } = summary;
+  const splits = ['train', 'validation', 'test'] as const;
+  const rows = Object.entries(counts.examples).map(([f, perSplit]) => [
+    f,
+    ...splits.map((s) => String(perSplit?.[s] ?? 0)),
+  ]);
+  const tokens = Object.entries(summary.tokens).flatMap(([format, perFormulation]) =>
+    Object.entries(perFormulation).map(([f, stats]) => [
+      format,
+      f,
+      String(stats!.examples),
+      String(stats!.total),
+      stats!.mean.toFixed(0),
+      String(stats!.p95),
+      String(stats!.max),
+    ]),
+  );
+  return [
+    textTable([['formulation', ...splits], ...rows]),
+    '',
+    `${counts.loaded} samples read = ${counts.exported} exported + ${counts.duplicates} duplicates + ${counts.failed} failed; ${counts.negatives} negatives; ${counts.invalid} invalid lines`,
+    '',
+    textTable([['format', 'formulation', 'examples', 'tokens', 'mean', 'p95', 'max'], ...tokens]),
+    '',
+    `leakage: ${leakage.sharedDatabases.length} shared databases; question pairs across splits: ${leakage.identicalQuestions.pairs} identical, ${leakage.nearDuplicateQuestions.pairs} near-identical; ${leakage.identicalSql.pairs} identical SQL; ${leakage.identicalCalls.pairs} identical call sequences`,
+    ...summary.failures.slice(0, 10).map((f) => `failed ${f.key}: ${f.category}: ${f.message}`),
+    ...summary.invalid.slice(0, 10).map((f) => `invalid ${f.format} ${f.key}: ${f.message}`),
+    unchanged
+      ? 'unchanged since the last export: nothing written'
+      : `${written} of ${Object.keys(summary.files).length} files written (the rest unchanged)`,
+  ].join('\n');
+}
+
+function formulations(value: string): Formulation[] {
+  const list = value.split(',').map((f) => f.trim());
+  const unknown = list.filter((f) => !(FORMULATIONS as readonly string[]).includes(f));
+  if (unknown.length) throw new InvalidArgumentError(`unknown formulation ${unknown.join(', ')} (slot, sel, rest)`);
+  return list as Formulation[];
+}
+
+function shares(value: string): ExportSettings['shares'] {
+  const parts = value.split(',').map(Number);
+  if (parts.length !== 3 || parts.some((p) => !(p >= 0)) || parts[0] + parts[1] + parts[2] <= 0)
+    throw new InvalidArgumentError('three shares, train,validation,test, not all 0 (e.g. 0.8,0.1,0.1)');
+  return { train: parts[0], validation: parts[1], test: parts[2] };
+}
+
+function share(value: string): number {
+  const n = Number(value);
+  if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('a share between 0 and 1');
+  return n;
+}
+
+function integer(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('a whole number, 0 or more');
+  return n;
+}
+
+function weights(value: string, previous: number[] | undefined): number[] {
+  const n = Number(value);
+  if (!(n >= 0) || !Number.isFinite(n)) throw new InvalidArgumentError('a weight, 0 or more');
+  return [...(previous ?? []), n];
+}

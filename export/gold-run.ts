@@ -1,0 +1,86 @@
+import { unconsumedLabels } from '../eval/answer-labels.js';
+import type { EvalItem } from '../eval/dataset.js';
+import { OBSERVED_ROWS, openEpisode, type EnvironmentOptions } from '../eval/environment.js';
+import { plainOutput } from '../pipeline/emit.js';
+import { answeringEndpoints } from './negatives.js';
+
+/**
+ * What an export needs of the live tools for one sample: each gold call's output as a
+ * conversation shows it, and for a REST question that gets a negative, the endpoints that
+ * answer it. The answer's outputs are the sample's own recorded ones (verification computed
+ * them, whole): only the calls a later call consumes are run, for their first rows. So REST
+ * runs nothing, and SEL sends the very SQL of SLOT (a memoized executor answers it once).
+ */
+
+export interface GoldRun {
+  /** Each gold call's output as plain JSON (value, values or records), at most OBSERVED_ROWS rows. */
+  outputs: unknown[];
+  /** The tools that answer the item (its gold's, and for REST every endpoint found to). */
+  answering: string[];
+}
+
+/** A call's output failed where verification had it succeed: the dataset and its databases disagree. */
+export class GoldCallError extends Error {
+  constructor(
+    readonly category: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function runGold(
+  item: EvalItem,
+  environment: () => Promise<EnvironmentOptions>,
+  findAnswering: boolean,
+): Promise<GoldRun> {
+  const recorded = recordedAnswers(item);
+  const outputs: unknown[] = [];
+  const needsTools = item.goldCalls.some((call) => !recorded.has(call.label)) || findAnswering;
+  const episode = needsTools ? await openEpisode(item, await environment()) : undefined;
+  for (const call of item.goldCalls) {
+    const answer = recorded.get(call.label);
+    if (answer !== undefined) {
+      outputs.push(shown(answer.value));
+      continue;
+    }
+    const step = await episode!.call(call);
+    if (!step.ok)
+      throw new GoldCallError(`gold_calls:${step.kind}`, `${call.name} (${call.label}) fails now: ${step.error}`);
+    if ('status' in step.output) throw new GoldCallError('gold_calls:rest', `${call.name} is not the sample's answer`);
+    outputs.push(shown(plainOutput(step.output)));
+  }
+  const answering =
+    findAnswering && item.formulation === 'rest'
+      ? await answeringEndpoints(item, item.tools, episode!)
+      : new Set(item.goldCalls.map((call) => call.name));
+  return { outputs, answering: [...answering].sort() };
+}
+
+/**
+ * The sample's recorded answer, by the label of the call that gave it: a sequence's answer
+ * calls (its `answer_labels`, the unconsumed ones) and a REST call's response.
+ */
+function recordedAnswers(item: EvalItem): Map<string, { value: unknown }> {
+  const published = item.published as { answer_labels?: string[]; output_after_executing_api?: unknown };
+  const answer = published.output_after_executing_api;
+  if (item.formulation === 'rest') {
+    const last = item.goldCalls[item.goldCalls.length - 1];
+    return new Map(last ? [[last.label, { value: answer }]] : []);
+  }
+  const labels = published.answer_labels ?? unconsumedLabels(item.goldCalls);
+  if (labels.length === 1) return new Map([[labels[0], { value: answer }]]);
+  const parts = Array.isArray(answer) ? answer : [];
+  return new Map(labels.flatMap((label, i) => (i < parts.length ? [[label, { value: parts[i] }]] : [])));
+}
+
+/** An output as a conversation shows it: whole up to OBSERVED_ROWS rows or values, else those and `more`. */
+export function shown(value: unknown): unknown {
+  if (Array.isArray(value))
+    return value.length > OBSERVED_ROWS ? { first: value.slice(0, OBSERVED_ROWS), more: true } : value;
+  if (value && typeof value === 'object' && Array.isArray((value as { rows?: unknown }).rows)) {
+    const body = value as { rows: unknown[] };
+    return body.rows.length > OBSERVED_ROWS ? { ...body, rows: body.rows.slice(0, OBSERVED_ROWS), more: true } : body;
+  }
+  return value;
+}

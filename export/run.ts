@@ -1,0 +1,538 @@
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import pLimit from 'p-limit';
+import type { Config, ExportConfig } from '../config/schema.js';
+import { EXPORT_DEFAULTS } from '../config/schema.js';
+import { groupBy } from '../core/group.js';
+import { hashJson, sha256 } from '../core/hash.js';
+import { orderedFormulations, type Formulation, type ToolSpec } from '../core/model.js';
+import { accept, reject, type Outcome } from '../core/outcome.js';
+import { packageVersion } from '../core/package-root.js';
+import { DatasetError, type EvalItem } from '../eval/dataset.js';
+import { openLiveTools, type LiveTools } from '../eval/live-tools.js';
+import { shortlist } from '../eval/tool-view.js';
+import { codeFingerprint, CODE_DIRS } from '../pipeline/code-fingerprint.js';
+import { jsonlText, jsonText, writeFileAtomic } from '../pipeline/files.js';
+import { memoizeExecutor } from '../pipeline/sql-memo.js';
+import { createSqlPool } from '../runtime/sql/pool.js';
+import { ensureWritableDir } from '../pipeline/setup-error.js';
+import { loadCorpus, type CorpusInput, type CorpusItem } from './corpus.js';
+import { LINE_FORMATS, type LineFormat } from './formats.js';
+import { GoldCallError, runGold, type GoldRun } from './gold-run.js';
+import { hfCard, shardFiles, SHARD_ROWS } from './hf-layout.js';
+import { leakageReport, type LeakageReport } from './leakage.js';
+import { liveApiBenchJson, liveApiBenchRestTools } from './live-api-bench.js';
+import { dedupeAcrossSources, normalizedText, weighted, type Duplicate } from './mixture.js';
+import { nativeExample } from './native.js';
+import { hasNegative, withoutTools } from './negatives.js';
+import { recordsToParquet } from './parquet.js';
+import { provenanceOf, type ExportSample } from './sample.js';
+import { SPLIT_NAMES, splitByDatabase, splitByQuestion, type SplitName, type SplitShares } from './splits.js';
+import { TokenCounter, type TokenStats } from './tokens.js';
+
+/**
+ * `nl2api export`: generated outputs (`--from`, one or several) → training and benchmark
+ * formats, without regenerating anything. Samples are read as evaluation reads them, mixed
+ * (cross-source duplicates dropped, weights applied), split without leakage, given negatives,
+ * and their gold calls run once through the live tools for the real outputs a conversation
+ * shows (a cached stage: a rerun asks the tools nothing it asked). Every line is checked
+ * against its format's schema before it is written. The export is incremental: its inputs'
+ * hash is kept in `export.json`, and an unchanged input re-exports nothing; a changed one
+ * rewrites only the files whose content changed.
+ */
+
+export type SplitMode = 'by-database' | 'by-question' | 'none';
+export type FormatName = (typeof EXPORT_DEFAULTS.formats)[number];
+
+export interface ExportSettings {
+  formats: FormatName[];
+  /** Default: every formulation each source has. */
+  formulations?: Formulation[];
+  split: SplitMode;
+  shares: SplitShares;
+  seed: number;
+  negatives: number;
+  restTools: number;
+  encoding: 'o200k_base' | 'cl100k_base';
+  nearDuplicate: number;
+}
+
+export interface ExportOptions extends ExportSettings {
+  from: CorpusInput[];
+  out: string;
+  /** SQL workers, timeouts, concurrency, retries, the cache switch. */
+  config: Config;
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface ExportSummary {
+  nl2api: string;
+  /** Hash of everything the export is a function of: a rerun with the same hash writes nothing. */
+  inputs: string;
+  settings: ExportSettings;
+  sources: { name: string; dataset: string; weight: number; samples: number }[];
+  counts: {
+    /** Samples read, over every source and formulation. */
+    loaded: number;
+    /** Dropped as another source's question (`duplicates`). */
+    duplicates: number;
+    /** Whose gold calls no longer run (`failures`). */
+    failed: number;
+    /** loaded − duplicates − failed. */
+    exported: number;
+    /** Examples per formulation and split, weighted copies and negatives included. */
+    examples: Partial<Record<Formulation, Partial<Record<SplitName, number>>>>;
+    negatives: number;
+    /** Lines refused by their format's schema (`invalid`): 0 unless there is a bug. */
+    invalid: number;
+  };
+  duplicates: Duplicate[];
+  failures: { key: string; category: string; message: string }[];
+  invalid: { format: string; key: string; message: string }[];
+  tokens: Record<string, Partial<Record<Formulation, TokenStats>>>;
+  leakage: LeakageReport;
+  /** Every file written, with its content hash. */
+  files: Record<string, string>;
+}
+
+export interface ExportResult {
+  summary: ExportSummary;
+  /** Nothing changed since the last export to this folder: nothing was written. */
+  unchanged: boolean;
+  written: number;
+}
+
+export function exportSettings(config: ExportConfig | undefined, flags: Partial<ExportSettings>): ExportSettings {
+  const pick = <K extends keyof ExportSettings>(key: K, fallback: ExportSettings[K]): ExportSettings[K] =>
+    flags[key] ?? (config?.[key as keyof ExportConfig] as ExportSettings[K] | undefined) ?? fallback;
+  return {
+    formats: pick('formats', [...EXPORT_DEFAULTS.formats]),
+    ...(flags.formulations ? { formulations: flags.formulations } : {}),
+    split: pick('split', EXPORT_DEFAULTS.split),
+    shares: pick('shares', { ...EXPORT_DEFAULTS.shares }),
+    seed: pick('seed', EXPORT_DEFAULTS.seed),
+    negatives: pick('negatives', EXPORT_DEFAULTS.negatives),
+    restTools: pick('restTools', EXPORT_DEFAULTS.restTools),
+    encoding: pick('encoding', EXPORT_DEFAULTS.encoding),
+    nearDuplicate: pick('nearDuplicate', EXPORT_DEFAULTS.nearDuplicate),
+  };
+}
+
+const SUMMARY_FILE = 'export.json';
+
+export async function runExport(options: ExportOptions): Promise<ExportResult> {
+  const out = path.resolve(options.out);
+  ensureWritableDir(out, 'the export folder');
+  const settings = settingsOf(options);
+  const code = codeFingerprint([...CODE_DIRS, 'eval', 'export']);
+  const inputs = hashJson({
+    code,
+    settings,
+    sources: await Promise.all(options.from.map(async (f) => ({ weight: f.weight, files: await folderHash(f.dir) }))),
+  });
+  const previous = await readSummary(out);
+  if (previous?.inputs === inputs && (await allExist(out, Object.keys(previous.files))))
+    return { summary: previous, unchanged: true, written: 0 };
+
+  const corpus = await loadCorpus(options.from, settings.formulations);
+  const { kept, duplicates } = dedupeAcrossSources(corpus.items);
+  const assignment = assignSplits(kept, settings);
+  const negativeUnits = new Set(
+    kept.filter((e) => hasNegative(e.unit, settings.negatives, settings.seed)).map((e) => e.unit),
+  );
+  const runs = await runAllGold(corpus.datasets, kept, negativeUnits, options);
+
+  const failures = kept.flatMap((e) => {
+    const run = runs.get(e.key);
+    return run && !run.ok ? [{ key: e.key, category: run.category, message: run.message }] : [];
+  });
+  const samples = exportSamples(kept, runs, assignment, negativeUnits, settings);
+  const writer = new ExportWriter(out, previous?.files ?? {});
+  const { tokens, invalid } = await writeFormats(writer, samples, settings);
+  const leakage = leakageReport(leakageItems(kept), assignment, settings.nearDuplicate);
+
+  const examples: ExportSummary['counts']['examples'] = {};
+  for (const sample of samples) {
+    const perSplit = (examples[sample.item.formulation] ??= {});
+    perSplit[sample.split] = (perSplit[sample.split] ?? 0) + 1;
+  }
+  const summary: ExportSummary = {
+    nl2api: packageVersion(),
+    inputs,
+    settings,
+    sources: corpus.sources.map((s) => ({
+      name: s.name,
+      dataset: s.dataset,
+      weight: s.weight,
+      samples: corpus.items.filter((e) => e.source === s).length,
+    })),
+    counts: {
+      loaded: corpus.items.length,
+      duplicates: corpus.items.length - kept.length,
+      failed: failures.length,
+      exported: kept.length - failures.length,
+      examples,
+      negatives: samples.filter((s) => s.negative).length,
+      invalid: invalid.length,
+    },
+    duplicates,
+    failures,
+    invalid,
+    tokens,
+    leakage,
+    files: {},
+  };
+  if (settings.formats.includes('hf')) await writeHfLayout(writer, samples, corpus.sources[0]?.dir, summary);
+  await writer.write('leakage.json', jsonText(leakage));
+  summary.files = await writer.finish();
+  // Last: its presence with this input hash is what makes the next run a no-op.
+  await writeFileAtomic(path.join(out, SUMMARY_FILE), jsonText(summary));
+  return { summary, unchanged: false, written: writer.written };
+}
+
+function settingsOf(options: ExportOptions): ExportSettings {
+  return {
+    formats: options.formats,
+    ...(options.formulations ? { formulations: orderedFormulations(options.formulations) } : {}),
+    split: options.split,
+    shares: options.shares,
+    seed: options.seed,
+    negatives: options.negatives,
+    restTools: options.restTools,
+    encoding: options.encoding,
+    nearDuplicate: options.nearDuplicate,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Splits, gold runs, examples
+
+/**
+ * What is split: a question of a database, whichever source and formulation gave it (so a
+ * question's SLOT, SEL and REST samples, its copies and the same question from another
+ * source all share a split). A database is its id in every source.
+ */
+export const splitKeyOf = (entry: CorpusItem) => `${entry.item.db}\u0000${normalizedText(entry.item.question)}`;
+
+/** Each split key's split. */
+function assignSplits(kept: readonly CorpusItem[], settings: ExportSettings): Map<string, SplitName> {
+  const keys = [...new Map(kept.map((e) => [splitKeyOf(e), e]))].map(([key, e]) => ({
+    key,
+    db: e.item.db,
+    difficulty: e.item.difficulty,
+  }));
+  if (settings.split === 'none') return new Map(keys.map((k) => [k.key, 'train']));
+  return settings.split === 'by-database'
+    ? splitByDatabase(keys, settings.shares, settings.seed)
+    : splitByQuestion(keys, settings.shares, settings.seed);
+}
+
+/**
+ * Each kept sample's gold run (or why it failed), over one memoized pool of SQL workers (SEL
+ * sends SLOT's very statements). A dataset's live tools (its databases checked against the
+ * manifest's fingerprints, REST's server) open only when one of its samples needs them.
+ */
+async function runAllGold(
+  datasets: Awaited<ReturnType<typeof loadCorpus>>['datasets'],
+  kept: readonly CorpusItem[],
+  negativeUnits: ReadonlySet<string>,
+  options: ExportOptions,
+): Promise<Map<string, Outcome<GoldRun>>> {
+  const { config } = options;
+  const runs = new Map<string, Outcome<GoldRun>>();
+  const limit = pLimit(config.concurrency);
+  const pool = createSqlPool({ size: config.sqlWorkers });
+  const executor = memoizeExecutor(pool);
+  let done = 0;
+  try {
+    for (const { source, dataset } of datasets) {
+      const entries = kept.filter((e) => e.source === source && e.item.formulation === dataset.formulation);
+      if (entries.length === 0) continue;
+      let live: Promise<LiveTools> | undefined;
+      const environment = async () =>
+        (await (live ??= openLiveTools(dataset, source.databases, config, executor))).environment;
+      try {
+        await Promise.all(
+          entries.map((e) =>
+            limit(async () => {
+              runs.set(e.key, await goldOutcome(() => runGold(e.item, environment, negativeUnits.has(e.unit))));
+              options.onProgress?.(++done, kept.length);
+            }),
+          ),
+        );
+      } finally {
+        if (live) await (await live).close();
+      }
+    }
+  } finally {
+    await executor.close();
+  }
+  return runs;
+}
+
+/** A gold run as an outcome: the dataset disagreeing with its databases, or a fault of ours, fails the sample only. */
+async function goldOutcome(run: () => Promise<GoldRun>): Promise<Outcome<GoldRun>> {
+  try {
+    return accept(await run());
+  } catch (error) {
+    if (error instanceof DatasetError) throw error; // the whole source is unusable: said once, clearly
+    if (error instanceof GoldCallError) return reject(error.category, error.message);
+    return reject('internal_error', (error as Error).message);
+  }
+}
+
+/** The examples, in source order: each sample's weighted copies, then its negative (if it gets one). */
+function exportSamples(
+  kept: readonly CorpusItem[],
+  runs: ReadonlyMap<string, Outcome<GoldRun>>,
+  assignment: ReadonlyMap<string, SplitName>,
+  negativeUnits: ReadonlySet<string>,
+  settings: ExportSettings,
+): ExportSample[] {
+  const samples: ExportSample[] = [];
+  const offer = (item: EvalItem, tools: readonly ToolSpec[], gold: EvalItem['goldCalls'], key: string) =>
+    item.formulation === 'rest' && settings.restTools > 0
+      ? shortlist(tools, gold, key, settings.restTools)
+      : [...tools];
+  for (const entry of weighted(kept, settings.seed)) {
+    const run = runs.get(entry.key);
+    if (!run?.ok) continue;
+    const { item } = entry;
+    const common = { unit: entry.unit, source: entry.source, item, split: assignment.get(splitKeyOf(entry))! };
+    samples.push({
+      ...common,
+      key: entry.copy ? `${entry.key}#${entry.copy}` : entry.key,
+      copy: entry.copy,
+      negative: false,
+      tools: offer(item, item.tools, item.goldCalls, entry.key),
+      outputs: run.value.outputs,
+    });
+    if (entry.copy === 0 && negativeUnits.has(entry.unit)) {
+      const key = `${entry.key}!negative`;
+      samples.push({
+        ...common,
+        key,
+        copy: 0,
+        negative: true,
+        tools: offer(item, withoutTools(item.tools, new Set(run.value.answering)), [], key),
+        outputs: [],
+      });
+    }
+  }
+  return samples;
+}
+
+/** One leakage item per split key (its split is the key's). */
+function leakageItems(kept: readonly CorpusItem[]) {
+  return [...groupBy(kept, splitKeyOf)].map(([key, entries]) => ({
+    key,
+    db: entries[0].item.db,
+    question: entries[0].item.question,
+    sql: entries[0].item.sql,
+    calls: entries.map((e) => `${e.item.formulation}:${hashJson(e.item.goldCalls)}`),
+  }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/** Formulation, then split, then source order: the order every format's files and the provenance share. */
+function groupsOf(
+  samples: readonly ExportSample[],
+): { formulation: Formulation; split: SplitName; samples: ExportSample[] }[] {
+  const groups = groupBy(samples, (s) => `${s.item.formulation}/${s.split}`);
+  const formulations = orderedFormulations([...new Set(samples.map((s) => s.item.formulation))]);
+  return formulations.flatMap((formulation) =>
+    SPLIT_NAMES.flatMap((split) => {
+      const group = groups.get(`${formulation}/${split}`);
+      return group ? [{ formulation, split, samples: group }] : [];
+    }),
+  );
+}
+
+async function writeFormats(writer: ExportWriter, samples: readonly ExportSample[], settings: ExportSettings) {
+  const tokens: ExportSummary['tokens'] = {};
+  const invalid: ExportSummary['invalid'] = [];
+  const groups = groupsOf(samples);
+  for (const group of groups)
+    await writer.write(
+      `provenance/${group.formulation}/${group.split}.jsonl`,
+      jsonlText(group.samples.map(provenanceOf)),
+    );
+  for (const format of LINE_FORMATS.filter((f) => settings.formats.includes(f.name as FormatName))) {
+    const perFormulation: Partial<Record<Formulation, TokenStats>> = {};
+    for (const formulation of orderedFormulations([...new Set(groups.map((g) => g.formulation))])) {
+      const counter = format.parts ? new TokenCounter(settings.encoding) : undefined;
+      for (const group of groups.filter((g) => g.formulation === formulation)) {
+        const lines = checkedExamples(format, group.samples, invalid);
+        for (const { example } of lines) counter?.add(format.parts!(example));
+        await writeFormatFiles(writer, format, group, lines);
+      }
+      if (counter) perFormulation[formulation] = counter.stats();
+    }
+    if (format.parts) tokens[format.name] = perFormulation;
+  }
+  return { tokens, invalid };
+}
+
+/** Each sample's example, those its format's schema refuses left out (and listed). */
+function checkedExamples(
+  format: LineFormat,
+  samples: readonly ExportSample[],
+  invalid: ExportSummary['invalid'],
+): { sample: ExportSample; example: unknown }[] {
+  return samples.flatMap((sample, index) => {
+    const example = format.example(sample, index);
+    const checked = format.schema.safeParse(example);
+    if (checked.success) return [{ sample, example }];
+    invalid.push({ format: format.name, key: sample.key, message: checked.error.message });
+    return [];
+  });
+}
+
+async function writeFormatFiles(
+  writer: ExportWriter,
+  format: LineFormat,
+  group: { formulation: Formulation; split: SplitName },
+  lines: { sample: ExportSample; example: unknown }[],
+): Promise<void> {
+  const dir = `${format.name}/${group.formulation}`;
+  if (format.name !== 'live-api-bench') {
+    await writer.write(`${dir}/${group.split}.jsonl`, jsonlText(lines.map((l) => l.example)));
+    return;
+  }
+  // As published: one JSON array per database; REST's endpoints, per database, beside them.
+  for (const [db, entries] of groupBy(lines, (l) => l.sample.item.db)) {
+    await writer.write(`${dir}/${group.split}/${db}.json`, liveApiBenchJson(entries.map((l) => l.example)));
+    if (group.formulation === 'rest')
+      await writer.write(
+        `${dir}/tools/${db}.json`,
+        jsonText(liveApiBenchRestTools(entries.find((l) => !l.sample.negative)?.sample.item.tools ?? [])),
+      );
+  }
+}
+
+async function writeHfLayout(
+  writer: ExportWriter,
+  samples: readonly ExportSample[],
+  firstSourceDir: string | undefined,
+  summary: ExportSummary,
+): Promise<void> {
+  for (const group of groupsOf(samples)) {
+    const records = group.samples.map((s) => nativeExample(s) as Record<string, unknown>);
+    const files = shardFiles(group.formulation, group.split, records.length);
+    for (const [i, file] of files.entries())
+      await writer.write(
+        `hf/${file}`,
+        new Uint8Array(recordsToParquet(records.slice(i * SHARD_ROWS, (i + 1) * SHARD_ROWS))),
+      );
+  }
+  const sourceCard = firstSourceDir
+    ? await readFile(path.join(firstSourceDir, 'README.md'), 'utf8').catch(() => null)
+    : null;
+  const license = /^license:\s*(\S+)/m.exec(sourceCard ?? '')?.[1] ?? 'other';
+  await writer.write(
+    'hf/README.md',
+    hfCard({
+      sourceCard,
+      license,
+      prettyName: `${summary.sources.map((s) => s.dataset).join(' + ')}: tool-calling samples exported by nl2api`,
+      counts: summary.counts.examples,
+      exportSection: exportCardSection(summary),
+    }),
+  );
+}
+
+function exportCardSection(summary: ExportSummary): string {
+  const { counts, settings, leakage } = summary;
+  const rows = Object.entries(counts.examples).map(
+    ([f, splits]) => `| ${f} | ${SPLIT_NAMES.map((s) => splits?.[s] ?? 0).join(' | ')} |`,
+  );
+  return [
+    '## This export',
+    '',
+    `Exported by nl2api ${summary.nl2api} from ${summary.sources.map((s) => `\`${s.name}\` (weight ${s.weight})`).join(', ')}.`,
+    `Split \`${settings.split}\` (seed ${settings.seed}); ${counts.negatives} negatives (no tool answers them: the expected output is no call and a refusal); ${counts.duplicates} cross-source duplicates dropped.`,
+    '',
+    `| formulation | ${SPLIT_NAMES.join(' | ')} |`,
+    `|---|${SPLIT_NAMES.map(() => '---').join('|')}|`,
+    ...rows,
+    '',
+    `Leakage across splits: ${leakage.sharedDatabases.length} shared databases, ${leakage.identicalQuestions.pairs} identical and ${leakage.nearDuplicateQuestions.pairs} near-identical question pairs (Jaccard ≥ ${leakage.nearDuplicateQuestions.threshold}), ${leakage.identicalSql.pairs} identical SQL, ${leakage.identicalCalls.pairs} identical call sequences.`,
+    '',
+    'Load it with `datasets.load_dataset("<folder or repo>", "<formulation>")`; the `nl2api` records are described above.',
+  ].join('\n');
+}
+
+/**
+ * Writes an export's files: a file whose content hash is the one the last export recorded
+ * (and that still exists) is left alone; files the last export wrote and this one did not
+ * are removed.
+ */
+class ExportWriter {
+  private readonly files: Record<string, string> = {};
+  written = 0;
+
+  constructor(
+    private readonly out: string,
+    private readonly previous: Readonly<Record<string, string>>,
+  ) {}
+
+  async write(relative: string, content: string | Uint8Array): Promise<void> {
+    const hash = sha256(typeof content === 'string' ? content : Buffer.from(content));
+    this.files[relative] = hash;
+    const file = path.join(this.out, relative);
+    if (this.previous[relative] === hash && (await exists(file))) return;
+    await writeFileAtomic(file, content);
+    this.written++;
+  }
+
+  async finish(): Promise<Record<string, string>> {
+    for (const stale of Object.keys(this.previous).filter((f) => !(f in this.files)))
+      await rm(path.join(this.out, stale), { force: true });
+    return this.files;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Incrementality
+
+/** Content hash of a generated output folder (its samples, tools, manifest and card). */
+async function folderHash(dir: string): Promise<string> {
+  const root = path.resolve(dir);
+  const files = (
+    await readdir(root, { recursive: true }).catch(() => {
+      throw new DatasetError(`cannot read ${root}: is it the output folder of nl2api generate?`);
+    })
+  )
+    .filter((f) => !f.split(path.sep).some((part) => part.startsWith('.')))
+    .sort();
+  const parts: string[] = [];
+  for (const file of files) {
+    const full = path.join(root, file);
+    if ((await stat(full)).isFile()) parts.push(`${file}\u0000${sha256(await readFile(full))}`);
+  }
+  return sha256(parts.join('\n'));
+}
+
+async function readSummary(out: string): Promise<ExportSummary | undefined> {
+  const text = await readFile(path.join(out, SUMMARY_FILE), 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as ExportSummary;
+  } catch {
+    return undefined; // a damaged summary: export everything again
+  }
+}
+
+async function allExist(out: string, files: readonly string[]): Promise<boolean> {
+  for (const file of files) if (!(await exists(path.join(out, file)))) return false;
+  return true;
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    () => false,
+  );
+}

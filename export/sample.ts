@@ -1,0 +1,55 @@
+import type { ToolSpec } from '../core/model.js';
+import type { EvalItem } from '../eval/dataset.js';
+import type { CorpusSource } from './corpus.js';
+import { REFUSAL } from './negatives.js';
+import { answerInWords, type ConversationInput } from './openai-chat.js';
+import type { SplitName } from './splits.js';
+
+/**
+ * One example of an export, whatever its format: a generated sample (or a weighted copy of
+ * it, or its negative variant), the split it fell in, the tools it offers and the real
+ * outputs of its gold calls. Every format is a function of this.
+ */
+export interface ExportSample {
+  /** `<source>/<formulation>/<db>/<sample id>`, then `#<copy>` for a weighted copy and `!negative` for a negative. */
+  key: string;
+  unit: string;
+  source: CorpusSource;
+  item: EvalItem;
+  copy: number;
+  split: SplitName;
+  /** Its tools cannot answer it: the expected output is no call and a refusal. */
+  negative: boolean;
+  /** The tools offered (a negative's lack every tool that answers it). */
+  tools: ToolSpec[];
+  /** Each gold call's output as a model sees it (none for a negative). */
+  outputs: unknown[];
+}
+
+/** The conversation a sample is, for the chat formats. */
+export function conversationOf(sample: ExportSample): ConversationInput {
+  const { item } = sample;
+  return {
+    question: item.question,
+    evidence: item.evidence,
+    startLabels: item.initialization.map((call) => call.label),
+    calls: sample.negative ? [] : item.goldCalls,
+    outputs: sample.negative ? [] : sample.outputs,
+    tools: sample.tools,
+    answer: sample.negative ? REFUSAL : answerInWords(item.gold.rows),
+  };
+}
+
+/** Where a sample came from: the line beside it in the provenance file, and the fields of the record formats. */
+export function provenanceOf(sample: ExportSample) {
+  return {
+    key: sample.key,
+    source: sample.source.name,
+    dataset: sample.source.dataset,
+    formulation: sample.item.formulation,
+    db: sample.item.db,
+    sample_id: sample.item.id,
+    copy: sample.copy,
+    negative: sample.negative,
+  };
+}

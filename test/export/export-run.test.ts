@@ -1,0 +1,288 @@
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parquetReadObjects } from 'hyparquet';
+import { parseConfig } from '../../config/load.js';
+import { EXPORT_DEFAULTS } from '../../config/schema.js';
+import type { ToolSpec } from '../../core/model.js';
+import { LINE_FORMATS } from '../../export/formats.js';
+import { REFUSAL } from '../../export/negatives.js';
+import { runExport, type ExportOptions } from '../../export/run.js';
+import { DEMO_SOURCE, generateDemo } from '../eval/fixtures.js';
+
+/**
+ * `nl2api export` end to end on the embedded demo: every format for every formulation, each
+ * line valid against its format's schema as read back from disk, counts that add up, splits
+ * without shared databases, negatives that no offered tool answers, Parquet that an
+ * independent reader gives back as the JSONL records, mixtures, and an unchanged output that
+ * re-exports nothing.
+ */
+
+let root: string;
+beforeAll(async () => {
+  root = await generateDemo();
+}, 120_000);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const dataset = () => path.join(root, 'dataset');
+
+function options(out: string, overrides: Partial<ExportOptions> = {}): ExportOptions {
+  return {
+    formats: [...EXPORT_DEFAULTS.formats],
+    split: 'by-database',
+    shares: { ...EXPORT_DEFAULTS.shares },
+    seed: 7,
+    negatives: 0.3,
+    restTools: 4,
+    encoding: 'o200k_base',
+    nearDuplicate: 0.8,
+    from: [{ dir: dataset(), databases: DEMO_SOURCE, weight: 1 }],
+    out: path.join(root, out),
+    config: parseConfig({ source: DEMO_SOURCE, progress: 'none' }),
+    ...overrides,
+  };
+}
+
+const jsonl = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => !f.startsWith('.'));
+}
+
+describe('a whole export of the demo', () => {
+  let out: string;
+  let summary: Awaited<ReturnType<typeof runExport>>['summary'];
+  beforeAll(async () => {
+    const result = await runExport(options('all'));
+    summary = result.summary;
+    out = path.join(root, 'all');
+  }, 120_000);
+
+  test('counts add up, nothing invalid or failed, every formulation in every format', () => {
+    const { counts } = summary;
+    expect(counts.invalid).toBe(0);
+    expect(counts.failed).toBe(0);
+    expect(counts.loaded).toBe(counts.exported + counts.duplicates + counts.failed);
+    expect(Object.keys(counts.examples).sort()).toEqual(['rest', 'sel', 'slot']);
+    const examples = Object.values(counts.examples).flatMap((s) => Object.values(s ?? {})) as number[];
+    expect(examples.reduce((a, b) => a + b, 0)).toBe(counts.exported + counts.negatives);
+    expect(counts.negatives).toBeGreaterThan(0);
+    for (const format of ['nl2api', 'openai', 'hermes', 'xlam'])
+      for (const f of ['slot', 'sel', 'rest'])
+        expect(readdirSync(path.join(out, format, f)).filter((n) => n.endsWith('.jsonl')).length).toBeGreaterThan(0);
+  });
+
+  test('every line read back from disk is valid against its format, and lines align with the provenance', () => {
+    for (const format of LINE_FORMATS.filter((f) => f.name !== 'live-api-bench')) {
+      for (const f of ['slot', 'sel', 'rest']) {
+        for (const file of readdirSync(path.join(out, format.name, f))) {
+          const lines = jsonl(path.join(out, format.name, f, file));
+          const provenance = jsonl(path.join(out, 'provenance', f, file));
+          expect(lines).toHaveLength(provenance.length);
+          for (const line of lines) expect(format.schema.safeParse(line).success).toBe(true);
+          if (format.name === 'nl2api')
+            lines.forEach((line, i) => {
+              expect(line.sample_id).toBe(provenance[i].sample_id);
+              expect(line.negative).toBe(provenance[i].negative);
+            });
+        }
+      }
+    }
+  });
+
+  test('a conversation carries the real outputs of the gold calls, and ends with the answer in words', () => {
+    const samples = jsonl(path.join(out, 'nl2api', 'slot', 'train.jsonl')).concat(
+      ...['validation', 'test'].flatMap((s) =>
+        existsSync(path.join(out, 'nl2api', 'slot', `${s}.jsonl`))
+          ? [jsonl(path.join(out, 'nl2api', 'slot', `${s}.jsonl`))]
+          : [],
+      ),
+    );
+    const chats = ['train', 'validation', 'test'].flatMap((s) =>
+      existsSync(path.join(out, 'openai', 'slot', `${s}.jsonl`))
+        ? jsonl(path.join(out, 'openai', 'slot', `${s}.jsonl`))
+        : [],
+    );
+    expect(chats).toHaveLength(samples.length);
+    let checked = 0;
+    samples.forEach((sample, i) => {
+      if (sample.negative) return;
+      const messages = chats[i].messages as { role: string; content?: string | null; tool_calls?: unknown[] }[];
+      const toolMessages = messages.filter((m) => m.role === 'tool');
+      expect(toolMessages).toHaveLength((sample.output as unknown[]).length);
+      // A scalar answer is the last call's own output, as the sample records it.
+      if (typeof sample.output_after_executing_api === 'number') {
+        expect(JSON.parse(toolMessages[toolMessages.length - 1].content!)).toBe(sample.output_after_executing_api);
+        expect(messages[messages.length - 1].content).toBe(`The answer is ${sample.output_after_executing_api}.`);
+        checked++;
+      }
+    });
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  test('negatives: no call, a refusal, and none of the tools that answer the question', () => {
+    const natives = ['slot', 'sel', 'rest'].flatMap((f) =>
+      readdirSync(path.join(out, 'nl2api', f)).flatMap((file) => jsonl(path.join(out, 'nl2api', f, file))),
+    );
+    const negatives = natives.filter((s) => s.negative);
+    expect(negatives.length).toBe(summary.counts.negatives);
+    for (const negative of negatives) {
+      const positive = natives.find(
+        (s) =>
+          !s.negative &&
+          s.sample_id === negative.sample_id &&
+          s.formulation === negative.formulation &&
+          s.db_id === negative.db_id,
+      )!;
+      expect(negative).toMatchObject({ output: [], expected_reply: REFUSAL });
+      const gold = (positive.output as { name: string }[]).map((c) => c.name);
+      for (const name of gold) expect(negative.tools).not.toContain(name);
+    }
+    const xlam = ['slot', 'sel', 'rest'].flatMap((f) =>
+      readdirSync(path.join(out, 'xlam', f)).flatMap((file) => jsonl(path.join(out, 'xlam', f, file))),
+    );
+    expect(xlam.filter((x) => x.answers === '[]')).toHaveLength(negatives.length);
+  });
+
+  test('REST examples offer a few endpoints, the gold one among them', () => {
+    for (const file of readdirSync(path.join(out, 'openai', 'rest'))) {
+      const chats = jsonl(path.join(out, 'openai', 'rest', file));
+      for (const chat of chats) {
+        const tools = chat.tools as ToolSpec[];
+        expect(tools.length).toBeLessThanOrEqual(4);
+        const messages = chat.messages as { tool_calls?: { function: { name: string } }[] }[];
+        for (const call of messages.flatMap((m) => m.tool_calls ?? []))
+          expect(tools.map((t) => t.function.name)).toContain(call.function.name);
+      }
+    }
+  });
+
+  test('splits by database: no database in two splits; the leakage report says so', () => {
+    expect(summary.leakage.sharedDatabases).toEqual([]);
+    const leakage = JSON.parse(readFileSync(path.join(out, 'leakage.json'), 'utf8')) as typeof summary.leakage;
+    expect(leakage).toEqual(summary.leakage);
+    const dbsBySplit = new Map<string, Set<unknown>>();
+    for (const f of ['slot', 'sel', 'rest'])
+      for (const file of readdirSync(path.join(out, 'nl2api', f)))
+        for (const s of jsonl(path.join(out, 'nl2api', f, file)))
+          dbsBySplit.set(String(s.db_id), (dbsBySplit.get(String(s.db_id)) ?? new Set()).add(s.split));
+    for (const splits of dbsBySplit.values()) expect(splits.size).toBe(1);
+  });
+
+  test('the Hugging Face layout: Parquet shards read back as the JSONL records, a config per formulation', async () => {
+    const card = readFileSync(path.join(out, 'hf', 'README.md'), 'utf8');
+    for (const f of ['slot', 'sel', 'rest']) {
+      expect(card).toContain(`- config_name: ${f}`);
+      for (const shard of readdirSync(path.join(out, 'hf', 'data', f))) {
+        const [, split] = /^(\w+)-00000-of-00001\.parquet$/.exec(shard) ?? [];
+        expect(split).toBeDefined();
+        expect(card).toContain(`path: "data/${f}/${split}-*.parquet"`);
+        const buffer = readFileSync(path.join(out, 'hf', 'data', f, shard));
+        const rows = await parquetReadObjects({
+          file: buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength),
+        });
+        const records = jsonl(path.join(out, 'nl2api', f, `${split}.jsonl`));
+        expect(rows).toHaveLength(records.length);
+        rows.forEach((row, i) => {
+          expect(row.sample_id).toBe(records[i].sample_id);
+          expect(row.input).toBe(records[i].input);
+          expect(JSON.parse(row.gold_answer as string)).toEqual(records[i].gold_answer);
+          expect(JSON.parse(row.output as string)).toEqual(records[i].output);
+        });
+      }
+    }
+    expect(card).toMatch(/^---\nlicense: /);
+    expect(card).toContain('## This export');
+  });
+
+  test('token statistics per training format and formulation', () => {
+    for (const format of ['openai', 'hermes', 'xlam'])
+      for (const f of ['slot', 'sel', 'rest'] as const) {
+        const stats = summary.tokens[format][f]!;
+        expect(stats.examples).toBeGreaterThan(0);
+        expect(stats.p95).toBeGreaterThanOrEqual(stats.p50);
+        expect(stats.max).toBeGreaterThanOrEqual(stats.p95);
+      }
+  });
+
+  test('incremental: an unchanged output writes nothing; a changed one only the files that changed', async () => {
+    const again = await runExport(options('all'));
+    expect(again).toMatchObject({ unchanged: true, written: 0 });
+    // Drop one SLOT sample of one database: only SLOT's files of its split change.
+    const copy = path.join(root, 'changed-dataset');
+    cpSync(dataset(), copy, { recursive: true });
+    const file = path.join(copy, 'slot', readdirSync(path.join(copy, 'slot'))[0]);
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    writeFileSync(file, `${lines.slice(1).join('\n')}\n`);
+    const changed = await runExport(options('all', { from: [{ dir: copy, databases: DEMO_SOURCE, weight: 1 }] }));
+    expect(changed.unchanged).toBe(false);
+    expect(changed.written).toBeGreaterThan(0);
+    expect(changed.written).toBeLessThan(Object.keys(changed.summary.files).length / 2);
+    expect(changed.summary.counts.loaded).toBe(summary.counts.loaded - 1);
+  }, 120_000);
+});
+
+describe('splits and mixtures', () => {
+  test('by question: every database in every split in proportion; near-duplicates counted', async () => {
+    const { summary } = await runExport(
+      options('by-question', { split: 'by-question', formats: ['nl2api'], formulations: ['slot'], negatives: 0 }),
+    );
+    const slot = summary.counts.examples.slot!;
+    expect(slot.train! + slot.validation! + slot.test!).toBe(summary.counts.exported);
+    expect(slot.train!).toBeGreaterThan(slot.test!);
+    expect(summary.leakage.sharedDatabases.length).toBeGreaterThan(0);
+    expect(summary.leakage.nearDuplicateQuestions.pairs).toBeGreaterThanOrEqual(0);
+  }, 120_000);
+
+  test('two sources: the second one’s repeated questions are dropped with their provenance; weights copy', async () => {
+    const { summary } = await runExport(
+      options('mixture', {
+        formats: ['nl2api'],
+        formulations: ['slot'],
+        negatives: 0,
+        split: 'none',
+        from: [
+          { dir: dataset(), databases: DEMO_SOURCE, weight: 2 },
+          { dir: dataset(), databases: DEMO_SOURCE, weight: 1 },
+        ],
+      }),
+    );
+    const loadedEach = summary.sources[0].samples;
+    expect(summary.sources.map((s) => s.name)).toEqual(['nl2api-demo', 'nl2api-demo-2']);
+    expect(summary.counts.duplicates).toBe(loadedEach);
+    expect(summary.duplicates[0]).toMatchObject({
+      key: expect.stringMatching(/^nl2api-demo-2\//),
+      of: expect.stringMatching(/^nl2api-demo\//),
+      by: 'question',
+    });
+    expect(summary.counts.examples.slot!.train).toBe(2 * loadedEach);
+    const records = jsonl(path.join(root, 'mixture', 'nl2api', 'slot', 'train.jsonl'));
+    expect(new Set(records.map((r) => `${r.copy}`))).toEqual(new Set(['0', '1']));
+    expect(new Set(records.map((r) => r.source))).toEqual(new Set(['nl2api-demo']));
+  }, 120_000);
+});
+
+describe('bad input gets a clear error', () => {
+  test('a folder that is not a generated output', async () => {
+    await expect(
+      runExport(options('bad', { from: [{ dir: DEMO_SOURCE, databases: DEMO_SOURCE, weight: 1 }] })),
+    ).rejects.toThrow(/manifest\.json/);
+  });
+
+  test('databases that are not the ones the output was generated from', async () => {
+    const other = path.join(root, 'other-source');
+    cpSync(DEMO_SOURCE, other, { recursive: true });
+    const db = readdirSync(path.join(other, 'dev_databases'))[0];
+    const sqlite = path.join(other, 'dev_databases', db, `${db}.sqlite`);
+    const Database = (await import('better-sqlite3')).default;
+    const handle = new Database(sqlite);
+    handle.exec('CREATE TABLE nl2api_changed (x INTEGER)');
+    handle.close();
+    await expect(
+      runExport(options('bad-db', { formats: ['nl2api'], from: [{ dir: dataset(), databases: other, weight: 1 }] })),
+    ).rejects.toThrow(/changed since the dataset was generated/);
+  }, 60_000);
+});
