@@ -26,6 +26,7 @@ interface ExportFlags {
   seed?: number;
   negatives?: number;
   restTools?: number;
+  rows?: number;
   encoding?: ExportSettings['encoding'];
   concurrency?: number;
   sqlWorkers?: number;
@@ -110,6 +111,7 @@ async function runExportCommand(flags: ExportFlags, command: Command): Promise<n
     seed: flags.seed,
     negatives: flags.negatives,
     restTools: flags.restTools,
+    rows: flags.rows,
     encoding: flags.encoding,
   });
   let last = 0;
@@ -156,13 +158,14 @@ export function exportReport({ summary, unchanged, written }: ExportResult): str
   return [
     textTable([['formulation', ...splits], ...rows]),
     '',
-    `${counts.loaded} samples read = ${counts.exported} exported + ${counts.duplicates} duplicates + ${counts.failed} failed; ${counts.negatives} negatives; ${counts.invalid} invalid lines`,
+    `${counts.loaded} samples read = ${counts.exported} exported + ${counts.duplicates} duplicates + ${counts.failed} failed; ${counts.negatives} negatives; ${counts.invalid} invalid lines; ${counts.unsupported} left out of a format that has no form for them`,
     '',
     textTable([['format', 'formulation', 'examples', 'tokens', 'mean', 'p95', 'max'], ...tokens]),
     '',
     `leakage: ${leakage.sharedDatabases.length} shared databases; question pairs across splits: ${leakage.identicalQuestions.pairs} identical, ${leakage.nearDuplicateQuestions.pairs} near-identical; ${leakage.identicalSql.pairs} identical SQL; ${leakage.identicalCalls.pairs} identical call sequences`,
     ...summary.failures.slice(0, 10).map((f) => `failed ${f.key}: ${f.category}: ${f.message}`),
     ...summary.invalid.slice(0, 10).map((f) => `invalid ${f.format} ${f.key}: ${f.message}`),
+    ...summary.unsupported.slice(0, 10).map((f) => `not in ${f.format}: ${f.key}: ${f.message}`),
     unchanged
       ? 'unchanged since the last export: nothing written'
       : `${written} of ${Object.keys(summary.files).length} files written (the rest unchanged)`,
@@ -186,6 +189,12 @@ function shares(value: string): ExportSettings['shares'] {
 function share(value: string): number {
   const n = Number(value);
   if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('a share between 0 and 1');
+  return n;
+}
+
+function rowCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 20) throw new InvalidArgumentError('a whole number from 1 to 20');
   return n;
 }
 

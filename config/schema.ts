@@ -143,6 +143,12 @@ export const EXPORT_DEFAULTS = {
   negatives: 0.1,
   /** REST: endpoints offered per example (the gold's and others of its database drawn per item); 0: every endpoint of the database. */
   restTools: 10,
+  /**
+   * Rows (or values) of a tool's output a conversation shows, then `more: true`. Evaluation
+   * shows models 20; intermediate tables are whole joined rows, and 5 keep a SLOT
+   * conversation a few thousand tokens shorter per call.
+   */
+  rows: 5,
   encoding: 'o200k_base',
   /** Word-set Jaccard similarity at which two questions count as near-duplicates in the leakage report. */
   nearDuplicate: 0.8,
@@ -161,6 +167,7 @@ export const ExportConfigSchema = z
     seed: z.number().int().optional(),
     negatives: z.number().min(0).max(1).optional(),
     restTools: z.number().int().min(0).optional(),
+    rows: z.number().int().min(1).max(20).optional(),
     encoding: z.enum(['o200k_base', 'cl100k_base']).optional(),
     nearDuplicate: z.number().gt(0).max(1).optional(),
   })

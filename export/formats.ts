@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { hermesExample, HermesExampleSchema } from './hermes.js';
-import { liveApiBenchExample, LiveApiBenchExampleSchema } from './live-api-bench.js';
+import { liveApiBenchExample, LiveApiBenchExampleSchema, liveApiBenchUnsupported } from './live-api-bench.js';
 import { nativeExample, NativeExampleSchema } from './native.js';
 import { chatExample, ChatExampleSchema } from './openai-chat.js';
 import { conversationOf, type ExportSample } from './sample.js';
@@ -17,9 +17,14 @@ export interface LineFormat<T = unknown> {
   name: string;
   description: string;
   example(sample: ExportSample, index: number): T;
+  /** Why the format has no form for this sample (it is left out of this format only, and counted). */
+  unsupported?(sample: ExportSample): string | undefined;
   schema: z.ZodType<T>;
-  /** The texts a model reads of an example (tools, messages); absent: not a training format. */
-  parts?(example: T): string[];
+  /**
+   * What a model reads of an example, for token statistics: its parts (the tool list, each
+   * message), each as segments (a tool, a line); absent: not a training format.
+   */
+  parts?(example: T): string[][];
 }
 
 const format = <T>(f: LineFormat<T>): LineFormat => f as LineFormat;
@@ -37,10 +42,10 @@ export const LINE_FORMATS = [
     example: (sample) => chatExample(conversationOf(sample)),
     schema: ChatExampleSchema,
     parts: (example) => [
-      ...example.tools.map((tool) => JSON.stringify(tool)),
-      ...example.messages.map((m) =>
+      example.tools.map((tool) => JSON.stringify(tool)),
+      ...example.messages.map((m) => [
         m.role === 'assistant' && m.tool_calls ? JSON.stringify(m.tool_calls) : (m.content ?? ''),
-      ),
+      ]),
     ],
   }),
   format({
@@ -48,9 +53,8 @@ export const LINE_FORMATS = [
     description: 'Hermes function calling (ShareGPT turns, <tools>, <tool_call>, <tool_response>)',
     example: (sample) => hermesExample(conversationOf(sample)),
     schema: HermesExampleSchema,
-    // The system turn lists one tool per line: counted per line, as each tool is repeated across examples.
-    parts: (example) =>
-      example.conversations.flatMap((turn) => (turn.from === 'system' ? turn.value.split('\n') : [turn.value])),
+    // Per line: the system turn lists one tool per line, a tool turn's output is a line of its own.
+    parts: (example) => example.conversations.map((turn) => turn.value.split('\n')),
   }),
   format({
     name: 'xlam',
@@ -60,12 +64,13 @@ export const LINE_FORMATS = [
       return xlamExample(index, evidence ? `${question}\nEvidence: ${evidence}` : question, calls, tools);
     },
     schema: XlamExampleSchema,
-    parts: (example) => [...toolTexts(example.tools), example.query, example.answers],
+    parts: (example) => [toolTexts(example.tools), [example.query], [example.answers]],
   }),
   format({
     name: 'live-api-bench',
     description: 'Live API-Bench (SLOT-BIRD, SEL-BIRD, REST-BIRD) samples as published',
     example: liveApiBenchExample,
+    unsupported: liveApiBenchUnsupported,
     schema: LiveApiBenchExampleSchema,
   }),
 ];

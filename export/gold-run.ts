@@ -1,6 +1,6 @@
 import { unconsumedLabels } from '../eval/answer-labels.js';
 import type { EvalItem } from '../eval/dataset.js';
-import { OBSERVED_ROWS, openEpisode, type EnvironmentOptions } from '../eval/environment.js';
+import { openEpisode, type EnvironmentOptions } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
 import { answeringEndpoints } from './negatives.js';
 
@@ -13,7 +13,7 @@ import { answeringEndpoints } from './negatives.js';
  */
 
 export interface GoldRun {
-  /** Each gold call's output as plain JSON (value, values or records), at most OBSERVED_ROWS rows. */
+  /** Each gold call's output as plain JSON (value, values or records), at most `rows` rows. */
   outputs: unknown[];
   /** The tools that answer the item (its gold's, and for REST every endpoint found to). */
   answering: string[];
@@ -33,6 +33,7 @@ export async function runGold(
   item: EvalItem,
   environment: () => Promise<EnvironmentOptions>,
   findAnswering: boolean,
+  rows: number,
 ): Promise<GoldRun> {
   const recorded = recordedAnswers(item);
   const outputs: unknown[] = [];
@@ -41,14 +42,14 @@ export async function runGold(
   for (const call of item.goldCalls) {
     const answer = recorded.get(call.label);
     if (answer !== undefined) {
-      outputs.push(shown(answer.value));
+      outputs.push(shown(answer.value, rows));
       continue;
     }
     const step = await episode!.call(call);
     if (!step.ok)
       throw new GoldCallError(`gold_calls:${step.kind}`, `${call.name} (${call.label}) fails now: ${step.error}`);
     if ('status' in step.output) throw new GoldCallError('gold_calls:rest', `${call.name} is not the sample's answer`);
-    outputs.push(shown(plainOutput(step.output)));
+    outputs.push(shown(plainOutput(step.output), rows));
   }
   const answering =
     findAnswering && item.formulation === 'rest'
@@ -74,13 +75,12 @@ function recordedAnswers(item: EvalItem): Map<string, { value: unknown }> {
   return new Map(labels.flatMap((label, i) => (i < parts.length ? [[label, { value: parts[i] }]] : [])));
 }
 
-/** An output as a conversation shows it: whole up to OBSERVED_ROWS rows or values, else those and `more`. */
-export function shown(value: unknown): unknown {
-  if (Array.isArray(value))
-    return value.length > OBSERVED_ROWS ? { first: value.slice(0, OBSERVED_ROWS), more: true } : value;
+/** An output as a conversation shows it: whole up to `rows` rows or values, else those and `more`. */
+export function shown(value: unknown, rows: number): unknown {
+  if (Array.isArray(value)) return value.length > rows ? { first: value.slice(0, rows), more: true } : value;
   if (value && typeof value === 'object' && Array.isArray((value as { rows?: unknown }).rows)) {
     const body = value as { rows: unknown[] };
-    return body.rows.length > OBSERVED_ROWS ? { ...body, rows: body.rows.slice(0, OBSERVED_ROWS), more: true } : body;
+    return body.rows.length > rows ? { ...body, rows: body.rows.slice(0, rows), more: true } : body;
   }
   return value;
 }

@@ -116,6 +116,8 @@ interface KeyPrefix {
 /** The key names of one initialization's starting table; `prefixes` longest first (`Player_Attributes_` before `Player_`). */
 export interface KeyContext {
   prefixes: readonly KeyPrefix[];
+  /** Each table joined, with how many times. */
+  tables: readonly { table: string; occurrences: number }[];
 }
 
 interface StartingTable {
@@ -155,7 +157,9 @@ export function keyContextOf(init: ToolCall): KeyContext {
     // A joined table's columns are made safe after the prefix is added, a single table's before.
     published: aliasless ? '' : `${tables.length > 1 ? makeSafe(modifiedName(t)) : modifiedName(t)}_`,
   }));
-  return { prefixes: prefixes.sort((a, b) => b.nl2api.length - a.nl2api.length) };
+  const occurrences = new Map<string, { table: string; occurrences: number }>();
+  for (const t of tables) occurrences.set(t.table.toLowerCase(), { table: t.table, occurrences: t.occurrence });
+  return { prefixes: prefixes.sort((a, b) => b.nl2api.length - a.nl2api.length), tables: [...occurrences.values()] };
 }
 
 /** nl2api's key of a per-group aggregate (`count_<key>`, `sum_distinct_<key>`): the aggregate keeps its name, the key is renamed. */
@@ -218,10 +222,16 @@ export function publishedInitialization(
   const tables = startingTables(init);
   const aliasless = isAliasless(tables);
   const joins = (init.arguments.joins ?? []) as JoinSpec[];
+  // SQL aliases ignore case, the published alias_to_table_dict does not: each side as the alias is declared.
+  const declared = new Map(tables.map((t) => [t.alias.toLowerCase(), t.alias]));
+  const side = (qualified: string) => {
+    const alias = aliasOf(qualified);
+    return `${declared.get(alias.toLowerCase()) ?? alias}${qualified.slice(alias.length)}`;
+  };
   const conditions = joins.flatMap((join) =>
     join.on.map(({ left, right }): [string, string, string] => {
       const flip = same(aliasOf(left), join.alias) && !same(aliasOf(right), join.alias);
-      return [flip ? right : left, flip ? left : right, join.type.toUpperCase()];
+      return [side(flip ? right : left), side(flip ? left : right), join.type.toUpperCase()];
     }),
   );
   const aliases = Object.fromEntries(
@@ -290,7 +300,7 @@ function sourceLabel(call: ToolCall): string | undefined {
  */
 function callContexts(inits: readonly ToolCall[], calls: readonly ToolCall[]): KeyContext[] {
   const byLabel = new Map(inits.map((init) => [init.label, keyContextOf(init)]));
-  const fallback: KeyContext = inits.length > 0 ? keyContextOf(inits[0]) : { prefixes: [] };
+  const fallback: KeyContext = inits.length > 0 ? keyContextOf(inits[0]) : { prefixes: [], tables: [] };
   return calls.map((call) => {
     const source = sourceLabel(call);
     const context = (source !== undefined ? byLabel.get(source) : undefined) ?? fallback;
@@ -304,8 +314,9 @@ const KEY_ARGUMENTS = new Set(['key_name', 'partition_by']);
 
 /**
  * Arguments with every key renamed by `rename`: `key_name` and `partition_by` at any depth
- * (operands are `{key_name}`), the key of a `"$LABEL.key$"` reference (renamed in the context
- * of LABEL), and `new_key_name`, a name nl2api lets a call choose, made safe.
+ * (operands are `{key_name}`), `new_key_name` (the key a call gives its new column, renamed as
+ * later calls that name that column are), and the key of a `"$LABEL.key$"` reference (renamed
+ * in the context of LABEL).
  */
 function renameKeys(
   value: unknown,
@@ -314,8 +325,7 @@ function renameKeys(
   field?: string,
 ): unknown {
   if (typeof value === 'string') {
-    if (field && KEY_ARGUMENTS.has(field)) return rename(value);
-    if (field === 'new_key_name') return makeSafe(value);
+    if (field && (KEY_ARGUMENTS.has(field) || field === 'new_key_name')) return rename(value);
     const reference = REFERENCE.exec(value);
     return reference?.[2] !== undefined ? `$${reference[1]}.${referenceKey(reference[1], reference[2])}$` : value;
   }
@@ -421,8 +431,9 @@ export interface PublishedTool {
 function renameKeyList(text: string, known: ReadonlySet<string>, names: (key: string) => string[]): string {
   const marker = text.indexOf(KEYS_HEADING);
   if (marker < 0) return text;
+  const trailer = KEY_LIST_TRAILERS.find((t) => text.endsWith(t)) ?? '';
   const entries: { key: string | undefined; lines: string[] }[] = [];
-  for (const line of text.slice(marker + KEYS_HEADING.length).split('\n')) {
+  for (const line of text.slice(marker + KEYS_HEADING.length, text.length - trailer.length).split('\n')) {
     const key = keyOfLine(line, known);
     if (key !== undefined || entries.length === 0) entries.push({ key, lines: [line] });
     else entries[entries.length - 1].lines.push(line);
@@ -432,11 +443,12 @@ function renameKeyList(text: string, known: ReadonlySet<string>, names: (key: st
     const rest = lines.join('\n').slice(key.length);
     return names(key).map((name) => name + rest);
   });
-  return `${text.slice(0, marker)}${KEYS_HEADING}${body.join('\n')}`;
+  return `${text.slice(0, marker)}${KEYS_HEADING}${body.join('\n')}${trailer}`;
 }
 
-/** How nl2api's key specs introduce the list of keys in a description (runtime/slot/specs.ts). */
+/** How nl2api's key specs introduce the list of keys in a description, and what may follow it (runtime/slot/specs.ts). */
 const KEYS_HEADING = '\nKeys:\n';
+const KEY_LIST_TRAILERS = ['\nA list of keys is also accepted.'];
 
 /** The known key a `<key>: <description>` line starts with (a key may itself hold ": "). */
 function keyOfLine(line: string, known: ReadonlySet<string>): string | undefined {
@@ -476,6 +488,30 @@ function renameSchemaKeys(
   );
 }
 
+/** The keys a tool list's enums hold, per list: the samples of a database share theirs. */
+const knownKeys = new WeakMap<readonly ToolSpec[], ReadonlySet<string>>();
+
+const propertiesOf = (tool: ToolSpec) =>
+  (tool.function.parameters as { properties?: Record<string, unknown> }).properties ?? {};
+
+function knownKeysOf(tools: readonly ToolSpec[]): ReadonlySet<string> {
+  let known = knownKeys.get(tools);
+  if (!known) knownKeys.set(tools, (known = new Set(tools.flatMap((tool) => keyEnums(propertiesOf(tool))))));
+  return known;
+}
+
+/**
+ * `<table>_<n>_…` for an occurrence of a table the sample joins fewer times: another sample's
+ * self-join key (the database's tools list every sample's keys), not one of this sample's.
+ */
+function isLaterOccurrence(key: string, context: KeyContext): boolean {
+  return context.tables.some(({ table, occurrences }) => {
+    if (!key.toLowerCase().startsWith(`${table.toLowerCase()}_`)) return false;
+    const n = /^(\d+)_/.exec(key.slice(table.length + 1))?.[1];
+    return n !== undefined && Number(n) > occurrences;
+  });
+}
+
 /**
  * The sample's tools as the published records carry them: `{description, name, arguments}`,
  * `initialize_active_data` left out (a replay runs it, a model never calls it). Key enums keep
@@ -488,20 +524,72 @@ function publishedTools(
   contexts: readonly KeyContext[],
   used: RenamedCalls['used'],
 ): PublishedTool[] {
+  // Every tool lists the same keys, each in its enum and its description: name each key once.
+  const named = new Map<string, string[]>();
   const names = (key: string): string[] => {
-    if (key === '*') return [''];
-    const own = contexts.flatMap((context) => contextKeyName(key, context) ?? []);
-    return [...new Set([...own, ...(used.get(key) ?? [])])];
+    let found = named.get(key);
+    if (!found) {
+      const own =
+        key === '*'
+          ? ['']
+          : contexts.flatMap((context) =>
+              isLaterOccurrence(key, context) ? [] : (contextKeyName(key, context) ?? []),
+            );
+      found = [...new Set([...own, ...(used.get(key) ?? [])])];
+      named.set(key, found);
+    }
+    return found;
   };
-  return tools
-    .filter((tool) => tool.function.name !== INITIALIZE)
-    .map((tool) => {
-      const { name, description, parameters } = tool.function;
-      const properties = (parameters as { properties?: Record<string, unknown> }).properties ?? {};
-      const known = new Set(keyEnums(properties));
-      return { description, name, arguments: renameSchemaKeys(properties, known, names) as Record<string, unknown> };
-    });
+  const offered = tools.filter((tool) => tool.function.name !== INITIALIZE);
+  const known = knownKeysOf(tools);
+  return offered.map((tool) => ({
+    description: tool.function.description,
+    name: tool.function.name,
+    arguments: renameSchemaKeys(propertiesOf(tool), known, names) as Record<string, unknown>,
+  }));
 }
+
+/**
+ * The sample's own tools in nl2api's names, for the conversation formats: each key enum (and
+ * each description's key list) narrowed to the keys `publishedTools` keeps (the sample's
+ * starting tables' keys, those derived from them, `*` and any key its calls use), nothing
+ * renamed. A database's tools list every key of every table and every sample: tens of
+ * thousands of tokens a model need not read to answer one question.
+ */
+export function ownTools(sample: ExportSample): ToolSpec[] {
+  const { item } = sample;
+  if (item.formulation === 'rest' || item.initialization.length === 0) return sample.tools;
+  const { used } = publishedCalls(item.initialization, sample.negative ? [] : item.goldCalls, item.bindings);
+  // Samples over the same tables that use the same keys get the same list: built once.
+  const memoKey = JSON.stringify([item.initialization.map((init) => init.arguments.tables), [...used.keys()].sort()]);
+  let memo = ownToolsMemo.get(sample.tools);
+  if (!memo) ownToolsMemo.set(sample.tools, (memo = new Map()));
+  const cached = memo.get(memoKey);
+  if (cached) return cached;
+  const contexts = item.initialization.map(keyContextOf);
+  const own = (key: string): string[] =>
+    key === '*' ||
+    used.has(key) ||
+    contexts.some((context) => !isLaterOccurrence(key, context) && contextKeyName(key, context) !== undefined)
+      ? [key]
+      : [];
+  const known = knownKeysOf(sample.tools);
+  const tools = sample.tools.map((tool) => {
+    const parameters = tool.function.parameters as { properties?: Record<string, unknown> };
+    if (!parameters.properties) return tool;
+    return {
+      ...tool,
+      function: {
+        ...tool.function,
+        parameters: { ...parameters, properties: renameSchemaKeys(parameters.properties, known, own) },
+      },
+    };
+  });
+  memo.set(memoKey, tools);
+  return tools;
+}
+
+const ownToolsMemo = new WeakMap<readonly ToolSpec[], Map<string, ToolSpec[]>>();
 
 // ---------------------------------------------------------------------------------------
 // Examples
@@ -526,7 +614,7 @@ function sequenceExample(sample: ExportSample): SequenceExample {
     gold_answer: squeezeAnswer(item.gold.rows, floatColumns(sample)),
     initialization_step: publishedInitialization(first, item.db),
     // A nested SELECT's own starting tables come first in `output`, as the published runtime runs any init call.
-    output: [...more.map((init) => publishedInitialization(init, item.db)), ...renamed.calls],
+    output: sample.negative ? [] : [...more.map((init) => publishedInitialization(init, item.db)), ...renamed.calls],
     tools: publishedTools(sample.tools, item.initialization.map(keyContextOf), renamed.used),
     evidence: item.evidence,
     difficulty: item.difficulty,
@@ -564,6 +652,20 @@ function restExample(sample: ExportSample): RestExample {
 // eslint-disable-next-line @typescript-eslint/no-unused-vars
 export function liveApiBenchExample(sample: ExportSample, index?: number): LiveApiBenchExample {
   return sample.item.formulation === 'rest' ? restExample(sample) : sequenceExample(sample);
+}
+
+/**
+ * Why the published format cannot hold this sample, if it cannot: a starting table whose
+ * joins the published init object has no form for (two column equalities in one join, a
+ * cycle, a join without an equality). REST samples always fit.
+ */
+export function liveApiBenchUnsupported(sample: ExportSample): string | undefined {
+  if (sample.item.formulation === 'rest') return undefined;
+  for (const init of sample.item.initialization) {
+    const problem = joinProblem(publishedInitialization(init, sample.item.db).arguments);
+    if (problem) return `${init.label}: ${problem}`;
+  }
+  return undefined;
 }
 
 /** A database's REST endpoints in OpenAI function format: the published per-database tool list. */

@@ -21,14 +21,14 @@ import { LINE_FORMATS, type LineFormat } from './formats.js';
 import { GoldCallError, runGold, type GoldRun } from './gold-run.js';
 import { hfCard, shardFiles, SHARD_ROWS } from './hf-layout.js';
 import { leakageReport, type LeakageReport } from './leakage.js';
-import { liveApiBenchJson, liveApiBenchRestTools } from './live-api-bench.js';
+import { liveApiBenchJson, liveApiBenchRestTools, ownTools } from './live-api-bench.js';
 import { dedupeAcrossSources, normalizedText, weighted, type Duplicate } from './mixture.js';
 import { nativeExample } from './native.js';
 import { hasNegative, withoutTools } from './negatives.js';
 import { recordsToParquet } from './parquet.js';
 import { provenanceOf, type ExportSample } from './sample.js';
 import { SPLIT_NAMES, splitByDatabase, splitByQuestion, type SplitName, type SplitShares } from './splits.js';
-import { TokenCounter, type TokenStats } from './tokens.js';
+import { TokenCounter, type TokenMemo, type TokenStats } from './tokens.js';
 
 /**
  * `nl2api export`: generated outputs (`--from`, one or several) → training and benchmark
@@ -53,6 +53,7 @@ export interface ExportSettings {
   seed: number;
   negatives: number;
   restTools: number;
+  rows: number;
   encoding: 'o200k_base' | 'cl100k_base';
   nearDuplicate: number;
 }
@@ -85,10 +86,13 @@ export interface ExportSummary {
     negatives: number;
     /** Lines refused by their format's schema (`invalid`): 0 unless there is a bug. */
     invalid: number;
+    /** Samples a format has no form for (`unsupported`), left out of that format only. */
+    unsupported: number;
   };
   duplicates: Duplicate[];
   failures: { key: string; category: string; message: string }[];
   invalid: { format: string; key: string; message: string }[];
+  unsupported: { format: string; key: string; message: string }[];
   tokens: Record<string, Partial<Record<Formulation, TokenStats>>>;
   leakage: LeakageReport;
   /** Every file written, with its content hash. */
@@ -113,6 +117,7 @@ export function exportSettings(config: ExportConfig | undefined, flags: Partial<
     seed: pick('seed', EXPORT_DEFAULTS.seed),
     negatives: pick('negatives', EXPORT_DEFAULTS.negatives),
     restTools: pick('restTools', EXPORT_DEFAULTS.restTools),
+    rows: pick('rows', EXPORT_DEFAULTS.rows),
     encoding: pick('encoding', EXPORT_DEFAULTS.encoding),
     nearDuplicate: pick('nearDuplicate', EXPORT_DEFAULTS.nearDuplicate),
   };
@@ -148,7 +153,7 @@ export async function runExport(options: ExportOptions): Promise<ExportResult> {
   });
   const samples = exportSamples(kept, runs, assignment, negativeUnits, settings);
   const writer = new ExportWriter(out, previous?.files ?? {});
-  const { tokens, invalid } = await writeFormats(writer, samples, settings);
+  const { tokens, invalid, unsupported } = await writeFormats(writer, samples, settings);
   const leakage = leakageReport(leakageItems(kept), assignment, settings.nearDuplicate);
 
   const examples: ExportSummary['counts']['examples'] = {};
@@ -174,10 +179,12 @@ export async function runExport(options: ExportOptions): Promise<ExportResult> {
       examples,
       negatives: samples.filter((s) => s.negative).length,
       invalid: invalid.length,
+      unsupported: unsupported.length,
     },
     duplicates,
     failures,
     invalid,
+    unsupported,
     tokens,
     leakage,
     files: {},
@@ -199,6 +206,7 @@ function settingsOf(options: ExportOptions): ExportSettings {
     seed: options.seed,
     negatives: options.negatives,
     restTools: options.restTools,
+    rows: options.rows,
     encoding: options.encoding,
     nearDuplicate: options.nearDuplicate,
   };
@@ -255,7 +263,10 @@ async function runAllGold(
         await Promise.all(
           entries.map((e) =>
             limit(async () => {
-              runs.set(e.key, await goldOutcome(() => runGold(e.item, environment, negativeUnits.has(e.unit))));
+              runs.set(
+                e.key,
+                await goldOutcome(() => runGold(e.item, environment, negativeUnits.has(e.unit), options.rows)),
+              );
               options.onProgress?.(++done, kept.length);
             }),
           ),
@@ -299,27 +310,36 @@ function exportSamples(
     if (!run?.ok) continue;
     const { item } = entry;
     const common = { unit: entry.unit, source: entry.source, item, split: assignment.get(splitKeyOf(entry))! };
-    samples.push({
-      ...common,
-      key: entry.copy ? `${entry.key}#${entry.copy}` : entry.key,
-      copy: entry.copy,
-      negative: false,
-      tools: offer(item, item.tools, item.goldCalls, entry.key),
-      outputs: run.value.outputs,
-    });
+    samples.push(
+      withOwnTools({
+        ...common,
+        key: entry.copy ? `${entry.key}#${entry.copy}` : entry.key,
+        copy: entry.copy,
+        negative: false,
+        tools: offer(item, item.tools, item.goldCalls, entry.key),
+        outputs: run.value.outputs,
+      }),
+    );
     if (entry.copy === 0 && negativeUnits.has(entry.unit)) {
       const key = `${entry.key}!negative`;
-      samples.push({
-        ...common,
-        key,
-        copy: 0,
-        negative: true,
-        tools: offer(item, withoutTools(item.tools, new Set(run.value.answering)), [], key),
-        outputs: [],
-      });
+      samples.push(
+        withOwnTools({
+          ...common,
+          key,
+          copy: 0,
+          negative: true,
+          tools: offer(item, withoutTools(item.tools, new Set(run.value.answering)), [], key),
+          outputs: [],
+        }),
+      );
     }
   }
   return samples;
+}
+
+/** SLOT and SEL examples offer their tools with the keys of their own tables only (live-api-bench.ts ownTools). */
+function withOwnTools(sample: ExportSample): ExportSample {
+  return { ...sample, tools: ownTools(sample) };
 }
 
 /** One leakage item per split key (its split is the key's). */
@@ -353,7 +373,9 @@ function groupsOf(
 async function writeFormats(writer: ExportWriter, samples: readonly ExportSample[], settings: ExportSettings) {
   const tokens: ExportSummary['tokens'] = {};
   const invalid: ExportSummary['invalid'] = [];
+  const unsupported: ExportSummary['unsupported'] = [];
   const groups = groupsOf(samples);
+  const memo: TokenMemo = new Map();
   for (const group of groups)
     await writer.write(
       `provenance/${group.formulation}/${group.split}.jsonl`,
@@ -362,9 +384,9 @@ async function writeFormats(writer: ExportWriter, samples: readonly ExportSample
   for (const format of LINE_FORMATS.filter((f) => settings.formats.includes(f.name as FormatName))) {
     const perFormulation: Partial<Record<Formulation, TokenStats>> = {};
     for (const formulation of orderedFormulations([...new Set(groups.map((g) => g.formulation))])) {
-      const counter = format.parts ? new TokenCounter(settings.encoding) : undefined;
+      const counter = format.parts ? new TokenCounter(settings.encoding, memo) : undefined;
       for (const group of groups.filter((g) => g.formulation === formulation)) {
-        const lines = checkedExamples(format, group.samples, invalid);
+        const lines = checkedExamples(format, group.samples, { invalid, unsupported });
         for (const { example } of lines) counter?.add(format.parts!(example));
         await writeFormatFiles(writer, format, group, lines);
       }
@@ -372,22 +394,29 @@ async function writeFormats(writer: ExportWriter, samples: readonly ExportSample
     }
     if (format.parts) tokens[format.name] = perFormulation;
   }
-  return { tokens, invalid };
+  return { tokens, invalid, unsupported };
 }
 
-/** Each sample's example, those its format's schema refuses left out (and listed). */
+/** Each sample's example; those the format has no form for, or its schema refuses, left out (and listed). */
 function checkedExamples(
   format: LineFormat,
   samples: readonly ExportSample[],
-  invalid: ExportSummary['invalid'],
+  left: Pick<ExportSummary, 'invalid' | 'unsupported'>,
 ): { sample: ExportSample; example: unknown }[] {
-  return samples.flatMap((sample, index) => {
-    const example = format.example(sample, index);
+  const lines: { sample: ExportSample; example: unknown }[] = [];
+  for (const sample of samples) {
+    const why = format.unsupported?.(sample);
+    if (why) {
+      left.unsupported.push({ format: format.name, key: sample.key, message: why });
+      continue;
+    }
+    // The index is the line's own position in its file (xLAM numbers its lines).
+    const example = format.example(sample, lines.length);
     const checked = format.schema.safeParse(example);
-    if (checked.success) return [{ sample, example }];
-    invalid.push({ format: format.name, key: sample.key, message: checked.error.message });
-    return [];
-  });
+    if (checked.success) lines.push({ sample, example });
+    else left.invalid.push({ format: format.name, key: sample.key, message: checked.error.message });
+  }
+  return lines;
 }
 
 async function writeFormatFiles(

@@ -1,18 +1,20 @@
-import { getEncoding, type Tiktoken, type TiktokenEncoding } from 'js-tiktoken';
+import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
+import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 
 /**
  * Token statistics of an export (issue 13), so that a user can budget a training run: per
  * format and formulation, each example's token count under a tokenizer that ships its
- * vocabulary with the package (js-tiktoken: `o200k_base` by default, GPT-4o's; `cl100k_base`,
- * GPT-4's). An example is counted as a model reads it after its chat template: the text of
- * each of its parts (each tool, each message) plus a fixed few tokens per part for the
- * template's markers, as OpenAI's own estimate does: an estimate within a few tokens per part
- * of any one template. A database's examples share their tools, so each distinct part is
- * encoded once.
+ * vocabulary with the package (gpt-tokenizer, OpenAI's BPE in plain JS: `o200k_base` by
+ * default, GPT-4o's; `cl100k_base`, GPT-4's). An example is counted as a model reads it after its chat template: the text of
+ * each of its parts (the tool list, each message) plus a fixed few tokens per part for the
+ * template's markers, as OpenAI's own estimate does: within a few tokens per part of any one
+ * template. A part is given as its segments (one per tool, a message's lines), counted
+ * separately: examples share tools, and formats share tool outputs, so each distinct segment
+ * is encoded once per export.
  */
 
 export interface TokenStats {
-  encoding: TiktokenEncoding;
+  encoding: TokenEncoding;
   examples: number;
   total: number;
   mean: number;
@@ -24,27 +26,35 @@ export interface TokenStats {
 /** What a chat template adds around each part (role markers, separators). */
 export const TOKENS_PER_PART = 3;
 
-const encoders = new Map<TiktokenEncoding, Tiktoken>();
+export type TokenEncoding = 'o200k_base' | 'cl100k_base';
 
-export function countTokens(text: string, encoding: TiktokenEncoding = 'o200k_base'): number {
-  let encoder = encoders.get(encoding);
-  if (!encoder) encoders.set(encoding, (encoder = getEncoding(encoding)));
-  return encoder.encode(text).length;
+const COUNTERS: Record<TokenEncoding, (text: string) => number> = { o200k_base: countO200k, cl100k_base: countCl100k };
+
+export function countTokens(text: string, encoding: TokenEncoding = 'o200k_base'): number {
+  return COUNTERS[encoding](text);
 }
 
-/** Counts examples given as their parts' texts, each distinct text encoded once. */
+/** Each distinct segment's count, shared by the counters of one export. */
+export type TokenMemo = Map<string, number>;
+
+/** Counts examples given as their parts, each a list of segments; each distinct segment is encoded once. */
 export class TokenCounter {
   private readonly counts: number[] = [];
-  private readonly memo = new Map<string, number>();
 
-  constructor(readonly encoding: TiktokenEncoding = 'o200k_base') {}
+  constructor(
+    readonly encoding: TokenEncoding = 'o200k_base',
+    private readonly memo: TokenMemo = new Map(),
+  ) {}
 
-  add(parts: readonly string[]): void {
+  add(parts: readonly (readonly string[])[]): void {
     let total = 0;
-    for (const part of parts) {
-      let count = this.memo.get(part);
-      if (count === undefined) this.memo.set(part, (count = countTokens(part, this.encoding)));
-      total += count + TOKENS_PER_PART;
+    for (const segments of parts) {
+      total += TOKENS_PER_PART;
+      for (const segment of segments) {
+        let count = this.memo.get(segment);
+        if (count === undefined) this.memo.set(segment, (count = countTokens(segment, this.encoding)));
+        total += count;
+      }
     }
     this.counts.push(total);
   }

@@ -33,6 +33,7 @@ function options(out: string, overrides: Partial<ExportOptions> = {}): ExportOpt
     seed: 7,
     negatives: 0.3,
     restTools: 4,
+    rows: 5,
     encoding: 'o200k_base',
     nearDuplicate: 0.8,
     from: [{ dir: dataset(), databases: DEMO_SOURCE, weight: 1 }],

@@ -130,7 +130,7 @@ describe('publishedKeyName: nl2api keys under the published runtime names', () =
 });
 
 describe('the published init object', () => {
-  test("each join's new table on the right: conditions written the other way are turned", () => {
+  test("each join's new table on the right: conditions written the other way are turned, aliases as declared", () => {
     const step = publishedInitialization(
       init(
         [
@@ -138,7 +138,7 @@ describe('the published init object', () => {
           ['T1', 'satscores'],
           ['T3', 'frpm'],
         ],
-        [join('T1', ['T1.cds', 'T2.CDSCode']), { ...join('T3', ['T2.CDSCode', 'T3.CDSCode']), type: 'left' }],
+        [join('T1', ['T1.cds', 'T2.CDSCode']), { ...join('T3', ['t2.CDSCode', 'T3.CDSCode']), type: 'left' }],
       ),
       'california_schools',
     );
@@ -268,6 +268,7 @@ const KEYS = [
   { key: 'schools_CDSCode', description: 'CDSCode' },
   { key: 'schools_City', description: 'City' },
   { key: 'frpm_Enrollment (K-12)_cast', description: 'frpm_Enrollment (K-12) after cast: converts the type' },
+  { key: 'frpm_2_CDSCode', description: 'CDSCode (a self-join of another sample)' },
   { key: 'count_rows', description: 'Number of the rows in each group' },
 ];
 const INIT_TOOL: ToolSpec = {
@@ -406,8 +407,51 @@ describe('a SLOT sample in the published form', () => {
     );
     const aggregate = example.tools.find((t: { name: string }) => t.name === 'aggregate_data');
     expect(aggregate.arguments.key_name.enum[0]).toBe('');
+    // Keys of another sample's second frpm, and count_rows (no starting table's, unused), are left out;
+    // what follows the key list stays.
     const group = example.tools.find((t: { name: string }) => t.name === 'group_data_by');
     expect(group.arguments.key_name.anyOf[1].items.enum).toEqual(filter.arguments.key_name.enum);
+    expect(group.arguments.key_name.description).toMatch(
+      /\nEnrollment_K_12_cast: frpm_Enrollment \(K-12\) after cast: converts the type\nA list of keys is also accepted\.$/,
+    );
+  });
+
+  test('a key a call names is renamed alike wherever it appears, new_key_name included', () => {
+    const calls: ToolCall[] = [
+      {
+        name: 'transform_data',
+        arguments: {
+          data_source: '$starting_table_var$',
+          key_name: 'frpm_Enrollment (K-12)',
+          operation_type: 'rank',
+          operation_args: { new_key_name: 'frpm_Enrollment rank', partition_by: ['frpm_County Name'] },
+        },
+        label: 'RANK_1',
+      },
+      {
+        name: 'retrieve_data',
+        arguments: { data_source: '$RANK_1$', key_name: 'frpm_Enrollment rank' },
+        label: 'SELECT_1',
+      },
+      {
+        name: 'calculate',
+        arguments: { value: '$RANK_1.frpm_Enrollment rank$', operation_type: 'abs' },
+        label: 'ABS_1',
+      },
+    ];
+    const renamed = liveApiBenchExample(
+      exportSample({ goldCalls: calls, gold: gold([[1], [2]], 'SELECT …') }),
+    ) as Record<string, any>;
+    expect(renamed.output.map((c: ToolCall) => c.arguments)).toEqual([
+      {
+        data_source: '$starting_table_var$',
+        key_name: 'Enrollment_K_12',
+        operation_type: 'rank',
+        operation_args: { new_key_name: 'Enrollment_rank', partition_by: ['County_Name'] },
+      },
+      { data_source: '$RANK_1$', key_name: 'Enrollment_rank' },
+      { value: '$RANK_1.Enrollment_rank$', operation_type: 'abs' },
+    ]);
   });
 
   test('a negative expects no call and the refusal; its tools are the ones it is offered', () => {

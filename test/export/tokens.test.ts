@@ -11,9 +11,9 @@ test('counts tokens with the bundled vocabularies', () => {
 test('per-export statistics: an example is its parts plus the template per part; total, mean, nearest-rank p50 and p95, max', () => {
   const counter = new TokenCounter();
   // Parts of 2, 1, 4 and 0 tokens, each with the template's markers.
-  counter.add(['hello world']);
-  counter.add(['hello']);
-  counter.add(['hello world', 'hello world']);
+  counter.add([['hello world']]);
+  counter.add([['hello']]);
+  counter.add([['hello world'], ['hello', ' world']]);
   counter.add([]);
   const p = TOKENS_PER_PART;
   expect(counter.stats()).toEqual({
