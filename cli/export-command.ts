@@ -73,6 +73,11 @@ export function addExportCommand(program: Command): void {
       `REST endpoints offered per example, the gold's included; 0: all of its database (default ${EXPORT_DEFAULTS.restTools})`,
       integer,
     )
+    .option(
+      '--rows <n>',
+      `rows of a tool's output a conversation shows, 1-20 (default ${EXPORT_DEFAULTS.rows}; evaluation shows 20)`,
+      rowCount,
+    )
     .addOption(
       new Option('--encoding <name>', 'tokenizer of the token statistics').choices(['o200k_base', 'cl100k_base']),
     )
@@ -148,11 +153,11 @@ export function exportReport({ summary, unchanged, written }: ExportResult): str
     Object.entries(perFormulation).map(([f, stats]) => [
       format,
       f,
-      String(stats!.examples),
-      String(stats!.total),
-      stats!.mean.toFixed(0),
-      String(stats!.p95),
-      String(stats!.max),
+      String(stats.examples),
+      String(stats.total),
+      stats.mean.toFixed(0),
+      String(stats.p95),
+      String(stats.max),
     ]),
   );
   return [

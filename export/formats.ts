@@ -27,7 +27,7 @@ export interface LineFormat<T = unknown> {
   parts?(example: T): string[][];
 }
 
-const format = <T>(f: LineFormat<T>): LineFormat => f as LineFormat;
+const format = <T>(f: LineFormat<T>): LineFormat => f;
 
 export const LINE_FORMATS = [
   format({

@@ -71,8 +71,12 @@ function recordedAnswers(item: EvalItem): Map<string, { value: unknown }> {
   }
   const labels = published.answer_labels ?? unconsumedLabels(item.goldCalls);
   if (labels.length === 1) return new Map([[labels[0], { value: answer }]]);
-  const parts = Array.isArray(answer) ? answer : [];
-  return new Map(labels.flatMap((label, i) => (i < parts.length ? [[label, { value: parts[i] }]] : [])));
+  const parts: unknown[] = Array.isArray(answer) ? answer : [];
+  return new Map(
+    labels.flatMap((label, i): [string, { value: unknown }][] =>
+      i < parts.length ? [[label, { value: parts[i] }]] : [],
+    ),
+  );
 }
 
 /** An output as a conversation shows it: whole up to `rows` rows or values, else those and `more`. */

@@ -563,7 +563,7 @@ export function ownTools(sample: ExportSample): ToolSpec[] {
   // Samples over the same tables that use the same keys get the same list: built once.
   const memoKey = JSON.stringify([item.initialization.map((init) => init.arguments.tables), [...used.keys()].sort()]);
   let memo = ownToolsMemo.get(sample.tools);
-  if (!memo) ownToolsMemo.set(sample.tools, (memo = new Map()));
+  if (!memo) ownToolsMemo.set(sample.tools, (memo = new Map<string, ToolSpec[]>()));
   const cached = memo.get(memoKey);
   if (cached) return cached;
   const contexts = item.initialization.map(keyContextOf);

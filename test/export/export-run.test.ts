@@ -49,10 +49,6 @@ const jsonl = (file: string) =>
     .filter(Boolean)
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => !f.startsWith('.'));
-}
-
 describe('a whole export of the demo', () => {
   let out: string;
   let summary: Awaited<ReturnType<typeof runExport>>['summary'];
@@ -68,7 +64,7 @@ describe('a whole export of the demo', () => {
     expect(counts.failed).toBe(0);
     expect(counts.loaded).toBe(counts.exported + counts.duplicates + counts.failed);
     expect(Object.keys(counts.examples).sort()).toEqual(['rest', 'sel', 'slot']);
-    const examples = Object.values(counts.examples).flatMap((s) => Object.values(s ?? {})) as number[];
+    const examples: number[] = Object.values(counts.examples).flatMap((s) => Object.values(s ?? {}));
     expect(examples.reduce((a, b) => a + b, 0)).toBe(counts.exported + counts.negatives);
     expect(counts.negatives).toBeGreaterThan(0);
     for (const format of ['nl2api', 'openai', 'hermes', 'xlam'])
@@ -261,7 +257,7 @@ describe('splits and mixtures', () => {
     });
     expect(summary.counts.examples.slot!.train).toBe(2 * loadedEach);
     const records = jsonl(path.join(root, 'mixture', 'nl2api', 'slot', 'train.jsonl'));
-    expect(new Set(records.map((r) => `${r.copy}`))).toEqual(new Set(['0', '1']));
+    expect(new Set(records.map((r) => r.copy))).toEqual(new Set([0, 1]));
     expect(new Set(records.map((r) => r.source))).toEqual(new Set(['nl2api-demo']));
   }, 120_000);
 });
