@@ -1,8 +1,11 @@
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
 import { parseConfig } from '../../config/load.js';
 import { EXPORT_DEFAULTS } from '../../config/schema.js';
+import { packageRoot } from '../../core/package-root.js';
+import { generate } from '../../pipeline/generate.js';
 import type { ToolSpec } from '../../core/model.js';
 import { LINE_FORMATS } from '../../export/formats.js';
 import { REFUSAL } from '../../export/negatives.js';
@@ -219,6 +222,66 @@ describe('a whole export of the demo', () => {
     expect(changed.written).toBeGreaterThan(0);
     expect(changed.written).toBeLessThan(Object.keys(changed.summary.files).length / 2);
     expect(changed.summary.counts.loaded).toBe(summary.counts.loaded - 1);
+  }, 120_000);
+});
+
+describe('Live API-Bench: read by an independent harness, and re-imported to the same samples', () => {
+  const HARNESS = path.join(packageRoot(), 'test', 'export', 'live_api_bench_check.py');
+
+  test('the Python harness (the fields the published format documents) accepts every exported sample', () => {
+    const out = path.join(root, 'all', 'live-api-bench');
+    const folders = ['slot', 'sel', 'rest'].flatMap((f) =>
+      readdirSync(path.join(out, f))
+        .filter((d) => ['train', 'validation', 'test'].includes(d))
+        .map((d) => path.join(out, f, d)),
+    );
+    expect(folders.length).toBeGreaterThanOrEqual(3);
+    const result = spawnSync('python3', [HARNESS, ...folders], { encoding: 'utf8' });
+    expect(result.error).toBeUndefined();
+    const report = JSON.parse(result.stdout) as { samples: number; ok: number; failures: unknown[] };
+    expect(report.failures).toEqual([]);
+    expect(result.status).toBe(0);
+    expect(report.ok).toBe(report.samples);
+    expect(report.samples).toBeGreaterThan(0);
+  });
+
+  test('nl2api generate --source <export> gives the samples the export was made from', async () => {
+    await runExport(
+      options('round-trip', { formats: ['live-api-bench'], formulations: ['slot'], split: 'none', negatives: 0.5 }),
+    );
+    const exported = path.join(root, 'round-trip', 'live-api-bench', 'slot', 'train');
+    // The databases beside the samples, as a user replaying the published format keeps them.
+    symlinkSync(path.join(DEMO_SOURCE, 'dev_databases'), path.join(exported, 'databases'));
+    const again = path.join(root, 're-imported');
+    await generate({
+      config: parseConfig({
+        source: exported,
+        datasetName: 'nl2api-demo',
+        formulations: ['slot'],
+        out: again,
+        cacheDir: path.join(root, 're-import-cache'),
+        progress: 'none',
+      }),
+    });
+    const fields = (record: Record<string, unknown>) => ({
+      id: record.sample_id,
+      input: record.input,
+      evidence: record.evidence,
+      query: record.query,
+      difficulty: record.difficulty,
+      gold_answer: record.gold_answer,
+      initialization_step: record.initialization_step,
+      output: record.output,
+      answer_labels: record.answer_labels,
+      output_after_executing_api: record.output_after_executing_api,
+    });
+    const read = (dir: string) =>
+      readdirSync(path.join(dir, 'slot'))
+        .sort()
+        .flatMap((file) => jsonl(path.join(dir, 'slot', file)).map(fields));
+    const original = read(dataset());
+    expect(read(again)).toEqual(original);
+    expect(original.length).toBeGreaterThan(10);
   }, 120_000);
 });
 
