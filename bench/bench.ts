@@ -22,6 +22,7 @@ import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';
 import { differentialFigures } from './differential.js';
 import { evalBench, evalLines } from './eval-bench.js';
+import { exportBench, exportLines } from './export-bench.js';
 import { microBench } from './micro.js';
 import { mutationCheck } from './mutation-check.js';
 import { queueBench } from './queue-bench.js';
@@ -182,6 +183,8 @@ async function main(): Promise<void> {
       { slot: path.join(work, 'cold'), sel: path.join(work, 'cold'), rest: path.join(work, 'rest') },
       birdDir,
     );
+    process.stderr.write('(g3) export: every format, splits, leakage...\n');
+    const exported = await exportBench(path.join(work, 'cold'), path.join(work, 'rest'), birdDir);
     process.stderr.write('(h) queue backend (NL2API_BENCH_QUEUE=0 skips it)...\n');
     const queue = await queueBench(birdDir, work);
     process.stderr.write('(i) verifiers on large inputs...\n');
@@ -191,6 +194,7 @@ async function main(): Promise<void> {
       birdDir,
       queries: base.queries,
       evaluation,
+      export: exported,
       baseline: { ms: Math.round(base.ms), runsMs: bases.map((b) => Math.round(b.ms)), errors: base.errors },
       cold: {
         ms: Math.round(cold.wallMs),
@@ -308,6 +312,7 @@ async function main(): Promise<void> {
     }
     lines.push(...queue.lines);
     lines.push(...evalLines(evaluation));
+    lines.push(...exportLines(exported, base.ms));
     lines.push(
       `verifiers: 20000-row answer vs gold ${micro.compareMatch20kRowsMs} ms (match), ${micro.compareMismatch20kRowsMs} ms (mismatch); format check of 2000 sequences ${micro.formatCheck2000SequencesMs} ms`,
     );

@@ -47,33 +47,23 @@ function asFloat<T>(value: T): T | PyFloat {
  * in a list and left out of an object, as JSON.stringify does.
  */
 export function liveApiBenchJson(value: unknown): string {
-  return pythonJson(value) ?? 'null';
+  // JSON.stringify (native, fast) with each PyFloat as a marked string, then one pass over the
+  // text: Python's separators outside strings, marked strings back to float literals.
+  const text =
+    JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown) {
+      const raw = this[key];
+      return raw instanceof PyFloat ? FLOAT_MARK + floatText(raw.value) : v;
+    }) ?? 'null';
+  return text
+    .replace(/"(?:[^"\\]|\\.)*"|[,:]/g, (token) =>
+      token === ',' ? ', ' : token === ':' ? ': ' : token.startsWith(MARKED) ? token.slice(MARKED.length, -1) : token,
+    )
+    .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-function pythonJson(value: unknown): string | undefined {
-  if (value instanceof PyFloat) return floatText(value.value);
-  if (value === null) return 'null';
-  switch (typeof value) {
-    case 'number':
-      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
-    case 'string':
-      return asciiString(value);
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'object': {
-      if (Array.isArray(value)) return `[${value.map((v) => pythonJson(v) ?? 'null').join(', ')}]`;
-      const toJSON = (value as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === 'function') return pythonJson((toJSON as () => unknown).call(value));
-      const members = Object.entries(value).flatMap(([key, v]) => {
-        const text = pythonJson(v);
-        return text === undefined ? [] : [`${asciiString(key)}: ${text}`];
-      });
-      return `{${members.join(', ')}}`;
-    }
-    default:
-      return undefined;
-  }
-}
+/** What a PyFloat is written as before the last pass (no SQL value starts with two control characters), and how JSON writes it. */
+const FLOAT_MARK = '\u0000\u0001';
+const MARKED = '"\\u0000\\u0001';
 
 /** Python's float repr: `5.0`, `-0.0`, `1e+16` (exponent from 1e16 on), fractions as JavaScript writes them. */
 function floatText(value: number): string {
@@ -81,11 +71,6 @@ function floatText(value: number): string {
   if (!Number.isInteger(value)) return JSON.stringify(value);
   if (Object.is(value, -0)) return '-0.0';
   return Math.abs(value) < 1e16 ? `${value}.0` : value.toExponential();
-}
-
-/** A JSON string with every character outside printable ASCII escaped, as Python's ensure_ascii does. */
-function asciiString(text: string): string {
-  return JSON.stringify(text).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -494,10 +479,74 @@ const knownKeys = new WeakMap<readonly ToolSpec[], ReadonlySet<string>>();
 const propertiesOf = (tool: ToolSpec) =>
   (tool.function.parameters as { properties?: Record<string, unknown> }).properties ?? {};
 
+/** Each tool's keys, once per spec (a SEL sample's list holds its database's spec objects). */
+const toolKeys = new WeakMap<ToolSpec, Map<string, readonly string[]>>();
+
+/** `build()` once per tool spec and key. */
+function memoPerTool<T>(cache: WeakMap<ToolSpec, Map<string, T>>, tool: ToolSpec, key: string, build: () => T): T {
+  let byKey = cache.get(tool);
+  if (!byKey) cache.set(tool, (byKey = new Map<string, T>()));
+  let value = byKey.get(key);
+  if (value === undefined) byKey.set(key, (value = build()));
+  return value;
+}
+
 function knownKeysOf(tools: readonly ToolSpec[]): ReadonlySet<string> {
   let known = knownKeys.get(tools);
-  if (!known) knownKeys.set(tools, (known = new Set(tools.flatMap((tool) => keyEnums(propertiesOf(tool))))));
+  if (!known) {
+    const keys = new Set<string>();
+    for (const tool of tools)
+      for (const key of memoPerTool(toolKeys, tool, '', () => keyEnums(propertiesOf(tool)))) keys.add(key);
+    knownKeys.set(tools, (known = keys));
+  }
   return known;
+}
+
+/**
+ * A tool's properties with its keys renamed (or narrowed) for one sample, once per spec and
+ * `signature` (what the renaming depends on: the sample's starting tables and the keys its
+ * calls use): the samples of a database over the same tables share the work.
+ */
+const renamedProperties = new WeakMap<ToolSpec, Map<string, Record<string, unknown>>>();
+
+function propertiesFor(
+  tool: ToolSpec,
+  signature: string,
+  known: ReadonlySet<string>,
+  names: (key: string) => string[],
+): Record<string, unknown> {
+  return memoPerTool(
+    renamedProperties,
+    tool,
+    signature,
+    () => renameSchemaKeys(propertiesOf(tool), known, names) as Record<string, unknown>,
+  );
+}
+
+/** What a sample's key renaming depends on. */
+function signatureOf(
+  inits: readonly ToolCall[],
+  used: RenamedCalls['used'],
+  mode: 'own' | 'published',
+  contextNames: (key: string) => string[],
+): string {
+  // Only the used keys the starting tables do not already name the same way change anything.
+  const extra = [...used]
+    .filter(([key, names]) => [...names].some((name) => !contextNames(key).includes(mode === 'own' ? key : name)))
+    .map(([key, names]) => [key, [...names].sort()])
+    .sort();
+  return JSON.stringify([mode, inits.map((init) => init.arguments.tables), extra]);
+}
+
+/** A key's names from the starting tables alone (published names, or the key itself in nl2api's names). */
+function contextNamesOf(contexts: readonly KeyContext[], mode: 'own' | 'published'): (key: string) => string[] {
+  return (key) => {
+    if (key === '*') return [mode === 'own' ? key : ''];
+    const names = contexts.flatMap((context) =>
+      isLaterOccurrence(key, context) ? [] : (contextKeyName(key, context) ?? []),
+    );
+    return mode === 'own' ? (names.length > 0 ? [key] : []) : names;
+  };
 }
 
 /**
@@ -521,21 +570,18 @@ function isLaterOccurrence(key: string, context: KeyContext): boolean {
  */
 function publishedTools(
   tools: readonly ToolSpec[],
-  contexts: readonly KeyContext[],
+  inits: readonly ToolCall[],
   used: RenamedCalls['used'],
 ): PublishedTool[] {
+  const contexts = inits.map(keyContextOf);
+  const fromTables = contextNamesOf(contexts, 'published');
+  const signature = signatureOf(inits, used, 'published', fromTables);
   // Every tool lists the same keys, each in its enum and its description: name each key once.
   const named = new Map<string, string[]>();
   const names = (key: string): string[] => {
     let found = named.get(key);
     if (!found) {
-      const own =
-        key === '*'
-          ? ['']
-          : contexts.flatMap((context) =>
-              isLaterOccurrence(key, context) ? [] : (contextKeyName(key, context) ?? []),
-            );
-      found = [...new Set([...own, ...(used.get(key) ?? [])])];
+      found = [...new Set([...fromTables(key), ...(used.get(key) ?? [])])];
       named.set(key, found);
     }
     return found;
@@ -545,7 +591,7 @@ function publishedTools(
   return offered.map((tool) => ({
     description: tool.function.description,
     name: tool.function.name,
-    arguments: renameSchemaKeys(propertiesOf(tool), known, names) as Record<string, unknown>,
+    arguments: propertiesFor(tool, signature, known, names),
   }));
 }
 
@@ -560,36 +606,22 @@ export function ownTools(sample: ExportSample): ToolSpec[] {
   const { item } = sample;
   if (item.formulation === 'rest' || item.initialization.length === 0) return sample.tools;
   const { used } = publishedCalls(item.initialization, sample.negative ? [] : item.goldCalls, item.bindings);
-  // Samples over the same tables that use the same keys get the same list: built once.
-  const memoKey = JSON.stringify([item.initialization.map((init) => init.arguments.tables), [...used.keys()].sort()]);
-  let memo = ownToolsMemo.get(sample.tools);
-  if (!memo) ownToolsMemo.set(sample.tools, (memo = new Map<string, ToolSpec[]>()));
-  const cached = memo.get(memoKey);
-  if (cached) return cached;
-  const contexts = item.initialization.map(keyContextOf);
-  const own = (key: string): string[] =>
-    key === '*' ||
-    used.has(key) ||
-    contexts.some((context) => !isLaterOccurrence(key, context) && contextKeyName(key, context) !== undefined)
-      ? [key]
-      : [];
+  const fromTables = contextNamesOf(item.initialization.map(keyContextOf), 'own');
+  const own = (key: string): string[] => (used.has(key) ? [key] : fromTables(key));
+  const signature = signatureOf(item.initialization, used, 'own', fromTables);
   const known = knownKeysOf(sample.tools);
-  const tools = sample.tools.map((tool) => {
-    const parameters = tool.function.parameters as { properties?: Record<string, unknown> };
-    if (!parameters.properties) return tool;
-    return {
-      ...tool,
-      function: {
-        ...tool.function,
-        parameters: { ...parameters, properties: renameSchemaKeys(parameters.properties, known, own) },
-      },
-    };
-  });
-  memo.set(memoKey, tools);
-  return tools;
+  // The same spec object for the same narrowing: what reads these tools next can memoize on it too.
+  return sample.tools.map((tool) =>
+    memoPerTool(ownSpecs, tool, signature, () => {
+      const parameters = tool.function.parameters as { properties?: Record<string, unknown> };
+      if (!parameters.properties) return tool;
+      const properties = propertiesFor(tool, signature, known, own);
+      return { ...tool, function: { ...tool.function, parameters: { ...parameters, properties } } };
+    }),
+  );
 }
 
-const ownToolsMemo = new WeakMap<readonly ToolSpec[], Map<string, ToolSpec[]>>();
+const ownSpecs = new WeakMap<ToolSpec, Map<string, ToolSpec>>();
 
 // ---------------------------------------------------------------------------------------
 // Examples
@@ -615,7 +647,7 @@ function sequenceExample(sample: ExportSample): SequenceExample {
     initialization_step: publishedInitialization(first, item.db),
     // A nested SELECT's own starting tables come first in `output`, as the published runtime runs any init call.
     output: sample.negative ? [] : [...more.map((init) => publishedInitialization(init, item.db)), ...renamed.calls],
-    tools: publishedTools(sample.tools, item.initialization.map(keyContextOf), renamed.used),
+    tools: publishedTools(sample.tools, item.initialization, renamed.used),
     evidence: item.evidence,
     difficulty: item.difficulty,
     negative: sample.negative,
