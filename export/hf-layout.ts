@@ -1,4 +1,5 @@
 import type { Formulation } from '../core/model.js';
+import { sizeCategory, yamlScalar } from '../pipeline/dataset-card.js';
 import type { SplitName } from './splits.js';
 
 /**
@@ -21,7 +22,7 @@ export function shardFiles(formulation: Formulation, split: SplitName, rows: num
 export interface CardInput {
   /** The first source's card (README.md of its output folder), if it has one. */
   sourceCard: string | null;
-  license: string;
+  /** Used when there is no source card. */
   prettyName: string;
   /** Rows per formulation and split. */
   counts: Partial<Record<Formulation, Partial<Record<SplitName, number>>>>;
@@ -29,25 +30,26 @@ export interface CardInput {
   exportSection: string;
 }
 
+/** Front-matter blocks the export states anew: the files and splits, and the size. */
+const RESTATED = ['configs', 'size_categories'];
+
 export function hfCard(input: CardInput): string {
+  const card = input.sourceCard ?? '';
+  const match = /^---\n([\s\S]*?)\n---\n/.exec(card);
+  const kept = match
+    ? withoutBlocks(match[1].split('\n'), RESTATED)
+    : ['license: other', `pretty_name: ${yamlScalar(input.prettyName)}`];
+  const body = match ? card.slice(match[0].length) : `# ${input.prettyName}\n`;
   const formulations = Object.keys(input.counts) as Formulation[];
   const total = formulations.reduce(
     (sum, f) => sum + Object.values(input.counts[f] ?? {}).reduce((a, b) => a + (b ?? 0), 0),
     0,
   );
-  const yaml = [
+  const front = [
     '---',
-    `license: ${input.license}`,
-    `pretty_name: ${JSON.stringify(input.prettyName)}`,
-    'language:',
-    '- en',
-    'task_categories:',
-    '- text-generation',
-    '- table-question-answering',
-    'tags:',
-    ...['tool-calling', 'function-calling', 'text-to-sql', 'nl2api', ...formulations].map((t) => `- ${t}`),
+    ...kept,
     'size_categories:',
-    `- ${JSON.stringify(sizeCategory(total))}`,
+    `- ${yamlScalar(sizeCategory(total))}`,
     'configs:',
     ...formulations.flatMap((f, i) => [
       `- config_name: ${f}`,
@@ -60,24 +62,16 @@ export function hfCard(input: CardInput): string {
     ]),
     '---',
   ];
-  return [
-    ...yaml,
-    '',
-    withoutFrontMatter(input.sourceCard ?? `# ${input.prettyName}\n`).trim(),
-    '',
-    input.exportSection,
-    '',
-  ].join('\n');
+  return [...front, '', body.trim(), '', input.exportSection, ''].join('\n');
 }
 
-function withoutFrontMatter(card: string): string {
-  return card.replace(/^---\n[\s\S]*?\n---\n/, '');
-}
-
-function sizeCategory(n: number): string {
-  if (n < 1_000) return 'n<1K';
-  if (n < 10_000) return '1K<n<10K';
-  if (n < 100_000) return '10K<n<100K';
-  if (n < 1_000_000) return '100K<n<1M';
-  return '1M<n<10M';
+/** YAML lines without the named top-level keys (each with its indented or listed lines). */
+function withoutBlocks(lines: readonly string[], keys: readonly string[]): string[] {
+  const kept: string[] = [];
+  let skipping = false;
+  for (const line of lines) {
+    if (!/^[\s-]/.test(line)) skipping = keys.some((key) => line.startsWith(`${key}:`));
+    if (!skipping) kept.push(line);
+  }
+  return kept;
 }

@@ -459,12 +459,10 @@ async function writeHfLayout(
   const sourceCard = firstSourceDir
     ? await readFile(path.join(firstSourceDir, 'README.md'), 'utf8').catch(() => null)
     : null;
-  const license = /^license:\s*(\S+)/m.exec(sourceCard ?? '')?.[1] ?? 'other';
   await writer.write(
     'hf/README.md',
     hfCard({
       sourceCard,
-      license,
       prettyName: `${summary.sources.map((s) => s.dataset).join(' + ')}: tool-calling samples exported by nl2api`,
       counts: summary.counts.examples,
       exportSection: exportCardSection(summary),
@@ -509,6 +507,7 @@ class ExportWriter {
 
   async write(relative: string, content: string | Uint8Array): Promise<void> {
     const hash = sha256(typeof content === 'string' ? content : Buffer.from(content));
+    if (this.files[relative] === hash) return; // written already in this export (a database's REST tools, per split)
     this.files[relative] = hash;
     const file = path.join(this.out, relative);
     if (this.previous[relative] === hash && (await exists(file))) return;

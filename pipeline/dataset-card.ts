@@ -89,7 +89,7 @@ function splitName(questionFile: string): string {
 }
 
 /** The Hub's size buckets. */
-function sizeCategory(n: number): string {
+export function sizeCategory(n: number): string {
   const buckets: [number, string][] = [
     [1e3, 'n<1K'],
     [1e4, '1K<n<10K'],

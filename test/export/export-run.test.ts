@@ -194,6 +194,11 @@ describe('a whole export of the demo', () => {
         });
       }
     }
+    // The generated output's card, its metadata kept and its files restated.
+    const sourceCard = readFileSync(path.join(dataset(), 'README.md'), 'utf8');
+    expect(card).toContain(/^pretty_name: .*$/m.exec(sourceCard)![0]);
+    expect(card).not.toContain('slot/*.jsonl');
+    expect(card.match(/^configs:$/gm)).toHaveLength(1);
     expect(card).toMatch(/^---\nlicense: /);
     expect(card).toContain('## This export');
   });
