@@ -40,7 +40,12 @@ export function toolView(
  * About `count` tools of the universe, in its order: the gold's tools always, the others drawn
  * with a seed fixed by `key` (the same item gets the same list on every run).
  */
-export function shortlist(tools: readonly ToolSpec[], gold: readonly ToolCall[], key: string, count: number): ToolSpec[] {
+export function shortlist(
+  tools: readonly ToolSpec[],
+  gold: readonly ToolCall[],
+  key: string,
+  count: number,
+): ToolSpec[] {
   const needed = new Set(gold.map((c) => c.name));
   const keep = Math.max(needed.size, count);
   const others = tools.filter((t) => !needed.has(t.function.name));
