@@ -197,19 +197,10 @@ export async function runExport(options: ExportOptions): Promise<ExportResult> {
   return { summary, unchanged: false, written: writer.written };
 }
 
+/** The settings part of the options (what the export's output depends on besides its inputs). */
 function settingsOf(options: ExportOptions): ExportSettings {
-  return {
-    formats: options.formats,
-    ...(options.formulations ? { formulations: orderedFormulations(options.formulations) } : {}),
-    split: options.split,
-    shares: options.shares,
-    seed: options.seed,
-    negatives: options.negatives,
-    restTools: options.restTools,
-    rows: options.rows,
-    encoding: options.encoding,
-    nearDuplicate: options.nearDuplicate,
-  };
+  const { from, out, config, onProgress, formulations, ...settings } = options;
+  return { ...settings, ...(formulations ? { formulations: orderedFormulations(formulations) } : {}) };
 }
 
 // ---------------------------------------------------------------------------------------------
