@@ -1,10 +1,10 @@
 import type { z } from 'zod';
-import { hermesExample, HermesExampleSchema } from './hermes.js';
+import { hermesExample, hermesExampleJson, HermesExampleSchema, systemPrompt } from './hermes.js';
 import { liveApiBenchExample, LiveApiBenchExampleSchema, liveApiBenchUnsupported } from './live-api-bench.js';
 import { nativeExample, NativeExampleSchema } from './native.js';
-import { chatExample, ChatExampleSchema } from './openai-chat.js';
+import { chatExample, chatExampleJson, ChatExampleSchema, toolTexts } from './openai-chat.js';
 import { conversationOf, type ExportSample } from './sample.js';
-import { xlamExample, XlamExampleSchema } from './xlam.js';
+import { xlamExample, xlamExampleJson, XlamExampleSchema, xlamToolJson } from './xlam.js';
 
 /**
  * The line formats of `nl2api export`: each a function of an ExportSample to one JSON line,
@@ -20,11 +20,13 @@ export interface LineFormat<T = unknown> {
   /** Why the format has no form for this sample (it is left out of this format only, and counted). */
   unsupported?(sample: ExportSample): string | undefined;
   schema: z.ZodType<T>;
+  /** The line's text (default: its JSON); formats whose lines share big parts splice them (shared-parts.ts). */
+  text?(example: T): string;
   /**
    * What a model reads of an example, for token statistics: its parts (the tool list, each
    * message), each as segments (a tool, a line); absent: not a training format.
    */
-  parts?(example: T): string[][];
+  parts?(example: T, sample: ExportSample): string[][];
 }
 
 const format = <T>(f: LineFormat<T>): LineFormat => f;
@@ -41,8 +43,9 @@ export const LINE_FORMATS = [
     description: 'OpenAI chat fine-tuning JSONL with tools: assistant tool_calls, tool messages, a final answer',
     example: (sample) => chatExample(conversationOf(sample)),
     schema: ChatExampleSchema,
+    text: chatExampleJson,
     parts: (example) => [
-      example.tools.map((tool) => JSON.stringify(tool)),
+      toolTexts(example),
       ...example.messages.map((m) => [
         m.role === 'assistant' && m.tool_calls ? JSON.stringify(m.tool_calls) : (m.content ?? ''),
       ]),
@@ -53,8 +56,13 @@ export const LINE_FORMATS = [
     description: 'Hermes function calling (ShareGPT turns, <tools>, <tool_call>, <tool_response>)',
     example: (sample) => hermesExample(conversationOf(sample)),
     schema: HermesExampleSchema,
+    text: hermesExampleJson,
     // Per line: the system turn lists one tool per line, a tool turn's output is a line of its own.
-    parts: (example) => example.conversations.map((turn) => turn.value.split('\n')),
+    parts: (example, sample) => {
+      const { tools, startLabels } = conversationOf(sample);
+      const [, ...turns] = example.conversations;
+      return [systemPrompt(tools, startLabels).lines, ...turns.map((turn) => turn.value.split('\n'))];
+    },
   }),
   format({
     name: 'xlam',
@@ -64,7 +72,8 @@ export const LINE_FORMATS = [
       return xlamExample(index, evidence ? `${question}\nEvidence: ${evidence}` : question, calls, tools);
     },
     schema: XlamExampleSchema,
-    parts: (example) => [toolTexts(example.tools), [example.query], [example.answers]],
+    text: xlamExampleJson,
+    parts: (example, sample) => [sample.tools.map(xlamToolJson), [example.query], [example.answers]],
   }),
   format({
     name: 'live-api-bench',
@@ -74,15 +83,3 @@ export const LINE_FORMATS = [
     schema: LiveApiBenchExampleSchema,
   }),
 ];
-
-/** An xLAM `tools` string as one text per tool (a database's examples share their tools: parsed once). */
-const toolTextsOf = new Map<string, string[]>();
-function toolTexts(tools: string): string[] {
-  let texts = toolTextsOf.get(tools);
-  if (!texts) {
-    texts = (JSON.parse(tools) as unknown[]).map((tool) => JSON.stringify(tool));
-    if (toolTextsOf.size > 1000) toolTextsOf.clear();
-    toolTextsOf.set(tools, texts);
-  }
-  return texts;
-}

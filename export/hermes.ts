@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../core/model.js';
-import type { ConversationInput } from './openai-chat.js';
+import { chatToolJson, type ConversationInput } from './openai-chat.js';
+import { jsonOfText, perObject } from './shared-parts.js';
 
 /**
  * A sample in the Hermes function-calling format (NousResearch's hermes-function-calling,
@@ -41,7 +42,7 @@ export type HermesExample = z.infer<typeof HermesExampleSchema>;
 
 export function hermesExample(input: ConversationInput): HermesExample {
   const conversations: HermesExample['conversations'] = [
-    { from: 'system', value: systemPrompt(input.tools, input.startLabels) },
+    { from: 'system', value: systemPrompt(input.tools, input.startLabels).text },
     { from: 'human', value: input.evidence ? `${input.question}\nEvidence: ${input.evidence}` : input.question },
   ];
   input.calls.forEach((call, i) => {
@@ -56,16 +57,47 @@ export function hermesExample(input: ConversationInput): HermesExample {
   return { conversations };
 }
 
-function systemPrompt(tools: readonly ToolSpec[], startLabels: readonly string[]): string {
+/** A line's text, its system turn spliced (escaped once per prompt). */
+export function hermesExampleJson(example: HermesExample): string {
+  const [system, ...turns] = example.conversations;
+  const rest = turns.map((turn) => JSON.stringify(turn));
+  return `{"conversations":[{"from":"system","value":${jsonOfText(system.value)}}${rest.map((t) => `,${t}`).join('')}]}`;
+}
+
+/** The system turn, as text and as its lines (one per tool between `<tools>` and `</tools>`): once per tool list and start. */
+export function systemPrompt(tools: readonly ToolSpec[], startLabels: readonly string[]): SystemPrompt {
+  const byStart = promptsOf(tools);
+  const start = startLabels.join('\u0000');
+  let prompt = byStart.get(start);
+  if (!prompt) {
+    const lines = promptLines(tools, startLabels);
+    byStart.set(start, (prompt = { lines, text: lines.join('\n') }));
+  }
+  return prompt;
+}
+
+interface SystemPrompt {
+  text: string;
+  lines: string[];
+}
+
+const promptsOf = perObject<readonly ToolSpec[], Map<string, SystemPrompt>>(() => new Map());
+
+function promptLines(tools: readonly ToolSpec[], startLabels: readonly string[]): string[] {
   return [
     'You are a function calling AI model. You are provided with function signatures within <tools></tools> XML tags.',
     'You may call one function at a time to answer the user query; its result comes back in <tool_response></tool_response>.',
-    startLabels.length
-      ? `The data is in ${startLabels.map((l) => `"$${l}$"`).join(', ')}. Give each call a "label"; a later call uses an earlier call's output by passing "$LABEL$" as an argument.`
-      : '',
-    `<tools>\n${tools.map((t) => JSON.stringify(t)).join('\n')}\n</tools>`,
-    'For each function call return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-dict>}\n</tool_call>',
-  ]
-    .filter(Boolean)
-    .join('\n');
+    ...(startLabels.length
+      ? [
+          `The data is in ${startLabels.map((l) => `"$${l}$"`).join(', ')}. Give each call a "label"; a later call uses an earlier call's output by passing "$LABEL$" as an argument.`,
+        ]
+      : []),
+    '<tools>',
+    ...tools.map(chatToolJson),
+    '</tools>',
+    'For each function call return a json object with function name and arguments within <tool_call></tool_call> XML tags:',
+    '<tool_call>',
+    '{"name": <function-name>, "arguments": <args-dict>}',
+    '</tool_call>',
+  ];
 }

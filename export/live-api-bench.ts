@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { SelBinding, SqlValue, ToolCall, ToolSpec } from '../core/model.js';
 import { REFUSAL } from './negatives.js';
 import type { ExportSample } from './sample.js';
+import { checkedOncePerObject } from './shared-parts.js';
 
 /**
  * Samples in the form IBM published Live API-Bench in (SLOT-BIRD, SEL-BIRD, REST-BIRD; the
@@ -47,23 +48,44 @@ function asFloat<T>(value: T): T | PyFloat {
  * in a list and left out of an object, as JSON.stringify does.
  */
 export function liveApiBenchJson(value: unknown): string {
-  // JSON.stringify (native, fast) with each PyFloat as a marked string, then one pass over the
-  // text: Python's separators outside strings, marked strings back to float literals.
+  // JSON.stringify (native, fast) with each PyFloat and each shared part as a marked string,
+  // then one pass over the text: Python's separators outside strings, marked strings back to
+  // float literals and to the parts' own texts.
+  const parts: string[] = [];
   const text =
     JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown) {
       const raw = this[key];
-      return raw instanceof PyFloat ? FLOAT_MARK + floatText(raw.value) : v;
+      if (raw instanceof PyFloat) return FLOAT_MARK + floatText(raw.value);
+      const part = key !== '' && raw !== null && typeof raw === 'object' ? partTexts.get(raw) : undefined;
+      return part === undefined ? v : PART_MARK + (parts.push(part) - 1);
     }) ?? 'null';
   return text
-    .replace(/"(?:[^"\\]|\\.)*"|[,:]/g, (token) =>
-      token === ',' ? ', ' : token === ':' ? ': ' : token.startsWith(MARKED) ? token.slice(MARKED.length, -1) : token,
-    )
-    .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .replace(/"(?:[^"\\]|\\.)*"|[,:]/g, (token) => {
+      if (token === ',') return ', ';
+      if (token === ':') return ': ';
+      if (token.startsWith(MARKED_FLOAT)) return token.slice(MARKED_FLOAT.length, -1);
+      if (token.startsWith(MARKED_PART)) return parts[Number(token.slice(MARKED_PART.length, -1))];
+      return token;
+    });
 }
 
-/** What a PyFloat is written as before the last pass (no SQL value starts with two control characters), and how JSON writes it. */
+/**
+ * What a PyFloat and a shared part are written as before the last pass (no SQL value starts
+ * with two control characters), and how JSON writes those.
+ */
 const FLOAT_MARK = '\u0000\u0001';
-const MARKED = '"\\u0000\\u0001';
+const MARKED_FLOAT = '"\\u0000\\u0001';
+const PART_MARK = '\u0000\u0002';
+const MARKED_PART = '"\\u0000\\u0002';
+
+/** The texts of the parts many samples share (their tools), written once: liveApiBenchJson splices them. */
+const partTexts = new WeakMap<object, string>();
+
+function sharedPart<T extends object>(part: T): T {
+  partTexts.set(part, liveApiBenchJson(part));
+  return part;
+}
 
 /** Python's float repr: `5.0`, `-0.0`, `1e+16` (exponent from 1e16 on), fractions as JavaScript writes them. */
 function floatText(value: number): string {
@@ -482,10 +504,10 @@ const propertiesOf = (tool: ToolSpec) =>
 /** Each tool's keys, once per spec (a SEL sample's list holds its database's spec objects). */
 const toolKeys = new WeakMap<ToolSpec, Map<string, readonly string[]>>();
 
-/** `build()` once per tool spec and key. */
-function memoPerTool<T>(cache: WeakMap<ToolSpec, Map<string, T>>, tool: ToolSpec, key: string, build: () => T): T {
-  let byKey = cache.get(tool);
-  if (!byKey) cache.set(tool, (byKey = new Map<string, T>()));
+/** `build()` once per object (a tool spec, a tool list) and key. */
+function memoPer<K extends object, T>(cache: WeakMap<K, Map<string, T>>, object: K, key: string, build: () => T): T {
+  let byKey = cache.get(object);
+  if (!byKey) cache.set(object, (byKey = new Map<string, T>()));
   let value = byKey.get(key);
   if (value === undefined) byKey.set(key, (value = build()));
   return value;
@@ -496,7 +518,7 @@ function knownKeysOf(tools: readonly ToolSpec[]): ReadonlySet<string> {
   if (!known) {
     const keys = new Set<string>();
     for (const tool of tools)
-      for (const key of memoPerTool(toolKeys, tool, '', () => keyEnums(propertiesOf(tool)))) keys.add(key);
+      for (const key of memoPer(toolKeys, tool, '', () => keyEnums(propertiesOf(tool)))) keys.add(key);
     knownKeys.set(tools, (known = keys));
   }
   return known;
@@ -515,7 +537,7 @@ function propertiesFor(
   known: ReadonlySet<string>,
   names: (key: string) => string[],
 ): Record<string, unknown> {
-  return memoPerTool(
+  return memoPer(
     renamedProperties,
     tool,
     signature,
@@ -588,12 +610,19 @@ function publishedTools(
   };
   const offered = tools.filter((tool) => tool.function.name !== INITIALIZE);
   const known = knownKeysOf(tools);
-  return offered.map((tool) => ({
-    description: tool.function.description,
-    name: tool.function.name,
-    arguments: propertiesFor(tool, signature, known, names),
-  }));
+  return offered.map((tool) =>
+    memoPer(publishedSpecs, tool, signature, () =>
+      sharedPart({
+        description: tool.function.description,
+        name: tool.function.name,
+        arguments: propertiesFor(tool, signature, known, names),
+      }),
+    ),
+  );
 }
+
+/** One published tool object per spec and signature: samples over the same tables share it, and its text. */
+const publishedSpecs = new WeakMap<ToolSpec, Map<string, PublishedTool>>();
 
 /**
  * The sample's own tools in nl2api's names, for the conversation formats: each key enum (and
@@ -609,19 +638,22 @@ export function ownTools(sample: ExportSample): ToolSpec[] {
   const fromTables = contextNamesOf(item.initialization.map(keyContextOf), 'own');
   const own = (key: string): string[] => (used.has(key) ? [key] : fromTables(key));
   const signature = signatureOf(item.initialization, used, 'own', fromTables);
-  const known = knownKeysOf(sample.tools);
-  // The same spec object for the same narrowing: what reads these tools next can memoize on it too.
-  return sample.tools.map((tool) =>
-    memoPerTool(ownSpecs, tool, signature, () => {
-      const parameters = tool.function.parameters as { properties?: Record<string, unknown> };
-      if (!parameters.properties) return tool;
-      const properties = propertiesFor(tool, signature, known, own);
-      return { ...tool, function: { ...tool.function, parameters: { ...parameters, properties } } };
-    }),
-  );
+  // The same list, and the same spec objects, for the same narrowing: the formats write each once (shared-parts.ts).
+  return memoPer(ownLists, sample.tools, signature, () => {
+    const known = knownKeysOf(sample.tools);
+    return sample.tools.map((tool) =>
+      memoPer(ownSpecs, tool, signature, () => {
+        const parameters = tool.function.parameters as { properties?: Record<string, unknown> };
+        if (!parameters.properties) return tool;
+        const properties = propertiesFor(tool, signature, known, own);
+        return { ...tool, function: { ...tool.function, parameters: { ...parameters, properties } } };
+      }),
+    );
+  });
 }
 
 const ownSpecs = new WeakMap<ToolSpec, Map<string, ToolSpec>>();
+const ownLists = new WeakMap<readonly ToolSpec[], Map<string, ToolSpec[]>>();
 
 // ---------------------------------------------------------------------------------------
 // Examples
@@ -748,9 +780,9 @@ const InitSchema = z
     label: LabelSchema,
   })
   .strict();
-const ToolSchema = z
-  .object({ description: z.string(), name: z.string().min(1), arguments: z.record(z.string(), z.unknown()) })
-  .strict();
+const ToolSchema = checkedOncePerObject(
+  z.object({ description: z.string(), name: z.string().min(1), arguments: z.record(z.string(), z.unknown()) }).strict(),
+);
 
 const SequenceExampleSchema = z
   .object({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { SqlValue, ToolCall, ToolSpec } from '../core/model.js';
+import { checkedOncePerObject, perObject } from './shared-parts.js';
 
 /**
  * A sample as an OpenAI chat fine-tuning conversation with function calling (issue 13): the
@@ -30,24 +31,24 @@ export const ChatMessageSchema = z.discriminatedUnion('role', [
   z.object({ role: z.literal('tool'), tool_call_id: z.string().min(1), content: z.string() }).strict(),
 ]);
 
+const ChatToolSchema = z
+  .object({
+    type: z.literal('function'),
+    function: z
+      .object({
+        name: z.string(),
+        description: z.string().optional(),
+        parameters: z.record(z.string(), z.unknown()),
+      })
+      .strict(),
+  })
+  .strict();
+
 /** One line of an OpenAI chat fine-tuning file with tools. */
 export const ChatExampleSchema = z
   .object({
     messages: z.array(ChatMessageSchema).min(3),
-    tools: z.array(
-      z
-        .object({
-          type: z.literal('function'),
-          function: z
-            .object({
-              name: z.string(),
-              description: z.string().optional(),
-              parameters: z.record(z.string(), z.unknown()),
-            })
-            .strict(),
-        })
-        .strict(),
-    ),
+    tools: z.array(checkedOncePerObject(ChatToolSchema)),
     parallel_tool_calls: z.boolean().optional(),
   })
   .strict()
@@ -102,10 +103,30 @@ export function chatExample(input: ConversationInput): ChatExample {
   messages.push({ role: 'assistant', content: input.answer });
   return {
     messages,
-    tools: input.tools.map((t) => ({ type: 'function', function: t.function })),
+    tools: input.tools.map(chatTool),
     parallel_tool_calls: false,
   };
 }
+
+type ChatTool = ChatExample['tools'][number];
+
+/** A tool as the format lists it: one object per spec, so that lines offering the same spec share it. */
+const chatTool = perObject((spec: ToolSpec): ChatTool => ({ type: 'function', function: spec.function }));
+
+/** A listed tool's JSON text, once per tool. */
+const chatToolText = perObject((tool: ChatTool) => JSON.stringify(tool));
+
+/** A spec's JSON text as the format lists it, once per spec (the Hermes system prompt lists the same text). */
+export const chatToolJson = (spec: ToolSpec): string => chatToolText(chatTool(spec));
+
+/** A line's text, its tools spliced from their texts (each serialized once per export). */
+export function chatExampleJson(example: ChatExample): string {
+  const { tools, ...rest } = example;
+  return `${JSON.stringify(rest).slice(0, -1)},"tools":[${tools.map(chatToolText).join(',')}]}`;
+}
+
+/** The texts of a line's tools (for its text and its token count). */
+export const toolTexts = (example: ChatExample): string[] => example.tools.map(chatToolText);
 
 /** The most rows an answer in words lists before saying how many more there are. */
 const MAX_ROWS = 20;

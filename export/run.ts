@@ -1,4 +1,5 @@
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { Config, ExportConfig } from '../config/schema.js';
@@ -12,7 +13,7 @@ import { DatasetError, type EvalItem } from '../eval/dataset.js';
 import { openLiveTools, type LiveTools } from '../eval/live-tools.js';
 import { shortlist } from '../eval/tool-view.js';
 import { codeFingerprint, CODE_DIRS } from '../pipeline/code-fingerprint.js';
-import { jsonlText, jsonText, writeFileAtomic } from '../pipeline/files.js';
+import { jsonlText, jsonText, temporarySibling, writeFileAtomic } from '../pipeline/files.js';
 import { memoizeExecutor } from '../pipeline/sql-memo.js';
 import { createSqlPool } from '../runtime/sql/pool.js';
 import { ensureWritableDir } from '../pipeline/setup-error.js';
@@ -28,17 +29,19 @@ import { hasNegative, withoutTools } from './negatives.js';
 import { recordsToParquet } from './parquet.js';
 import { provenanceOf, type ExportSample } from './sample.js';
 import { SPLIT_NAMES, splitByDatabase, splitByQuestion, type SplitName, type SplitShares } from './splits.js';
-import { TokenCounter, type TokenMemo, type TokenStats } from './tokens.js';
+import { SegmentTokenizer, TokenCounter, type TokenStats } from './tokens.js';
 
 /**
  * `nl2api export`: generated outputs (`--from`, one or several) → training and benchmark
  * formats, without regenerating anything. Samples are read as evaluation reads them, mixed
  * (cross-source duplicates dropped, weights applied), split without leakage, given negatives,
  * and their gold calls run once through the live tools for the real outputs a conversation
- * shows (a cached stage: a rerun asks the tools nothing it asked). Every line is checked
- * against its format's schema before it is written. The export is incremental: its inputs'
- * hash is kept in `export.json`, and an unchanged input re-exports nothing; a changed one
- * rewrites only the files whose content changed.
+ * shows (one memoized pool of SQL workers for the whole export). Every line is checked
+ * against its format's schema before it is written; the parts lines share (tool specs) are
+ * built, checked and serialized once (shared-parts.ts), and tokens are counted beside the
+ * writing (tokens.ts). The export is incremental: its inputs' hash is kept in `export.json`,
+ * and an unchanged input re-exports nothing; a changed one rewrites only the files whose
+ * content changed.
  */
 
 export type SplitMode = 'by-database' | 'by-question' | 'none';
@@ -362,30 +365,36 @@ function groupsOf(
 }
 
 async function writeFormats(writer: ExportWriter, samples: readonly ExportSample[], settings: ExportSettings) {
-  const tokens: ExportSummary['tokens'] = {};
   const invalid: ExportSummary['invalid'] = [];
   const unsupported: ExportSummary['unsupported'] = [];
   const groups = groupsOf(samples);
-  const memo: TokenMemo = new Map();
   for (const group of groups)
     await writer.write(
       `provenance/${group.formulation}/${group.split}.jsonl`,
       jsonlText(group.samples.map(provenanceOf)),
     );
-  for (const format of LINE_FORMATS.filter((f) => settings.formats.includes(f.name as FormatName))) {
-    const perFormulation: Partial<Record<Formulation, TokenStats>> = {};
-    for (const formulation of orderedFormulations([...new Set(groups.map((g) => g.formulation))])) {
-      const counter = format.parts ? new TokenCounter(settings.encoding, memo) : undefined;
-      for (const group of groups.filter((g) => g.formulation === formulation)) {
-        const lines = checkedExamples(format, group.samples, { invalid, unsupported });
-        for (const { example } of lines) counter?.add(format.parts!(example));
-        await writeFormatFiles(writer, format, group, lines);
+  // Tokens are counted beside the writing (tokens.ts); their statistics are read at the end.
+  const tokenizer = new SegmentTokenizer(settings.encoding);
+  try {
+    const counters: { format: string; formulation: Formulation; counter: TokenCounter }[] = [];
+    for (const format of LINE_FORMATS.filter((f) => settings.formats.includes(f.name as FormatName))) {
+      for (const formulation of orderedFormulations([...new Set(groups.map((g) => g.formulation))])) {
+        const counter = format.parts ? new TokenCounter(tokenizer) : undefined;
+        if (counter) counters.push({ format: format.name, formulation, counter });
+        for (const group of groups.filter((g) => g.formulation === formulation)) {
+          const lines = checkedExamples(format, group.samples, { invalid, unsupported });
+          for (const { example, sample } of lines) counter?.add(format.parts!(example, sample));
+          await writeFormatFiles(writer, format, group, lines);
+        }
       }
-      if (counter) perFormulation[formulation] = counter.stats();
     }
-    if (format.parts) tokens[format.name] = perFormulation;
+    const tokens: ExportSummary['tokens'] = {};
+    for (const { format, formulation, counter } of counters)
+      (tokens[format] ??= {})[formulation] = await counter.stats();
+    return { tokens, invalid, unsupported };
+  } finally {
+    await tokenizer.close();
   }
-  return { tokens, invalid, unsupported };
 }
 
 /** Each sample's example; those the format has no form for, or its schema refuses, left out (and listed). */
@@ -418,7 +427,11 @@ async function writeFormatFiles(
 ): Promise<void> {
   const dir = `${format.name}/${group.formulation}`;
   if (format.name !== 'live-api-bench') {
-    await writer.write(`${dir}/${group.split}.jsonl`, jsonlText(lines.map((l) => l.example)));
+    const text = (example: unknown) => (format.text ? format.text(example) : JSON.stringify(example));
+    await writer.writeLines(
+      `${dir}/${group.split}.jsonl`,
+      mapLazily(lines, (l) => text(l.example)),
+    );
     return;
   }
   // As published: one JSON array per database; REST's endpoints, per database, beside them.
@@ -430,6 +443,11 @@ async function writeFormatFiles(
         jsonText(liveApiBenchRestTools(entries.find((l) => !l.sample.negative)?.sample.item.tools ?? [])),
       );
   }
+}
+
+/** Each line's text made as it is written (the texts of a file are never all held at once). */
+function* mapLazily<T>(items: Iterable<T>, text: (item: T) => string): Iterable<string> {
+  for (const item of items) yield text(item);
 }
 
 async function writeHfLayout(
@@ -485,7 +503,8 @@ function exportCardSection(summary: ExportSummary): string {
 /**
  * Writes an export's files: a file whose content hash is the one the last export recorded
  * (and that still exists) is left alone; files the last export wrote and this one did not
- * are removed.
+ * are removed. Line files are streamed: an export's text (hundreds of megabytes) is never
+ * one string.
  */
 class ExportWriter {
   private readonly files: Record<string, string> = {};
@@ -498,12 +517,32 @@ class ExportWriter {
 
   async write(relative: string, content: string | Uint8Array): Promise<void> {
     const hash = sha256(typeof content === 'string' ? content : Buffer.from(content));
-    if (this.files[relative] === hash) return; // written already in this export (a database's REST tools, per split)
-    this.files[relative] = hash;
-    const file = path.join(this.out, relative);
-    if (this.previous[relative] === hash && (await exists(file))) return;
-    await writeFileAtomic(file, content);
+    if (!this.claim(relative, hash) || (await this.unchanged(relative, hash))) return;
+    await writeFileAtomic(path.join(this.out, relative), content);
     this.written++;
+  }
+
+  /** The file of these lines, each ended by a newline; written to a temporary sibling while hashed. */
+  async writeLines(relative: string, lines: Iterable<string>): Promise<void> {
+    const file = path.join(this.out, relative);
+    const { tmp, hash } = await streamToTemporary(file, lines);
+    if (!this.claim(relative, hash) || (await this.unchanged(relative, hash))) {
+      await rm(tmp, { force: true });
+      return;
+    }
+    await rename(tmp, file);
+    this.written++;
+  }
+
+  /** Records the file's hash; false if this export wrote the same content there already (a database's REST tools, per split). */
+  private claim(relative: string, hash: string): boolean {
+    if (this.files[relative] === hash) return false;
+    this.files[relative] = hash;
+    return true;
+  }
+
+  private async unchanged(relative: string, hash: string): Promise<boolean> {
+    return this.previous[relative] === hash && (await exists(path.join(this.out, relative)));
   }
 
   async finish(): Promise<Record<string, string>> {
@@ -511,6 +550,39 @@ class ExportWriter {
       await rm(path.join(this.out, stale), { force: true });
     return this.files;
   }
+}
+
+/** Bytes gathered before a write: few system calls, little memory. */
+const CHUNK_CHARS = 1 << 22;
+
+async function streamToTemporary(file: string, lines: Iterable<string>): Promise<{ tmp: string; hash: string }> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const tmp = temporarySibling(file);
+  const handle = await open(tmp, 'w');
+  const hash = createHash('sha256');
+  try {
+    let pending: string[] = [];
+    let size = 0;
+    const flush = async () => {
+      const bytes = Buffer.from(pending.join(''));
+      pending = [];
+      size = 0;
+      hash.update(bytes);
+      await handle.write(bytes);
+    };
+    for (const line of lines) {
+      pending.push(line, '\n');
+      size += line.length + 1;
+      if (size >= CHUNK_CHARS) await flush();
+    }
+    if (size > 0) await flush();
+  } catch (error) {
+    await handle.close();
+    await rm(tmp, { force: true });
+    throw error;
+  }
+  await handle.close();
+  return { tmp, hash: hash.digest('hex') };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ToolCall, ToolSpec } from '../core/model.js';
+import { jsonOfText, perObject, perText } from './shared-parts.js';
 
 /**
  * A sample in the xLAM / APIGen format (Salesforce's xlam-function-calling-60k, the APIGen
@@ -19,18 +20,23 @@ const AnswerSchema = z
   .object({ name: z.string().min(1), arguments: z.record(z.string(), z.unknown()), label: z.string().optional() })
   .strict();
 
-const jsonOf = <T extends z.ZodType>(schema: T) =>
-  z.string().superRefine((text, ctx) => {
+/** A JSON string holding a `schema` value; each distinct text checked once (a tool list is shared by many lines). */
+const jsonOf = <T extends z.ZodType>(schema: T) => {
+  const problem = perText((text): string | undefined => {
     let value: unknown;
     try {
       value = JSON.parse(text);
     } catch {
-      ctx.addIssue({ code: 'custom', message: 'not JSON' });
-      return;
+      return 'not JSON';
     }
     const parsed = schema.safeParse(value);
-    if (!parsed.success) ctx.addIssue({ code: 'custom', message: parsed.error.message });
+    return parsed.success ? undefined : parsed.error.message;
   });
+  return z.string().superRefine((text, ctx) => {
+    const message = problem(text);
+    if (message !== undefined) ctx.addIssue({ code: 'custom', message });
+  });
+};
 
 export const XlamExampleSchema = z
   .object({
@@ -52,7 +58,7 @@ export function xlamExample(
   return {
     id,
     query,
-    tools: JSON.stringify(tools.map(xlamTool)),
+    tools: toolsJson(tools),
     answers: JSON.stringify(
       calls.map((c) => ({ name: c.name, arguments: c.arguments, ...(c.label ? { label: c.label } : {}) })),
     ),
@@ -66,6 +72,18 @@ interface JsonSchemaProperty {
   enum?: unknown[];
   items?: { type?: string };
 }
+
+/** A line's text, its `tools` string spliced (escaped once per tool list). */
+export function xlamExampleJson(example: XlamExample): string {
+  const { tools, ...rest } = example;
+  return `${JSON.stringify(rest).slice(0, -1)},"tools":${jsonOfText(tools)}}`;
+}
+
+/** A tool list's `tools` string, once per list (the samples of a database over the same tables share theirs). */
+const toolsJson = perObject((tools: readonly ToolSpec[]) => `[${tools.map(xlamToolJson).join(',')}]`);
+
+/** A tool's text in the `tools` string, once per spec. */
+export const xlamToolJson = perObject((tool: ToolSpec) => JSON.stringify(xlamTool(tool)));
 
 /** A tool spec in APIGen's shape: `type` as Python-ish names (`str`, `int`, `List[str]`, …), the enum kept in the description. */
 function xlamTool(tool: ToolSpec) {

@@ -8,7 +8,7 @@ import path from 'node:path';
  */
 export async function writeFileAtomic(file: string, content: string | Uint8Array): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const tmp = temporarySibling(file);
   try {
     await writeFile(tmp, content);
     await rename(tmp, file);
@@ -16,6 +16,11 @@ export async function writeFileAtomic(file: string, content: string | Uint8Array
     await rm(tmp, { force: true });
     throw error;
   }
+}
+
+/** A fresh name beside `file` for writing it before the rename that makes it appear whole. */
+export function temporarySibling(file: string): string {
+  return `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
 }
 
 /** JSON files end with a newline and are indented: diff-friendly artifacts. */

@@ -1,9 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ResultSet } from '../../core/model.js';
+import { siblingModule } from '../../core/sibling-module.js';
 import {
   DatabaseViewError,
   ExecutorClosedError,
@@ -71,7 +69,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   let failedStarts = 0;
 
   function spawn(): void {
-    const { path: workerPath, execArgv } = workerEntry();
+    const { path: workerPath, execArgv } = siblingModule(import.meta.url, 'worker');
     const child = fork(workerPath, [], {
       serialization: 'advanced',
       execArgv,
@@ -237,18 +235,4 @@ function stop(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });
-}
-
-/**
- * The worker is the sibling module with this module's extension: `.js` once built,
- * `.ts` under jest/tsx, where the child needs tsx's loader (resolved from here, so that
- * it does not depend on the working directory).
- */
-function workerEntry(): { path: string; execArgv: string[] } {
-  const here = fileURLToPath(import.meta.url);
-  const extension = path.extname(here);
-  const workerPath = path.join(path.dirname(here), `worker${extension}`);
-  if (extension !== '.ts') return { path: workerPath, execArgv: [] };
-  const tsx = createRequire(import.meta.url).resolve('tsx');
-  return { path: workerPath, execArgv: ['--import', pathToFileURL(tsx).href] };
 }

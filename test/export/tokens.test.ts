@@ -1,4 +1,10 @@
-import { countTokens, TokenCounter, TOKENS_PER_PART } from '../../export/tokens.js';
+import {
+  countTokens,
+  SegmentTokenizer,
+  TokenCounter,
+  TOKENS_PER_PART,
+  type TokenEncoding,
+} from '../../export/tokens.js';
 
 /** Token statistics with a tokenizer that ships its vocabulary (no network). */
 
@@ -8,7 +14,7 @@ test('counts tokens with the bundled vocabularies', () => {
   expect(countTokens('')).toBe(0);
 });
 
-test('per-export statistics: an example is its parts plus the template per part; total, mean, nearest-rank p50 and p95, max', () => {
+test('per-export statistics: an example is its parts plus the template per part; total, mean, nearest-rank p50 and p95, max', async () => {
   const counter = new TokenCounter();
   // Parts of 2, 1, 4 and 0 tokens, each with the template's markers.
   counter.add([['hello world']]);
@@ -16,7 +22,7 @@ test('per-export statistics: an example is its parts plus the template per part;
   counter.add([['hello world'], ['hello', ' world']]);
   counter.add([]);
   const p = TOKENS_PER_PART;
-  expect(counter.stats()).toEqual({
+  expect(await counter.stats()).toEqual({
     encoding: 'o200k_base',
     examples: 4,
     total: 7 + 4 * p,
@@ -25,10 +31,39 @@ test('per-export statistics: an example is its parts plus the template per part;
     p95: 4 + 2 * p,
     max: 4 + 2 * p,
   });
-  expect(new TokenCounter('cl100k_base').stats()).toMatchObject({
+  expect(await new TokenCounter(new SegmentTokenizer('cl100k_base')).stats()).toMatchObject({
     encoding: 'cl100k_base',
     examples: 0,
     total: 0,
     p95: 0,
   });
+});
+
+test('past its in-process share, a tokenizer counts in a child process: same counts, in order, across batches', async () => {
+  const texts = Array.from({ length: 300 }, (_, i) => `segment ${i}: ${'word '.repeat(i % 50)}${'é'.repeat(i % 7)}`);
+  const here = new SegmentTokenizer('o200k_base');
+  const child = new SegmentTokenizer('o200k_base', 0);
+  try {
+    const inHere = new TokenCounter(here);
+    const inChild = new TokenCounter(child);
+    for (const text of texts) {
+      inHere.add([[text], [text.toUpperCase()]]);
+      inChild.add([[text], [text.toUpperCase()]]);
+    }
+    expect(await inChild.stats()).toEqual(await inHere.stats());
+    expect((await child.allCounts()).slice(0, 3)).toEqual(
+      [texts[0], texts[0].toUpperCase(), texts[1]].map((t) => countTokens(t)),
+    );
+  } finally {
+    await child.close();
+    await here.close();
+  }
+});
+
+test('a batch the child cannot count fails the statistics with a clear error, and the child still closes', async () => {
+  const tokenizer = new SegmentTokenizer('no_such_encoding' as TokenEncoding, 0);
+  const counter = new TokenCounter(tokenizer);
+  counter.add([['a segment']]);
+  await expect(counter.stats()).rejects.toThrow(/token counting failed/);
+  await tokenizer.close();
 });

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+
+/**
+ * The parts many lines of an export share, built, checked and serialized once each rather than
+ * once per line. A tool spec is most of every SLOT or SEL line (its key enums and their
+ * descriptions: tens of kilobytes), and the samples of a database offer the very same spec
+ * objects (`ownTools` keeps one object per narrowing), so a memo keyed on the object serves
+ * every line that offers it: a line is spliced from its parts' texts.
+ */
+
+/** `build` once per key object (a part is never changed once built). */
+export function perObject<K extends object, V>(build: (key: K) => V): (key: K) => V {
+  const cache = new WeakMap<K, V>();
+  return (key) => {
+    let value = cache.get(key);
+    if (value === undefined) cache.set(key, (value = build(key)));
+    return value;
+  };
+}
+
+/**
+ * `schema`, checked once per object: a line is still checked whole, its shared parts by the
+ * verdict they got the first time. For schemas without transforms (the value is kept as it is).
+ */
+export function checkedOncePerObject<T extends z.ZodType>(schema: T): z.ZodType<z.output<T>> {
+  const verdict = perObject((value: object) => {
+    const checked = schema.safeParse(value);
+    return { message: checked.success ? undefined : checked.error.message };
+  });
+  return z.custom<z.output<T>>().superRefine((value, ctx) => {
+    const message =
+      value !== null && typeof value === 'object' ? verdict(value).message : failure(schema.safeParse(value));
+    if (message !== undefined) ctx.addIssue({ code: 'custom', message });
+  });
+}
+
+const failure = (checked: { success: boolean; error?: { message: string } }) =>
+  checked.success ? undefined : checked.error?.message;
+
+/**
+ * `build` once per distinct text, for parts that are strings (a tool list as one JSON string,
+ * a system prompt): they are the same string objects on every line, so found at once.
+ */
+export function perText<V>(build: (text: string) => V): (text: string) => V {
+  const cache = new Map<string, V>();
+  return (text) => {
+    if (cache.has(text)) return cache.get(text)!;
+    const value = build(text);
+    if (cache.size >= MAX_TEXTS) cache.clear();
+    cache.set(text, value);
+    return value;
+  };
+}
+
+/** Bounds the texts kept (a database's distinct tool lists are far fewer). */
+const MAX_TEXTS = 4096;
+
+/** A string part's JSON text (quoted, escaped), once per text. */
+export const jsonOfText = perText((text: string) => JSON.stringify(text));
