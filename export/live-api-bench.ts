@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { SelBinding, SqlValue, ToolCall, ToolSpec } from '../core/model.js';
 import { REFUSAL } from './negatives.js';
 import type { ExportSample } from './sample.js';
-import { checkedOncePerObject } from './shared-parts.js';
+import { checkedOncePerObject, perObject } from './shared-parts.js';
 
 /**
  * Samples in the form IBM published Live API-Bench in (SLOT-BIRD, SEL-BIRD, REST-BIRD; the
@@ -495,14 +495,21 @@ function renameSchemaKeys(
   );
 }
 
-/** The keys a tool list's enums hold, per list: the samples of a database share theirs. */
-const knownKeys = new WeakMap<readonly ToolSpec[], ReadonlySet<string>>();
-
 const propertiesOf = (tool: ToolSpec) =>
   (tool.function.parameters as { properties?: Record<string, unknown> }).properties ?? {};
 
-/** Each tool's keys, once per spec (a SEL sample's list holds its database's spec objects). */
-const toolKeys = new WeakMap<ToolSpec, Map<string, readonly string[]>>();
+/** A tool's keys (its key enums'; its descriptions list the same), once per spec. */
+const keysOf = perObject((tool: ToolSpec): readonly string[] => [...new Set(keyEnums(propertiesOf(tool)))]);
+
+/** A sample's names for a key, once per key: every tool lists the same keys, each in its enum and its description. */
+function oncePerKey(names: (key: string) => string[]): (key: string) => string[] {
+  const named = new Map<string, string[]>();
+  return (key) => {
+    let found = named.get(key);
+    if (!found) named.set(key, (found = names(key)));
+    return found;
+  };
+}
 
 /** `build()` once per object (a tool spec, a tool list) and key. */
 function memoPer<K extends object, T>(cache: WeakMap<K, Map<string, T>>, object: K, key: string, build: () => T): T {
@@ -513,37 +520,26 @@ function memoPer<K extends object, T>(cache: WeakMap<K, Map<string, T>>, object:
   return value;
 }
 
-function knownKeysOf(tools: readonly ToolSpec[]): ReadonlySet<string> {
-  let known = knownKeys.get(tools);
-  if (!known) {
-    const keys = new Set<string>();
-    for (const tool of tools)
-      for (const key of memoPer(toolKeys, tool, '', () => keyEnums(propertiesOf(tool)))) keys.add(key);
-    knownKeys.set(tools, (known = keys));
-  }
-  return known;
-}
-
 /**
- * A tool's properties with its keys renamed (or narrowed) for one sample, once per spec and
- * `signature` (what the renaming depends on: the sample's starting tables and the keys its
- * calls use): the samples of a database over the same tables share the work.
+ * A tool's properties with its keys renamed (or narrowed) for one sample: found once per spec
+ * and `signature` (what the renaming depends on: the sample's starting tables and the keys its
+ * calls use), built once per spec and the names its own keys get. Samples over other tables
+ * that name this tool's keys alike share the very object (and so every text made of it); a
+ * tool without keys is its own properties.
  */
-const renamedProperties = new WeakMap<ToolSpec, Map<string, Record<string, unknown>>>();
-
-function propertiesFor(
-  tool: ToolSpec,
-  signature: string,
-  known: ReadonlySet<string>,
-  names: (key: string) => string[],
-): Record<string, unknown> {
-  return memoPer(
-    renamedProperties,
-    tool,
-    signature,
-    () => renameSchemaKeys(propertiesOf(tool), known, names) as Record<string, unknown>,
-  );
+function propertiesFor(tool: ToolSpec, signature: string, names: (key: string) => string[]): Record<string, unknown> {
+  return memoPer(propertiesBySignature, tool, signature, () => {
+    const keys = keysOf(tool);
+    if (keys.length === 0) return propertiesOf(tool);
+    return memoPer(propertiesByNames, tool, JSON.stringify(keys.map(names)), () => {
+      const renamed = renameSchemaKeys(propertiesOf(tool), new Set(keys), names);
+      return renamed as Record<string, unknown>;
+    });
+  });
 }
+
+const propertiesBySignature = new WeakMap<ToolSpec, Map<string, Record<string, unknown>>>();
+const propertiesByNames = new WeakMap<ToolSpec, Map<string, Record<string, unknown>>>();
 
 /** What a sample's key renaming depends on. */
 function signatureOf(
@@ -598,31 +594,19 @@ function publishedTools(
   const contexts = inits.map(keyContextOf);
   const fromTables = contextNamesOf(contexts, 'published');
   const signature = signatureOf(inits, used, 'published', fromTables);
-  // Every tool lists the same keys, each in its enum and its description: name each key once.
-  const named = new Map<string, string[]>();
-  const names = (key: string): string[] => {
-    let found = named.get(key);
-    if (!found) {
-      found = [...new Set([...fromTables(key), ...(used.get(key) ?? [])])];
-      named.set(key, found);
-    }
-    return found;
-  };
+  const names = oncePerKey((key: string): string[] => [...new Set([...fromTables(key), ...(used.get(key) ?? [])])]);
   const offered = tools.filter((tool) => tool.function.name !== INITIALIZE);
-  const known = knownKeysOf(tools);
-  return offered.map((tool) =>
-    memoPer(publishedSpecs, tool, signature, () =>
-      sharedPart({
-        description: tool.function.description,
-        name: tool.function.name,
-        arguments: propertiesFor(tool, signature, known, names),
-      }),
-    ),
+  return offered.map((tool) => publishedTool(tool, propertiesFor(tool, signature, names)));
+}
+
+/** One published tool per spec and properties: samples that name its keys alike share it, and its text. */
+function publishedTool(tool: ToolSpec, properties: Record<string, unknown>): PublishedTool {
+  return memoPer(publishedSpecs, properties, '', () =>
+    sharedPart({ description: tool.function.description, name: tool.function.name, arguments: properties }),
   );
 }
 
-/** One published tool object per spec and signature: samples over the same tables share it, and its text. */
-const publishedSpecs = new WeakMap<ToolSpec, Map<string, PublishedTool>>();
+const publishedSpecs = new WeakMap<Record<string, unknown>, Map<string, PublishedTool>>();
 
 /**
  * The sample's own tools in nl2api's names, for the conversation formats: each key enum (and
@@ -636,24 +620,31 @@ export function ownTools(sample: ExportSample): ToolSpec[] {
   if (item.formulation === 'rest' || item.initialization.length === 0) return sample.tools;
   const { used } = publishedCalls(item.initialization, sample.negative ? [] : item.goldCalls, item.bindings);
   const fromTables = contextNamesOf(item.initialization.map(keyContextOf), 'own');
-  const own = (key: string): string[] => (used.has(key) ? [key] : fromTables(key));
+  const own = oncePerKey((key: string): string[] => (used.has(key) ? [key] : fromTables(key)));
   const signature = signatureOf(item.initialization, used, 'own', fromTables);
-  // The same list, and the same spec objects, for the same narrowing: the formats write each once (shared-parts.ts).
+  // The same spec objects, and the same list, for the same narrowing: the formats write each once (shared-parts.ts).
   return memoPer(ownLists, sample.tools, signature, () => {
-    const known = knownKeysOf(sample.tools);
-    return sample.tools.map((tool) =>
-      memoPer(ownSpecs, tool, signature, () => {
-        const parameters = tool.function.parameters as { properties?: Record<string, unknown> };
-        if (!parameters.properties) return tool;
-        const properties = propertiesFor(tool, signature, known, own);
-        return { ...tool, function: { ...tool.function, parameters: { ...parameters, properties } } };
-      }),
-    );
+    const narrowed = sample.tools.map((tool) => ownSpec(tool, propertiesFor(tool, signature, own)));
+    return memoPer(canonicalLists, sample.tools, narrowed.map(objectId).join(','), () => narrowed);
   });
 }
 
-const ownSpecs = new WeakMap<ToolSpec, Map<string, ToolSpec>>();
+/** One spec per tool and narrowed properties (a tool without keys is itself). */
+function ownSpec(tool: ToolSpec, properties: Record<string, unknown>): ToolSpec {
+  if (properties === propertiesOf(tool)) return tool;
+  return memoPer(ownSpecs, properties, '', () => ({
+    ...tool,
+    function: { ...tool.function, parameters: { ...tool.function.parameters, properties } },
+  }));
+}
+
+const ownSpecs = new WeakMap<Record<string, unknown>, Map<string, ToolSpec>>();
 const ownLists = new WeakMap<readonly ToolSpec[], Map<string, ToolSpec[]>>();
+
+/** One array per distinct list of spec objects (by their ids): what is memoized per list (a prompt, a tools string) is found for it too. */
+const canonicalLists = new WeakMap<readonly ToolSpec[], Map<string, ToolSpec[]>>();
+let objectIds = 0;
+const objectId = perObject<ToolSpec, number>(() => ++objectIds);
 
 // ---------------------------------------------------------------------------------------
 // Examples

@@ -29,7 +29,7 @@ import { hasNegative, withoutTools } from './negatives.js';
 import { recordsToParquet } from './parquet.js';
 import { provenanceOf, type ExportSample } from './sample.js';
 import { SPLIT_NAMES, splitByDatabase, splitByQuestion, type SplitName, type SplitShares } from './splits.js';
-import { SegmentTokenizer, TokenCounter, type TokenStats } from './tokens.js';
+import { TokenCounter, type TokenMemo, type TokenStats } from './tokens.js';
 
 /**
  * `nl2api export`: generated outputs (`--from`, one or several) → training and benchmark
@@ -373,28 +373,22 @@ async function writeFormats(writer: ExportWriter, samples: readonly ExportSample
       `provenance/${group.formulation}/${group.split}.jsonl`,
       jsonlText(group.samples.map(provenanceOf)),
     );
-  // Tokens are counted beside the writing (tokens.ts); their statistics are read at the end.
-  const tokenizer = new SegmentTokenizer(settings.encoding);
-  try {
-    const counters: { format: string; formulation: Formulation; counter: TokenCounter }[] = [];
-    for (const format of LINE_FORMATS.filter((f) => settings.formats.includes(f.name as FormatName))) {
-      for (const formulation of orderedFormulations([...new Set(groups.map((g) => g.formulation))])) {
-        const counter = format.parts ? new TokenCounter(tokenizer) : undefined;
-        if (counter) counters.push({ format: format.name, formulation, counter });
-        for (const group of groups.filter((g) => g.formulation === formulation)) {
-          const lines = checkedExamples(format, group.samples, { invalid, unsupported });
-          for (const { example, sample } of lines) counter?.add(format.parts!(example, sample));
-          await writeFormatFiles(writer, format, group, lines);
-        }
+  const tokens: ExportSummary['tokens'] = {};
+  const memo: TokenMemo = new Map();
+  for (const format of LINE_FORMATS.filter((f) => settings.formats.includes(f.name as FormatName))) {
+    const perFormulation: Partial<Record<Formulation, TokenStats>> = {};
+    for (const formulation of orderedFormulations([...new Set(groups.map((g) => g.formulation))])) {
+      const counter = format.parts ? new TokenCounter(settings.encoding, memo) : undefined;
+      for (const group of groups.filter((g) => g.formulation === formulation)) {
+        const lines = checkedExamples(format, group.samples, { invalid, unsupported });
+        for (const { example, sample } of lines) counter?.add(format.parts!(example, sample));
+        await writeFormatFiles(writer, format, group, lines);
       }
+      if (counter) perFormulation[formulation] = counter.stats();
     }
-    const tokens: ExportSummary['tokens'] = {};
-    for (const { format, formulation, counter } of counters)
-      (tokens[format] ??= {})[formulation] = await counter.stats();
-    return { tokens, invalid, unsupported };
-  } finally {
-    await tokenizer.close();
+    if (format.parts) tokens[format.name] = perFormulation;
   }
+  return { tokens, invalid, unsupported };
 }
 
 /** Each sample's example; those the format has no form for, or its schema refuses, left out (and listed). */

@@ -1,10 +1,5 @@
-import {
-  countTokens,
-  SegmentTokenizer,
-  TokenCounter,
-  TOKENS_PER_PART,
-  type TokenEncoding,
-} from '../../export/tokens.js';
+import { mulberry32 } from '../../core/random.js';
+import { countTokens, piecesOf, TokenCounter, TOKENS_PER_PART } from '../../export/tokens.js';
 
 /** Token statistics with a tokenizer that ships its vocabulary (no network). */
 
@@ -14,7 +9,7 @@ test('counts tokens with the bundled vocabularies', () => {
   expect(countTokens('')).toBe(0);
 });
 
-test('per-export statistics: an example is its parts plus the template per part; total, mean, nearest-rank p50 and p95, max', async () => {
+test('per-export statistics: an example is its parts plus the template per part; total, mean, nearest-rank p50 and p95, max', () => {
   const counter = new TokenCounter();
   // Parts of 2, 1, 4 and 0 tokens, each with the template's markers.
   counter.add([['hello world']]);
@@ -22,7 +17,7 @@ test('per-export statistics: an example is its parts plus the template per part;
   counter.add([['hello world'], ['hello', ' world']]);
   counter.add([]);
   const p = TOKENS_PER_PART;
-  expect(await counter.stats()).toEqual({
+  expect(counter.stats()).toEqual({
     encoding: 'o200k_base',
     examples: 4,
     total: 7 + 4 * p,
@@ -31,7 +26,7 @@ test('per-export statistics: an example is its parts plus the template per part;
     p95: 4 + 2 * p,
     max: 4 + 2 * p,
   });
-  expect(await new TokenCounter(new SegmentTokenizer('cl100k_base')).stats()).toMatchObject({
+  expect(new TokenCounter('cl100k_base').stats()).toMatchObject({
     encoding: 'cl100k_base',
     examples: 0,
     total: 0,
@@ -39,31 +34,76 @@ test('per-export statistics: an example is its parts plus the template per part;
   });
 });
 
-test('past its in-process share, a tokenizer counts in a child process: same counts, in order, across batches', async () => {
-  const texts = Array.from({ length: 300 }, (_, i) => `segment ${i}: ${'word '.repeat(i % 50)}${'é'.repeat(i % 7)}`);
-  const here = new SegmentTokenizer('o200k_base');
-  const child = new SegmentTokenizer('o200k_base', 0);
-  try {
-    const inHere = new TokenCounter(here);
-    const inChild = new TokenCounter(child);
-    for (const text of texts) {
-      inHere.add([[text], [text.toUpperCase()]]);
-      inChild.add([[text], [text.toUpperCase()]]);
-    }
-    expect(await inChild.stats()).toEqual(await inHere.stats());
-    expect((await child.allCounts()).slice(0, 3)).toEqual(
-      [texts[0], texts[0].toUpperCase(), texts[1]].map((t) => countTokens(t)),
+describe('a text is counted as its pieces, exactly', () => {
+  const encodings = ['o200k_base', 'cl100k_base'] as const;
+  // Seeded texts mixing what tool specs and messages hold: words, key lines after real and
+  // escaped line breaks, punctuation runs, digits, contractions, runs of spaces, other scripts.
+  const atoms = [
+    'word',
+    'Key',
+    'cards_id',
+    'legalities_status:',
+    ' The',
+    ' name',
+    "it's",
+    " don't",
+    '\n',
+    '\\n',
+    '\\n\\n',
+    '  ',
+    '   ',
+    '\t',
+    '"',
+    '","',
+    ': ',
+    '(K-12)',
+    '12345',
+    '3.14',
+    'é',
+    ' Ünïcödé',
+    ' 漢字',
+    '—',
+    '∞',
+    ' ?',
+    '{"type":"string","enum":["a","b"]}',
+    '\r\n',
+    ' 1',
+    'x',
+    ' .',
+    '/',
+    ' //',
+    "'S",
+    "'ll",
+  ];
+  const texts = Array.from({ length: 400 }, (_, i) => {
+    const random = mulberry32(i + 1);
+    return Array.from({ length: 5 + Math.floor(random() * 60) }, () => atoms[Math.floor(random() * atoms.length)]).join(
+      '',
     );
-  } finally {
-    await child.close();
-    await here.close();
-  }
-});
+  });
+  const spec = JSON.stringify({
+    type: 'function',
+    function: {
+      name: 'filter_data',
+      description:
+        'Filters rows.\nKeys:\ncards_id: unique id\ncards_artist: The name of the artist (opens new window).\n* : rows',
+      parameters: { type: 'object', properties: { key_name: { type: 'string', enum: ['cards_id', 'cards_artist'] } } },
+    },
+  });
 
-test('a batch the child cannot count fails the statistics with a clear error, and the child still closes', async () => {
-  const tokenizer = new SegmentTokenizer('no_such_encoding' as TokenEncoding, 0);
-  const counter = new TokenCounter(tokenizer);
-  counter.add([['a segment']]);
-  await expect(counter.stats()).rejects.toThrow(/token counting failed/);
-  await tokenizer.close();
+  test.each(encodings)('%s: the pieces give the text back and its count', (encoding) => {
+    for (const text of [...texts, spec, '', ' ', '\\n x', 'a\\n b']) {
+      const pieces = piecesOf(text);
+      expect(pieces.join('')).toBe(text);
+      expect(pieces.reduce((sum, piece) => sum + countTokens(piece, encoding), 0)).toBe(countTokens(text, encoding));
+    }
+  });
+
+  test('a tool spec is cut at its key lines (so that a narrowed spec reuses its lines)', () => {
+    // Cut after each key's name: `cards_id:| unique id\ncards_artist:| The name …`.
+    const [, first, second, ...rest] = piecesOf(spec);
+    expect(rest).toEqual([]);
+    expect(first).toMatch(/^ unique id\\ncards_artist:$/);
+    expect(second).toMatch(/^ The name of the artist/);
+  });
 });
