@@ -1,10 +1,11 @@
 import type { z } from 'zod';
-import { hermesExample, hermesExampleJson, HermesExampleSchema, systemPrompt } from './hermes.js';
+import { hermesExample, hermesExampleLine, HermesExampleSchema, systemPrompt } from './hermes.js';
 import { liveApiBenchExample, LiveApiBenchExampleSchema, liveApiBenchUnsupported } from './live-api-bench.js';
 import { nativeExample, NativeExampleSchema } from './native.js';
-import { chatExample, chatExampleJson, ChatExampleSchema, toolTexts } from './openai-chat.js';
+import { chatExample, chatExampleLine, ChatExampleSchema, toolTexts } from './openai-chat.js';
 import { conversationOf, type ExportSample } from './sample.js';
-import { xlamExample, xlamExampleJson, XlamExampleSchema, xlamToolJson } from './xlam.js';
+import type { Line } from './writer.js';
+import { xlamExample, xlamExampleLine, XlamExampleSchema, xlamToolJson } from './xlam.js';
 
 /**
  * The line formats of `nl2api export`: each a function of an ExportSample to one JSON line,
@@ -20,8 +21,8 @@ export interface LineFormat<T = unknown> {
   /** Why the format has no form for this sample (it is left out of this format only, and counted). */
   unsupported?(sample: ExportSample): string | undefined;
   schema: z.ZodType<T>;
-  /** The line's text (default: its JSON); formats whose lines share big parts splice them (shared-parts.ts). */
-  text?(example: T): string;
+  /** The line's text (default: its JSON); formats whose lines share big parts splice their bytes (shared-parts.ts). */
+  text?(example: T, sample: ExportSample): Line;
   /**
    * What a model reads of an example, for token statistics: its parts (the tool list, each
    * message), each as segments (a tool, a line); absent: not a training format.
@@ -43,7 +44,7 @@ export const LINE_FORMATS = [
     description: 'OpenAI chat fine-tuning JSONL with tools: assistant tool_calls, tool messages, a final answer',
     example: (sample) => chatExample(conversationOf(sample)),
     schema: ChatExampleSchema,
-    text: chatExampleJson,
+    text: chatExampleLine,
     parts: (example) => [
       toolTexts(example),
       ...example.messages.map((m) => [
@@ -56,7 +57,7 @@ export const LINE_FORMATS = [
     description: 'Hermes function calling (ShareGPT turns, <tools>, <tool_call>, <tool_response>)',
     example: (sample) => hermesExample(conversationOf(sample)),
     schema: HermesExampleSchema,
-    text: hermesExampleJson,
+    text: (example, sample) => hermesExampleLine(example, conversationOf(sample)),
     // Per line: the system turn lists one tool per line, a tool turn's output is a line of its own.
     parts: (example, sample) => {
       const { tools, startLabels } = conversationOf(sample);
@@ -72,7 +73,7 @@ export const LINE_FORMATS = [
       return xlamExample(index, evidence ? `${question}\nEvidence: ${evidence}` : question, calls, tools);
     },
     schema: XlamExampleSchema,
-    text: xlamExampleJson,
+    text: (example, sample) => xlamExampleLine(example, sample.tools),
     parts: (example, sample) => [sample.tools.map(xlamToolJson), [example.query], [example.answers]],
   }),
   format({

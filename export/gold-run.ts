@@ -2,7 +2,7 @@ import { unconsumedLabels } from '../eval/answer-labels.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { openEpisode, type EnvironmentOptions } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
-import { answeringEndpoints } from './negatives.js';
+import { answeringEndpoints, rememberingCalls, type TriedCalls } from './negatives.js';
 
 /**
  * What an export needs of the live tools for one sample: each gold call's output as a
@@ -34,6 +34,7 @@ export async function runGold(
   environment: () => Promise<EnvironmentOptions>,
   findAnswering: boolean,
   rows: number,
+  tried: TriedCalls = new Map(),
 ): Promise<GoldRun> {
   const recorded = recordedAnswers(item);
   const outputs: unknown[] = [];
@@ -53,7 +54,7 @@ export async function runGold(
   }
   const answering =
     findAnswering && item.formulation === 'rest'
-      ? await answeringEndpoints(item, item.tools, episode!)
+      ? await answeringEndpoints(item, item.tools, rememberingCalls(episode!, item.db, tried))
       : new Set(item.goldCalls.map((call) => call.name));
   return { outputs, answering: [...answering].sort() };
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../core/model.js';
 import { chatToolJson, type ConversationInput } from './openai-chat.js';
-import { jsonOfText, perObject } from './shared-parts.js';
+import { escapedBytesOf, perObject } from './shared-parts.js';
+import type { Piece } from './writer.js';
 
 /**
  * A sample in the Hermes function-calling format (NousResearch's hermes-function-calling,
@@ -57,21 +58,33 @@ export function hermesExample(input: ConversationInput): HermesExample {
   return { conversations };
 }
 
-/** A line's text, its system turn spliced (escaped once per prompt). */
-export function hermesExampleJson(example: HermesExample): string {
-  const [system, ...turns] = example.conversations;
-  const rest = turns.map((turn) => JSON.stringify(turn));
-  return `{"conversations":[{"from":"system","value":${jsonOfText(system.value)}}${rest.map((t) => `,${t}`).join('')}]}`;
+/** A line, its system turn spliced from the bytes of its tool lines (escaped and encoded once per tool). */
+export function hermesExampleLine(example: HermesExample, input: ConversationInput): Piece[] {
+  const [, ...turns] = example.conversations;
+  return [
+    '{"conversations":[{"from":"system","value":',
+    ...systemPrompt(input.tools, input.startLabels).json,
+    `}${turns.map((turn) => `,${JSON.stringify(turn)}`).join('')}]}`,
+  ];
 }
 
-/** The system turn, as text and as its lines (one per tool between `<tools>` and `</tools>`): once per tool list and start. */
+/**
+ * The system turn as text, as its lines (one per tool between `<tools>` and `</tools>`), and as
+ * a JSON string's pieces: once per tool list and start.
+ */
 export function systemPrompt(tools: readonly ToolSpec[], startLabels: readonly string[]): SystemPrompt {
   const byStart = promptsOf(tools);
   const start = startLabels.join('\u0000');
   let prompt = byStart.get(start);
   if (!prompt) {
-    const lines = promptLines(tools, startLabels);
-    byStart.set(start, (prompt = { lines, text: lines.join('\n') }));
+    const { head, tail } = promptFrame(startLabels);
+    const lines = [...head, ...tools.map(chatToolJson), ...tail];
+    const json = [
+      `"${escaped(head.join('\n'))}`,
+      ...tools.flatMap((tool) => ['\\n', escapedTool(tool)]),
+      `\\n${escaped(tail.join('\n'))}"`,
+    ];
+    byStart.set(start, (prompt = { lines, text: lines.join('\n'), json }));
   }
   return prompt;
 }
@@ -79,25 +92,34 @@ export function systemPrompt(tools: readonly ToolSpec[], startLabels: readonly s
 interface SystemPrompt {
   text: string;
   lines: string[];
+  /** The text as a JSON string, in pieces. */
+  json: Piece[];
 }
 
 const promptsOf = perObject<readonly ToolSpec[], Map<string, SystemPrompt>>(() => new Map());
 
-function promptLines(tools: readonly ToolSpec[], startLabels: readonly string[]): string[] {
-  return [
-    'You are a function calling AI model. You are provided with function signatures within <tools></tools> XML tags.',
-    'You may call one function at a time to answer the user query; its result comes back in <tool_response></tool_response>.',
-    ...(startLabels.length
-      ? [
-          `The data is in ${startLabels.map((l) => `"$${l}$"`).join(', ')}. Give each call a "label"; a later call uses an earlier call's output by passing "$LABEL$" as an argument.`,
-        ]
-      : []),
-    '<tools>',
-    ...tools.map(chatToolJson),
-    '</tools>',
-    'For each function call return a json object with function name and arguments within <tool_call></tool_call> XML tags:',
-    '<tool_call>',
-    '{"name": <function-name>, "arguments": <args-dict>}',
-    '</tool_call>',
-  ];
+const escaped = (text: string) => JSON.stringify(text).slice(1, -1);
+const escapedTool = perObject((tool: ToolSpec) => escapedBytesOf(chatToolJson(tool)));
+
+/** The prompt's lines before its tools (ending with `<tools>`) and after them (from `</tools>`). */
+function promptFrame(startLabels: readonly string[]): { head: string[]; tail: string[] } {
+  return {
+    head: [
+      'You are a function calling AI model. You are provided with function signatures within <tools></tools> XML tags.',
+      'You may call one function at a time to answer the user query; its result comes back in <tool_response></tool_response>.',
+      ...(startLabels.length
+        ? [
+            `The data is in ${startLabels.map((l) => `"$${l}$"`).join(', ')}. Give each call a "label"; a later call uses an earlier call's output by passing "$LABEL$" as an argument.`,
+          ]
+        : []),
+      '<tools>',
+    ],
+    tail: [
+      '</tools>',
+      'For each function call return a json object with function name and arguments within <tool_call></tool_call> XML tags:',
+      '<tool_call>',
+      '{"name": <function-name>, "arguments": <args-dict>}',
+      '</tool_call>',
+    ],
+  };
 }

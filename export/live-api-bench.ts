@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { SelBinding, SqlValue, ToolCall, ToolSpec } from '../core/model.js';
 import { REFUSAL } from './negatives.js';
 import type { ExportSample } from './sample.js';
-import { checkedOncePerObject, perObject } from './shared-parts.js';
+import { bytesOf, checkedOncePerObject, perObject } from './shared-parts.js';
+import type { Piece } from './writer.js';
 
 /**
  * Samples in the form IBM published Live API-Bench in (SLOT-BIRD, SEL-BIRD, REST-BIRD; the
@@ -48,10 +49,30 @@ function asFloat<T>(value: T): T | PyFloat {
  * in a list and left out of an object, as JSON.stringify does.
  */
 export function liveApiBenchJson(value: unknown): string {
-  // JSON.stringify (native, fast) with each PyFloat and each shared part as a marked string,
-  // then one pass over the text: Python's separators outside strings, marked strings back to
-  // float literals and to the parts' own texts.
-  const parts: string[] = [];
+  const { text, parts } = markedJson(value);
+  return text
+    .split(SPLICE)
+    .map((piece, i) => (i % 2 === 1 ? parts[Number(piece)].text : piece))
+    .join('');
+}
+
+/** liveApiBenchJson's text as the pieces a file is written from: its shared parts as their bytes, encoded once. */
+export function liveApiBenchPieces(value: unknown): Piece[] {
+  const { text, parts } = markedJson(value);
+  return text.split(SPLICE).map((piece, i) => {
+    if (i % 2 === 0) return piece;
+    const part = parts[Number(piece)];
+    return (part.bytes ??= bytesOf(part.text));
+  });
+}
+
+/**
+ * JSON.stringify (native, fast) with each PyFloat and each shared part as a marked string,
+ * then one pass over the text: non-ASCII escaped, Python's separators outside strings, marked
+ * strings back to float literals, and each shared part's place marked by SPLICE and its index.
+ */
+function markedJson(value: unknown): { text: string; parts: SharedText[] } {
+  const parts: SharedText[] = [];
   const text =
     JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown) {
       const raw = this[key];
@@ -59,31 +80,40 @@ export function liveApiBenchJson(value: unknown): string {
       const part = key !== '' && raw !== null && typeof raw === 'object' ? partTexts.get(raw) : undefined;
       return part === undefined ? v : PART_MARK + (parts.push(part) - 1);
     }) ?? 'null';
-  return text
+  const marked = text
     .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
     .replace(/"(?:[^"\\]|\\.)*"|[,:]/g, (token) => {
       if (token === ',') return ', ';
       if (token === ':') return ': ';
       if (token.startsWith(MARKED_FLOAT)) return token.slice(MARKED_FLOAT.length, -1);
-      if (token.startsWith(MARKED_PART)) return parts[Number(token.slice(MARKED_PART.length, -1))];
+      if (token.startsWith(MARKED_PART)) return `${SPLICE}${token.slice(MARKED_PART.length, -1)}${SPLICE}`;
       return token;
     });
+  return { text: marked, parts };
 }
 
 /**
  * What a PyFloat and a shared part are written as before the last pass (no SQL value starts
- * with two control characters), and how JSON writes those.
+ * with two control characters), and how JSON writes those; where a part goes in the text
+ * (JSON escapes every control character: none is left raw).
  */
 const FLOAT_MARK = '\u0000\u0001';
 const MARKED_FLOAT = '"\\u0000\\u0001';
 const PART_MARK = '\u0000\u0002';
 const MARKED_PART = '"\\u0000\\u0002';
+const SPLICE = '\u0000';
+
+/** A shared part's text, and its bytes once a file needs them. */
+interface SharedText {
+  text: string;
+  bytes?: Uint8Array;
+}
 
 /** The texts of the parts many samples share (their tools), written once: liveApiBenchJson splices them. */
-const partTexts = new WeakMap<object, string>();
+const partTexts = new WeakMap<object, SharedText>();
 
 function sharedPart<T extends object>(part: T): T {
-  partTexts.set(part, liveApiBenchJson(part));
+  partTexts.set(part, { text: liveApiBenchJson(part) });
   return part;
 }
 

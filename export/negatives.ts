@@ -3,7 +3,7 @@ import type { ToolCall, ToolSpec } from '../core/model.js';
 import { mulberry32 } from '../core/random.js';
 import { judgeAnswer } from '../eval/answer.js';
 import type { EvalItem } from '../eval/dataset.js';
-import type { Episode } from '../eval/environment.js';
+import type { Episode, StepResult } from '../eval/environment.js';
 
 /**
  * Negatives (APIGen's and BFCL's "relevance" items): a variant of a question whose tools
@@ -22,6 +22,28 @@ export function hasNegative(unit: string, share: number, seed: number): boolean 
 
 export function withoutTools(tools: readonly ToolSpec[], excluded: ReadonlySet<string>): ToolSpec[] {
   return tools.filter((tool) => !excluded.has(tool.function.name));
+}
+
+/**
+ * The endpoint calls a dataset's negatives made, and their results: a read-only API answers
+ * the same request alike, and the negatives of a database try many of the same (each of its
+ * endpoints that needs no argument, for every one of them).
+ */
+export type TriedCalls = Map<string, Promise<StepResult>>;
+
+/** `episode`, answering a call it was given before (for the same database) from `tried`. */
+export function rememberingCalls(episode: Pick<Episode, 'call'>, db: string, tried: TriedCalls): Pick<Episode, 'call'> {
+  return {
+    call: (call) => {
+      const key = JSON.stringify([db, call.name, call.arguments]);
+      let result = tried.get(key);
+      if (!result) {
+        tried.set(key, (result = episode.call(call)));
+        result.catch(() => tried.delete(key)); // a fault of ours is not the endpoint's answer: tried again
+      }
+      return result;
+    },
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SqlValue, ToolCall, ToolSpec } from '../core/model.js';
-import { checkedOncePerObject, perObject } from './shared-parts.js';
+import { bytesOf, checkedOncePerObject, listPieces, perObject } from './shared-parts.js';
+import type { Piece } from './writer.js';
 
 /**
  * A sample as an OpenAI chat fine-tuning conversation with function calling (issue 13): the
@@ -119,10 +120,13 @@ const chatToolText = perObject((tool: ChatTool) => JSON.stringify(tool));
 /** A spec's JSON text as the format lists it, once per spec (the Hermes system prompt lists the same text). */
 export const chatToolJson = (spec: ToolSpec): string => chatToolText(chatTool(spec));
 
-/** A line's text, its tools spliced from their texts (each serialized once per export). */
-export function chatExampleJson(example: ChatExample): string {
+/** A listed tool's bytes as a line holds them, once per tool. */
+const chatToolBytes = perObject((tool: ChatTool) => bytesOf(chatToolText(tool)));
+
+/** A line, its tools spliced from their bytes (each encoded once per export). */
+export function chatExampleLine(example: ChatExample): Piece[] {
   const { tools, ...rest } = example;
-  return `${JSON.stringify(rest).slice(0, -1)},"tools":[${tools.map(chatToolText).join(',')}]}`;
+  return listPieces(`${JSON.stringify(rest).slice(0, -1)},"tools":[`, tools.map(chatToolBytes), ']}');
 }
 
 /** The texts of a line's tools (for its text and its token count). */

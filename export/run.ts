@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
 import type { Config, ExportConfig } from '../config/schema.js';
@@ -13,7 +12,7 @@ import { DatasetError, type EvalItem } from '../eval/dataset.js';
 import { openLiveTools, type LiveTools } from '../eval/live-tools.js';
 import { shortlist } from '../eval/tool-view.js';
 import { codeFingerprint, CODE_DIRS } from '../pipeline/code-fingerprint.js';
-import { jsonlText, jsonText, temporarySibling, writeFileAtomic } from '../pipeline/files.js';
+import { jsonlText, jsonText, writeFileAtomic } from '../pipeline/files.js';
 import { memoizeExecutor } from '../pipeline/sql-memo.js';
 import { createSqlPool } from '../runtime/sql/pool.js';
 import { ensureWritableDir } from '../pipeline/setup-error.js';
@@ -22,12 +21,13 @@ import { LINE_FORMATS, type LineFormat } from './formats.js';
 import { GoldCallError, runGold, type GoldRun } from './gold-run.js';
 import { hfCard, shardFiles, SHARD_ROWS } from './hf-layout.js';
 import { leakageReport, type LeakageReport } from './leakage.js';
-import { liveApiBenchJson, liveApiBenchRestTools, ownTools } from './live-api-bench.js';
+import { liveApiBenchPieces, liveApiBenchRestTools, ownTools } from './live-api-bench.js';
 import { dedupeAcrossSources, normalizedText, weighted, type Duplicate } from './mixture.js';
 import { nativeExample } from './native.js';
-import { hasNegative, withoutTools } from './negatives.js';
+import { hasNegative, withoutTools, type TriedCalls } from './negatives.js';
 import { recordsToParquet } from './parquet.js';
 import { provenanceOf, type ExportSample } from './sample.js';
+import { ExportWriter, exists, type Line } from './writer.js';
 import { SPLIT_NAMES, splitByDatabase, splitByQuestion, type SplitName, type SplitShares } from './splits.js';
 import { TokenCounter, type TokenMemo, type TokenStats } from './tokens.js';
 
@@ -251,6 +251,7 @@ async function runAllGold(
       const entries = kept.filter((e) => e.source === source && e.item.formulation === dataset.formulation);
       if (entries.length === 0) continue;
       let live: Promise<LiveTools> | undefined;
+      const tried: TriedCalls = new Map();
       const environment = async () =>
         (await (live ??= openLiveTools(dataset, source.databases, config, executor))).environment;
       try {
@@ -259,7 +260,7 @@ async function runAllGold(
             limit(async () => {
               runs.set(
                 e.key,
-                await goldOutcome(() => runGold(e.item, environment, negativeUnits.has(e.unit), options.rows)),
+                await goldOutcome(() => runGold(e.item, environment, negativeUnits.has(e.unit), options.rows, tried)),
               );
               options.onProgress?.(++done, kept.length);
             }),
@@ -421,16 +422,14 @@ async function writeFormatFiles(
 ): Promise<void> {
   const dir = `${format.name}/${group.formulation}`;
   if (format.name !== 'live-api-bench') {
-    const text = (example: unknown) => (format.text ? format.text(example) : JSON.stringify(example));
-    await writer.writeLines(
-      `${dir}/${group.split}.jsonl`,
-      mapLazily(lines, (l) => text(l.example)),
-    );
+    const text = (line: { sample: ExportSample; example: unknown }): Line =>
+      format.text ? format.text(line.example, line.sample) : JSON.stringify(line.example);
+    await writer.writeLines(`${dir}/${group.split}.jsonl`, mapLazily(lines, text));
     return;
   }
   // As published: one JSON array per database; REST's endpoints, per database, beside them.
   for (const [db, entries] of groupBy(lines, (l) => l.sample.item.db)) {
-    await writer.write(`${dir}/${group.split}/${db}.json`, liveApiBenchJson(entries.map((l) => l.example)));
+    await writer.writePieces(`${dir}/${group.split}/${db}.json`, liveApiBenchPieces(entries.map((l) => l.example)));
     if (group.formulation === 'rest')
       await writer.write(
         `${dir}/tools/${db}.json`,
@@ -440,7 +439,7 @@ async function writeFormatFiles(
 }
 
 /** Each line's text made as it is written (the texts of a file are never all held at once). */
-function* mapLazily<T>(items: Iterable<T>, text: (item: T) => string): Iterable<string> {
+function* mapLazily<T>(items: Iterable<T>, text: (item: T) => Line): Iterable<Line> {
   for (const item of items) yield text(item);
 }
 
@@ -494,91 +493,6 @@ function exportCardSection(summary: ExportSummary): string {
   ].join('\n');
 }
 
-/**
- * Writes an export's files: a file whose content hash is the one the last export recorded
- * (and that still exists) is left alone; files the last export wrote and this one did not
- * are removed. Line files are streamed: an export's text (hundreds of megabytes) is never
- * one string.
- */
-class ExportWriter {
-  private readonly files: Record<string, string> = {};
-  written = 0;
-
-  constructor(
-    private readonly out: string,
-    private readonly previous: Readonly<Record<string, string>>,
-  ) {}
-
-  async write(relative: string, content: string | Uint8Array): Promise<void> {
-    const hash = sha256(typeof content === 'string' ? content : Buffer.from(content));
-    if (!this.claim(relative, hash) || (await this.unchanged(relative, hash))) return;
-    await writeFileAtomic(path.join(this.out, relative), content);
-    this.written++;
-  }
-
-  /** The file of these lines, each ended by a newline; written to a temporary sibling while hashed. */
-  async writeLines(relative: string, lines: Iterable<string>): Promise<void> {
-    const file = path.join(this.out, relative);
-    const { tmp, hash } = await streamToTemporary(file, lines);
-    if (!this.claim(relative, hash) || (await this.unchanged(relative, hash))) {
-      await rm(tmp, { force: true });
-      return;
-    }
-    await rename(tmp, file);
-    this.written++;
-  }
-
-  /** Records the file's hash; false if this export wrote the same content there already (a database's REST tools, per split). */
-  private claim(relative: string, hash: string): boolean {
-    if (this.files[relative] === hash) return false;
-    this.files[relative] = hash;
-    return true;
-  }
-
-  private async unchanged(relative: string, hash: string): Promise<boolean> {
-    return this.previous[relative] === hash && (await exists(path.join(this.out, relative)));
-  }
-
-  async finish(): Promise<Record<string, string>> {
-    for (const stale of Object.keys(this.previous).filter((f) => !(f in this.files)))
-      await rm(path.join(this.out, stale), { force: true });
-    return this.files;
-  }
-}
-
-/** Bytes gathered before a write: few system calls, little memory. */
-const CHUNK_CHARS = 1 << 22;
-
-async function streamToTemporary(file: string, lines: Iterable<string>): Promise<{ tmp: string; hash: string }> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const tmp = temporarySibling(file);
-  const handle = await open(tmp, 'w');
-  const hash = createHash('sha256');
-  try {
-    let pending: string[] = [];
-    let size = 0;
-    const flush = async () => {
-      const bytes = Buffer.from(pending.join(''));
-      pending = [];
-      size = 0;
-      hash.update(bytes);
-      await handle.write(bytes);
-    };
-    for (const line of lines) {
-      pending.push(line, '\n');
-      size += line.length + 1;
-      if (size >= CHUNK_CHARS) await flush();
-    }
-    if (size > 0) await flush();
-  } catch (error) {
-    await handle.close();
-    await rm(tmp, { force: true });
-    throw error;
-  }
-  await handle.close();
-  return { tmp, hash: hash.digest('hex') };
-}
-
 // ---------------------------------------------------------------------------------------------
 // Incrementality
 
@@ -613,11 +527,4 @@ async function readSummary(out: string): Promise<ExportSummary | undefined> {
 async function allExist(out: string, files: readonly string[]): Promise<boolean> {
   for (const file of files) if (!(await exists(path.join(out, file)))) return false;
   return true;
-}
-
-async function exists(file: string): Promise<boolean> {
-  return stat(file).then(
-    () => true,
-    () => false,
-  );
 }

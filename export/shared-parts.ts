@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Piece } from './writer.js';
 
 /**
  * The parts many lines of an export share, built, checked and serialized once each rather than
@@ -52,8 +53,24 @@ export function perText<V>(build: (text: string) => V): (text: string) => V {
   };
 }
 
-/** Bounds the texts kept (a database's distinct tool lists are far fewer). */
-const MAX_TEXTS = 4096;
+/** Bounds the texts kept (a database's samples come together: its distinct tool lists are far fewer). */
+const MAX_TEXTS = 256;
 
-/** A string part's JSON text (quoted, escaped), once per text. */
-export const jsonOfText = perText((text: string) => JSON.stringify(text));
+/** Bytes encoded once, for a part's text. */
+export const bytesOf = (text: string): Uint8Array => Buffer.from(text);
+
+/** A part's text as it stands inside a JSON string (escaped, unquoted), encoded. */
+export const escapedBytesOf = (text: string): Uint8Array => Buffer.from(JSON.stringify(text).slice(1, -1));
+
+const COMMA = Buffer.from(',');
+
+/** A JSON list written from its items' bytes: `open`, the items comma-separated, `close`. */
+export function listPieces(open: string, items: readonly Uint8Array[], close: string): Piece[] {
+  const pieces: Piece[] = [open];
+  items.forEach((item, i) => {
+    if (i > 0) pieces.push(COMMA);
+    pieces.push(item);
+  });
+  pieces.push(close);
+  return pieces;
+}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolCall, ToolSpec } from '../core/model.js';
-import { jsonOfText, perObject, perText } from './shared-parts.js';
+import { escapedBytesOf, listPieces, perObject, perText } from './shared-parts.js';
+import type { Piece } from './writer.js';
 
 /**
  * A sample in the xLAM / APIGen format (Salesforce's xlam-function-calling-60k, the APIGen
@@ -73,11 +74,13 @@ interface JsonSchemaProperty {
   items?: { type?: string };
 }
 
-/** A line's text, its `tools` string spliced (escaped once per tool list). */
-export function xlamExampleJson(example: XlamExample): string {
-  const { tools, ...rest } = example;
-  return `${JSON.stringify(rest).slice(0, -1)},"tools":${jsonOfText(tools)}}`;
+/** A line, its `tools` string spliced from the bytes of its tools (escaped and encoded once per tool). */
+export function xlamExampleLine(example: XlamExample, tools: readonly ToolSpec[]): Piece[] {
+  const { tools: _written, ...rest } = example;
+  return listPieces(`${JSON.stringify(rest).slice(0, -1)},"tools":"[`, tools.map(escapedTool), ']"}');
 }
+
+const escapedTool = perObject((tool: ToolSpec) => escapedBytesOf(xlamToolJson(tool)));
 
 /** A tool list's `tools` string, once per list (the samples of a database over the same tables share theirs). */
 const toolsJson = perObject((tools: readonly ToolSpec[]) => `[${tools.map(xlamToolJson).join(',')}]`);
