@@ -74,8 +74,18 @@ describe('a text is counted as its pieces, exactly', () => {
     ' //',
     "'S",
     "'ll",
+    '},{"',
+    '"},{"',
+    '],[',
+    "'},{",
+    'null',
+    '7',
+    '":"',
+    '😀',
+    ' 𝔘x',
+    '𝔘',
   ];
-  const texts = Array.from({ length: 400 }, (_, i) => {
+  const texts = Array.from({ length: 1000 }, (_, i) => {
     const random = mulberry32(i + 1);
     return Array.from({ length: 5 + Math.floor(random() * 60) }, () => atoms[Math.floor(random() * atoms.length)]).join(
       '',
@@ -91,8 +101,21 @@ describe('a text is counted as its pieces, exactly', () => {
     },
   });
 
+  // A tool's output: rows of values of every kind (as a conversation's tool turn holds them).
+  const rows = JSON.stringify({
+    first: Array.from({ length: 30 }, (_, i) => ({
+      id: i,
+      name: i % 3 ? `Name ${i}` : null,
+      score: i / 7,
+      tags: [`t${i}`, 'x y'],
+      note: i % 4 ? "it's fine" : '',
+      é: 'Ünï',
+    })),
+    more: true,
+  });
+
   test.each(encodings)('%s: the pieces give the text back and its count', (encoding) => {
-    for (const text of [...texts, spec, '', ' ', '\\n x', 'a\\n b']) {
+    for (const text of [...texts, spec, rows, '', ' ', '\\n x', 'a\\n b']) {
       const pieces = piecesOf(text);
       expect(pieces.join('')).toBe(text);
       expect(pieces.reduce((sum, piece) => sum + countTokens(piece, encoding), 0)).toBe(countTokens(text, encoding));
