@@ -4,7 +4,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseConfig } from '../config/load.js';
 import { EXPORT_DEFAULTS } from '../config/schema.js';
-import { exportSettings, runExport, type ExportSummary } from '../export/run.js';
+import { runExport, type ExportSummary } from '../export/run.js';
+import { exportSettings } from '../export/settings.js';
 
 /**
  * `nl2api export` on a generated BIRD dev output (SLOT and SEL from one folder, REST from

@@ -6,7 +6,8 @@ import { UserFacingError } from '../core/errors.js';
 import { positiveInt } from './args.js';
 import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
 import { textTable } from './table.js';
-import type { ExportResult, ExportSettings, FormatName, SplitMode } from '../export/run.js';
+import type { ExportResult } from '../export/run.js';
+import type { ExportSettings, FormatName, SplitMode } from '../export/settings.js';
 
 /**
  * `nl2api export`: generated outputs to training and benchmark formats, split without
@@ -107,7 +108,8 @@ async function runExportCommand(flags: ExportFlags, command: Command): Promise<n
     );
   if (flags.weight && flags.weight.length !== flags.from.length)
     throw new UserFacingError(`${flags.weight.length} --weight for ${flags.from.length} --from: give one per --from`);
-  const { runExport, exportSettings } = await import('../export/run.js');
+  const { runExport } = await import('../export/run.js');
+  const { exportSettings } = await import('../export/settings.js');
   const settings = exportSettings(config.export, {
     formats: flags.format,
     formulations: flags.formulations,

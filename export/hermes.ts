@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../core/model.js';
 import { chatToolJson, type ConversationInput } from './openai-chat.js';
-import { escapedBytesOf, perObject } from './shared-parts.js';
+import { escapedBytesOf, perObject, perText } from './shared-parts.js';
 import type { Piece } from './writer.js';
 
 /**
@@ -19,7 +19,7 @@ export const HermesExampleSchema = z
   .strict()
   .superRefine(({ conversations }, ctx) => {
     const issue = (message: string) => ctx.addIssue({ code: 'custom', message });
-    if (conversations[0].from !== 'system' || !/<tools>[\s\S]*<\/tools>/.test(conversations[0].value))
+    if (conversations[0].from !== 'system' || !listsTools(conversations[0].value))
       issue('the first turn is the system turn with <tools>…</tools>');
     if (conversations[1].from !== 'human') issue('the second turn is the question');
     conversations.forEach((turn, i) => {
@@ -40,6 +40,9 @@ export const HermesExampleSchema = z
   });
 
 export type HermesExample = z.infer<typeof HermesExampleSchema>;
+
+/** A system turn with its `<tools>…</tools>` block (checked once per prompt: the samples of a tool list share theirs). */
+const listsTools = perText((system: string) => /<tools>[\s\S]*<\/tools>/.test(system));
 
 export function hermesExample(input: ConversationInput): HermesExample {
   const conversations: HermesExample['conversations'] = [

@@ -1,35 +1,34 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import type { Config, ExportConfig } from '../config/schema.js';
-import { EXPORT_DEFAULTS } from '../config/schema.js';
+import type { Config } from '../config/schema.js';
 import { groupBy } from '../core/group.js';
 import { hashJson, sha256 } from '../core/hash.js';
-import { orderedFormulations, type Formulation, type ToolSpec } from '../core/model.js';
+import { orderedFormulations, type Formulation } from '../core/model.js';
 import { accept, reject, type Outcome } from '../core/outcome.js';
 import { packageVersion } from '../core/package-root.js';
-import { DatasetError, type EvalItem } from '../eval/dataset.js';
+import { DatasetError } from '../eval/dataset.js';
 import { openLiveTools, type LiveTools } from '../eval/live-tools.js';
-import { shortlist } from '../eval/tool-view.js';
 import { codeFingerprint, CODE_DIRS } from '../pipeline/code-fingerprint.js';
 import { jsonlText, jsonText, writeFileAtomic } from '../pipeline/files.js';
 import { memoizeExecutor } from '../pipeline/sql-memo.js';
 import { createSqlPool } from '../runtime/sql/pool.js';
 import { ensureWritableDir } from '../pipeline/setup-error.js';
-import { loadCorpus, type CorpusInput, type CorpusItem } from './corpus.js';
-import { LINE_FORMATS, type LineFormat } from './formats.js';
+import type { CorpusInput, CorpusItem } from './corpus.js';
 import { GoldCallError, runGold, type GoldRun } from './gold-run.js';
 import { hfCard, shardFiles, SHARD_ROWS } from './hf-layout.js';
 import { leakageReport, type LeakageReport } from './leakage.js';
-import { liveApiBenchPieces, liveApiBenchRestTools, ownTools } from './live-api-bench.js';
-import { dedupeAcrossSources, normalizedText, weighted, type Duplicate } from './mixture.js';
+import type { Duplicate } from './mixture.js';
 import { nativeExample } from './native.js';
-import { hasNegative, withoutTools, type TriedCalls } from './negatives.js';
+import type { TriedCalls } from './negatives.js';
 import { recordsToParquet } from './parquet.js';
+import { exportSamples, planExport, splitKeyOf, type ExportPlan } from './plan.js';
 import { provenanceOf, type ExportSample } from './sample.js';
-import { ExportWriter, exists, type Line } from './writer.js';
-import { SPLIT_NAMES, splitByDatabase, splitByQuestion, type SplitName, type SplitShares } from './splits.js';
-import { TokenCounter, type TokenMemo, type TokenStats } from './tokens.js';
+import type { ExportSettings } from './settings.js';
+import { SPLIT_NAMES, type SplitName } from './splits.js';
+import type { TokenStats } from './tokens.js';
+import { groupsOf, writeFormats } from './write-formats.js';
+import { ExportWriter, exists } from './writer.js';
 
 /**
  * `nl2api export`: generated outputs (`--from`, one or several) → training and benchmark
@@ -43,23 +42,6 @@ import { TokenCounter, type TokenMemo, type TokenStats } from './tokens.js';
  * and an unchanged input re-exports nothing; a changed one rewrites only the files whose
  * content changed.
  */
-
-export type SplitMode = 'by-database' | 'by-question' | 'none';
-export type FormatName = (typeof EXPORT_DEFAULTS.formats)[number];
-
-export interface ExportSettings {
-  formats: FormatName[];
-  /** Default: every formulation each source has. */
-  formulations?: Formulation[];
-  split: SplitMode;
-  shares: SplitShares;
-  seed: number;
-  negatives: number;
-  restTools: number;
-  rows: number;
-  encoding: 'o200k_base' | 'cl100k_base';
-  nearDuplicate: number;
-}
 
 export interface ExportOptions extends ExportSettings {
   from: CorpusInput[];
@@ -109,23 +91,6 @@ export interface ExportResult {
   written: number;
 }
 
-export function exportSettings(config: ExportConfig | undefined, flags: Partial<ExportSettings>): ExportSettings {
-  const pick = <K extends keyof ExportSettings>(key: K, fallback: ExportSettings[K]): ExportSettings[K] =>
-    flags[key] ?? (config?.[key as keyof ExportConfig] as ExportSettings[K] | undefined) ?? fallback;
-  return {
-    formats: pick('formats', [...EXPORT_DEFAULTS.formats]),
-    ...(flags.formulations ? { formulations: flags.formulations } : {}),
-    split: pick('split', EXPORT_DEFAULTS.split),
-    shares: pick('shares', { ...EXPORT_DEFAULTS.shares }),
-    seed: pick('seed', EXPORT_DEFAULTS.seed),
-    negatives: pick('negatives', EXPORT_DEFAULTS.negatives),
-    restTools: pick('restTools', EXPORT_DEFAULTS.restTools),
-    rows: pick('rows', EXPORT_DEFAULTS.rows),
-    encoding: pick('encoding', EXPORT_DEFAULTS.encoding),
-    nearDuplicate: pick('nearDuplicate', EXPORT_DEFAULTS.nearDuplicate),
-  };
-}
-
 const SUMMARY_FILE = 'export.json';
 
 export async function runExport(options: ExportOptions): Promise<ExportResult> {
@@ -142,21 +107,22 @@ export async function runExport(options: ExportOptions): Promise<ExportResult> {
   if (previous?.inputs === inputs && (await allExist(out, Object.keys(previous.files))))
     return { summary: previous, unchanged: true, written: 0 };
 
-  const corpus = await loadCorpus(options.from, settings.formulations);
-  const { kept, duplicates } = dedupeAcrossSources(corpus.items);
-  const assignment = assignSplits(kept, settings);
-  const negativeUnits = new Set(
-    kept.filter((e) => hasNegative(e.unit, settings.negatives, settings.seed)).map((e) => e.unit),
-  );
-  const runs = await runAllGold(corpus.datasets, kept, negativeUnits, options);
+  const plan = await planExport(options.from, settings);
+  const { corpus, kept, duplicates, assignment } = plan;
+  const runs = await runAllGold(plan, options);
 
   const failures = kept.flatMap((e) => {
     const run = runs.get(e.key);
     return run && !run.ok ? [{ key: e.key, category: run.category, message: run.message }] : [];
   });
-  const samples = exportSamples(kept, runs, assignment, negativeUnits, settings);
+  const samples = exportSamples(plan, runs, settings);
   const writer = new ExportWriter(out, previous?.files ?? {});
-  const { tokens, invalid, unsupported } = await writeFormats(writer, samples, settings);
+  for (const group of groupsOf(samples))
+    await writer.write(
+      `provenance/${group.formulation}/${group.split}.jsonl`,
+      jsonlText(group.samples.map(provenanceOf)),
+    );
+  const { tokens, invalid, unsupported } = await writeFormats(writer, samples, settings.formats, settings.encoding);
   const leakage = leakageReport(leakageItems(kept), assignment, settings.nearDuplicate);
 
   const examples: ExportSummary['counts']['examples'] = {};
@@ -210,34 +176,12 @@ function settingsOf(options: ExportOptions): ExportSettings {
 // Splits, gold runs, examples
 
 /**
- * What is split: a question of a database, whichever source and formulation gave it (so a
- * question's SLOT, SEL and REST samples, its copies and the same question from another
- * source all share a split). A database is its id in every source.
- */
-export const splitKeyOf = (entry: CorpusItem) => `${entry.item.db}\u0000${normalizedText(entry.item.question)}`;
-
-/** Each split key's split. */
-function assignSplits(kept: readonly CorpusItem[], settings: ExportSettings): Map<string, SplitName> {
-  const keys = [...new Map(kept.map((e) => [splitKeyOf(e), e]))].map(([key, e]) => ({
-    key,
-    db: e.item.db,
-    difficulty: e.item.difficulty,
-  }));
-  if (settings.split === 'none') return new Map(keys.map((k) => [k.key, 'train']));
-  return settings.split === 'by-database'
-    ? splitByDatabase(keys, settings.shares, settings.seed)
-    : splitByQuestion(keys, settings.shares, settings.seed);
-}
-
-/**
  * Each kept sample's gold run (or why it failed), over one memoized pool of SQL workers (SEL
  * sends SLOT's very statements). A dataset's live tools (its databases checked against the
  * manifest's fingerprints, REST's server) open only when one of its samples needs them.
  */
 async function runAllGold(
-  datasets: Awaited<ReturnType<typeof loadCorpus>>['datasets'],
-  kept: readonly CorpusItem[],
-  negativeUnits: ReadonlySet<string>,
+  { corpus: { datasets }, kept, negativeUnits }: ExportPlan,
   options: ExportOptions,
 ): Promise<Map<string, Outcome<GoldRun>>> {
   const { config } = options;
@@ -287,56 +231,6 @@ async function goldOutcome(run: () => Promise<GoldRun>): Promise<Outcome<GoldRun
   }
 }
 
-/** The examples, in source order: each sample's weighted copies, then its negative (if it gets one). */
-function exportSamples(
-  kept: readonly CorpusItem[],
-  runs: ReadonlyMap<string, Outcome<GoldRun>>,
-  assignment: ReadonlyMap<string, SplitName>,
-  negativeUnits: ReadonlySet<string>,
-  settings: ExportSettings,
-): ExportSample[] {
-  const samples: ExportSample[] = [];
-  const offer = (item: EvalItem, tools: readonly ToolSpec[], gold: EvalItem['goldCalls'], key: string) =>
-    item.formulation === 'rest' && settings.restTools > 0
-      ? shortlist(tools, gold, key, settings.restTools)
-      : [...tools];
-  for (const entry of weighted(kept, settings.seed)) {
-    const run = runs.get(entry.key);
-    if (!run?.ok) continue;
-    const { item } = entry;
-    const common = { unit: entry.unit, source: entry.source, item, split: assignment.get(splitKeyOf(entry))! };
-    samples.push(
-      withOwnTools({
-        ...common,
-        key: entry.copy ? `${entry.key}#${entry.copy}` : entry.key,
-        copy: entry.copy,
-        negative: false,
-        tools: offer(item, item.tools, item.goldCalls, entry.key),
-        outputs: run.value.outputs,
-      }),
-    );
-    if (entry.copy === 0 && negativeUnits.has(entry.unit)) {
-      const key = `${entry.key}!negative`;
-      samples.push(
-        withOwnTools({
-          ...common,
-          key,
-          copy: 0,
-          negative: true,
-          tools: offer(item, withoutTools(item.tools, new Set(run.value.answering)), [], key),
-          outputs: [],
-        }),
-      );
-    }
-  }
-  return samples;
-}
-
-/** SLOT and SEL examples offer their tools with the keys of their own tables only (live-api-bench.ts ownTools). */
-function withOwnTools(sample: ExportSample): ExportSample {
-  return { ...sample, tools: ownTools(sample) };
-}
-
 /** One leakage item per split key (its split is the key's). */
 function leakageItems(kept: readonly CorpusItem[]) {
   return [...groupBy(kept, splitKeyOf)].map(([key, entries]) => ({
@@ -350,98 +244,6 @@ function leakageItems(kept: readonly CorpusItem[]) {
 
 // ---------------------------------------------------------------------------------------------
 // Writing
-
-/** Formulation, then split, then source order: the order every format's files and the provenance share. */
-function groupsOf(
-  samples: readonly ExportSample[],
-): { formulation: Formulation; split: SplitName; samples: ExportSample[] }[] {
-  const groups = groupBy(samples, (s) => `${s.item.formulation}/${s.split}`);
-  const formulations = orderedFormulations([...new Set(samples.map((s) => s.item.formulation))]);
-  return formulations.flatMap((formulation) =>
-    SPLIT_NAMES.flatMap((split) => {
-      const group = groups.get(`${formulation}/${split}`);
-      return group ? [{ formulation, split, samples: group }] : [];
-    }),
-  );
-}
-
-async function writeFormats(writer: ExportWriter, samples: readonly ExportSample[], settings: ExportSettings) {
-  const invalid: ExportSummary['invalid'] = [];
-  const unsupported: ExportSummary['unsupported'] = [];
-  const groups = groupsOf(samples);
-  for (const group of groups)
-    await writer.write(
-      `provenance/${group.formulation}/${group.split}.jsonl`,
-      jsonlText(group.samples.map(provenanceOf)),
-    );
-  const tokens: ExportSummary['tokens'] = {};
-  const memo: TokenMemo = new Map();
-  for (const format of LINE_FORMATS.filter((f) => settings.formats.includes(f.name as FormatName))) {
-    const perFormulation: Partial<Record<Formulation, TokenStats>> = {};
-    for (const formulation of orderedFormulations([...new Set(groups.map((g) => g.formulation))])) {
-      const counter = format.parts ? new TokenCounter(settings.encoding, memo) : undefined;
-      for (const group of groups.filter((g) => g.formulation === formulation)) {
-        const lines = checkedExamples(format, group.samples, { invalid, unsupported });
-        for (const { example, sample } of lines) counter?.add(format.parts!(example, sample));
-        await writeFormatFiles(writer, format, group, lines);
-      }
-      if (counter) perFormulation[formulation] = counter.stats();
-    }
-    if (format.parts) tokens[format.name] = perFormulation;
-  }
-  return { tokens, invalid, unsupported };
-}
-
-/** Each sample's example; those the format has no form for, or its schema refuses, left out (and listed). */
-function checkedExamples(
-  format: LineFormat,
-  samples: readonly ExportSample[],
-  left: Pick<ExportSummary, 'invalid' | 'unsupported'>,
-): { sample: ExportSample; example: unknown }[] {
-  const lines: { sample: ExportSample; example: unknown }[] = [];
-  for (const sample of samples) {
-    const why = format.unsupported?.(sample);
-    if (why) {
-      left.unsupported.push({ format: format.name, key: sample.key, message: why });
-      continue;
-    }
-    // The index is the line's own position in its file (xLAM numbers its lines).
-    const example = format.example(sample, lines.length);
-    const checked = format.schema.safeParse(example);
-    if (checked.success) lines.push({ sample, example });
-    else left.invalid.push({ format: format.name, key: sample.key, message: checked.error.message });
-  }
-  return lines;
-}
-
-async function writeFormatFiles(
-  writer: ExportWriter,
-  format: LineFormat,
-  group: { formulation: Formulation; split: SplitName },
-  lines: { sample: ExportSample; example: unknown }[],
-): Promise<void> {
-  const dir = `${format.name}/${group.formulation}`;
-  if (format.name !== 'live-api-bench') {
-    const text = (line: { sample: ExportSample; example: unknown }): Line =>
-      format.text ? format.text(line.example, line.sample) : JSON.stringify(line.example);
-    await writer.writeLines(`${dir}/${group.split}.jsonl`, mapLazily(lines, text));
-    return;
-  }
-  // As published: one JSON array per database; REST's endpoints, per database, beside them.
-  for (const [db, entries] of groupBy(lines, (l) => l.sample.item.db)) {
-    await writer.writePieces(`${dir}/${group.split}/${db}.json`, liveApiBenchPieces(entries.map((l) => l.example)));
-    if (group.formulation === 'rest')
-      await writer.write(
-        `${dir}/tools/${db}.json`,
-        jsonText(liveApiBenchRestTools(entries.find((l) => !l.sample.negative)?.sample.item.tools ?? [])),
-      );
-  }
-}
-
-/** Each line's text made as it is written (the texts of a file are never all held at once). */
-function* mapLazily<T>(items: Iterable<T>, text: (item: T) => Line): Iterable<Line> {
-  for (const item of items) yield text(item);
-}
 
 async function writeHfLayout(
   writer: ExportWriter,

@@ -1,0 +1,40 @@
+import type { ExportConfig } from '../config/schema.js';
+import { EXPORT_DEFAULTS } from '../config/schema.js';
+import type { Formulation } from '../core/model.js';
+import type { SplitShares } from './splits.js';
+
+/** What an export's output depends on besides its inputs: its formats, splits, negatives and the rest. */
+
+export type SplitMode = 'by-database' | 'by-question' | 'none';
+export type FormatName = (typeof EXPORT_DEFAULTS.formats)[number];
+
+export interface ExportSettings {
+  formats: FormatName[];
+  /** Default: every formulation each source has. */
+  formulations?: Formulation[];
+  split: SplitMode;
+  shares: SplitShares;
+  seed: number;
+  negatives: number;
+  restTools: number;
+  rows: number;
+  encoding: 'o200k_base' | 'cl100k_base';
+  nearDuplicate: number;
+}
+
+export function exportSettings(config: ExportConfig | undefined, flags: Partial<ExportSettings>): ExportSettings {
+  const pick = <K extends keyof ExportSettings>(key: K, fallback: ExportSettings[K]): ExportSettings[K] =>
+    flags[key] ?? (config?.[key as keyof ExportConfig] as ExportSettings[K] | undefined) ?? fallback;
+  return {
+    formats: pick('formats', [...EXPORT_DEFAULTS.formats]),
+    ...(flags.formulations ? { formulations: flags.formulations } : {}),
+    split: pick('split', EXPORT_DEFAULTS.split),
+    shares: pick('shares', { ...EXPORT_DEFAULTS.shares }),
+    seed: pick('seed', EXPORT_DEFAULTS.seed),
+    negatives: pick('negatives', EXPORT_DEFAULTS.negatives),
+    restTools: pick('restTools', EXPORT_DEFAULTS.restTools),
+    rows: pick('rows', EXPORT_DEFAULTS.rows),
+    encoding: pick('encoding', EXPORT_DEFAULTS.encoding),
+    nearDuplicate: pick('nearDuplicate', EXPORT_DEFAULTS.nearDuplicate),
+  };
+}

@@ -1,0 +1,127 @@
+import { groupBy } from '../core/group.js';
+import { orderedFormulations, type Formulation } from '../core/model.js';
+import { jsonText } from '../pipeline/files.js';
+import { LINE_FORMATS, type LineFormat } from './formats.js';
+import { liveApiBenchPieces, liveApiBenchRestTools } from './live-api-bench.js';
+import type { ExportSample } from './sample.js';
+import type { FormatName } from './settings.js';
+import { SPLIT_NAMES, type SplitName } from './splits.js';
+import { TokenCounter, type TokenEncoding, type TokenMemo, type TokenStats } from './tokens.js';
+import type { ExportWriter, Line } from './writer.js';
+
+/**
+ * Writes the line formats of an export: per format, formulation and split, each example made,
+ * checked against the format's schema, counted for tokens and written as its file streams
+ * (Live API-Bench: one JSON array per database).
+ */
+
+/** What writing some formats found: their token statistics, the lines refused and the samples a format has no form for. */
+export interface FormatsWritten {
+  tokens: Record<string, Partial<Record<Formulation, TokenStats>>>;
+  invalid: { format: string; key: string; message: string }[];
+  unsupported: { format: string; key: string; message: string }[];
+}
+
+/** Formulation, then split, then source order: the order every format's files and the provenance share. */
+export function groupsOf(
+  samples: readonly ExportSample[],
+): { formulation: Formulation; split: SplitName; samples: ExportSample[] }[] {
+  const groups = groupBy(samples, (s) => `${s.item.formulation}/${s.split}`);
+  const formulations = orderedFormulations([...new Set(samples.map((s) => s.item.formulation))]);
+  return formulations.flatMap((formulation) =>
+    SPLIT_NAMES.flatMap((split) => {
+      const group = groups.get(`${formulation}/${split}`);
+      return group ? [{ formulation, split, samples: group }] : [];
+    }),
+  );
+}
+
+/** The formats named (in LINE_FORMATS order), written for these samples. */
+export async function writeFormats(
+  writer: ExportWriter,
+  samples: readonly ExportSample[],
+  formats: readonly FormatName[],
+  encoding: TokenEncoding,
+): Promise<FormatsWritten> {
+  const written: FormatsWritten = { tokens: {}, invalid: [], unsupported: [] };
+  const groups = groupsOf(samples);
+  const memo: TokenMemo = new Map();
+  for (const format of LINE_FORMATS.filter((f) => formats.includes(f.name as FormatName))) {
+    const perFormulation: Partial<Record<Formulation, TokenStats>> = {};
+    for (const formulation of orderedFormulations([...new Set(groups.map((g) => g.formulation))])) {
+      const counter = format.parts ? new TokenCounter(encoding, memo) : undefined;
+      for (const group of groups.filter((g) => g.formulation === formulation)) {
+        const lines = checkedExamples(format, group.samples, written, counter);
+        await writeFormatFiles(writer, format, group, lines);
+      }
+      if (counter) perFormulation[formulation] = counter.stats();
+    }
+    if (format.parts) written.tokens[format.name] = perFormulation;
+  }
+  return written;
+}
+
+/**
+ * Each sample's example, made as its file is written (an example is garbage once written);
+ * those the format has no form for, or its schema refuses, left out (and listed). `counter`
+ * counts the tokens of each example written.
+ */
+function* checkedExamples(
+  format: LineFormat,
+  samples: readonly ExportSample[],
+  left: Pick<FormatsWritten, 'invalid' | 'unsupported'>,
+  counter: TokenCounter | undefined,
+): Iterable<ExportLine> {
+  let index = 0;
+  for (const sample of samples) {
+    const why = format.unsupported?.(sample);
+    if (why) {
+      left.unsupported.push({ format: format.name, key: sample.key, message: why });
+      continue;
+    }
+    // The index is the line's own position in its file (xLAM numbers its lines).
+    const example = format.example(sample, index);
+    const checked = format.schema.safeParse(example);
+    if (!checked.success) {
+      left.invalid.push({ format: format.name, key: sample.key, message: checked.error.message });
+      continue;
+    }
+    index++;
+    counter?.add(format.parts!(example, sample));
+    yield { sample, example };
+  }
+}
+
+interface ExportLine {
+  sample: ExportSample;
+  example: unknown;
+}
+
+async function writeFormatFiles(
+  writer: ExportWriter,
+  format: LineFormat,
+  group: { formulation: Formulation; split: SplitName },
+  lines: Iterable<ExportLine>,
+): Promise<void> {
+  const dir = `${format.name}/${group.formulation}`;
+  if (format.name !== 'live-api-bench') {
+    const text = (line: ExportLine): Line =>
+      format.text ? format.text(line.example, line.sample) : JSON.stringify(line.example);
+    await writer.writeLines(`${dir}/${group.split}.jsonl`, mapLazily(lines, text));
+    return;
+  }
+  // As published: one JSON array per database; REST's endpoints, per database, beside them.
+  for (const [db, entries] of groupBy([...lines], (l) => l.sample.item.db)) {
+    await writer.writePieces(`${dir}/${group.split}/${db}.json`, liveApiBenchPieces(entries.map((l) => l.example)));
+    if (group.formulation === 'rest')
+      await writer.write(
+        `${dir}/tools/${db}.json`,
+        jsonText(liveApiBenchRestTools(entries.find((l) => !l.sample.negative)?.sample.item.tools ?? [])),
+      );
+  }
+}
+
+/** Each line's text made as it is written (the texts of a file are never all held at once). */
+function* mapLazily<T>(items: Iterable<T>, text: (item: T) => Line): Iterable<Line> {
+  for (const item of items) yield text(item);
+}
