@@ -6,7 +6,7 @@ import type { Piece } from './writer.js';
  * once per line. A tool spec is most of every SLOT or SEL line (its key enums and their
  * descriptions: tens of kilobytes), and the samples of a database offer the very same spec
  * objects (`ownTools` keeps one object per narrowing), so a memo keyed on the object serves
- * every line that offers it: a line is spliced from its parts' texts.
+ * every line that offers it: a line is spliced from its parts' bytes (`listPieces`, writer.ts).
  */
 
 /** `build` once per key object (a part is never changed once built). */
