@@ -29,6 +29,11 @@ export const RestConfigSchema = z
     dedupAgent: z.boolean().default(true),
     /** Longest string parameter the server accepts. */
     maxStringLength: z.number().int().min(1).max(100_000).default(1000),
+    /**
+     * Per-query time limit of `nl2api serve`: an interactive API answers in seconds or says it
+     * cannot (504). The pipeline's own calls keep `executeTimeoutMs`.
+     */
+    serveTimeoutMs: z.number().int().min(1).default(5000),
   })
   .strict();
 export type RestConfig = z.infer<typeof RestConfigSchema>;

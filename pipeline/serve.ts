@@ -60,7 +60,7 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
     const server = await createRestServer({
       databases,
       executor: pool,
-      timeoutMs: config.executeTimeoutMs,
+      timeoutMs: config.rest.serveTimeoutMs,
       host: options.host,
       port: options.port,
       title: `${config.datasetName ?? source.datasetName} REST API`,

@@ -28,7 +28,38 @@ interface ValidationIssue {
 const body = (code: string, message: string): ErrorBody => ({ error: { code, message } });
 
 export function notFound(): ErrorBody {
-  return body('not_found', 'No endpoint at this path (GET only; see /openapi.json).');
+  return body('not_found', 'No endpoint at this path (see /openapi.json).');
+}
+
+/** The methods every path of the API answers. */
+export const ALLOWED_METHODS = 'GET, HEAD';
+
+export function methodNotAllowed(method: string): ErrorBody {
+  return body('method_not_allowed', `${clip(method)} is not allowed here: the API is read-only (${ALLOWED_METHODS}).`);
+}
+
+/** Fastify's own refusals before routing (a malformed URL): in our format, never echoing the URL. */
+export function frameworkError(error: { code?: string }): ErrorResponse {
+  const message =
+    error.code === 'FST_ERR_BAD_URL'
+      ? 'The URL is malformed (an invalid percent-escape in its path?).'
+      : 'The request was refused (HTTP 400).';
+  return { status: 400, body: body('bad_request', message), internal: false };
+}
+
+/**
+ * A request Node's HTTP parser refuses before any route sees it: its status and our body, for
+ * a raw response on the socket. Request lines and headers (the query string with them) are
+ * limited to the server's maximum header size (16 KB by default).
+ */
+export function clientError(error: { code?: string }): { status: number; reason: string; body: ErrorBody } {
+  if (error.code === 'HPE_HEADER_OVERFLOW')
+    return {
+      status: 431,
+      reason: 'Request Header Fields Too Large',
+      body: body('request_too_large', 'The URL or headers are too long: keep the query string under 16 KB.'),
+    };
+  return { status: 400, reason: 'Bad Request', body: body('bad_request', 'The request is not valid HTTP.') };
 }
 
 export function toErrorResponse(error: unknown, timeoutMs: number): ErrorResponse {
@@ -65,11 +96,18 @@ export function toErrorResponse(error: unknown, timeoutMs: number): ErrorRespons
   return { status: 500, body: body('internal_error', 'The query could not be run.'), internal: true };
 }
 
-/** One sentence per problem, naming the parameter but never echoing its value. */
+/**
+ * One sentence per problem, naming the parameter but never echoing its value; the first few
+ * problems only (a request with a thousand unknown parameters gets a short answer).
+ */
 function describeIssues(issues: readonly ValidationIssue[]): string {
-  const messages = issues.map(describeIssue);
-  return [...new Set(messages)].join('; ');
+  const messages = [...new Set(issues.map(describeIssue))];
+  const shown = messages.slice(0, MAX_ISSUES).join('; ');
+  return messages.length > MAX_ISSUES ? `${shown}; and ${messages.length - MAX_ISSUES} more problems` : shown;
 }
+
+/** Problems listed in one error message. */
+const MAX_ISSUES = 5;
 
 function describeIssue(issue: ValidationIssue): string {
   const name = clip(issue.instancePath.replace(/^\//, ''));

@@ -1,11 +1,11 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { AddressInfo } from 'node:net';
 import { EndpointSpecSchema, type ArgumentValue, type EndpointSpec } from './spec.js';
 import type { DatabaseInfo } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
 import { placeholderProblem } from './placeholders.js';
-import { registerDocs } from './docs.js';
-import { notFound, toErrorResponse } from './errors.js';
+import { DOCS_PREFIX, registerDocs } from './docs.js';
+import { ALLOWED_METHODS, clientError, frameworkError, methodNotAllowed, notFound, toErrorResponse } from './errors.js';
 import { restOpenApi } from './openapi.js';
 import { runEndpoint } from './endpoint.js';
 import { DEFAULT_MAX_STRING_LENGTH, querystringSchema } from './parameters.js';
@@ -46,6 +46,8 @@ export interface RestServer {
   url: string;
   /** The OpenAPI 3.1 document served at /openapi.json. */
   openapi: object;
+  /** Each query's time limit (504 past it). */
+  timeoutMs: number;
   close(): Promise<void>;
 }
 
@@ -64,6 +66,21 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
     ...(options.logger ? { loggerInstance: options.logger } : { logger: { level: 'warn' } }),
     // Failures are logged by the error handler; a line per request would drown them.
     logController: new LogController({ disableRequestLogging: true }),
+    // Every refusal in our format, whoever makes it: Fastify before routing, Node's parser before Fastify.
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const response = frameworkError(error);
+      void reply.status(response.status).send(response.body);
+    },
+    clientErrorHandler: (error, socket) => {
+      const response = clientError(error);
+      const text = JSON.stringify(response.body);
+      if (socket.writable)
+        socket.end(
+          `HTTP/1.1 ${response.status} ${response.reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+            `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+        );
+      else socket.destroy();
+    },
   });
 
   // Query strings are text: coerced to the declared types; unknown parameters refused, never dropped.
@@ -74,7 +91,14 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       request.log.error({ err: error, url: request.url, routeUrl: request.routeOptions.url }, 'REST request failed');
     return reply.status(response.status).send(response.body);
   });
-  app.setNotFoundHandler((_request, reply) => reply.status(404).send(notFound()));
+  // A path the API serves, asked with another method: 405 and what it allows (HEAD is GET without its body).
+  const served = new Set([OPENAPI_PATH, ...routes.map((route) => route.endpoint.path)]);
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0];
+    if (request.method !== 'GET' && request.method !== 'HEAD' && (served.has(path) || path.startsWith(DOCS_PREFIX)))
+      return reply.status(405).header('allow', ALLOWED_METHODS).send(methodNotAllowed(request.method));
+    return reply.status(404).send(notFound());
+  });
 
   const document = JSON.stringify(openapi);
   app.get(OPENAPI_PATH, (_request, reply) => reply.type('application/json; charset=utf-8').send(document));
@@ -102,7 +126,12 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
     await app.close();
     throw error;
   }
-  return { url: urlOf(app.server.address() as AddressInfo), openapi, close: () => app.close() };
+  return {
+    url: urlOf(app.server.address() as AddressInfo),
+    openapi,
+    timeoutMs: options.timeoutMs,
+    close: () => app.close(),
+  };
 }
 
 interface Route {

@@ -83,6 +83,8 @@ describe('REST formulation on the demo (template synthesizer)', () => {
 
   test("`serve` answers every sample's call exactly as published; a changed database is refused", async () => {
     const handle = await serveDataset({ config: config(out, { source: demo }), host: '127.0.0.1', port: 0 });
+    // An interactive API's time limit, not the pipeline's 30 s.
+    expect(handle.server.timeoutMs).toBe(5000);
     try {
       for (const db of ['bookstore', 'cycling_club']) {
         for (const sample of readJsonl(path.join(out, 'rest', `${db}.jsonl`)) as RestSampleLine[]) {

@@ -183,15 +183,50 @@ describe('refusals: clear 4xx JSON errors that leak nothing', () => {
     expect(response.json.error.message).toMatch(/unknown parameter 'other'/);
   });
 
-  test('unknown paths and methods → 404 JSON', async () => {
+  test('unknown paths → 404 JSON; a served path with another method → 405 with Allow', async () => {
+    const unknown = await get('/v1/test/heroes/nope');
+    expect(unknown.status).toBe(404);
+    expect(unknown.json).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
     for (const [url, method] of [
-      ['/v1/test/heroes/nope', 'GET'],
       [HEROES_BY_PUBLISHER.path + query({ publisher: 'DC' }), 'POST'],
+      [HEROES_BY_PUBLISHER.path, 'PUT'],
+      [HEROES_BY_PUBLISHER.path, 'DELETE'],
+      ['/openapi.json', 'PATCH'],
+      ['/docs', 'POST'],
     ] as const) {
-      const response = await get(url, { method });
-      expect(response.status).toBe(404);
-      expect(response.json).toEqual({ error: { code: 'not_found', message: expect.any(String) } });
+      const response = await fetch(server.url + url, { method });
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('GET, HEAD');
+      expect(await response.json()).toEqual({ error: { code: 'method_not_allowed', message: expect.any(String) } });
     }
+  });
+
+  test('HEAD is GET without the body', async () => {
+    const url = server.url + HEROES_BY_PUBLISHER.path + query({ publisher: 'DC' });
+    const [head, full] = await Promise.all([fetch(url, { method: 'HEAD' }), fetch(url)]);
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    expect(head.headers.get('content-length')).toBe(full.headers.get('content-length'));
+    expect(head.headers.get('content-type')).toBe(full.headers.get('content-type'));
+  });
+
+  test('refusals made before routing are in the same format and echo nothing: a malformed escape, a 100 KB query string', async () => {
+    const badEscape = await get(`${HEROES_BY_PUBLISHER.path}%zz${query({ publisher: 'DC' })}`);
+    expect(badEscape.status).toBe(400);
+    expect(badEscape.json).toEqual({ error: { code: 'bad_request', message: expect.any(String) } });
+    expect(badEscape.text).not.toMatch(/heroes|%zz/);
+    const long = await get(HERO_BY_NAME.path + query({ name: 'x'.repeat(100_000) }));
+    expect(long.status).toBe(431);
+    expect(long.json).toEqual({ error: { code: 'request_too_large', message: expect.any(String) } });
+  });
+
+  test('errors stay small whatever the request: a thousand unknown parameters get a short answer', async () => {
+    const many = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`u${i}`, '1']));
+    const response = await get(HEROES_BY_PUBLISHER.path + query({ publisher: 'DC', ...many }));
+    expect(response.status).toBe(400);
+    expect(response.json.error.code).toBe('invalid_parameters');
+    expect(response.json.error.message).toMatch(/unknown parameter 'u0'.*and \d+ more problems/);
+    expect(Buffer.byteLength(response.text)).toBeLessThanOrEqual(2048);
   });
 
   test('a failing query → 500 with a generic message; the details are logged server-side only', async () => {
