@@ -30,6 +30,13 @@ export const RestConfigSchema = z
     /** Longest string parameter the server accepts. */
     maxStringLength: z.number().int().min(1).max(100_000).default(1000),
     /**
+     * A proposed endpoint's trial run (rest.synthesize) may take this many times as long as
+     * its question's gold SQL took, and at least `trialMinMs`, at most `executeTimeoutMs`: so
+     * that neither a sloppy nor a hostile model stalls a run with runaway queries.
+     */
+    trialTimeoutFactor: z.number().min(1).default(20),
+    trialMinMs: z.number().int().min(1).default(1000),
+    /**
      * Per-query time limit of `nl2api serve`: an interactive API answers in seconds or says it
      * cannot (504). The pipeline's own calls keep `executeTimeoutMs`.
      */

@@ -87,6 +87,12 @@ export interface GoldResult extends ResultSet {
   acceptable?: SqlValue[][][];
   /** Rows tied on the sort keys of an `ORDER BY … LIMIT` answer: any of a group may stand at its positions. */
   ties?: Ties;
+  /**
+   * How long the gold SQL took when it ran (ms, waiting for a SQL worker included): what its
+   * question costs, the measure of a REST proposal's trial run. A measurement, not part of
+   * the answer: no cache key holds it.
+   */
+  elapsedMs?: number;
 }
 
 /**

@@ -25,9 +25,11 @@ export async function runGold(
   const resolved = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql));
   const executedSql = pinClock(resolved, referenceTime);
   try {
+    const started = performance.now();
     const result = await executor.run({ dbPath: db.path, sql: executedSql, params: [], timeoutMs });
+    const elapsedMs = Math.round((performance.now() - started) * 100) / 100;
     const clock = executedSql !== resolved ? { referenceTime } : {};
-    return accept({ ...result, executedSql, ...resultShape(executedSql), ...clock });
+    return accept({ ...result, executedSql, ...resultShape(executedSql), ...clock, elapsedMs });
   } catch (error) {
     if (error instanceof SqlTimeoutError) return reject('gold_timeout', error.message);
     if (error instanceof SqlExecutionError) return reject('gold_error', error.message);

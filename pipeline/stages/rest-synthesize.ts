@@ -1,6 +1,7 @@
 import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import type { FailedAttempt, Synthesizer } from '../../generators/rest/synthesis.js';
 import type { DatabaseInfo, GoldResult, Instance, Verdict } from '../../core/model.js';
+import type { Config } from '../../config/schema.js';
 import { lazy } from '../../core/lazy.js';
 import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { retryPolicyOf, withRetries } from '../runner/retry.js';
@@ -52,6 +53,7 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
     attempts: config.rest.attempts,
     maxStringLength: config.rest.maxStringLength,
     timeoutMs: config.executeTimeoutMs,
+    trial: { factor: config.rest.trialTimeoutFactor, minMs: config.rest.trialMinMs },
     ...clockKey(instance.sql, config),
   }),
   async runBatch(items, ctx, onSettled) {
@@ -71,8 +73,8 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
       attempts: config.rest.attempts,
       check: async (endpoint, item) => {
         // A lost SQL worker is retried here; what still fails ends the item, uncached (below).
-        const respond = () =>
-          withRetries(() => directResponse(endpoint, db, executor, config.executeTimeoutMs), retryPolicyOf(config));
+        const budget = trialTimeoutMs(item.gold, config);
+        const respond = () => withRetries(() => directResponse(endpoint, db, executor, budget), retryPolicyOf(config));
         const { outcome } = await verifyRest(endpoint, respond, item, verifyContext);
         return outcome.ok ? null : { ok: false, category: outcome.category, message: outcome.message };
       },
@@ -85,6 +87,16 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
     );
   },
 };
+
+/**
+ * How long a proposal's trial run may take: `trialTimeoutFactor` times its gold's time, at
+ * least `trialMinMs`, at most `executeTimeoutMs` (a gold that was not timed gets the most).
+ */
+export function trialTimeoutMs(gold: Pick<GoldResult, 'elapsedMs'>, config: Config): number {
+  const { trialTimeoutFactor, trialMinMs } = config.rest;
+  if (gold.elapsedMs === undefined) return config.executeTimeoutMs;
+  return Math.min(config.executeTimeoutMs, Math.max(trialMinMs, Math.ceil(gold.elapsedMs * trialTimeoutFactor)));
+}
 
 export type SynthesisRecord =
   | { ok: true; endpoint: SynthesizedEndpoint; synthesizer: string; attempts: FailedAttempt[] }

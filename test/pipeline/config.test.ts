@@ -40,6 +40,9 @@ describe('config', () => {
         judge: true,
         dedupAgent: true,
         maxStringLength: 1000,
+        serveTimeoutMs: 5000,
+        trialTimeoutFactor: 20,
+        trialMinMs: 1000,
       },
       verification: {
         variants: 2,
