@@ -55,7 +55,8 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
   }
   if (databases.length === 0)
     throw new SourceError(`no REST endpoints in ${outDir} for the databases of ${config.source}`);
-  const pool = createSqlPool({ size: config.sqlWorkers });
+  // A spare worker: a query killed at its timeout does not leave the next request waiting for a process.
+  const pool = createSqlPool({ size: config.sqlWorkers, spare: 1 });
   try {
     const server = await createRestServer({
       databases,

@@ -26,8 +26,14 @@ import type { WorkerJob, WorkerMessage, WorkerTask } from './protocol.js';
  */
 
 export interface SqlPoolOptions {
-  /** Maximum number of worker processes. */
+  /** Maximum number of statements running at once, one per worker process. */
   size: number;
+  /**
+   * Workers kept started and idle beyond those running (default 0), once the pool has been
+   * used: a worker killed at a timeout is replaced at once by a ready one, so the next
+   * request does not wait for a process to start (a server's fast requests after a runaway).
+   */
+  spare?: number;
 }
 
 export interface SqlPool extends SqlExecutor {
@@ -61,6 +67,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     throw new Error(`SQL pool size must be a positive integer, got ${options.size}`);
   }
   const size = options.size;
+  const spare = options.spare ?? 0;
   const workers: Worker[] = [];
   const queue: Job[] = [];
   let nextId = 1;
@@ -165,7 +172,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   }
 
   function dispatch(): void {
-    while (queue.length > 0 && !closed) {
+    while (queue.length > 0 && !closed && workers.filter((worker) => worker.job).length < size) {
       const free = workers.find((worker) => worker.ready && !worker.job);
       if (free) {
         assign(free, queue.shift()!);
@@ -176,8 +183,13 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
         spawn();
         continue;
       }
-      return;
+      break;
     }
+    // Spares: started as soon as the pool is in use, and again as each one is taken (not while
+    // workers fail to start: that is for a request to find out, once).
+    if (failedStarts > 0) return;
+    const waiting = workers.filter((worker) => !worker.job).length;
+    for (let more = spare - waiting; more > 0 && !closed && workers.length < size + spare; more--) spawn();
   }
 
   function submit<T>(task: WorkerTask, timeoutMs: number): Promise<T> {

@@ -73,6 +73,25 @@ test.each(['SIGKILL', 'SIGINT'] as const)(
   },
 );
 
+test('a spare worker, started once the pool is in use, takes a killed worker’s place at once', async () => {
+  // What a request waits for when a worker must start first: a fresh pool's first answer.
+  const fresh = newPool(1);
+  let started = Date.now();
+  await fresh.run(request('SELECT 1'));
+  const startup = Date.now() - started;
+
+  const pool = createSqlPool({ size: 1, spare: 1 });
+  pools.push(pool);
+  await pool.run(request('SELECT 1'));
+  await waitUntil(() => pool.workerPids().length === 2);
+  await new Promise((resolve) => setTimeout(resolve, 3 * startup)); // the spare is ready
+  await expect(pool.run(request(RUNAWAY_SQL, [], 300))).rejects.toThrow(SqlTimeoutError);
+  started = Date.now();
+  await expect(pool.run(request('SELECT count(*) FROM hero'))).resolves.toEqual({ columns: ['count(*)'], rows: [[4]] });
+  expect(Date.now() - started).toBeLessThan(startup / 2);
+  await waitUntil(() => pool.workerPids().length === 2); // and another spare is on its way
+});
+
 test('requests beyond the pool size queue and all complete, in any mix with failures', async () => {
   const pool = newPool(2);
   const results = await Promise.allSettled(
@@ -142,9 +161,11 @@ test('a process that used the pool exits, even without close()', () => {
   expect(output.trim()).toBe('[1,2,3]');
 });
 
-test('workers that cannot start fail the waiting requests instead of respawning forever', () => {
-  const output = runScript(`
-    const pool = createSqlPool({ size: 2 });
+test.each([0, 1])(
+  'workers that cannot start fail the waiting requests instead of respawning forever (%i spare)',
+  (spare) => {
+    const output = runScript(`
+    const pool = createSqlPool({ size: 2, spare: ${spare} });
     process.env.NODE_OPTIONS = '--require /nonexistent/nl2api-preload.cjs'; // inherited by the workers
     const failed = await Promise.allSettled([1, 2, 3].map((n) => run(pool, n)));
     delete process.env.NODE_OPTIONS;
@@ -152,12 +173,13 @@ test('workers that cannot start fail the waiting requests instead of respawning 
     await pool.close();
     console.log(JSON.stringify({ failed: failed.map((f) => f.reason ? \`\${f.reason.name}: \${f.reason.message}\` : 'resolved'), recovered: recovered.rows }));
   `);
-  const { failed, recovered } = JSON.parse(output) as { failed: string[]; recovered: unknown };
-  expect(failed).toHaveLength(3);
-  for (const message of failed)
-    expect(message).toMatch(/^SqlWorkerError: SQL worker failed to start \(exit code 1.*nonexistent/s);
-  expect(recovered).toEqual([[4]]);
-});
+    const { failed, recovered } = JSON.parse(output) as { failed: string[]; recovered: unknown };
+    expect(failed).toHaveLength(3);
+    for (const message of failed)
+      expect(message).toMatch(/^SqlWorkerError: SQL worker failed to start \(exit code 1.*nonexistent/s);
+    expect(recovered).toEqual([[4]]);
+  },
+);
 
 /** Counts to 10^7: a second or so, long enough to be running when a signal arrives, and then done. */
 const SLOW_SQL =
