@@ -18,6 +18,7 @@ import { EXIT_ERROR, EXIT_INTERRUPTED, runVerdict } from './exit-codes.js';
 import { addQueueCommands } from './queue-commands.js';
 import { addEvalCommands } from './eval-commands.js';
 import { addExportCommand } from './export-command.js';
+import { addMcpCommand } from './mcp-command.js';
 import type { LlmProvider } from '../generators/llm/config.js';
 import { PROVIDER_NAMES, PROVIDERS } from '../generators/llm/providers.js';
 
@@ -118,6 +119,7 @@ export function buildProgram(): Command {
   addQueueCommands(program, withRunOptions, (flags, command) => configFromFlags(flags, command));
   addEvalCommands(program);
   addExportCommand(program);
+  addMcpCommand(program);
   // After an invalid option or argument, its error and where to look: the whole help would bury the error.
   for (const command of [program, ...program.commands]) {
     command.showHelpAfterError(

@@ -57,8 +57,8 @@ export interface EvalDataset {
   /** The config the dataset was generated with, as its manifest records it. */
   pool: ToolPool;
   referenceTime: string | undefined;
-  /** Per database: its fingerprint when generated, and (REST) the endpoints served. */
-  databases: Map<string, { fingerprint: string; endpoints?: ServedEndpoints['endpoints'] }>;
+  /** Per database: its fingerprint when generated, its tools (all of them), and (REST) the endpoints served. */
+  databases: Map<string, { fingerprint: string; tools: ToolSpec[]; endpoints?: ServedEndpoints['endpoints'] }>;
   items: EvalItem[];
 }
 
@@ -102,7 +102,11 @@ export async function loadEvalDataset(dir: string, options: LoadOptions): Promis
     const records = await readSamples(path.join(root, formulation, `${db}.jsonl`));
     const chosen = options.limit === undefined ? records : records.slice(0, options.limit);
     const universe = await readUniverse(root, formulation, db);
-    databases.set(db, { fingerprint, ...(universe.endpoints ? { endpoints: universe.endpoints } : {}) });
+    databases.set(db, {
+      fingerprint,
+      tools: universe.tools,
+      ...(universe.endpoints ? { endpoints: universe.endpoints } : {}),
+    });
     for (const record of chosen) items.push(itemOf(record, formulation, db, universe));
   }
   return {

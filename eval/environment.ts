@@ -60,7 +60,7 @@ export const OBSERVED_ROWS = 20;
 const PREVIEW = { maxRows: OBSERVED_ROWS + 1 };
 
 export async function openEpisode(item: EvalItem, options: EnvironmentOptions): Promise<Episode> {
-  if (item.formulation === 'rest') return restEpisode(item, options);
+  if (item.formulation === 'rest') return restEpisode(item.db, options);
   const db = options.databases.get(item.db);
   if (!db) throw new Error(`database ${item.db} is not open`);
   const runOptions = { timeoutMs: options.timeoutMs, pool: options.pool };
@@ -132,6 +132,31 @@ export async function openEpisode(item: EvalItem, options: EnvironmentOptions): 
 }
 
 /** A call's output, or its error as the model is told it (faults of ours are thrown). */
+/**
+ * A formulation's tools for one database, live and bound to no item: a session in which each
+ * call's output is kept under its label for later calls (`"$LABEL$"`), the starting table
+ * included (`initialize_active_data` is a call like the others). What an MCP client calls
+ * (mcp/). An output is whole, or its first `maxRows` rows and one more (so that a caller can
+ * say there are more).
+ */
+export function openToolSession(
+  formulation: EvalItem['formulation'],
+  dbId: string,
+  options: EnvironmentOptions,
+  bindings: EvalItem['bindings'],
+  maxRows: number,
+): Pick<Episode, 'call'> {
+  if (formulation === 'rest') return restEpisode(dbId, options);
+  const db = options.databases.get(dbId);
+  if (!db) throw new Error(`database ${dbId} is not open`);
+  const runOptions = { timeoutMs: options.timeoutMs, pool: options.pool };
+  const session =
+    formulation === 'sel'
+      ? new SelToolSession(db, options.executor, runOptions, bindings ?? {})
+      : new ToolSession(db, options.executor, runOptions);
+  return { call: (call) => asStep(() => session.call(call, { maxRows: maxRows + 1 })) };
+}
+
 async function asStep(run: () => Promise<ToolOutput>): Promise<StepResult> {
   try {
     return { ok: true, output: await run() };
@@ -143,10 +168,10 @@ async function asStep(run: () => Promise<ToolOutput>): Promise<StepResult> {
   }
 }
 
-function restEpisode(item: EvalItem, options: EnvironmentOptions): Episode {
+function restEpisode(dbId: string, options: EnvironmentOptions): Episode {
   const { restUrl, restPaths } = options;
   if (!restUrl || !restPaths) throw new Error('REST evaluation without a served API');
-  const paths = restPaths.get(item.db) ?? new Map<string, string>();
+  const paths = restPaths.get(dbId) ?? new Map<string, string>();
   const episode: Episode = {
     runAll: async (calls) => {
       const results: StepResult[] = [];

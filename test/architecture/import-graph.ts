@@ -17,6 +17,7 @@ export const LAYERS = [
   'pipeline',
   'eval',
   'export',
+  'mcp',
   'cli',
   'bench',
 ] as const;

@@ -1,0 +1,137 @@
+import { rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { parseConfig } from '../../config/load.js';
+import type { Formulation } from '../../core/model.js';
+import { packageRoot } from '../../core/package-root.js';
+import { unconsumedLabels } from '../../eval/answer-labels.js';
+import { loadEvalDataset, type EvalDataset, type EvalItem } from '../../eval/dataset.js';
+import { openLiveTools, type LiveTools } from '../../eval/live-tools.js';
+import { LABEL_META, serveHttp, type McpHttpServer } from '../../mcp/server.js';
+import { DEMO_SOURCE, generateDemo } from '../eval/fixtures.js';
+
+/**
+ * `nl2api mcp` through the SDK's own client, over Streamable HTTP and stdio: the tool list is
+ * the published tool specs, and every published sample of the demo, replayed call by call in
+ * one session (labels given in `_meta`), gives its recorded output.
+ */
+
+let root: string;
+beforeAll(async () => {
+  root = await generateDemo();
+}, 120_000);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const DBS = ['bookstore', 'cycling_club'];
+const text = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0].text;
+
+/** The sample's recorded answer, by label: one sink's output, or each sink's part of it. */
+function recorded(item: EvalItem): Map<string, unknown> {
+  const published = item.published as { answer_labels?: string[]; output_after_executing_api?: unknown };
+  const answer = published.output_after_executing_api;
+  if (item.formulation === 'rest') return new Map([[item.goldCalls[0].label || 'CALL_1', answer]]);
+  const labels = published.answer_labels ?? unconsumedLabels(item.goldCalls);
+  if (labels.length === 1) return new Map([[labels[0], answer]]);
+  return new Map(labels.map((label, i) => [label, (answer as unknown[])[i]]));
+}
+
+/** Replays the sample in the client's session: its starting tables, then its gold calls; the answers by label. */
+async function replay(client: Client, item: EvalItem): Promise<Map<string, unknown>> {
+  const outputs = new Map<string, unknown>();
+  for (const call of [...item.initialization, ...item.goldCalls]) {
+    const result = await client.callTool({
+      name: call.name,
+      arguments: call.arguments,
+      ...(call.label ? { _meta: { [LABEL_META]: call.label } } : {}),
+    });
+    if (result.isError) throw new Error(`${item.id} ${call.name}: ${text(result)}`);
+    outputs.set(String((result._meta as Record<string, unknown>)[LABEL_META]), JSON.parse(text(result)));
+  }
+  return outputs;
+}
+
+/** Each sample replayed in a session of its own (its labels are its own); how many were. */
+async function expectReplays(connect: () => Promise<Client>, items: readonly EvalItem[]): Promise<number> {
+  for (const item of items) {
+    const client = await connect();
+    try {
+      const outputs = await replay(client, item);
+      for (const [label, answer] of recorded(item))
+        expect({ id: item.id, answer: outputs.get(label) }).toEqual({ id: item.id, answer });
+    } finally {
+      await client.close();
+    }
+  }
+  return items.length;
+}
+
+async function httpClient(url: string): Promise<Client> {
+  const client = new Client({ name: 'nl2api-test', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+describe.each(['slot', 'sel', 'rest'] as Formulation[])('%s over Streamable HTTP', (formulation) => {
+  let dataset: EvalDataset;
+  let live: LiveTools;
+  beforeAll(async () => {
+    dataset = await loadEvalDataset(path.join(root, 'dataset'), { formulation });
+    live = await openLiveTools(dataset, DEMO_SOURCE, parseConfig({ progress: 'none' }));
+  }, 60_000);
+  afterAll(() => live?.close());
+
+  test.each(DBS)(
+    '%s: the published tools, and every sample replayed gives its recorded output',
+    async (db) => {
+      const server: McpHttpServer = await serveHttp({ dataset, db, environment: live.environment, maxRows: 100_000 });
+      const client = await httpClient(server.url);
+      try {
+        const { tools } = await client.listTools();
+        const published = dataset.databases.get(db)!.tools;
+        expect(tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))).toEqual(
+          published.map((t) => ({
+            name: t.function.name,
+            description: t.function.description,
+            inputSchema: t.function.parameters,
+          })),
+        );
+        const items = dataset.items.filter((item) => item.db === db);
+        expect(await expectReplays(() => httpClient(server.url), items)).toBeGreaterThan(0);
+        // A call the tools refuse is a tool error the client reads, not a protocol failure.
+        const refused = await client.callTool({ name: 'no_such_tool', arguments: {} });
+        expect(refused.isError).toBe(true);
+        expect(text(refused)).toMatch(formulation === 'rest' ? /unknown endpoint/ : /^tool:/);
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    },
+    120_000,
+  );
+});
+
+test('over stdio: `nl2api mcp` as the client starts it is one session, its labelled outputs kept across calls', async () => {
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  const cli = path.join(packageRoot(), 'cli', 'main.ts');
+  const dataset = await loadEvalDataset(path.join(root, 'dataset'), { formulation: 'slot', dbIds: ['bookstore'] });
+  const stdioClient = async () => {
+    const client = new Client({ name: 'nl2api-test', version: '1' });
+    const args = ['mcp', '--out', path.join(root, 'dataset'), '--source', DEMO_SOURCE, '--formulation', 'slot'];
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['--import', tsx, cli, ...args, '--db', 'bookstore'],
+        stderr: 'inherit',
+      }),
+    );
+    return client;
+  };
+  // The samples with the longest chains: their later calls read earlier outputs by label.
+  const longest = [...dataset.items].sort((a, b) => b.goldCalls.length - a.goldCalls.length).slice(0, 2);
+  expect(longest[0].goldCalls.length).toBeGreaterThan(1);
+  expect(await expectReplays(stdioClient, longest)).toBe(2);
+}, 120_000);
