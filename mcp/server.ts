@@ -80,7 +80,9 @@ function toolsOf(dataset: EvalDataset, db: string): { tools: ToolSpec[]; binding
   const served = dataset.databases.get(db);
   if (!served) throw new Error(`the dataset has no ${dataset.formulation} tools of ${db}`);
   const items = dataset.items.filter((i) => i.db === db);
-  return { tools: served.tools, bindings: Object.assign({}, ...items.map((item) => item.bindings ?? {})) };
+  const bindings: NonNullable<EvalItem['bindings']> = {};
+  for (const item of items) Object.assign(bindings, item.bindings);
+  return { tools: served.tools, bindings };
 }
 
 function resultOf(result: StepResult, maxRows: number): Pick<CallToolResult, 'content' | 'isError'> {
