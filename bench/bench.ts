@@ -23,6 +23,7 @@ import { createDirectExecutor } from '../runtime/sql/direct.js';
 import { differentialFigures } from './differential.js';
 import { evalBench, evalLines } from './eval-bench.js';
 import { exportBench, exportLines } from './export-bench.js';
+import { mcpBench, mcpLine } from './mcp-bench.js';
 import { microBench } from './micro.js';
 import { mutationCheck } from './mutation-check.js';
 import { queueBench } from './queue-bench.js';
@@ -185,6 +186,10 @@ async function main(): Promise<void> {
     );
     process.stderr.write('(g3) export: every format, splits, leakage...\n');
     const exported = await exportBench(path.join(work, 'cold'), path.join(work, 'rest'), birdDir);
+    process.stderr.write('(g4) MCP: every published sample replayed through the SDK client...\n');
+    const mcp = [];
+    for (const formulation of ['slot', 'sel', 'rest'] as const)
+      mcp.push(await mcpBench(path.join(work, formulation === 'rest' ? 'rest' : 'cold'), birdDir, formulation));
     process.stderr.write('(h) queue backend (NL2API_BENCH_QUEUE=0 skips it)...\n');
     const queue = await queueBench(birdDir, work);
     process.stderr.write('(i) verifiers on large inputs...\n');
@@ -195,6 +200,7 @@ async function main(): Promise<void> {
       queries: base.queries,
       evaluation,
       export: exported,
+      mcp,
       baseline: { ms: Math.round(base.ms), runsMs: bases.map((b) => Math.round(b.ms)), errors: base.errors },
       cold: {
         ms: Math.round(cold.wallMs),
@@ -313,6 +319,7 @@ async function main(): Promise<void> {
     lines.push(...queue.lines);
     lines.push(...evalLines(evaluation));
     lines.push(...exportLines(exported, base.ms));
+    lines.push(...mcp.map(mcpLine));
     lines.push(
       `verifiers: 20000-row answer vs gold ${micro.compareMatch20kRowsMs} ms (match), ${micro.compareMismatch20kRowsMs} ms (mismatch); format check of 2000 sequences ${micro.formatCheck2000SequencesMs} ms`,
     );

@@ -8,10 +8,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { parseConfig } from '../../config/load.js';
 import type { Formulation } from '../../core/model.js';
 import { packageRoot } from '../../core/package-root.js';
-import { unconsumedLabels } from '../../eval/answer-labels.js';
 import { loadEvalDataset, type EvalDataset, type EvalItem } from '../../eval/dataset.js';
 import { openLiveTools, type LiveTools } from '../../eval/live-tools.js';
-import { LABEL_META, serveHttp, type McpHttpServer } from '../../mcp/server.js';
+import { replaySample } from '../../mcp/replay.js';
+import { serveHttp, type McpHttpServer } from '../../mcp/server.js';
 import { DEMO_SOURCE, generateDemo } from '../eval/fixtures.js';
 
 /**
@@ -29,39 +29,12 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const DBS = ['bookstore', 'cycling_club'];
 const text = (result: unknown) => (result as { content: { type: string; text: string }[] }).content[0].text;
 
-/** The sample's recorded answer, by label: one sink's output, or each sink's part of it. */
-function recorded(item: EvalItem): Map<string, unknown> {
-  const published = item.published as { answer_labels?: string[]; output_after_executing_api?: unknown };
-  const answer = published.output_after_executing_api;
-  if (item.formulation === 'rest') return new Map([[item.goldCalls[0].label || 'CALL_1', answer]]);
-  const labels = published.answer_labels ?? unconsumedLabels(item.goldCalls);
-  if (labels.length === 1) return new Map([[labels[0], answer]]);
-  return new Map(labels.map((label, i) => [label, (answer as unknown[])[i]]));
-}
-
-/** Replays the sample in the client's session: its starting tables, then its gold calls; the answers by label. */
-async function replay(client: Client, item: EvalItem): Promise<Map<string, unknown>> {
-  const outputs = new Map<string, unknown>();
-  for (const call of [...item.initialization, ...item.goldCalls]) {
-    const result = await client.callTool({
-      name: call.name,
-      arguments: call.arguments,
-      ...(call.label ? { _meta: { [LABEL_META]: call.label } } : {}),
-    });
-    if (result.isError) throw new Error(`${item.id} ${call.name}: ${text(result)}`);
-    outputs.set(String((result._meta as Record<string, unknown>)[LABEL_META]), JSON.parse(text(result)));
-  }
-  return outputs;
-}
-
 /** Each sample replayed in a session of its own (its labels are its own); how many were. */
 async function expectReplays(connect: () => Promise<Client>, items: readonly EvalItem[]): Promise<number> {
   for (const item of items) {
     const client = await connect();
     try {
-      const outputs = await replay(client, item);
-      for (const [label, answer] of recorded(item))
-        expect({ id: item.id, answer: outputs.get(label) }).toEqual({ id: item.id, answer });
+      expect({ id: item.id, ...(await replaySample(client, item)) }).toMatchObject({ id: item.id, equal: true });
     } finally {
       await client.close();
     }
