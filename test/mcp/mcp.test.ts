@@ -108,3 +108,46 @@ test('over stdio: `nl2api mcp` as the client starts it is one session, its label
   expect(longest[0].goldCalls.length).toBeGreaterThan(1);
   expect(await expectReplays(stdioClient, longest)).toBe(2);
 }, 120_000);
+
+test('over HTTP, requests outside a session are refused in the project format; the server binds to loopback', async () => {
+  const dataset = await loadEvalDataset(path.join(root, 'dataset'), { formulation: 'slot', dbIds: ['bookstore'] });
+  const live = await openLiveTools(dataset, DEMO_SOURCE, parseConfig({ progress: 'none' }));
+  const server = await serveHttp({ dataset, db: 'bookstore', environment: live.environment, maxRows: 10 });
+  try {
+    expect(new URL(server.url).hostname).toBe('127.0.0.1');
+    const post = (body: string, headers: Record<string, string> = {}) =>
+      fetch(server.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body,
+      });
+    const cases: [string, Promise<Response>, number][] = [
+      ['another path', fetch(server.url.replace('/mcp', '/elsewhere')), 404],
+      ['a call before initialize', post('{"jsonrpc":"2.0","id":1,"method":"tools/list"}'), 400],
+      ['not JSON', post('{'), 400],
+      ['an unknown session', fetch(server.url, { headers: { 'mcp-session-id': 'nope' } }), 400],
+    ];
+    for (const [what, response, status] of cases) {
+      const answered = await response;
+      expect({ what, status: answered.status }).toEqual({ what, status });
+      expect(await answered.json()).toEqual({ error: { code: expect.any(String), message: expect.any(String) } });
+    }
+    // Outputs past --rows rows: the first ones and `more`.
+    const client = await httpClient(server.url);
+    try {
+      const [init] = dataset.items[0].initialization;
+      const result = await client.callTool({ name: init.name, arguments: init.arguments });
+      const output = JSON.parse((result.content as { text: string }[])[0].text) as {
+        first?: unknown[];
+        more?: boolean;
+      };
+      expect(output.first).toHaveLength(10);
+      expect(output.more).toBe(true);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await server.close();
+    await live.close();
+  }
+}, 60_000);
