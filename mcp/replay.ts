@@ -30,7 +30,7 @@ export async function replaySample(client: Client, item: EvalItem): Promise<Repl
     calls++;
     const text = (result.content as { type: string; text?: string }[])[0]?.text ?? '';
     if (result.isError) return { calls, equal: false, problem: `${call.name}: ${text}` };
-    outputs.set(String((result._meta)?.[LABEL_META]), JSON.parse(text));
+    outputs.set(String(result._meta?.[LABEL_META]), JSON.parse(text));
   }
   for (const [label, answer] of recordedAnswers(item))
     if (!isDeepStrictEqual(outputs.get(label), answer)) return { calls, equal: false, problem: `${label} differs` };
