@@ -1,11 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { distinctness, sumDistinctness, type Distinctness } from '../generators/rest/distinctness.js';
 import type { ServedEndpoints } from '../pipeline/emit-rest.js';
 
 /**
  * The REST bars read off a generated output directory: published endpoints per database
  * (after dedup), parameters per endpoint and per sample (the paper: 1.38 slots per query),
- * and operation names over the 64-character limit of tool-calling APIs.
+ * operation names over the 64-character limit of tool-calling APIs, and whether a database's
+ * endpoints can be told apart.
  */
 export interface RestDatasetFigures {
   endpointsByDb: Record<string, number>;
@@ -14,6 +16,8 @@ export interface RestDatasetFigures {
   samples: number;
   meanArgumentsPerSample: number;
   operationIdsOver64: number;
+  /** Can a model tell a database's endpoints apart (generators/rest/distinctness.ts; target 0 of each). */
+  distinctness: Distinctness;
 }
 
 export function restDatasetFigures(outDir: string): RestDatasetFigures {
@@ -22,10 +26,12 @@ export function restDatasetFigures(outDir: string): RestDatasetFigures {
   let endpoints = 0;
   let parameters = 0;
   let over64 = 0;
+  const perDb: Distinctness[] = [];
   for (const file of readdirSync(endpointsDir).sort()) {
     const served = JSON.parse(readFileSync(path.join(endpointsDir, file), 'utf8')) as ServedEndpoints;
     endpointsByDb[served.db] = served.endpoints.length;
     endpoints += served.endpoints.length;
+    perDb.push(distinctness(served.endpoints));
     for (const endpoint of served.endpoints) {
       parameters += endpoint.parameters.length;
       if (endpoint.operationId.length > 64) over64++;
@@ -49,5 +55,6 @@ export function restDatasetFigures(outDir: string): RestDatasetFigures {
     samples,
     meanArgumentsPerSample: samples ? args / samples : 0,
     operationIdsOver64: over64,
+    distinctness: sumDistinctness(perDb),
   };
 }
