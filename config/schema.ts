@@ -41,6 +41,8 @@ export const RestConfigSchema = z
      * cannot (504). The pipeline's own calls keep `executeTimeoutMs`.
      */
     serveTimeoutMs: z.number().int().min(1).default(5000),
+    /** Queries `nl2api serve` admits at once; past them, 503 with Retry-After (never an unbounded queue). */
+    serveMaxInFlight: z.number().int().min(1).default(256),
   })
   .strict();
 export type RestConfig = z.infer<typeof RestConfigSchema>;

@@ -62,6 +62,7 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
       databases,
       executor: pool,
       timeoutMs: config.rest.serveTimeoutMs,
+      maxInFlight: config.rest.serveMaxInFlight,
       host: options.host,
       port: options.port,
       title: `${config.datasetName ?? source.datasetName} REST API`,

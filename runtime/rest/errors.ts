@@ -31,6 +31,11 @@ export function notFound(): ErrorBody {
   return body('not_found', 'No endpoint at this path (see /openapi.json).');
 }
 
+/** Too many queries admitted already: the client is to try again (with Retry-After). */
+export function saturated(): ErrorBody {
+  return body('unavailable', 'The server is busy; try again shortly.');
+}
+
 /** The methods every path of the API answers. */
 export const ALLOWED_METHODS = 'GET, HEAD';
 

@@ -5,7 +5,15 @@ import type { DatabaseInfo } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
 import { placeholderProblem } from './placeholders.js';
 import { DOCS_PREFIX, registerDocs } from './docs.js';
-import { ALLOWED_METHODS, clientError, frameworkError, methodNotAllowed, notFound, toErrorResponse } from './errors.js';
+import {
+  ALLOWED_METHODS,
+  clientError,
+  frameworkError,
+  methodNotAllowed,
+  notFound,
+  saturated,
+  toErrorResponse,
+} from './errors.js';
 import { restOpenApi } from './openapi.js';
 import { runEndpoint } from './endpoint.js';
 import { DEFAULT_MAX_STRING_LENGTH, querystringSchema } from './parameters.js';
@@ -37,6 +45,11 @@ export interface RestServerOptions {
   version: string;
   /** Longest accepted string parameter (default 1000 characters). */
   maxStringLength?: number;
+  /**
+   * Queries admitted at once (running or waiting for a SQL worker; default 256): past them a
+   * request is answered 503 with Retry-After at once, never queued without bound.
+   */
+  maxInFlight?: number;
   /** Where failures are logged with their details (default: Fastify's pino logger at level warn). */
   logger?: FastifyBaseLogger;
 }
@@ -52,6 +65,10 @@ export interface RestServer {
 }
 
 export const OPENAPI_PATH = '/openapi.json';
+
+const DEFAULT_MAX_IN_FLIGHT = 256;
+/** Seconds a refused client is asked to wait: a query's worth. */
+const RETRY_AFTER_S = '1';
 
 export async function createRestServer(options: RestServerOptions): Promise<RestServer> {
   const maxStringLength = options.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH;
@@ -104,18 +121,26 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
   app.get(OPENAPI_PATH, (_request, reply) => reply.type('application/json; charset=utf-8').send(document));
   await registerDocs(app, openapi);
 
+  const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+  let inFlight = 0;
   for (const { db, endpoint } of routes) {
     app.get(
       endpoint.path,
       { schema: { querystring: querystringSchema(endpoint.parameters, { maxStringLength }) } },
-      async (request) => {
-        return runEndpoint(
-          endpoint,
-          request.query as Record<string, ArgumentValue>,
-          db,
-          options.executor,
-          options.timeoutMs,
-        );
+      async (request, reply) => {
+        if (inFlight >= maxInFlight) return reply.status(503).header('retry-after', RETRY_AFTER_S).send(saturated());
+        inFlight++;
+        try {
+          return await runEndpoint(
+            endpoint,
+            request.query as Record<string, ArgumentValue>,
+            db,
+            options.executor,
+            options.timeoutMs,
+          );
+        } finally {
+          inFlight--;
+        }
       },
     );
   }

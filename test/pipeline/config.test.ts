@@ -41,6 +41,7 @@ describe('config', () => {
         dedupAgent: true,
         maxStringLength: 1000,
         serveTimeoutMs: 5000,
+        serveMaxInFlight: 256,
         trialTimeoutFactor: 20,
         trialMinMs: 1000,
       },

@@ -254,6 +254,35 @@ describe('timeouts', () => {
   });
 });
 
+describe('admission', () => {
+  test('past maxInFlight queries a request is answered 503 with Retry-After at once, not queued; then served again', async () => {
+    const busy = await createRestServer({
+      databases: [{ db: heroes, endpoints: HEROES_ENDPOINTS }],
+      executor: pool,
+      timeoutMs: 1500,
+      maxInFlight: 1,
+      title: 'heroes test',
+      version: '1',
+      logger: captureLogger([]),
+    });
+    try {
+      const slow = fetch(busy.url + COUNT_UP_TO.path + query({ n: '1000000000000' }));
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the runaway query is admitted
+      const started = Date.now();
+      const refused = await fetch(busy.url + HEROES_BY_PUBLISHER.path + query({ publisher: 'Marvel' }));
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      expect(await refused.json()).toEqual({ error: { code: 'unavailable', message: expect.any(String) } });
+      expect(Date.now() - started).toBeLessThan(1000); // answered at once, not after the runaway
+      expect((await slow).status).toBe(504);
+      const served = await fetch(busy.url + HEROES_BY_PUBLISHER.path + query({ publisher: 'Marvel' }));
+      expect(served.status).toBe(200);
+    } finally {
+      await busy.close();
+    }
+  });
+});
+
 describe('documents', () => {
   test('/openapi.json serves the document; /docs serves the interactive UI over it', async () => {
     const document = await get('/openapi.json');
