@@ -223,3 +223,16 @@ function truncated<T>(values: readonly T[], max: number, field: string): Record<
   if (values.length <= max) return field === 'values' ? [...values] : { [field]: values };
   return { [field]: values.slice(0, max), more: true };
 }
+
+/**
+ * A plain output (pipeline/emit.ts plainOutput, or a REST body) as a conversation or an MCP
+ * client is shown it: whole up to `rows` rows or values, else those and `more: true`.
+ */
+export function shown(value: unknown, rows: number): unknown {
+  if (Array.isArray(value)) return value.length > rows ? { first: value.slice(0, rows), more: true } : value;
+  if (value && typeof value === 'object' && Array.isArray((value as { rows?: unknown }).rows)) {
+    const body = value as { rows: unknown[] };
+    return body.rows.length > rows ? { ...body, rows: body.rows.slice(0, rows), more: true } : body;
+  }
+  return value;
+}

@@ -1,6 +1,6 @@
 import { unconsumedLabels } from '../eval/answer-labels.js';
 import type { EvalItem } from '../eval/dataset.js';
-import { openEpisode, type EnvironmentOptions } from '../eval/environment.js';
+import { openEpisode, shown, type EnvironmentOptions } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
 import { answeringEndpoints, rememberingCalls, type TriedCalls } from './negatives.js';
 
@@ -78,14 +78,4 @@ function recordedAnswers(item: EvalItem): Map<string, { value: unknown }> {
       i < parts.length ? [[label, { value: parts[i] }]] : [],
     ),
   );
-}
-
-/** An output as a conversation shows it: whole up to `rows` rows or values, else those and `more`. */
-export function shown(value: unknown, rows: number): unknown {
-  if (Array.isArray(value)) return value.length > rows ? { first: value.slice(0, rows), more: true } : value;
-  if (value && typeof value === 'object' && Array.isArray((value as { rows?: unknown }).rows)) {
-    const body = value as { rows: unknown[] };
-    return body.rows.length > rows ? { ...body, rows: body.rows.slice(0, rows), more: true } : body;
-  }
-  return value;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../core/model.js';
 import { chatToolJson, type ConversationInput } from './openai-chat.js';
-import { escapedBytesOf, perObject, perText } from './shared-parts.js';
+import { escapedBytesOf, escapedText, perObject, perText } from './shared-parts.js';
 import type { Piece } from './writer.js';
 
 /**
@@ -83,9 +83,9 @@ export function systemPrompt(tools: readonly ToolSpec[], startLabels: readonly s
     const { head, tail } = promptFrame(startLabels);
     const lines = [...head, ...tools.map(chatToolJson), ...tail];
     const json = [
-      `"${escaped(head.join('\n'))}`,
+      `"${escapedText(head.join('\n'))}`,
       ...tools.flatMap((tool) => ['\\n', escapedTool(tool)]),
-      `\\n${escaped(tail.join('\n'))}"`,
+      `\\n${escapedText(tail.join('\n'))}"`,
     ];
     byStart.set(start, (prompt = { lines, text: lines.join('\n'), json }));
   }
@@ -101,7 +101,6 @@ interface SystemPrompt {
 
 const promptsOf = perObject<readonly ToolSpec[], Map<string, SystemPrompt>>(() => new Map());
 
-const escaped = (text: string) => JSON.stringify(text).slice(1, -1);
 const escapedTool = perObject((tool: ToolSpec) => escapedBytesOf(chatToolJson(tool)));
 
 /** The prompt's lines before its tools (ending with `<tools>`) and after them (from `</tools>`). */

@@ -129,7 +129,7 @@ export function chatExampleLine(example: ChatExample): Piece[] {
   return listPieces(`${JSON.stringify(rest).slice(0, -1)},"tools":[`, tools.map(chatToolBytes), ']}');
 }
 
-/** The texts of a line's tools (for its text and its token count). */
+/** The texts of a line's tools (its token count reads them). */
 export const toolTexts = (example: ChatExample): string[] => example.tools.map(chatToolText);
 
 /** The most rows an answer in words lists before saying how many more there are. */

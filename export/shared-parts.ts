@@ -59,8 +59,11 @@ const MAX_TEXTS = 256;
 /** Bytes encoded once, for a part's text. */
 export const bytesOf = (text: string): Uint8Array => Buffer.from(text);
 
-/** A part's text as it stands inside a JSON string (escaped, unquoted), encoded. */
-export const escapedBytesOf = (text: string): Uint8Array => Buffer.from(JSON.stringify(text).slice(1, -1));
+/** A text as it stands inside a JSON string (escaped, unquoted). */
+export const escapedText = (text: string): string => JSON.stringify(text).slice(1, -1);
+
+/** A part's text as it stands inside a JSON string, encoded. */
+export const escapedBytesOf = (text: string): Uint8Array => bytesOf(escapedText(text));
 
 const COMMA = Buffer.from(',');
 

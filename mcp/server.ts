@@ -13,8 +13,9 @@ import {
 import type { ToolSpec } from '../core/model.js';
 import { packageVersion } from '../core/package-root.js';
 import type { EvalDataset, EvalItem } from '../eval/dataset.js';
-import { openToolSession, type EnvironmentOptions, type StepResult } from '../eval/environment.js';
+import { openToolSession, shown, type EnvironmentOptions, type StepResult } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
+import { urlOf } from '../runtime/rest/server.js';
 
 /**
  * A generated dataset's tools over the Model Context Protocol (`nl2api mcp`, issue 14), with
@@ -87,13 +88,8 @@ function toolsOf(dataset: EvalDataset, db: string): { tools: ToolSpec[]; binding
 
 function resultOf(result: StepResult, maxRows: number): Pick<CallToolResult, 'content' | 'isError'> {
   if (!result.ok) return { isError: true, content: [{ type: 'text', text: `${result.kind}: ${result.error}` }] };
-  const output = 'status' in result.output ? result.output.body : shown(plainOutput(result.output), maxRows);
+  const output = shown('status' in result.output ? result.output.body : plainOutput(result.output), maxRows);
   return { content: [{ type: 'text', text: JSON.stringify(output) }] };
-}
-
-/** An output as sent: whole up to `maxRows` rows or values, else those and `more: true`. */
-function shown(value: unknown, maxRows: number): unknown {
-  return Array.isArray(value) && value.length > maxRows ? { first: value.slice(0, maxRows), more: true } : value;
 }
 
 /** Serves one client over stdin/stdout until it goes away. */
@@ -147,10 +143,8 @@ export async function serveHttp(options: McpToolsOptions, host = '127.0.0.1', po
     http.once('error', reject);
     http.listen(port, host, () => resolve());
   });
-  const address = http.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
-    url: `http://${shownHost}:${address.port}${MCP_PATH}`,
+    url: `${urlOf(http.address() as AddressInfo)}${MCP_PATH}`,
     close: async () => {
       await Promise.all([...sessions.values()].map((transport) => transport.close()));
       http.closeAllConnections();

@@ -206,7 +206,8 @@ function documentedEndpoints(routes: readonly Route[]): EndpointSpec[] {
   );
 }
 
-function urlOf(address: AddressInfo): string {
+/** `http://<host>:<port>` of a listening address (IPv6 bracketed). */
+export function urlOf(address: AddressInfo): string {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return `http://${host}:${address.port}`;
 }
