@@ -1,6 +1,6 @@
 import type { DatabaseInfo, Instance } from '../../core/model.js';
 import { accept, reject, type Outcome } from '../../core/outcome.js';
-import type { Expr, Query, SelectItem, SelectQuery } from '../sql/ast.js';
+import type { Query, SelectQuery } from '../sql/ast.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../sql/double-quotes.js';
 import { parseQuery } from '../sql/normalize.js';
 import { columnAffinity, columnResolver, type ColumnResolver, type ResolvedColumn } from './columns.js';
@@ -12,7 +12,6 @@ import {
   parameterDescription,
   parameterPhrase,
   pascal,
-  columnLabel,
   truncateIdentifier,
   uniqueName,
   words,
@@ -20,6 +19,7 @@ import {
 import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { numericParameterType } from './parameter-types.js';
 import { findValueSites, type Clause, type ValueSite } from './value-sites.js';
+import { exprLabel, itemPhrase, itemWords } from './select-items.js';
 
 /**
  * The deterministic template synthesizer (issue 3): the literals a user would vary — the
@@ -177,67 +177,6 @@ function firstSelect(query: Query): SelectQuery {
   return query.kind === 'select' ? query : firstSelect(query.left);
 }
 
-function firstColumn(expr: Expr): Extract<Expr, { kind: 'column' }> | null {
-  if (expr.kind === 'column') return expr;
-  const children: Expr[] =
-    expr.kind === 'binary'
-      ? [expr.left, expr.right]
-      : expr.kind === 'unary'
-        ? [expr.operand]
-        : expr.kind === 'function'
-          ? expr.args
-          : expr.kind === 'aggregate'
-            ? expr.arg
-              ? [expr.arg]
-              : []
-            : expr.kind === 'cast'
-              ? [expr.expr]
-              : expr.kind === 'case'
-                ? expr.whens.flatMap((w) => [w.then, w.when]).concat(expr.else ? [expr.else] : [])
-                : [];
-  for (const child of children) {
-    const found = firstColumn(child);
-    if (found) return found;
-  }
-  return null;
-}
-
-const AGGREGATE_WORDS: Record<string, string> = {
-  COUNT: 'count',
-  SUM: 'total',
-  TOTAL: 'total',
-  AVG: 'average',
-  MIN: 'min',
-  MAX: 'max',
-  GROUP_CONCAT: 'list',
-};
-
-function itemWords(item: SelectItem, baseTable: string | null): string[] {
-  const expr = item.expr;
-  if (expr.kind === 'column') return words(expr.column).slice(0, 6);
-  if (item.alias) return words(item.alias).slice(0, 6);
-  const column = firstColumn(expr);
-  if (expr.kind === 'aggregate')
-    return [AGGREGATE_WORDS[expr.name], ...(column ? words(column.column) : baseTable ? words(baseTable) : ['rows'])];
-  return column ? words(column.column).slice(0, 6) : ['value'];
-}
-
-function describe(column: Extract<Expr, { kind: 'column' }>, resolve: ColumnResolver): string {
-  const info = resolve({ qualifier: column.source, name: column.column });
-  return columnLabel(column.column, info?.column.description ?? '');
-}
-
-function itemPhrase(item: SelectItem, resolve: ColumnResolver): string {
-  const expr = item.expr;
-  if (expr.kind === 'column') return describe(expr, resolve);
-  const column = firstColumn(expr);
-  if (expr.kind === 'aggregate') {
-    const what = column ? describe(column, resolve) : 'rows';
-    return `${expr.name === 'COUNT' ? 'number' : AGGREGATE_WORDS[expr.name]} of ${expr.distinct ? 'distinct ' : ''}${what}`;
-  }
-  return column ? `a value computed from ${describe(column, resolve)}` : `the value ${item.name}`;
-}
-
 function tablesOf(select: SelectQuery): string {
   if (!select.from) return '';
   const tables = [select.from.base, ...select.from.joins.map((j) => j.item)].map((i) =>
@@ -262,11 +201,4 @@ function shapeText(query: Query, resolve: ColumnResolver): string {
   if (query.limit?.kind === 'literal')
     parts.push(`At most ${query.limit.raw} row${query.limit.raw === '1' ? '' : 's'}.`);
   return parts.join(' ');
-}
-
-function exprLabel(expr: Expr, resolve: ColumnResolver): string {
-  const column = firstColumn(expr);
-  if (expr.kind === 'aggregate')
-    return `${AGGREGATE_WORDS[expr.name]} of ${column ? describe(column, resolve) : 'rows'}`;
-  return column ? describe(column, resolve) : 'a computed value';
 }
