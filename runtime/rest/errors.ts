@@ -1,4 +1,4 @@
-import { isExecutorFault, SqlTimeoutError } from '../sql/executor.js';
+import { isExecutorFault, SqlSaturatedError, SqlTimeoutError } from '../sql/executor.js';
 import { InvalidParameterError } from './parameters.js';
 
 /**
@@ -16,6 +16,8 @@ export interface ErrorResponse {
   body: ErrorBody;
   /** The failure is ours, not the client's: log it with its details. */
   internal: boolean;
+  /** Response headers the failure calls for (Retry-After on a 503). */
+  headers?: Record<string, string>;
 }
 
 /** An Ajv error as Fastify attaches it to a validation failure (`error.validation`). */
@@ -30,6 +32,9 @@ const body = (code: string, message: string): ErrorBody => ({ error: { code, mes
 export function notFound(): ErrorBody {
   return body('not_found', 'No endpoint at this path (see /openapi.json).');
 }
+
+/** Seconds a client refused for load is asked to wait (Retry-After): a query's worth. */
+export const RETRY_AFTER_S = '1';
 
 /** Too many queries admitted already: the client is to try again (with Retry-After). */
 export function saturated(): ErrorBody {
@@ -74,6 +79,10 @@ export function toErrorResponse(error: unknown, timeoutMs: number): ErrorRespons
   }
   if (error instanceof InvalidParameterError) {
     return { status: 400, body: body('invalid_parameters', error.message), internal: false };
+  }
+  if (error instanceof SqlSaturatedError) {
+    // A SQL lane is full (lanes.ts): load, not a fault; like the server's own admission limit.
+    return { status: 503, body: saturated(), internal: false, headers: { 'retry-after': RETRY_AFTER_S } };
   }
   if (isExecutorFault(error)) {
     // Our SQL worker died or is shutting down: nothing is wrong with the request; try again.

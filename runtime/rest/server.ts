@@ -11,6 +11,7 @@ import {
   frameworkError,
   methodNotAllowed,
   notFound,
+  RETRY_AFTER_S,
   saturated,
   toErrorResponse,
 } from './errors.js';
@@ -67,8 +68,6 @@ export interface RestServer {
 export const OPENAPI_PATH = '/openapi.json';
 
 const DEFAULT_MAX_IN_FLIGHT = 256;
-/** Seconds a refused client is asked to wait: a query's worth. */
-const RETRY_AFTER_S = '1';
 
 export async function createRestServer(options: RestServerOptions): Promise<RestServer> {
   const maxStringLength = options.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH;
@@ -106,7 +105,10 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
     const response = toErrorResponse(error, options.timeoutMs);
     if (response.internal)
       request.log.error({ err: error, url: request.url, routeUrl: request.routeOptions.url }, 'REST request failed');
-    return reply.status(response.status).send(response.body);
+    return reply
+      .status(response.status)
+      .headers(response.headers ?? {})
+      .send(response.body);
   });
   // A path the API serves, asked with another method: 405 and what it allows (HEAD is GET without its body).
   const served = new Set([OPENAPI_PATH, ...routes.map((route) => route.endpoint.path)]);

@@ -4,7 +4,8 @@ import { TransientError } from '../../core/outcome.js';
 /**
  * The one way the project runs SQL. Implementations: the killable process pool
  * (`pool.ts`, used by the pipeline: its timeout really stops a runaway statement) and the
- * in-process executor (`direct.ts`, for baselines and tests).
+ * in-process executor (`direct.ts`, for baselines and tests); the laned executor (`lanes.ts`, for
+ * `nl2api serve`) runs cheap and expensive statements on two such pools.
  */
 
 export type SqlParam = number | bigint | string | null;
@@ -83,14 +84,29 @@ export class DatabaseViewError extends TransientError {
   override name = 'DatabaseViewError';
 }
 
+/**
+ * The executor admits no more statements right now (a lane of the laned executor is full,
+ * lanes.ts): the statement was not run. Transient: a retry later finds room.
+ */
+export class SqlSaturatedError extends TransientError {
+  override name = 'SqlSaturatedError';
+}
+
 /** The executor was closed (the run is shutting down): the statement's answer is lost. */
 export class ExecutorClosedError extends Error {
   override name = 'ExecutorClosedError';
 }
 
 /** A failure of the executor itself, not of the statement: never a verdict about an item. */
-export function isExecutorFault(error: unknown): error is SqlWorkerError | DatabaseViewError | ExecutorClosedError {
-  return error instanceof SqlWorkerError || error instanceof DatabaseViewError || error instanceof ExecutorClosedError;
+export function isExecutorFault(
+  error: unknown,
+): error is SqlWorkerError | DatabaseViewError | SqlSaturatedError | ExecutorClosedError {
+  return (
+    error instanceof SqlWorkerError ||
+    error instanceof DatabaseViewError ||
+    error instanceof SqlSaturatedError ||
+    error instanceof ExecutorClosedError
+  );
 }
 
 /** A catch handler for a best-effort SQL step: any failure gives `fallback`, but an executor fault is thrown on. */

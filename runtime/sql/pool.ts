@@ -1,4 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import type { ResultSet } from '../../core/model.js';
 import { siblingModule } from '../../core/sibling-module.js';
@@ -34,18 +36,33 @@ export interface SqlPoolOptions {
    * request does not wait for a process to start (a server's fast requests after a runaway).
    */
   spare?: number;
+  /**
+   * Scheduling niceness of the workers (default 0, the parent's): a positive value lets the
+   * CPU go first to whatever runs at normal priority (a server's event loop, a faster lane).
+   */
+  nice?: number;
+}
+
+/** A statement's answer and how long it ran: from its dispatch to a worker to its answer, queueing excluded. */
+export interface TimedResult {
+  result: ResultSet;
+  runMs: number;
 }
 
 export interface SqlPool extends SqlExecutor {
   /** Process ids of the live workers (diagnostics and tests). */
   workerPids(): number[];
+  /** `run`, with the statement's running time (the laned executor measures cost with it, lanes.ts). */
+  runTimed(request: SqlRequest): Promise<TimedResult>;
 }
 
 interface Job {
   id: number;
   task: WorkerTask;
   timeoutMs: number;
-  resolve(result: unknown): void;
+  /** When a worker took it (performance.now()). */
+  startedAt: number;
+  resolve(result: unknown, runMs: number): void;
   reject(error: Error): void;
 }
 
@@ -87,6 +104,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
       detached: true,
     });
     const worker: Worker = { child, ready: false, job: null, timer: null, stderr: '' };
+    if (options.nice && child.pid !== undefined) lowerPriority(child.pid, options.nice);
     workers.push(worker);
     // Only the process handle (ref'd while starting or busy) may keep the parent alive.
     (child.stderr as Socket | null)?.unref();
@@ -114,7 +132,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     const job = worker.job;
     if (!job || job.id !== message.id) return;
     finish(worker);
-    if (message.type === 'result') job.resolve(message.result);
+    if (message.type === 'result') job.resolve(message.result, performance.now() - job.startedAt);
     else job.reject(message.fault ? new DatabaseViewError(message.message) : new SqlExecutionError(message.message));
     dispatch();
   }
@@ -138,6 +156,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
 
   function assign(worker: Worker, job: Job): void {
     worker.job = job;
+    job.startedAt = performance.now();
     busy(worker);
     const { timeoutMs } = job;
     if (Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS) {
@@ -192,20 +211,28 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     for (let more = spare - waiting; more > 0 && !closed && workers.length < size + spare; more--) spawn();
   }
 
-  function submit<T>(task: WorkerTask, timeoutMs: number): Promise<T> {
+  /** The job's answer and its running time. */
+  function submit<T>(task: WorkerTask, timeoutMs: number): Promise<{ value: T; runMs: number }> {
     if (closed) return Promise.reject(new ExecutorClosedError('executor closed'));
-    return new Promise<T>((resolve, reject) => {
-      queue.push({ id: nextId++, task, timeoutMs, resolve: resolve, reject });
+    return new Promise((resolve, reject) => {
+      const settle = (value: unknown, runMs: number) => resolve({ value: value as T, runMs });
+      queue.push({ id: nextId++, task, timeoutMs, startedAt: 0, resolve: settle, reject });
       dispatch();
     });
   }
 
-  return {
-    run: ({ dbPath, sql, params, view, timeoutMs }: SqlRequest) =>
-      submit<ResultSet>({ kind: 'query', dbPath, sql, params, view }, timeoutMs),
+  const runTimed = async ({ dbPath, sql, params, view, timeoutMs }: SqlRequest): Promise<TimedResult> => {
+    const { value, runMs } = await submit<ResultSet>({ kind: 'query', dbPath, sql, params, view }, timeoutMs);
+    return { result: value, runMs };
+  };
 
-    buildVariantTable: (request: VariantTableRequest) =>
-      submit<VariantTableResult>({ kind: 'variant-table', request }, request.timeoutMs),
+  return {
+    run: async (request: SqlRequest) => (await runTimed(request)).result,
+
+    runTimed,
+
+    buildVariantTable: async (request: VariantTableRequest) =>
+      (await submit<VariantTableResult>({ kind: 'variant-table', request }, request.timeoutMs)).value,
 
     async close(): Promise<void> {
       closed = true;
@@ -238,6 +265,15 @@ function idle(worker: Worker): void {
 function busy(worker: Worker): void {
   worker.child.ref();
   worker.child.channel?.ref();
+}
+
+/** Best effort: a system that refuses (a container without the right) leaves the worker at normal priority. */
+function lowerPriority(pid: number, nice: number): void {
+  try {
+    os.setPriority(pid, Math.min(19, os.getPriority(pid) + nice));
+  } catch {
+    // Only a scheduling preference: the worker runs all the same.
+  }
 }
 
 function stop(child: ChildProcess): Promise<void> {

@@ -82,6 +82,34 @@ export class ConnectionCache {
  * every DML/DDL statement fail one of the two and are refused before running.
  */
 export function executeReadOnly(db: Database.Database, sql: string, params: readonly SqlParam[]): ResultSet {
+  const { statement, columns } = preparedQuery(db, sql);
+  try {
+    const rows = (statement.all(...params.map(toBindable)) as unknown[][]).map((row) => row.map(toSqlValue));
+    return { columns, rows };
+  } catch (error) {
+    throw new SqlExecutionError(messageOf(error));
+  }
+}
+
+interface PreparedQuery {
+  statement: Database.Statement;
+  columns: string[];
+}
+
+/** Statements kept prepared per connection: a served endpoint's SQL is fixed, only its parameters vary. */
+const STATEMENTS_PER_CONNECTION = 256;
+const prepared = new WeakMap<Database.Database, LruMap<string, PreparedQuery>>();
+
+/**
+ * The connection's prepared statement for `sql` (SQLite re-prepares it by itself should the
+ * schema change): preparing costs about as much as running a cheap lookup. Only accepted
+ * queries are kept; a refused one is refused again each time.
+ */
+function preparedQuery(db: Database.Database, sql: string): PreparedQuery {
+  let statements = prepared.get(db);
+  if (!statements) prepared.set(db, (statements = new LruMap(STATEMENTS_PER_CONNECTION)));
+  const known = statements.get(sql);
+  if (known) return known;
   let statement: Database.Statement;
   try {
     statement = db.prepare(sql);
@@ -91,14 +119,10 @@ export function executeReadOnly(db: Database.Database, sql: string, params: read
   if (!statement.reader || !statement.readonly) {
     throw new SqlExecutionError(`not a read-only query: ${abbreviateSql(sql)}`);
   }
-  try {
-    statement.raw(true);
-    const columns = statement.columns().map((column) => column.name);
-    const rows = (statement.all(...params.map(toBindable)) as unknown[][]).map((row) => row.map(toSqlValue));
-    return { columns, rows };
-  } catch (error) {
-    throw new SqlExecutionError(messageOf(error));
-  }
+  statement.raw(true);
+  const query = { statement, columns: statement.columns().map((column) => column.name) };
+  statements.set(sql, query);
+  return query;
 }
 
 /** BLOBs travel as `x'<hex>'` strings (core/model.ts, SqlValue). */

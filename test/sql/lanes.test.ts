@@ -1,0 +1,157 @@
+import path from 'node:path';
+import { ExecutorClosedError, SqlSaturatedError, SqlTimeoutError } from '../../runtime/sql/executor.js';
+import { createLanedExecutor, type LanedExecutor, type LanedExecutorOptions } from '../../runtime/sql/lanes.js';
+import { createDb, HEROES_SQL, isAlive, removeTempDirs, RUNAWAY_SQL, tempDir } from './fixtures.js';
+
+/**
+ * The laned executor: cheap statements are not held up by expensive ones, cost is learnt per
+ * statement (demotion, re-promotion), admission is bounded, timeouts still kill, close ends all.
+ * No assertion is on a speed margin: the order in which answers arrive, or generous bounds.
+ */
+
+let dbPath: string;
+const executors: LanedExecutor[] = [];
+const newExecutor = (options: Partial<LanedExecutorOptions> = {}) => {
+  const executor = createLanedExecutor({
+    fast: { workers: 1, maxInFlight: 64 },
+    slow: { workers: 1, maxInFlight: 64 },
+    fastBudgetMs: 1000,
+    promoteAfter: 3,
+    ...options,
+  });
+  executors.push(executor);
+  return executor;
+};
+const request = (sql: string, params: (number | string)[] = [], timeoutMs = 60_000) => ({
+  dbPath,
+  sql,
+  params,
+  timeoutMs,
+});
+/** Counts up to its parameter: as cheap or as expensive as asked. */
+const COUNT_UP_TO = RUNAWAY_SQL.replace('1000000000000', '?');
+
+beforeAll(() => {
+  dbPath = createDb(path.join(tempDir(), 'heroes.sqlite'), HEROES_SQL);
+});
+afterAll(async () => {
+  await Promise.all(executors.map((executor) => executor.close()));
+  removeTempDirs();
+});
+
+async function waitUntil(condition: () => boolean, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('cheap statements keep answering while the slow lane is busy with a long one', async () => {
+  const executor = newExecutor();
+  let longDone = false;
+  // Runs past the fast budget: moved to the slow lane, where only close() or its timeout ends it.
+  const long = executor.run(request(RUNAWAY_SQL)).catch((error: unknown) => {
+    longDone = true;
+    return error;
+  });
+  await waitUntil(() => executor.laneOf(request(RUNAWAY_SQL)) === 'slow');
+  for (let i = 0; i < 20; i++) {
+    await expect(executor.run(request('SELECT hero_name FROM hero WHERE id = ?', [1 + (i % 4)]))).resolves.toEqual({
+      columns: ['hero_name'],
+      rows: [[['Spider-Man', 'Batman', 'Superman', 'Storm'][i % 4]]],
+    });
+  }
+  expect(longDone).toBe(false);
+  expect(executor.laneOf(request('SELECT hero_name FROM hero WHERE id = ?'))).toBe('fast');
+  await executor.close();
+  expect(await long).toBeInstanceOf(ExecutorClosedError);
+});
+
+test('a statement past the budget is demoted, re-run in the slow lane, and promoted back after fast runs there', async () => {
+  const executor = newExecutor({ fastBudgetMs: 1000, promoteAfter: 3 });
+  const slowOne = request(COUNT_UP_TO, [1e12], 3000);
+  expect(executor.laneOf(slowOne)).toBe('fast');
+  // Killed at the budget in the fast lane, then at what is left of its timeout in the slow lane.
+  const error = await executor.run(slowOne).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(SqlTimeoutError);
+  expect((error as Error).message).toContain('3000 ms');
+  expect(executor.laneOf(slowOne)).toBe('slow');
+  // The same statement with a cheap argument: answered in the slow lane, promoted after three.
+  const cheap = request(COUNT_UP_TO, [10]);
+  await expect(executor.run(cheap)).resolves.toEqual({ columns: ['count(*)'], rows: [[10]] });
+  await executor.run(cheap);
+  expect(executor.laneOf(cheap)).toBe('slow');
+  await executor.run(cheap);
+  expect(executor.laneOf(cheap)).toBe('fast');
+});
+
+test('a statement demoted while others of it wait costs one kill: the others wait for its verdict', async () => {
+  const executor = newExecutor({ fastBudgetMs: 1000 });
+  await executor.run(request('SELECT 1')); // both lanes' first workers are up
+  const pidsBefore = executor.workerPids();
+  const runs = Array.from({ length: 4 }, () =>
+    executor.run(request(COUNT_UP_TO, [1e12], 2000)).catch((e: unknown) => e),
+  );
+  for (const error of await Promise.all(runs)) expect(error).toBeInstanceOf(SqlTimeoutError);
+  // One fast-lane worker killed at the budget; the slow lane's four runs each killed at the timeout.
+  const killed = pidsBefore.filter((pid) => !isAlive(pid));
+  expect(killed.length).toBeLessThanOrEqual(1);
+});
+
+test('a timeout within the budget kills the fast-lane worker and leaves the statement in the fast lane', async () => {
+  const executor = newExecutor({ fastBudgetMs: 60_000 });
+  await executor.run(request('SELECT 1'));
+  const [pid] = executor.workerPids();
+  await expect(executor.run(request(RUNAWAY_SQL, [], 300))).rejects.toThrow(SqlTimeoutError);
+  await waitUntil(() => !isAlive(pid));
+  expect(executor.laneOf(request(RUNAWAY_SQL))).toBe('fast');
+  await expect(executor.run(request('SELECT 2'))).resolves.toEqual({ columns: ['2'], rows: [[2]] });
+});
+
+test('a timeout in the slow lane kills its worker; the slow lane keeps serving', async () => {
+  const executor = newExecutor({ fastBudgetMs: 1000 });
+  await expect(executor.run(request(RUNAWAY_SQL, [], 2000))).rejects.toThrow(SqlTimeoutError);
+  expect(executor.laneOf(request(RUNAWAY_SQL))).toBe('slow');
+  const slowPids = executor.workerPids();
+  await expect(executor.run(request(RUNAWAY_SQL, [], 1000))).rejects.toThrow(SqlTimeoutError);
+  await waitUntil(() => slowPids.some((pid) => !isAlive(pid)));
+  // A slow-marked statement with an argument that ends: answered by the slow lane's spare.
+  await expect(executor.run(request(COUNT_UP_TO, [5]))).resolves.toEqual({ columns: ['count(*)'], rows: [[5]] });
+});
+
+test('past a lane’s admission limit a request fails at once with SqlSaturatedError; the other lane still serves', async () => {
+  const executor = newExecutor({ fastBudgetMs: 1000, slow: { workers: 1, maxInFlight: 1 } });
+  const occupying = executor.run(request(RUNAWAY_SQL, [], 60_000)).catch((e: unknown) => e);
+  await waitUntil(() => executor.laneOf(request(RUNAWAY_SQL)) === 'slow');
+  const started = Date.now();
+  await expect(executor.run(request(RUNAWAY_SQL, [], 60_000))).rejects.toThrow(SqlSaturatedError);
+  expect(Date.now() - started).toBeLessThan(10_000); // at once, not after the runaway
+  await expect(executor.run(request('SELECT 3'))).resolves.toEqual({ columns: ['3'], rows: [[3]] });
+  await executor.close();
+  expect(await occupying).toBeInstanceOf(ExecutorClosedError);
+});
+
+test('the fast lane’s admission limit counts statements waiting for a worker too', async () => {
+  const executor = newExecutor({ fastBudgetMs: 60_000, fast: { workers: 1, maxInFlight: 2 } });
+  const first = executor.run(request(RUNAWAY_SQL, [], 60_000)).catch((e: unknown) => e);
+  const queued = executor.run(request('SELECT 4')).catch((e: unknown) => e);
+  await expect(executor.run(request('SELECT 5'))).rejects.toThrow(SqlSaturatedError);
+  await executor.close();
+  expect(await first).toBeInstanceOf(ExecutorClosedError);
+  expect(await queued).toBeInstanceOf(ExecutorClosedError);
+});
+
+test('close() ends every worker of both lanes; later requests are refused', async () => {
+  const executor = newExecutor({ fastBudgetMs: 1000 });
+  const running = executor.run(request(RUNAWAY_SQL)).catch((e: unknown) => e);
+  await waitUntil(() => executor.laneOf(request(RUNAWAY_SQL)) === 'slow');
+  await executor.run(request('SELECT 1'));
+  await waitUntil(() => executor.workerPids().length >= 4); // two lanes, each a worker and a spare
+  const pids = executor.workerPids();
+  await executor.close();
+  expect(await running).toBeInstanceOf(ExecutorClosedError);
+  expect(pids.filter(isAlive)).toEqual([]);
+  expect(executor.workerPids()).toEqual([]);
+  await expect(executor.run(request('SELECT 1'))).rejects.toThrow(ExecutorClosedError);
+});
