@@ -29,6 +29,7 @@ import { mutationCheck } from './mutation-check.js';
 import { queueBench } from './queue-bench.js';
 import { restDatasetFigures } from './rest-dataset.js';
 import { restThroughput } from './rest-throughput.js';
+import { badInputSweep, sweepLines } from './bad-input-sweep.js';
 
 /**
  * `npm run bench [-- <bird dir>]`: in one run, (a) the baseline: every gold SQL executed
@@ -38,7 +39,8 @@ import { restThroughput } from './rest-throughput.js';
  * results); (d) a rerun with one question's SQL changed; (e) the paper tool pool, for
  * coverage; (f) the REST formulation with the template synthesizer, cold and warm: coverage,
  * endpoints before/after dedup, parameters per endpoint (rest-dataset.ts); (g) REST server
- * throughput for three representative endpoints (rest-throughput.ts); (h) the queue backend:
+ * throughput for three representative endpoints (rest-throughput.ts); (g1) every endpoint of (f)'s
+ * output served and sent bad input (bad-input-sweep.ts); (h) the queue backend:
  * overhead, scale-out over worker processes, a shared rate limit, incremental nightly runs,
  * faults (queue-bench.ts; NL2API_BENCH_QUEUE=0 skips it); (i) the verifiers on large inputs
  * (micro.ts); and differential verification (differential.ts): its cost against cold runs
@@ -179,6 +181,8 @@ async function main(): Promise<void> {
       connections: 8,
       durationSeconds: 3,
     });
+    process.stderr.write('(g1) REST bad-input sweep over every endpoint...\n');
+    const sweep = await badInputSweep(path.join(work, 'rest'), birdDir);
     process.stderr.write('(g2) evaluation: oracle overhead, baseline:knn, scripted provider under latency...\n');
     const evaluation = await evalBench(
       { slot: path.join(work, 'cold'), sel: path.join(work, 'cold'), rest: path.join(work, 'rest') },
@@ -259,6 +263,7 @@ async function main(): Promise<void> {
         stages: restCold.stats.timing.stages,
       },
       restThroughput: rest,
+      restBadInput: sweep,
       verifiers: micro,
       queue: queue.report,
       differential: differential.report,
@@ -317,6 +322,7 @@ async function main(): Promise<void> {
         `REST ${r.shape} (q${r.instanceId}, ${r.operationId}): ${r.requestsPerSecond} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.errors} errors (8 connections, 3 s, loopback)`,
       );
     }
+    lines.push(...sweepLines(sweep));
     lines.push(...queue.lines);
     lines.push(...evalLines(evaluation));
     lines.push(...exportLines(exported, base.ms));

@@ -132,6 +132,8 @@ function describeIssue(issue: ValidationIssue): string {
       return `unknown parameter '${clip(String(issue.params.additionalProperty))}'`;
     case 'type':
       return `parameter '${name}' must be a single ${String(issue.params.type)} value`;
+    case 'encoding':
+      return `parameter '${name}' is not valid text (a malformed or non-UTF-8 percent-escape, or a NUL character)`;
     case 'maxLength':
       return `parameter '${name}' must be at most ${String(issue.params.limit)} characters`;
     case 'minimum':

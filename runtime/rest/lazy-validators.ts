@@ -1,5 +1,6 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifyInstance } from 'fastify';
+import { NUMERAL, MALFORMED, type ParsedQuery } from './parameters.js';
 
 /**
  * Query-string validators compiled on a route's first request instead of at startup. A
@@ -7,7 +8,9 @@ import type { FastifyInstance } from 'fastify';
  * database in every worker, each of which calls only its share of the routes: compiling
  * all of them up front was most of a server's start time. The Ajv options are the ones the
  * server always used (coerce query text to the declared types; refuse, never drop, unknown
- * parameters; no defaults; every error reported).
+ * parameters; no defaults; every error reported). Before Ajv, text Ajv would misread is
+ * refused: names or values that are not valid text (parameters.ts parseQuery) and numbers
+ * not written in decimal.
  */
 export function useLazyValidators(app: FastifyInstance): void {
   const ajv = new Ajv({ coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: true });
@@ -16,11 +19,35 @@ export function useLazyValidators(app: FastifyInstance): void {
     // Fastify reads the errors of a failed validation from the validator's `errors`, as Ajv's own functions carry them.
     const validate = (data: unknown): boolean => {
       compiled ??= ajv.compile(schema);
-      const ok = compiled(data);
-      validate.errors = compiled.errors;
+      // Unreadable text is all there is to say: Ajv would only add complaints about the escaped text.
+      const malformed = (data as ParsedQuery | null)?.[MALFORMED];
+      if (malformed) {
+        validate.errors = malformed.map((name) => issue('encoding', name, {}, 'is not valid text'));
+        return false;
+      }
+      // Before Ajv, which coerces the values in place.
+      const numerals = nonDecimalNumbers(data, schema);
+      const ok = compiled(data) && numerals.length === 0;
+      validate.errors = numerals.length ? [...numerals, ...(compiled.errors ?? [])] : compiled.errors;
       return ok;
     };
     validate.errors = null as ValidateFunction['errors'];
     return validate;
   });
+}
+
+/** A numeric parameter given as text that is not a decimal number (`0x10`, ` 1 `): a type error. */
+function nonDecimalNumbers(data: unknown, schema: unknown): ErrorObject[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> } | null)?.properties;
+  if (!properties || typeof data !== 'object' || data === null) return [];
+  return Object.entries(data as Record<string, unknown>).flatMap(([name, value]) => {
+    const type = Object.hasOwn(properties, name) ? properties[name].type : undefined;
+    return (type === 'integer' || type === 'number') && typeof value === 'string' && !NUMERAL.test(value)
+      ? [issue('type', name, { type }, `must be ${type}`)]
+      : [];
+  });
+}
+
+function issue(keyword: string, name: string, params: Record<string, unknown>, message: string): ErrorObject {
+  return { keyword, instancePath: `/${name}`, schemaPath: `#/properties/${name}`, params, message };
 }

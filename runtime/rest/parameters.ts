@@ -67,3 +67,54 @@ export function valueFitsType(value: unknown, type: ParameterSpec['type']): valu
       return typeof value === 'boolean';
   }
 }
+
+/** Names in a parsed query whose name or value is not valid text (parseQuery): the validator refuses them. */
+export const MALFORMED = Symbol('malformed');
+export type ParsedQuery = Record<string, string | string[]> & { [MALFORMED]?: string[] };
+
+/**
+ * A query string's parameters as Fastify's own parser reads them (`+` is a space, a repeated
+ * name gives an array, no prototype), except that a name or value that is not valid text — a
+ * malformed percent-escape (`%zz`, a lone `%`), an escape that is not UTF-8 (`%FF`, `%C3%28`)
+ * or a NUL character — is listed under MALFORMED rather than taken literally: Fastify's parser
+ * keeps such text still escaped, so `%C3%28` would be looked up as those six characters.
+ */
+export function parseQuery(text: string): ParsedQuery {
+  const query = Object.create(null) as ParsedQuery;
+  const malformed: string[] = [];
+  for (const pair of text.split('&')) {
+    if (!pair) continue;
+    const eq = pair.indexOf('=');
+    const rawName = eq < 0 ? pair : pair.slice(0, eq);
+    const rawValue = eq < 0 ? '' : pair.slice(eq + 1);
+    const name = decodeText(rawName);
+    const value = decodeText(rawValue);
+    const key = name ?? rawName;
+    if (name === undefined || value === undefined) malformed.push(key);
+    const previous = query[key];
+    if (previous === undefined) query[key] = value ?? rawValue;
+    else if (Array.isArray(previous)) previous.push(value ?? rawValue);
+    else query[key] = [previous, value ?? rawValue];
+  }
+  // Not enumerable: the query's parameters are its own string keys only.
+  if (malformed.length) Object.defineProperty(query, MALFORMED, { value: malformed });
+  return query;
+}
+
+function decodeText(raw: string): string | undefined {
+  const spaced = raw.includes('+') ? raw.replaceAll('+', ' ') : raw;
+  let text: string;
+  try {
+    text = spaced.includes('%') ? decodeURIComponent(spaced) : spaced;
+  } catch {
+    return undefined;
+  }
+  return text.includes('\0') ? undefined : text;
+}
+
+/**
+ * A number as a query string writes it: decimal, optionally signed, with a fraction or an
+ * exponent (or Infinity, which checkFinite refuses as out of range). Ajv's coercion would also
+ * take `0x10`, `0b1` and ` 1 ` (whatever `Number()` reads).
+ */
+export const NUMERAL = /^[+-]?((\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|Infinity)$/;

@@ -17,7 +17,7 @@ import {
 } from './errors.js';
 import { restOpenApi } from './openapi.js';
 import { runEndpoint } from './endpoint.js';
-import { DEFAULT_MAX_STRING_LENGTH, querystringSchema } from './parameters.js';
+import { DEFAULT_MAX_STRING_LENGTH, parseQuery, querystringSchema } from './parameters.js';
 import { useLazyValidators } from './lazy-validators.js';
 
 /**
@@ -82,6 +82,8 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
     ...(options.logger ? { loggerInstance: options.logger } : { logger: { level: 'warn' } }),
     // Failures are logged by the error handler; a line per request would drown them.
     logController: new LogController({ disableRequestLogging: true }),
+    // Query text that is not valid (a malformed or non-UTF-8 escape) is refused, never read literally.
+    routerOptions: { querystringParser: parseQuery },
     // Every refusal in our format, whoever makes it: Fastify before routing, Node's parser before Fastify.
     frameworkErrors: (error, _request, reply: FastifyReply) => {
       const response = frameworkError(error);
@@ -110,14 +112,16 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
       .headers(response.headers ?? {})
       .send(response.body);
   });
-  // A path the API serves, asked with another method: 405 and what it allows (HEAD is GET without its body).
+  // A path the API serves, asked with another method: 405 and what it allows (HEAD is GET without its body),
+  // decided before any body is read (a malformed or oversized one would otherwise answer 400 or 413).
   const served = new Set([OPENAPI_PATH, ...routes.map((route) => route.endpoint.path)]);
-  app.setNotFoundHandler((request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const path = request.url.split('?', 1)[0];
-    if (request.method !== 'GET' && request.method !== 'HEAD' && (served.has(path) || path.startsWith(DOCS_PREFIX)))
-      return reply.status(405).header('allow', ALLOWED_METHODS).send(methodNotAllowed(request.method));
-    return reply.status(404).send(notFound());
+    if (request.method === 'GET' || request.method === 'HEAD' || !(served.has(path) || path.startsWith(DOCS_PREFIX)))
+      return done();
+    void reply.status(405).header('allow', ALLOWED_METHODS).send(methodNotAllowed(request.method));
   });
+  app.setNotFoundHandler((_request, reply) => reply.status(404).send(notFound()));
 
   const document = JSON.stringify(openapi);
   app.get(OPENAPI_PATH, (_request, reply) => reply.type('application/json; charset=utf-8').send(document));
