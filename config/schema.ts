@@ -9,6 +9,22 @@ import { LlmConfigSchema } from '../generators/llm/config.js';
 
 export const FormulationSchema = z.enum(FORMULATIONS);
 
+/**
+ * `nl2api serve`'s SQL lanes (issue 14): every query starts in the fast lane; one running past
+ * `fastBudgetMs` is stopped and its statement served by the slow lane from then on (until
+ * `promoteAfter` consecutive runs there within the budget). The fast lane has `sqlWorkers`
+ * workers; each lane a spare; past a lane's `*MaxInFlight` queries, 503 with Retry-After.
+ */
+export const ServeLanesConfigSchema = z
+  .object({
+    fastBudgetMs: z.number().int().min(1).default(40),
+    promoteAfter: z.number().int().min(1).default(8),
+    slowWorkers: z.number().int().min(1).max(256).default(2),
+    fastMaxInFlight: z.number().int().min(1).default(256),
+    slowMaxInFlight: z.number().int().min(1).default(64),
+  })
+  .strict();
+
 /** The REST formulation's knobs (issue 3). */
 export const RestConfigSchema = z
   .object({
@@ -43,6 +59,8 @@ export const RestConfigSchema = z
     serveTimeoutMs: z.number().int().min(1).default(5000),
     /** Queries `nl2api serve` admits at once; past them, 503 with Retry-After (never an unbounded queue). */
     serveMaxInFlight: z.number().int().min(1).default(256),
+    /** How `nl2api serve` keeps cheap queries from waiting behind expensive ones (runtime/sql/lanes.ts). */
+    serveLanes: ServeLanesConfigSchema.default(ServeLanesConfigSchema.parse({})),
   })
   .strict();
 export type RestConfig = z.infer<typeof RestConfigSchema>;
@@ -292,7 +310,9 @@ function restRelevantConfig(config: Config): Record<string, unknown> {
     temperature: config.llm.temperature,
     maxTokens: config.llm.maxTokens ?? null,
   };
-  return { ...config.rest, llm: llm ?? null };
+  // How the dataset is served changes nothing in it.
+  const { serveLanes: _serving, ...rest } = config.rest;
+  return { ...rest, llm: llm ?? null };
 }
 
 /** What changes the samples: not where variant tables are kept, nor how long building one may take. */

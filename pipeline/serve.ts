@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import { createRestServer, type RestDatabase, type RestServer } from '../runtime/rest/server.js';
-import { createSqlPool } from '../runtime/sql/pool.js';
+import { createLanedExecutor } from '../runtime/sql/lanes.js';
 import { endpointsFile, type ServedEndpoints } from './emit-rest.js';
 import { SourceError } from './generate.js';
 import { packageVersion } from '../core/package-root.js';
@@ -55,8 +55,14 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
   }
   if (databases.length === 0)
     throw new SourceError(`no REST endpoints in ${outDir} for the databases of ${config.source}`);
-  // A spare worker: a query killed at its timeout does not leave the next request waiting for a process.
-  const pool = createSqlPool({ size: config.sqlWorkers, spare: 1 });
+  // Cheap queries never wait behind expensive ones; each lane's spare worker takes a killed one's place at once.
+  const lanes = config.rest.serveLanes;
+  const pool = createLanedExecutor({
+    fast: { workers: config.sqlWorkers, maxInFlight: lanes.fastMaxInFlight },
+    slow: { workers: lanes.slowWorkers, maxInFlight: lanes.slowMaxInFlight },
+    fastBudgetMs: lanes.fastBudgetMs,
+    promoteAfter: lanes.promoteAfter,
+  });
   try {
     const server = await createRestServer({
       databases,
