@@ -1,8 +1,6 @@
 import type { DatabaseInfo } from '../../core/model.js';
 import type { Expr, FromItem, OrderItem, Query } from '../sql/ast.js';
-import { parseQuery } from '../sql/normalize.js';
-import { sqlString } from '../../runtime/sql/lexer.js';
-import { replacePlaceholders } from '../../runtime/rest/placeholders.js';
+import { parseEndpointSql, placeholderIn } from './endpoint-query.js';
 import type { EndpointSpec } from '../../runtime/rest/spec.js';
 
 /**
@@ -19,17 +17,11 @@ export interface CanonicalForm {
   parameterOrder: string[];
 }
 
-/** Marks a placeholder in the SQL handed to the parser: no real literal starts so. */
-const MARK = '\u0001nl2api-param:';
-
 type Node = unknown;
 
 export function canonicalForm(spec: EndpointSpec, db: DatabaseInfo): CanonicalForm {
   const types = new Map(spec.parameters.map((p) => [p.name, p.type]));
-  const parsed = parseQuery(
-    replacePlaceholders(spec.sql, (name) => sqlString(MARK + name)),
-    db,
-  );
+  const parsed = parseEndpointSql(spec.sql, db);
   if (!parsed.ok) {
     // Unparseable (should not pass the format check): equal only to the very same text.
     const names = spec.parameters.map((p) => p.name);
@@ -119,12 +111,12 @@ class Canonicalizer {
   expr(expr: Expr, scopes: Map<string, string>[]): Node {
     const e = (x: Expr) => this.expr(x, scopes);
     switch (expr.kind) {
-      case 'literal':
-        if (typeof expr.value === 'string' && expr.value.startsWith(MARK)) {
-          const name = expr.value.slice(MARK.length);
-          return { type: this.types.get(name) ?? 'string', param: name };
-        }
-        return { lit: expr.type, value: expr.value };
+      case 'literal': {
+        const name = placeholderIn(expr);
+        return name !== null
+          ? { type: this.types.get(name) ?? 'string', param: name }
+          : { lit: expr.type, value: expr.value };
+      }
       case 'column': {
         const scope = scopes[scopes.length - 1 - expr.depth];
         return {

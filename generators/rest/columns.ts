@@ -63,7 +63,8 @@ export function fromItems(query: Query): FromItem[] {
   return items;
 }
 
-function subqueries(expr: Expr): Query[] {
+/** The queries nested in an expression (subqueries, EXISTS, IN (SELECT …)), outermost first. */
+export function subqueries(expr: Expr): Query[] {
   switch (expr.kind) {
     case 'subquery':
     case 'exists':

@@ -1,4 +1,5 @@
 import type { ResolvedColumn } from './columns.js';
+import type { Role } from './roles.js';
 import type { SiteOp, ValueSite } from './value-sites.js';
 
 /**
@@ -59,6 +60,11 @@ const FORMAT_PARTS: Record<string, string> = {
   '%H': 'hour',
   '%Y-%m-%d': 'date',
 };
+/** The date part a STRFTIME format extracts (`%Y` → year), if it is a known one. */
+export function formatPart(format: string): string | undefined {
+  return FORMAT_PARTS[format];
+}
+
 const FUNCTION_PARTS: Record<string, string> = {
   COUNT: 'count',
   SUM: 'total',
@@ -73,23 +79,40 @@ const FUNCTION_PARTS: Record<string, string> = {
   UPPER: 'uppercase',
 };
 
-/** The words naming what a site compares: the column, and the function part of it. */
-function comparedWords(site: ValueSite, column: ResolvedColumn | null): { name: string[]; phrase: string } {
+/**
+ * The words naming what a site compares: the column, and the function part of it; with the
+ * role its table plays in the query, when a join gives it one (roles.ts: eye colour).
+ */
+function comparedWords(
+  site: ValueSite,
+  column: ResolvedColumn | null,
+  role: Role | null,
+): { name: string[]; phrase: string } {
   const columnName = column ? column.column.name : (site.columns[0]?.name ?? '');
-  const description = columnLabel(columnName, column?.column.description ?? '');
+  const label = columnLabel(columnName, column?.column.description ?? '');
+  const description = role ? `the ${role.words.join(' ')} of ${role.table} (${label})` : label;
   const part =
     site.fn === null
       ? null
       : ((site.fnFormat !== null ? FORMAT_PARTS[site.fnFormat] : undefined) ??
         FUNCTION_PARTS[site.fn] ??
         site.fn.toLowerCase());
-  const base = nameWords(columnName, column?.column.description ?? '');
+  const own = nameWords(columnName, column?.column.description ?? '');
+  const base = role ? overlapped(role.words, own) : own;
   if (part === null) return { name: base, phrase: description };
   const partWords = words(part);
   if (site.fn !== null && ['COUNT', 'SUM', 'TOTAL', 'AVG', 'MIN', 'MAX'].includes(site.fn)) {
     return { name: [...partWords, ...base], phrase: `the ${part} of ${description || 'rows'}` };
   }
   return { name: [...base, ...partWords], phrase: `the ${part} of ${description}` };
+}
+
+/** `eye colour` + `colour` → eye colour; `home team` + `team name` → home team name. */
+function overlapped(first: string[], second: string[]): string[] {
+  for (let k = Math.min(first.length, second.length); k > 0; k--) {
+    if (first.slice(-k).join(' ') === second.slice(0, k).join(' ')) return [...first, ...second.slice(k)];
+  }
+  return [...first, ...second];
 }
 
 const PREFIX: Partial<Record<SiteOp, string>> = {
@@ -105,8 +128,8 @@ const PREFIX: Partial<Record<SiteOp, string>> = {
 };
 
 /** A parameter name for a site (before de-duplication), matching PARAMETER_NAME. */
-export function parameterBaseName(site: ValueSite, column: ResolvedColumn | null): string {
-  const name = comparedWords(site, column).name;
+export function parameterBaseName(site: ValueSite, column: ResolvedColumn | null, role: Role | null = null): string {
+  const name = comparedWords(site, column, role).name;
   const prefix = PREFIX[site.op];
   const suffix = site.op === 'LIKE' || site.op === 'NOT LIKE' ? ['pattern'] : [];
   const all = [...(prefix ? [prefix] : []), ...(name.length ? name : ['value']), ...suffix];
@@ -130,14 +153,27 @@ const DESCRIPTION: Record<SiteOp, (what: string) => string> = {
 };
 
 /** What a parameter filters on, as a phrase (`lower bound (exclusive) of enrollment`). */
-export function parameterPhrase(site: ValueSite, column: ResolvedColumn | null): string {
-  return DESCRIPTION[site.op](comparedWords(site, column).phrase || 'the value');
+export function parameterPhrase(site: ValueSite, column: ResolvedColumn | null, role: Role | null = null): string {
+  return DESCRIPTION[site.op](comparedWords(site, column, role).phrase || 'the value');
 }
 
-/** The phrase, with the column's value description when it is short. */
-export function parameterDescription(site: ValueSite, column: ResolvedColumn | null): string {
+/**
+ * The phrase, the column compared (and the join that gives it its role), which of several
+ * alike values it is (`position`, 1-based, of `count`) and the column's value description
+ * when it is short.
+ */
+export function parameterDescription(
+  site: ValueSite,
+  column: ResolvedColumn | null,
+  role: Role | null = null,
+  position: { index: number; count: number } | null = null,
+): string {
   const values = column?.column.valueDescription.trim().replace(/\s+/g, ' ') ?? '';
-  const text = parameterPhrase(site, column);
+  const where = column
+    ? `column ${column.table.name}.${column.column.name}${role ? `, joined on ${role.table}.${role.column}` : ''}`
+    : '';
+  const which = position ? `value ${position.index} of ${position.count}` : '';
+  const text = [parameterPhrase(site, column, role), where, which].filter(Boolean).join('; ');
   return clip(values && values.length <= 200 ? `${text} (${values})` : text, 500);
 }
 

@@ -1,12 +1,14 @@
-import type { Expr, SelectItem } from '../sql/ast.js';
+import type { AggregateExpr, BinaryExpr, Expr, Query, SelectItem } from '../sql/ast.js';
 import type { ColumnResolver } from './columns.js';
-import { columnLabel, words } from './naming.js';
+import { placeholderIn } from './endpoint-query.js';
+import { clip, columnLabel, formatPart, words } from './naming.js';
 
 /**
  * What a select item or an expression is, in words: the words of a name (`itemWords`: an
  * alias, a column, an aggregate of a column) and a phrase for a reader (`itemPhrase`: the
- * column's description, "number of distinct …"). Endpoint names and summaries, and the
- * fields of an endpoint's response, are both made of them.
+ * column's description, "number of distinct …", "… as a percentage of …"; `exprPhrase`
+ * for any expression, conditions included). Endpoint names and summaries, and the fields of
+ * an endpoint's response, are both made of them.
  */
 
 export function firstColumn(expr: Expr): Extract<Expr, { kind: 'column' }> | null {
@@ -51,7 +53,19 @@ export function itemWords(item: SelectItem, baseTable: string | null): string[] 
   const column = firstColumn(expr);
   if (expr.kind === 'aggregate')
     return [AGGREGATE_WORDS[expr.name], ...(column ? words(column.column) : baseTable ? words(baseTable) : ['rows'])];
-  return column ? words(column.column).slice(0, 6) : ['value'];
+  return [...computedWords(expr), ...(column ? words(column.column) : ['value'])].slice(0, 6);
+}
+
+/** What kind of computation an expression is, as name words (`percentage`, `difference`); none for a plain one. */
+function computedWords(expr: Expr): string[] {
+  const inner = unwrapped(expr);
+  if (inner.kind === 'binary') {
+    if (percentageParts(inner)) return ['percentage'];
+    const word = ARITHMETIC_WORDS[inner.op];
+    return word ? [word] : [];
+  }
+  if (inner.kind === 'function') return words(FUNCTION_WORDS[inner.name]?.(inner.args) ?? '');
+  return inner.kind === 'case' ? ['conditional'] : [];
 }
 
 export function describe(column: Extract<Expr, { kind: 'column' }>, resolve: ColumnResolver): string {
@@ -60,19 +74,171 @@ export function describe(column: Extract<Expr, { kind: 'column' }>, resolve: Col
 }
 
 export function itemPhrase(item: SelectItem, resolve: ColumnResolver): string {
-  const expr = item.expr;
-  if (expr.kind === 'column') return describe(expr, resolve);
-  const column = firstColumn(expr);
-  if (expr.kind === 'aggregate') {
-    const what = column ? describe(column, resolve) : 'rows';
-    return `${expr.name === 'COUNT' ? 'number' : AGGREGATE_WORDS[expr.name]} of ${expr.distinct ? 'distinct ' : ''}${what}`;
-  }
-  return column ? `a value computed from ${describe(column, resolve)}` : `the value ${item.name}`;
+  return item.expr.kind === 'literal' && placeholderIn(item.expr) === null
+    ? `the value ${item.name}`
+    : clip(exprPhrase(item.expr, resolve), 300);
 }
 
 export function exprLabel(expr: Expr, resolve: ColumnResolver): string {
-  const column = firstColumn(expr);
-  if (expr.kind === 'aggregate')
-    return `${AGGREGATE_WORDS[expr.name]} of ${column ? describe(column, resolve) : 'rows'}`;
-  return column ? describe(column, resolve) : 'a computed value';
+  return clip(exprPhrase(expr, resolve), 300);
+}
+
+const COMPARISON_WORDS: Partial<Record<BinaryExpr['op'], string>> = {
+  '=': 'is',
+  '!=': 'is not',
+  '<': 'is below',
+  '<=': 'is at most',
+  '>': 'is above',
+  '>=': 'is at least',
+  IS: 'is',
+  'IS NOT': 'is not',
+};
+const ARITHMETIC_PHRASES: Partial<Record<BinaryExpr['op'], [string, string]>> = {
+  '-': ['the difference between', 'and'],
+  '+': ['the sum of', 'and'],
+  '*': ['the product of', 'and'],
+  '/': ['the ratio of', 'to'],
+  '%': ['the remainder of', 'divided by'],
+  '||': ['the concatenation of', 'and'],
+};
+const ARITHMETIC_WORDS: Partial<Record<BinaryExpr['op'], string>> = {
+  '-': 'difference',
+  '+': 'sum',
+  '*': 'product',
+  '/': 'ratio',
+  '%': 'remainder',
+  '||': 'concatenation',
+};
+/** Scalar functions in words, from their arguments' phrases (absent: "<function> of <arguments>"). */
+const FUNCTION_WORDS: Record<string, (args: Expr[]) => string> = {
+  STRFTIME: (args) => (args[0]?.kind === 'literal' ? (formatPart(String(args[0].value)) ?? 'formatted date') : 'date'),
+  SUBSTR: () => 'part',
+  SUBSTRING: () => 'part',
+  JULIANDAY: () => 'julian day',
+  ROUND: () => 'rounded',
+  ABS: () => 'absolute value',
+  LENGTH: () => 'length',
+  DATE: () => 'date',
+  INSTR: () => 'position',
+};
+
+/** An expression in words for a reader: columns by their description, computations by what they compute. */
+export function exprPhrase(expr: Expr, resolve: ColumnResolver): string {
+  const p = (e: Expr) => exprPhrase(e, resolve);
+  switch (expr.kind) {
+    case 'column':
+      return describe(expr, resolve);
+    case 'literal': {
+      const name = placeholderIn(expr);
+      return name !== null ? `the given ${words(name).join(' ')}` : expr.raw;
+    }
+    case 'aggregate':
+      return aggregatePhrase(expr, resolve);
+    case 'binary': {
+      const comparison = COMPARISON_WORDS[expr.op];
+      if (comparison) return `${p(expr.left)} ${comparison} ${p(expr.right)}`;
+      if (expr.op === 'AND' || expr.op === 'OR') return `${p(expr.left)} ${expr.op.toLowerCase()} ${p(expr.right)}`;
+      const percentage = percentageParts(expr);
+      if (percentage) return `${p(percentage.part)} as a percentage of ${p(percentage.whole)}`;
+      const [lead, join] = ARITHMETIC_PHRASES[expr.op]!;
+      return `${lead} ${p(expr.left)} ${join} ${p(expr.right)}`;
+    }
+    case 'unary':
+      return expr.op === 'NOT'
+        ? `not (${p(expr.operand)})`
+        : expr.op === '-'
+          ? `minus ${p(expr.operand)}`
+          : p(expr.operand);
+    case 'function':
+      return functionPhrase(expr.name, expr.args, resolve);
+    case 'cast':
+      return p(expr.expr);
+    case 'case':
+      return `${expr.whens.map((w) => `${p(w.then)} when ${p(w.when)}`).join(', ')}${expr.else ? `, else ${p(expr.else)}` : ''}`;
+    case 'window':
+      return `the ${expr.name.toLowerCase().replace(/_/g, ' ')}${expr.args.length ? ` of ${expr.args.map(p).join(', ')}` : ''}${expr.partitionBy.length ? ` per ${expr.partitionBy.map(p).join(', ')}` : ''}${expr.orderBy.length ? ` by ${expr.orderBy.map((o) => p(o.expr)).join(', ')}` : ''}`;
+    case 'in':
+      return `${p(expr.expr)} is ${expr.not ? 'not ' : ''}one of ${expr.list ? expr.list.map(p).join(', ') : expr.subquery ? queryPhrase(expr.subquery, resolve) : 'a list'}`;
+    case 'between':
+      return `${p(expr.expr)} is ${expr.not ? 'not ' : ''}between ${p(expr.low)} and ${p(expr.high)}`;
+    case 'like':
+      return `${p(expr.expr)} ${expr.not ? 'does not match' : 'matches'} ${p(expr.pattern)}`;
+    case 'isNull':
+      return `${p(expr.expr)} is ${expr.not ? 'set' : 'missing'}`;
+    case 'exists':
+      return `there is ${expr.not ? 'no' : 'a'} matching ${queryPhrase(expr.query, resolve)}`;
+    case 'subquery':
+      return queryPhrase(expr.query, resolve);
+  }
+}
+
+function aggregatePhrase(expr: AggregateExpr, resolve: ColumnResolver): string {
+  const arg = expr.arg ? unwrapped(expr.arg) : null;
+  if (arg === null) return 'number of rows';
+  if (expr.name === 'SUM' || expr.name === 'TOTAL') {
+    // SUM(CASE WHEN c THEN 1 ELSE 0 END), SUM(c): a count of the rows where c holds.
+    if (isCondition(arg)) return `number of rows where ${exprPhrase(arg, resolve)}`;
+    const when = arg.kind === 'case' && arg.whens.length === 1 && isZero(arg.else) ? arg.whens[0] : null;
+    if (when) {
+      const counted = isOne(when.then) ? 'number of rows' : `total of ${exprPhrase(when.then, resolve)}`;
+      return `${counted} where ${exprPhrase(when.when, resolve)}`;
+    }
+  }
+  const word = expr.name === 'COUNT' ? 'number' : AGGREGATE_WORDS[expr.name];
+  return `${word} of ${expr.distinct ? 'distinct ' : ''}${exprPhrase(arg, resolve)}`;
+}
+
+function functionPhrase(name: string, args: Expr[], resolve: ColumnResolver): string {
+  const p = (e: Expr) => exprPhrase(e, resolve);
+  const subject = name === 'STRFTIME' ? args[1] : args[0];
+  if (name === 'COALESCE' || name === 'IFNULL')
+    return `${p(args[0])}, or ${args.slice(1).map(p).join(', or ')} when missing`;
+  if (['UPPER', 'LOWER', 'TRIM', 'LTRIM', 'RTRIM'].includes(name) && subject) return p(subject);
+  const what = FUNCTION_WORDS[name]?.(args);
+  if (what && subject) return `the ${what} of ${p(subject)}`;
+  return `${name.toLowerCase()} of ${args.map(p).join(', ')}`;
+}
+
+function queryPhrase(query: Query, resolve: ColumnResolver): string {
+  if (query.kind === 'set')
+    return `${queryPhrase(query.left, resolve)} ${query.op} ${queryPhrase(query.right, resolve)}`;
+  const tables = query.from ? [query.from.base, ...query.from.joins.map((j) => j.item)] : [];
+  const from = tables.map((t) => (t.kind === 'table' ? t.table : 'a derived table'));
+  return `${query.columns.map((c) => exprPhrase(c.expr, resolve)).join(', ')}${from.length ? ` of ${[...new Set(from)].join(', ')}` : ''}`;
+}
+
+/** `part * 100 / whole` or `part / whole * 100` (casts aside): a percentage. */
+export function percentageParts(expr: BinaryExpr): { part: Expr; whole: Expr } | null {
+  const left = unwrapped(expr.left);
+  const right = unwrapped(expr.right);
+  if (expr.op === '/' && left.kind === 'binary' && left.op === '*') {
+    if (isHundred(left.right)) return { part: left.left, whole: expr.right };
+    if (isHundred(left.left)) return { part: left.right, whole: expr.right };
+  }
+  if (expr.op === '*' && isHundred(right) && left.kind === 'binary' && left.op === '/')
+    return { part: left.left, whole: left.right };
+  if (expr.op === '*' && isHundred(left) && right.kind === 'binary' && right.op === '/')
+    return { part: right.left, whole: right.right };
+  return null;
+}
+
+function unwrapped(expr: Expr): Expr {
+  return expr.kind === 'cast' ? unwrapped(expr.expr) : expr;
+}
+
+function isNumber(expr: Expr | null, value: number): boolean {
+  const e = expr && unwrapped(expr);
+  return e?.kind === 'literal' && typeof e.value === 'number' && e.value === value;
+}
+
+const isHundred = (expr: Expr) => isNumber(expr, 100);
+const isOne = (expr: Expr) => isNumber(expr, 1);
+const isZero = (expr: Expr | null) =>
+  expr === null || isNumber(expr, 0) || (expr.kind === 'literal' && expr.value === null);
+
+function isCondition(expr: Expr): boolean {
+  return (
+    (expr.kind === 'binary' && (expr.op in COMPARISON_WORDS || expr.op === 'AND' || expr.op === 'OR')) ||
+    ['in', 'between', 'like', 'isNull', 'exists'].includes(expr.kind)
+  );
 }

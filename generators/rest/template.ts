@@ -18,7 +18,8 @@ import {
 } from './naming.js';
 import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { numericParameterType } from './parameter-types.js';
-import { findValueSites, type Clause, type ValueSite } from './value-sites.js';
+import { findValueSites, type Clause, type ColumnRef, type ValueSite } from './value-sites.js';
+import { joinRole, type Role } from './roles.js';
 import { exprLabel, itemPhrase, itemWords } from './select-items.js';
 
 /**
@@ -36,6 +37,9 @@ interface Parameter {
   spec: ParameterSpec;
   phrase: string;
   value: ArgumentValue;
+  site: ValueSite;
+  column: ResolvedColumn | null;
+  role: Role | null;
 }
 
 export function synthesizeFromTemplate(
@@ -55,23 +59,23 @@ export function synthesizeFromTemplate(
   const replacements = new Map<number, string>();
   for (const site of findValueSites(tokens)) {
     if (!PARAMETER_CLAUSES.has(site.clause)) continue;
-    const column = resolveSite(site, resolve);
+    const resolved = resolveSite(site, resolve);
+    const column = resolved?.column ?? null;
     const typed = typedValue(tokens, site, column);
     if (typed === null) continue;
-    const name = uniqueName(parameterBaseName(site, column), taken);
+    const role = resolved?.ref.qualifier ? joinRole(resolved.ref.qualifier, query, db) : null;
+    const name = uniqueName(parameterBaseName(site, column, role), taken);
     parameters.push({
-      spec: {
-        name,
-        type: typed.type,
-        description: parameterDescription(site, column),
-        required: true,
-        example: typed.value,
-      },
-      phrase: parameterPhrase(site, column),
+      spec: { name, type: typed.type, description: '', required: true, example: typed.value },
+      phrase: parameterPhrase(site, column, role),
       value: typed.value,
+      site,
+      column,
+      role,
     });
     for (let i = site.first; i <= site.last; i++) replacements.set(i, i === site.first ? `:${name}` : '');
   }
+  describeParameters(parameters);
 
   // The format check is the pipeline's (rest.synthesize's verify-and-retry loop), as for any synthesizer.
   const spec = endpointSpec(query, splice(tokens, replacements), parameters, resolve, db, datasetName);
@@ -79,12 +83,26 @@ export function synthesizeFromTemplate(
   return accept({ spec, call: { name: spec.operationId, path: spec.path, arguments: args } });
 }
 
-function resolveSite(site: ValueSite, resolve: ColumnResolver): ResolvedColumn | null {
+function resolveSite(site: ValueSite, resolve: ColumnResolver): { column: ResolvedColumn; ref: ColumnRef } | null {
   for (const ref of site.columns) {
     const column = resolve(ref);
-    if (column) return column;
+    if (column) return { column, ref };
   }
   return null;
+}
+
+/**
+ * Each parameter's description; parameters alike even with their column and role (the
+ * items of an IN list, one column compared twice) are numbered in SQL order, so that no
+ * two descriptions of an endpoint are equal.
+ */
+function describeParameters(parameters: Parameter[]): void {
+  const plain = parameters.map((p) => parameterDescription(p.site, p.column, p.role));
+  parameters.forEach((p, i) => {
+    const alike = plain.flatMap((d, j) => (d === plain[i] ? [j] : []));
+    const position = alike.length > 1 ? { index: alike.indexOf(i) + 1, count: alike.length } : null;
+    p.spec.description = parameterDescription(p.site, p.column, p.role, position);
+  });
 }
 
 /**

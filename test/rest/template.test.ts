@@ -38,7 +38,7 @@ describe('synthesizeFromTemplate', () => {
       'SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = :county_name',
     );
     expect(params(e)).toEqual([['county_name', 'string', 'Alameda']]);
-    expect(e.spec.parameters[0].description).toBe('Value of name of the county to match');
+    expect(e.spec.parameters[0].description).toBe('Value of name of the county to match; column county.county_name');
     expect(e.call.arguments).toEqual({ county_name: 'Alameda' });
     expect(e.spec.operationId).toBe('getNameByCountyName');
     expect(e.spec.path).toBe('/v1/test-set/schools/get-name-by-county-name');
