@@ -16,6 +16,8 @@ export interface ColumnInfo {
   valueDescription: string;
   /** The collation the column declares, when it is not BINARY (`NOCASE`, `RTRIM`, …). */
   collation?: string;
+  /** Declared NOT NULL: the column never holds NULL (a response field over it is not nullable). */
+  notNull?: boolean;
 }
 
 export interface ForeignKey {

@@ -1,6 +1,6 @@
 import type { GoldResult, ToolCall, ToolOutput, Verdict } from '../core/model.js';
 import { compareWithAcceptable } from '../verifiers/differential.js';
-import { checkRestSemantic, type RestResponse } from '../verifiers/rest.js';
+import { answerTable, checkRestSemantic, type RestResponse } from '../verifiers/rest.js';
 import { ToolError } from '../runtime/slot/errors.js';
 import { SqlExecutionError, SqlTimeoutError } from '../runtime/sql/executor.js';
 import type { Episode, StepResult } from './environment.js';
@@ -72,9 +72,8 @@ export function judgeOutputs(outputs: ToolOutput[], gold: GoldResult): Verdict {
 }
 
 function judgeRest(response: RestResponse, gold: GoldResult): Verdict {
-  const body = response.body as { columns?: string[] };
-  const outputs: ToolOutput[] = [{ kind: 'table', columns: body.columns ?? [], rows: [] }];
-  return checkRestSemantic(response, widthOf(gold, outputs));
+  const table = response.status === 200 ? answerTable(response.body) : null;
+  return checkRestSemantic(table, widthOf(gold, table ? [table] : []));
 }
 
 function widthOf(gold: GoldResult, outputs: readonly ToolOutput[]): GoldResult {

@@ -1,4 +1,4 @@
-import type { DatabaseInfo, SqlValue, ToolCall, ToolOutput, ToolPool } from '../core/model.js';
+import type { DatabaseInfo, ToolCall, ToolOutput, ToolPool } from '../core/model.js';
 import { callOverHttp } from '../pipeline/stages/rest-execute.js';
 import type { ArgumentValue } from '../runtime/rest/spec.js';
 import { executeSequence, ToolSession } from '../runtime/slot/execute.js';
@@ -206,8 +206,9 @@ export function observationJson(result: StepResult, maxRows = OBSERVED_ROWS): un
   if (!result.ok) return { error: result.error };
   const output = result.output;
   if ('status' in output) {
-    const body = output.body as { columns?: string[]; rows?: SqlValue[][] };
-    return Array.isArray(body.rows) ? { ...body, ...truncated(body.rows, maxRows, 'rows') } : body;
+    // A list of objects, or one object (or null), as the endpoint answers.
+    const body = output.body;
+    return Array.isArray(body) && body.length > maxRows ? { items: body.slice(0, maxRows), more: true } : body;
   }
   switch (output.kind) {
     case 'scalar':

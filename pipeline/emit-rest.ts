@@ -1,4 +1,5 @@
-import type { EndpointSpec } from '../runtime/rest/spec.js';
+import { isServed, type ServedEndpointSpec } from '../runtime/rest/spec.js';
+import { FORMAT_VERSION } from './manifest.js';
 import { restOpenApi } from '../runtime/rest/openapi.js';
 import { restToolSpecs } from '../runtime/rest/tools.js';
 import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit-artifact.js';
@@ -16,9 +17,11 @@ import type { AcceptedRestSample } from './samples.js';
 
 /** What `nl2api serve` reads: the database's endpoints and the content hash of the database they were verified on. */
 export interface ServedEndpoints {
+  /** The dataset format (manifest.ts FORMAT_VERSION): a server refuses endpoints of another. */
+  formatVersion: number;
   db: string;
   fingerprint: string;
-  endpoints: EndpointSpec[];
+  endpoints: ServedEndpointSpec[];
 }
 
 export function endpointsFile(dbId: string): string {
@@ -49,10 +52,13 @@ export function restSampleRecord(
 }
 
 /** The endpoints the samples call, each once, in the order first called. */
-export function calledEndpoints(samples: readonly AcceptedRestSample[]): EndpointSpec[] {
-  const byId = new Map<string, EndpointSpec>();
-  for (const sample of samples)
-    if (!byId.has(sample.endpoint.spec.operationId)) byId.set(sample.endpoint.spec.operationId, sample.endpoint.spec);
+export function calledEndpoints(samples: readonly AcceptedRestSample[]): ServedEndpointSpec[] {
+  const byId = new Map<string, ServedEndpointSpec>();
+  for (const { endpoint } of samples) {
+    // Verified means its trial run shaped its response (rest.synthesize): one without is a bug.
+    if (!isServed(endpoint.spec)) throw new Error(`endpoint ${endpoint.spec.operationId} has no response fields`);
+    if (!byId.has(endpoint.spec.operationId)) byId.set(endpoint.spec.operationId, endpoint.spec);
+  }
   return [...byId.values()];
 }
 
@@ -69,7 +75,12 @@ export async function emitRestDatabase(input: DatabaseEmitInput): Promise<Emitte
     version: input.version,
     maxStringLength,
   });
-  const served: ServedEndpoints = { db: db.dbId, fingerprint: db.fingerprint, endpoints };
+  const served: ServedEndpoints = {
+    formatVersion: FORMAT_VERSION,
+    db: db.dbId,
+    fingerprint: db.fingerprint,
+    endpoints,
+  };
   return [
     await writeArtifact(outDir, `rest/${db.dbId}.jsonl`, jsonlText(lines)),
     await writeArtifact(outDir, endpointsFile(db.dbId), jsonText(served)),

@@ -17,6 +17,15 @@ import type { DeterministicStats } from './stats.js';
  * with its answer.
  */
 
+/**
+ * The version of the output format (samples, tool specs, served endpoints), bumped when a
+ * reader of the old one would misread the new. 2: a REST endpoint answers JSON objects with
+ * named fields (one object, one object or null, or a list) instead of `{columns, rows}`, and
+ * declares them (`response.shape`, `response.fields`); a REST sample's
+ * `output_after_executing_api` is that body.
+ */
+export const FORMAT_VERSION = 2;
+
 export interface ReferenceTime {
   formulation: Formulation;
   db: string;
@@ -27,6 +36,7 @@ export interface ReferenceTime {
 
 export interface RunDescription {
   generator: { name: 'nl2api'; version: string };
+  formatVersion: number;
   dataset: string;
   layout: LoadedSource['layout'];
   source: {
@@ -67,6 +77,7 @@ export function describeRun(args: {
   const relevant = outputRelevantConfig(config);
   return {
     generator: { name: 'nl2api', version: packageVersion() },
+    formatVersion: FORMAT_VERSION,
     dataset: args.datasetName,
     layout: source.layout,
     source: {

@@ -2,8 +2,9 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import { createRestServer, type RestDatabase, type RestServer } from '../runtime/rest/server.js';
-import { createLanedExecutor } from '../runtime/sql/lanes.js';
+import { createLanedExecutor, type LanedExecutor } from '../runtime/sql/lanes.js';
 import { endpointsFile, type ServedEndpoints } from './emit-rest.js';
+import { FORMAT_VERSION } from './manifest.js';
 import { SourceError } from './generate.js';
 import { packageVersion } from '../core/package-root.js';
 import { SetupError } from './setup-error.js';
@@ -46,6 +47,10 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
       continue;
     }
     const served = JSON.parse(text) as ServedEndpoints;
+    if (served.formatVersion !== FORMAT_VERSION)
+      throw new SourceError(
+        `${db.dbId}: the endpoints in ${outDir} are of dataset format ${served.formatVersion ?? 1}, this nl2api serves format ${FORMAT_VERSION}; run generate again`,
+      );
     if (served.fingerprint !== db.fingerprint) {
       throw new SourceError(
         `${db.dbId}: the database changed since its endpoints were generated and verified; run generate again`,
@@ -55,14 +60,7 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
   }
   if (databases.length === 0)
     throw new SourceError(`no REST endpoints in ${outDir} for the databases of ${config.source}`);
-  // Cheap queries never wait behind expensive ones; each lane's spare worker takes a killed one's place at once.
-  const lanes = config.rest.serveLanes;
-  const pool = createLanedExecutor({
-    fast: { workers: config.sqlWorkers, maxInFlight: lanes.fastMaxInFlight },
-    slow: { workers: lanes.slowWorkers, maxInFlight: lanes.slowMaxInFlight },
-    fastBudgetMs: lanes.fastBudgetMs,
-    promoteAfter: lanes.promoteAfter,
-  });
+  const pool = servingExecutor(config);
   try {
     const server = await createRestServer({
       databases,
@@ -87,6 +85,20 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
     await pool.close();
     throw listenError(error as NodeJS.ErrnoException, options) ?? error;
   }
+}
+
+/**
+ * The SQL executor `nl2api serve` runs queries on: cheap ones never wait behind expensive
+ * ones; each lane's spare worker takes a killed one's place at once.
+ */
+export function servingExecutor(config: Config): LanedExecutor {
+  const lanes = config.rest.serveLanes;
+  return createLanedExecutor({
+    fast: { workers: config.sqlWorkers, maxInFlight: lanes.fastMaxInFlight },
+    slow: { workers: lanes.slowWorkers, maxInFlight: lanes.slowMaxInFlight },
+    fastBudgetMs: lanes.fastBudgetMs,
+    promoteAfter: lanes.promoteAfter,
+  });
 }
 
 /** Why the server could not listen, in a line, when the cause is the machine's (a port in use, a foreign address). */

@@ -12,7 +12,7 @@ import { checkDifferential, type VariantRun } from './differential.js';
 import { checkExecution, type ExecutionResult } from './execution.js';
 import { checkFormat } from './format.js';
 import type { AnswerJudge } from './judge.js';
-import { checkRestExecution, checkRestFormat, checkRestSemantic, type RestResponse } from './rest.js';
+import { checkRestExecution, checkRestFormat, checkRestSemantic, servedTable, type RestResponse } from './rest.js';
 import { checkSemantic } from './semantic.js';
 
 /**
@@ -75,7 +75,7 @@ export const SEQUENCE_CHECKS = [
 
 export const REST_CHECKS = [
   { name: 'format', run: (s) => checkRestFormat(s.endpoint, s.db, s.maxStringLength) },
-  { name: 'execution', needs: 'format', run: async (s) => checkRestExecution(await s.response()) },
+  { name: 'execution', needs: 'format', run: async (s) => checkRestExecution(await s.response(), s.endpoint.spec) },
   { name: 'semantic', needs: 'execution', run: restSemantic },
   differentialCheck,
 ] as const satisfies readonly Check<RestSubject>[];
@@ -101,7 +101,7 @@ export async function runChecks<S>(
 /** The comparison rules, then the judge for what they cannot decide (when there is one). */
 async function restSemantic(s: RestSubject): Promise<Verdict> {
   const response = await s.response();
-  const verdict = checkRestSemantic(response, s.gold);
+  const verdict = checkRestSemantic(servedTable(response.body, s.endpoint.spec), s.gold);
   if (verdict.category !== 'semantic:undecidable' || !s.judge) return verdict;
   const judged = await s.judge.judge({
     question: s.instance.question,

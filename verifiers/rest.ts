@@ -1,25 +1,22 @@
 import { checkEndpointSpec } from '../generators/rest/format-check.js';
 import { valueFitsType } from '../runtime/rest/parameters.js';
-import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
-import type { DatabaseInfo, GoldResult, SqlValue, Verdict } from '../core/model.js';
+import { isServed, type EndpointSpec, type SynthesizedEndpoint } from '../runtime/rest/spec.js';
+import { rowsOfBody } from '../runtime/rest/response.js';
+import type { DatabaseInfo, GoldResult, ToolOutput, Verdict } from '../core/model.js';
 import { compareWithAcceptable, type VariantRun } from './differential.js';
 
 /**
  * The REST checks, one function each (BFCL style): format (the spec and the call),
- * execution (the HTTP response), semantic (the response's rows against the gold under the
- * SLOT/SEL comparison rules). A response the rules cannot compare — shaped differently
- * from the gold — is `semantic:undecidable`: an LLM judge may decide it, else it is rejected.
+ * execution (the HTTP response, of the shape and fields the endpoint declares), semantic (its
+ * rows, fields mapped back to columns by position, against the gold under the SLOT/SEL
+ * comparison rules). A response the rules cannot compare — shaped differently from the
+ * gold — is `semantic:undecidable`: an LLM judge may decide it, else it is rejected.
  */
 
 /** An endpoint's answer as a client sees it: the HTTP status and the JSON body. */
 export interface RestResponse {
   status: number;
   body: unknown;
-}
-
-interface TableBody {
-  columns: string[];
-  rows: SqlValue[][];
 }
 
 const fail = (category: string, message: string): Verdict => ({ ok: false, category, message });
@@ -55,13 +52,14 @@ export function checkRestFormat(endpoint: SynthesizedEndpoint, db: DatabaseInfo,
     : { ok: true, category: 'format:ok', message: 'spec and call well-formed' };
 }
 
-/** 200 with a table body; otherwise the failure the status and the error body name. */
-export function checkRestExecution(response: RestResponse): Verdict {
+/** 200 with a body of the endpoint's response shape and fields; otherwise the failure the status and the error body name. */
+export function checkRestExecution(response: RestResponse, spec: EndpointSpec): Verdict {
   const message = errorMessage(response.body) ?? `HTTP ${response.status}`;
   if (response.status === 200) {
-    return isTable(response.body)
-      ? { ok: true, category: 'executed', message: `${response.body.rows.length} rows` }
-      : fail('execution:bad_response', 'the response is not {columns, rows}');
+    const table = servedTable(response.body, spec);
+    return table
+      ? { ok: true, category: 'executed', message: `${table.rows.length} rows` }
+      : fail('execution:bad_response', `the response is not ${expectedBody(spec)}`);
   }
   if (response.status === 400) return fail('execution:invalid_parameters', message);
   if (response.status === 504) return fail('execution:timeout', message);
@@ -69,34 +67,74 @@ export function checkRestExecution(response: RestResponse): Verdict {
   return fail(`execution:http_${response.status}`, message);
 }
 
-/** The response rows against the gold; `semantic:undecidable` when their shapes differ. */
-export function checkRestSemantic(response: RestResponse, gold: GoldResult): Verdict {
-  if (!isTable(response.body)) return fail('semantic:not_run', 'no rows to compare');
-  const { columns, rows } = response.body;
+/** The response rows (a table: `servedTable` or `answerTable`) against the gold; `semantic:undecidable` when their shapes differ. */
+export function checkRestSemantic(table: Table | null, gold: GoldResult): Verdict {
+  if (!table) return fail('semantic:not_run', 'no rows to compare');
+  const { columns } = table;
   if (columns.length !== gold.columns.length) {
     return fail(
       'semantic:undecidable',
-      `the response has ${columns.length} column(s) (${columns.join(', ').slice(0, 200)}), the gold answer ${gold.columns.length}: the comparison rules cannot match them`,
+      `the response has ${columns.length} field(s) (${columns.join(', ').slice(0, 200)}), the gold answer ${gold.columns.length} column(s): the comparison rules cannot match them`,
     );
   }
-  return compareWithAcceptable([{ kind: 'table', columns, rows }], gold);
+  return compareWithAcceptable([table], gold);
 }
 
 /**
  * A response on a database variant as the differential check compares it; null when only a
- * judge could compare it (its columns are not the gold's: the semantic verdict was the judge's).
+ * judge could compare it (its fields are not the gold's columns: the semantic verdict was the judge's).
  */
-export function restVariantRun(variant: string, response: RestResponse, gold: GoldResult): VariantRun | null {
-  if (response.status !== 200 || !isTable(response.body))
-    return { variant, error: errorMessage(response.body) ?? `HTTP ${response.status}` };
-  const { columns, rows } = response.body;
-  if (columns.length !== gold.columns.length) return null;
-  return { variant, outputs: [{ kind: 'table', columns, rows }] };
+export function restVariantRun(
+  variant: string,
+  response: RestResponse,
+  spec: EndpointSpec,
+  gold: GoldResult,
+): VariantRun | null {
+  const table = response.status === 200 ? servedTable(response.body, spec) : null;
+  if (!table) return { variant, error: errorMessage(response.body) ?? `HTTP ${response.status}` };
+  if (table.columns.length !== gold.columns.length) return null;
+  return { variant, outputs: [table] };
 }
 
-function isTable(body: unknown): body is TableBody {
-  const b = body as Partial<TableBody> | null;
-  return typeof b === 'object' && b !== null && Array.isArray(b.columns) && Array.isArray(b.rows);
+type Table = Extract<ToolOutput, { kind: 'table' }>;
+
+/** A body as the endpoint serves it: its fields (names, in order), in its shape; null otherwise. */
+export function servedTable(body: unknown, spec: EndpointSpec): Table | null {
+  if (!isServed(spec)) return null;
+  const rows = rowsOfBody(spec.response, body);
+  return rows && { kind: 'table', columns: spec.response.fields.map((field) => field.name), rows };
+}
+
+/**
+ * A body read without its spec (an agent's last answer in evaluation): one object, null, or
+ * a list of objects with the same keys, read in key order; null for anything else.
+ */
+export function answerTable(body: unknown): Table | null {
+  const objects = body === null ? [] : Array.isArray(body) ? body : [body];
+  const first = objects[0] as unknown;
+  if (objects.length && (typeof first !== 'object' || first === null || Array.isArray(first))) return null;
+  const columns = objects.length ? Object.keys(first as object) : [];
+  const response = {
+    description: 'answer',
+    shape: 'list' as const,
+    fields: columns.map((name) => ({ name, description: name, types: ['string' as const], nullable: true })),
+  };
+  const rows = columns.length ? rowsOfBody(response, objects) : [];
+  return rows && { kind: 'table', columns, rows };
+}
+
+function expectedBody(spec: EndpointSpec): string {
+  const fields = spec.response.fields?.map((field) => field.name).join(', ') ?? '';
+  switch (spec.response.shape) {
+    case 'object':
+      return `one object with the fields ${fields}`;
+    case 'object_or_null':
+      return `one object with the fields ${fields}, or null`;
+    case 'list':
+      return `a list of objects with the fields ${fields}`;
+    default:
+      return 'a response the endpoint declares (it has no response fields)';
+  }
 }
 
 function errorMessage(body: unknown): string | undefined {

@@ -33,7 +33,7 @@ export async function readDatabaseInfo(
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
       .pluck()
       .all() as string[];
-    const tableInfo = db.prepare('SELECT name, type, pk FROM pragma_table_info(?) ORDER BY cid');
+    const tableInfo = db.prepare('SELECT name, type, pk, "notnull" FROM pragma_table_info(?) ORDER BY cid');
     const foreignKeyList = db.prepare(
       'SELECT "table", "from", "to", seq FROM pragma_foreign_key_list(?) ORDER BY id, seq',
     );
@@ -49,7 +49,7 @@ export async function readDatabaseInfo(
     const createSql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck();
     const raw = tableNames.map((name) => ({
       name,
-      columns: tableInfo.all(name) as { name: string; type: string; pk: number }[],
+      columns: tableInfo.all(name) as { name: string; type: string; pk: number; notnull: number }[],
       foreignKeys: foreignKeyList.all(name) as ForeignKeyRow[],
       collations: declaredCollations((createSql.get(name) as string | null) ?? ''),
     }));
@@ -66,7 +66,11 @@ export async function readDatabaseInfo(
       name: table.name,
       columns: table.columns.map((column) => {
         const collation = table.collations.get(column.name.toLowerCase());
-        return { ...annotate(table.name, column.name, column.type, annotations), ...(collation ? { collation } : {}) };
+        return {
+          ...annotate(table.name, column.name, column.type, annotations),
+          ...(collation ? { collation } : {}),
+          ...(column.notnull ? { notNull: true } : {}),
+        };
       }),
       primaryKey: primaryKeys.get(table.name.toLowerCase()) ?? [],
       uniqueKeys: uniqueKeys(table.name),

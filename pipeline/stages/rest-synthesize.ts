@@ -39,7 +39,7 @@ export interface Synthesis {
 export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageContext> = {
   kind: 'batch',
   name: 'rest.synthesize',
-  version: 2,
+  version: 3,
   cacheKey: ({ instance, gold }, { config, db, datasetName, services }) => ({
     question: instance.question,
     evidence: instance.evidence,
@@ -58,7 +58,7 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
   }),
   async runBatch(items, ctx, onSettled) {
     const { config, db, executor, services } = ctx;
-    const { directResponse, verifyRest, restVerifyContext } = await restChecks();
+    const { trialRun, verifyRest, restVerifyContext, checkRestFormat } = await restChecks();
     const verifyContext = restVerifyContext(ctx);
     // The synthesizer sees the SQL with its clock pinned, as gold ran it (clock.ts).
     const pinned = items.map((item) => ({
@@ -71,12 +71,15 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
       synthesizer: services.synthesizer,
       fallback: services.fallback,
       attempts: config.rest.attempts,
-      check: async (endpoint, item) => {
+      check: async (proposed, item) => {
+        const format = checkRestFormat(proposed, db, config.rest.maxStringLength);
+        if (!format.ok) return { endpoint: proposed, failure: format };
         // A lost SQL worker is retried here; what still fails ends the item, uncached (below).
         const budget = trialTimeoutMs(item.gold, config);
-        const respond = () => withRetries(() => directResponse(endpoint, db, executor, budget), retryPolicyOf(config));
-        const { outcome } = await verifyRest(endpoint, respond, item, verifyContext);
-        return outcome.ok ? null : { ok: false, category: outcome.category, message: outcome.message };
+        const trial = await withRetries(() => trialRun(proposed, db, executor, budget), retryPolicyOf(config));
+        const { outcome } = await verifyRest(trial.endpoint, async () => trial.response, item, verifyContext);
+        const failure = outcome.ok ? null : { ok: false, category: outcome.category, message: outcome.message };
+        return { endpoint: trial.endpoint, failure };
       },
       onSettled,
     });
@@ -98,6 +101,9 @@ export function trialTimeoutMs(gold: Pick<GoldResult, 'elapsedMs'>, config: Conf
   return Math.min(config.executeTimeoutMs, Math.max(trialMinMs, Math.ceil(gold.elapsedMs * trialTimeoutFactor)));
 }
 
+/** The verdict of a trial run stopped at its budget (verifiers/rest.ts: a 504 response). */
+const TRIAL_TIMEOUT = 'execution:timeout';
+
 export type SynthesisRecord =
   | { ok: true; endpoint: SynthesizedEndpoint; synthesizer: string; attempts: FailedAttempt[] }
   | { ok: false; category: string; message: string; attempts: FailedAttempt[] };
@@ -113,8 +119,14 @@ export interface SynthesisLoopContext {
   synthesizer: Synthesizer;
   fallback: Synthesizer | null;
   attempts: number;
-  /** The checks of a candidate: its first failure, or null when it passes them all. */
-  check(endpoint: SynthesizedEndpoint, item: SynthesisItem): Promise<Verdict | null>;
+  /**
+   * The checks of a candidate: its first failure, or null when it passes them all; and the
+   * endpoint as it would be served (its response shaped by the trial run).
+   */
+  check(
+    endpoint: SynthesizedEndpoint,
+    item: SynthesisItem,
+  ): Promise<{ endpoint: SynthesizedEndpoint; failure: Verdict | null }>;
   /** Called as items end (for progress). */
   onSettled?(count: number): void;
 }
@@ -137,14 +149,15 @@ export async function synthesizeWithRetries(
     outcome: Outcome<SynthesizedEndpoint>,
   ): Promise<void> => {
     if (!outcome.ok) return void history[i].push({ category: outcome.category, message: outcome.message });
-    let failure: Verdict | null;
+    let checked: { endpoint: SynthesizedEndpoint; failure: Verdict | null };
     try {
-      failure = await ctx.check(outcome.value, items[i]);
+      checked = await ctx.check(outcome.value, items[i]);
     } catch (error) {
       return end(i, error);
     }
+    const failure = checked.failure;
     if (!failure)
-      records[i] = { ok: true, endpoint: outcome.value, synthesizer: synthesizer.name, attempts: [...history[i]] };
+      records[i] = { ok: true, endpoint: checked.endpoint, synthesizer: synthesizer.name, attempts: [...history[i]] };
     else
       history[i].push({
         category: failure.category,
@@ -168,7 +181,17 @@ export async function synthesizeWithRetries(
 
   let pending = items.map((_, i) => i);
   const tries = ctx.synthesizer.ignoresFeedback ? 1 : ctx.attempts;
-  for (let attempt = 0; attempt < tries && pending.length; attempt++) pending = await round(ctx.synthesizer, pending);
+  // A proposal stopped at its trial budget sends its instance to the fallback at once: another
+  // attempt would cost another budget and a killed SQL worker, and a model that proposed a query
+  // many times its gold's cost (or one that never ends) is no better placed to fix it than the
+  // template, whose endpoint has the gold's shape.
+  const timedOut: number[] = [];
+  for (let attempt = 0; attempt < tries && pending.length; attempt++) {
+    const remaining = await round(ctx.synthesizer, pending);
+    timedOut.push(...remaining.filter((i) => history[i].at(-1)?.category === TRIAL_TIMEOUT));
+    pending = remaining.filter((i) => history[i].at(-1)?.category !== TRIAL_TIMEOUT);
+  }
+  pending = [...pending, ...timedOut].sort((a, b) => a - b);
   if (ctx.fallback && ctx.fallback !== ctx.synthesizer && pending.length) pending = await round(ctx.fallback, pending);
   for (const i of pending) {
     const last = history[i][history[i].length - 1];

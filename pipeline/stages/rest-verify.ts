@@ -1,4 +1,6 @@
-import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
+import { isServed, type SynthesizedEndpoint } from '../../runtime/rest/spec.js';
+import { responseBody } from '../../runtime/rest/response.js';
+import { describeResponse } from '../../generators/rest/response-fields.js';
 import { runEndpoint } from '../../runtime/rest/endpoint.js';
 import { toErrorResponse } from '../../runtime/rest/errors.js';
 import { isExecutorFault, type SqlExecutor } from '../../runtime/sql/executor.js';
@@ -6,6 +8,7 @@ import type { AnswerJudge } from '../../verifiers/judge.js';
 import { REST_CHECKS, runChecks, type RestSubject, type Verification } from '../../verifiers/checks.js';
 import type { VariantRun } from '../../verifiers/differential.js';
 import { restVariantRun, type RestResponse } from '../../verifiers/rest.js';
+export { checkRestFormat } from '../../verifiers/rest.js';
 import type { RestStageContext, StageContext } from '../stage.js';
 import { onVariant, sampleVariants } from '../variants.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
@@ -49,10 +52,11 @@ export async function verifyRest(
 }
 
 /**
- * A candidate endpoint's response without the server: the status the server would answer
- * (runtime/rest/errors.ts), but the failure's own message: SQL errors keep SQLite's (the server hides it from clients; the retry
- * loop's feedback needs it). Only called on specs that passed the format check. Where the
- * server would answer 503 (the executor failed, not the query), this throws: no verdict.
+ * A served endpoint's response without the server: the body the server would send, or the
+ * status it would answer (runtime/rest/errors.ts) with the failure's own message: SQL errors
+ * keep SQLite's (the server hides it from clients; the retry loop's feedback needs it). Only
+ * called on specs that passed the format check. Where the server would answer 503 (the
+ * executor failed, not the query), this throws: no verdict.
  */
 export async function directResponse(
   endpoint: SynthesizedEndpoint,
@@ -60,8 +64,39 @@ export async function directResponse(
   executor: SqlExecutor,
   timeoutMs: number,
 ): Promise<RestResponse> {
+  const spec = endpoint.spec;
+  if (!isServed(spec)) throw new Error(`endpoint ${spec.operationId} has no response fields`);
+  return answered(async () => {
+    const result = await runEndpoint(spec, endpoint.call.arguments, db, executor, timeoutMs);
+    return { status: 200, body: responseBody(spec.response, result.rows) };
+  }, timeoutMs);
+}
+
+/**
+ * A proposal's trial run: its SQL run with the call's arguments, and its response fields
+ * made from the SQL and the rows seen (response-fields.ts). The endpoint comes back with its
+ * response shaped, as it will be served; unshaped when the SQL failed (it goes no further).
+ */
+export async function trialRun(
+  endpoint: SynthesizedEndpoint,
+  db: DatabaseInfo,
+  executor: SqlExecutor,
+  timeoutMs: number,
+): Promise<{ endpoint: SynthesizedEndpoint; response: RestResponse }> {
+  let shaped = endpoint;
+  const response = await answered(async () => {
+    const result = await runEndpoint(endpoint.spec, endpoint.call.arguments, db, executor, timeoutMs);
+    const spec = { ...endpoint.spec, response: describeResponse(endpoint.spec, db, result) };
+    shaped = { ...endpoint, spec };
+    return { status: 200, body: responseBody(spec.response, result.rows) };
+  }, timeoutMs);
+  return { endpoint: shaped, response };
+}
+
+/** The response of a run, or of its failure as the server would answer it, SQLite's message kept. */
+async function answered(run: () => Promise<RestResponse>, timeoutMs: number): Promise<RestResponse> {
   try {
-    return { status: 200, body: await runEndpoint(endpoint.spec, endpoint.call.arguments, db, executor, timeoutMs) };
+    return await run();
   } catch (error) {
     if (error instanceof TransientError || isExecutorFault(error)) throw error;
     const { status, body } = toErrorResponse(error, timeoutMs);
@@ -90,7 +125,7 @@ function restOnVariants(ctx: StageContext): RestVerifyContext['onVariants'] {
     for (const variant of sampleVariants(ctx.config, gold)) {
       const there = onVariant(ctx, variant);
       const response = await directResponse(endpoint, there.db, there.executor, ctx.config.executeTimeoutMs);
-      const run = restVariantRun(variant.name, response, gold);
+      const run = restVariantRun(variant.name, response, endpoint.spec, gold);
       if (run) runs.push(run);
     }
     return runs;

@@ -1,9 +1,11 @@
-import type { EndpointSpec } from './spec.js';
+import type { EndpointSpec, ServedEndpointSpec } from './spec.js';
+import { bodySchema, objectSchema } from './response.js';
 import { DEFAULT_MAX_STRING_LENGTH, parameterSchema } from './parameters.js';
 
 /**
  * The OpenAPI 3.1 document of a set of REST endpoints: one GET operation per endpoint,
- * its query parameters described as the server validates them. Pure: the live server
+ * its query parameters described as the server validates them, its response as the server
+ * sends it (response.ts: one object, one object or null, or a list, of its own fields). Pure: the live server
  * publishes it and emit writes it next to the datasets.
  */
 
@@ -13,19 +15,6 @@ export interface RestApiInfo {
   /** Longest accepted string parameter (default DEFAULT_MAX_STRING_LENGTH). */
   maxStringLength?: number;
 }
-
-const VALUE = { type: ['string', 'number', 'null'] };
-
-const RESULT_SCHEMA = {
-  type: 'object',
-  description: 'The rows the endpoint returns, as a table: column names, then rows of values in column order.',
-  properties: {
-    columns: { type: 'array', items: { type: 'string' } },
-    rows: { type: 'array', items: { type: 'array', items: VALUE } },
-  },
-  required: ['columns', 'rows'],
-  additionalProperties: false,
-};
 
 const ERROR_SCHEMA = {
   type: 'object',
@@ -51,11 +40,15 @@ function tagOf(endpoint: EndpointSpec): string {
   return endpoint.path.split('/')[3] ?? 'default';
 }
 
-export function restOpenApi(endpoints: readonly EndpointSpec[], info: RestApiInfo): Record<string, unknown> {
+export function restOpenApi(endpoints: readonly ServedEndpointSpec[], info: RestApiInfo): Record<string, unknown> {
   const limits = { maxStringLength: info.maxStringLength ?? DEFAULT_MAX_STRING_LENGTH };
   const paths: Record<string, unknown> = {};
   const tags = new Set<string>();
+  const schemas: Record<string, unknown> = { Error: ERROR_SCHEMA };
   for (const endpoint of endpoints) {
+    // Each endpoint's object schema is a named component: client generators make a type of it.
+    const objectName = `${endpoint.operationId}_result`;
+    schemas[objectName] = objectSchema(endpoint.response.fields);
     const tag = tagOf(endpoint);
     tags.add(tag);
     paths[endpoint.path] = {
@@ -75,7 +68,11 @@ export function restOpenApi(endpoints: readonly EndpointSpec[], info: RestApiInf
         responses: {
           '200': {
             description: endpoint.response.description,
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/Result' } } },
+            content: {
+              'application/json': {
+                schema: bodySchema(endpoint.response, { $ref: `#/components/schemas/${objectName}` }),
+              },
+            },
           },
           '400': errorResponse('Invalid parameters: missing, unknown, of the wrong type or too long.'),
           '500': errorResponse('The query failed.'),
@@ -89,6 +86,6 @@ export function restOpenApi(endpoints: readonly EndpointSpec[], info: RestApiInf
     info: { title: info.title, version: info.version },
     tags: [...tags].sort().map((name) => ({ name })),
     paths,
-    components: { schemas: { Result: RESULT_SCHEMA, Error: ERROR_SCHEMA } },
+    components: { schemas },
   };
 }

@@ -1,6 +1,13 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { AddressInfo } from 'node:net';
-import { EndpointSpecSchema, type ArgumentValue, type EndpointSpec } from './spec.js';
+import {
+  EndpointSpecSchema,
+  isServed,
+  type ArgumentValue,
+  type EndpointSpec,
+  type ServedEndpointSpec,
+} from './spec.js';
+import { compileSerializer } from './response.js';
 import type { DatabaseInfo } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
 import { placeholderProblem } from './placeholders.js';
@@ -130,6 +137,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
   const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
   let inFlight = 0;
   for (const { db, endpoint } of routes) {
+    const serialize = compileSerializer(endpoint.response);
     app.get(
       endpoint.path,
       { schema: { querystring: querystringSchema(endpoint.parameters, { maxStringLength }) } },
@@ -137,13 +145,14 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
         if (inFlight >= maxInFlight) return reply.status(503).header('retry-after', RETRY_AFTER_S).send(saturated());
         inFlight++;
         try {
-          return await runEndpoint(
+          const result = await runEndpoint(
             endpoint,
             request.query as Record<string, ArgumentValue>,
             db,
             options.executor,
             options.timeoutMs,
           );
+          return reply.type('application/json; charset=utf-8').send(serialize(result.rows));
         } finally {
           inFlight--;
         }
@@ -167,7 +176,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
 
 interface Route {
   db: DatabaseInfo;
-  endpoint: EndpointSpec;
+  endpoint: ServedEndpointSpec;
 }
 
 /**
@@ -184,6 +193,10 @@ function checkedRoutes(databases: readonly RestDatabase[]): Route[] {
       if (!parsed.success)
         throw new Error(`endpoint ${candidate.operationId} of ${db.dbId} is invalid: ${parsed.error.message}`);
       const endpoint = parsed.data;
+      if (!isServed(endpoint))
+        throw new Error(
+          `endpoint ${endpoint.operationId} of ${db.dbId} declares no response fields (made by an older nl2api: run generate again)`,
+        );
       if (paths.has(endpoint.path)) throw new Error(`two endpoints share the path ${endpoint.path}`);
       if (operationIds.has(endpoint.operationId))
         throw new Error(`two endpoints share the operationId ${endpoint.operationId}`);
@@ -202,7 +215,7 @@ function checkedRoutes(databases: readonly RestDatabase[]): Route[] {
  * one document over several databases qualifies an id that several of them use with its
  * database (`<db>__<id>`), as OpenAPI wants ids unique in a document.
  */
-function documentedEndpoints(routes: readonly Route[]): EndpointSpec[] {
+function documentedEndpoints(routes: readonly Route[]): ServedEndpointSpec[] {
   const uses = new Map<string, number>();
   for (const { endpoint } of routes) uses.set(endpoint.operationId, (uses.get(endpoint.operationId) ?? 0) + 1);
   return routes.map(({ db, endpoint }) =>

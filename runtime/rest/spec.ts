@@ -26,6 +26,44 @@ export const ParameterSpecSchema = z
   .strict();
 export type ParameterSpec = z.infer<typeof ParameterSpecSchema>;
 
+/** A response field name: snake_case, as a client generator makes a property of it. */
+export const FIELD_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** The JSON types a field's values take (SQLite's values: integers, reals, text; BLOBs as `x'<hex>'` text). */
+export const FieldTypeSchema = z.enum(['integer', 'number', 'string']);
+
+/**
+ * One field of an endpoint's response objects: the query's result column at the same
+ * position, named for what it means (response-fields.ts), with the types its values take
+ * (declared and observed) and whether it may be null.
+ */
+export const ResponseFieldSchema = z
+  .object({
+    name: z.string().regex(FIELD_NAME),
+    description: z.string().min(1).max(500),
+    types: z.array(FieldTypeSchema).min(1).max(3),
+    nullable: z.boolean(),
+  })
+  .strict();
+export type ResponseField = z.infer<typeof ResponseFieldSchema>;
+
+/**
+ * What a call answers: one object (the query returns exactly one row: an aggregate without
+ * GROUP BY), one object or null (at most one row: LIMIT 1), or a list of objects.
+ */
+export const ResponseShapeSchema = z.enum(['object', 'object_or_null', 'list']);
+export type ResponseShape = z.infer<typeof ResponseShapeSchema>;
+
+/** An endpoint's response as served: its shape and fields, one per result column, in order. */
+export const ResponseSpecSchema = z
+  .object({
+    description: z.string().min(1).max(1000),
+    shape: ResponseShapeSchema,
+    fields: z.array(ResponseFieldSchema).min(1).max(256),
+  })
+  .strict();
+export type ResponseSpec = z.infer<typeof ResponseSpecSchema>;
+
 export const EndpointSpecSchema = z
   .object({
     operationId: z.string().regex(OPERATION_ID),
@@ -35,10 +73,27 @@ export const EndpointSpecSchema = z
     parameters: z.array(ParameterSpecSchema).max(32),
     /** One SELECT; `:name` placeholders for the parameters. */
     sql: z.string().min(1).max(20_000),
-    response: z.object({ description: z.string().min(1).max(1000) }).strict(),
+    /**
+     * A synthesizer proposes the description; rest.synthesize adds the shape and fields from
+     * the SQL and its trial run. The server serves only endpoints that have them.
+     */
+    response: z
+      .object({
+        description: z.string().min(1).max(1000),
+        shape: ResponseShapeSchema.optional(),
+        fields: z.array(ResponseFieldSchema).min(1).max(256).optional(),
+      })
+      .strict(),
   })
   .strict();
 export type EndpointSpec = z.infer<typeof EndpointSpecSchema>;
+
+/** An endpoint as the server serves it: its response shaped. */
+export type ServedEndpointSpec = EndpointSpec & { response: ResponseSpec };
+
+export function isServed(spec: EndpointSpec): spec is ServedEndpointSpec {
+  return spec.response.shape !== undefined && spec.response.fields !== undefined;
+}
 
 /** An argument value as a query string carries it once parsed by the parameter's type. */
 export type ArgumentValue = string | number | boolean;

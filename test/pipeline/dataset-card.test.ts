@@ -231,6 +231,7 @@ describe('dataset card rendering', () => {
   };
   const run: RunDescription = {
     generator: { name: 'nl2api', version: '9.9.9' },
+    formatVersion: 2,
     dataset: 'bird-dev',
     layout: 'bird',
     source: {

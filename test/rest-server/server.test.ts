@@ -5,6 +5,7 @@ import net from 'node:net';
 import { pathToFileURL } from 'node:url';
 import type { DatabaseInfo } from '../../core/model.js';
 import { createRestServer, type RestServer } from '../../runtime/rest/server.js';
+import type { ServedEndpointSpec } from '../../runtime/rest/spec.js';
 import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
 import { removeTempDirs, tempDir } from '../sql/fixtures.js';
 import {
@@ -58,11 +59,18 @@ afterAll(async () => {
   removeTempDirs();
 });
 
-async function get(pathAndQuery: string, init?: RequestInit): Promise<{ status: number; text: string; json: any }> {
+async function get(
+  pathAndQuery: string,
+  init?: RequestInit,
+): Promise<{ status: number; text: string; json: any; headers: Headers }> {
   const response = await fetch(server.url + pathAndQuery, init);
   const text = await response.text();
-  return { status: response.status, text, json: JSON.parse(text) };
+  return { status: response.status, text, json: JSON.parse(text), headers: response.headers };
 }
+
+/** The oracle's rows as a list of objects keyed by the endpoint's fields. */
+const objects = (endpoint: ServedEndpointSpec, rows: unknown[][]) =>
+  rows.map((row) => Object.fromEntries(endpoint.response.fields.map((field, i) => [field.name, row[i]])));
 
 const query = (args: Record<string, string>) => `?${new URLSearchParams(args)}`;
 
@@ -82,37 +90,48 @@ function direct(
 }
 
 describe('answers', () => {
-  test('a call returns the rows of the SQL run directly, as {columns, rows}', async () => {
+  test('a call returns the rows of the SQL run directly, as objects with the declared fields', async () => {
     const response = await get(HEROES_BY_PUBLISHER.path + query({ publisher: 'DC' }));
     expect(response.status).toBe(200);
-    expect(response.json).toEqual(direct(heroes, HEROES_BY_PUBLISHER.sql, { publisher: 'DC' }));
-    expect(response.json.rows).toEqual([
-      ['; DROP TABLE hero', 150],
-      ['Batman', 188],
-      ['Superman', 191],
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.json).toEqual(
+      objects(HEROES_BY_PUBLISHER, direct(heroes, HEROES_BY_PUBLISHER.sql, { publisher: 'DC' }).rows),
+    );
+    expect(response.json).toEqual([
+      { hero_name: '; DROP TABLE hero', height_cm: 150 },
+      { hero_name: 'Batman', height_cm: 188 },
+      { hero_name: 'Superman', height_cm: 191 },
     ]);
+  });
+
+  test('an endpoint of one row answers one object', async () => {
+    expect((await get(COUNT_BY_AVATAR.path + query({ with_avatar: 'true' }))).json).toEqual({ n: 1 });
   });
 
   test('query-string text is coerced to the declared types; an absent optional parameter binds NULL', async () => {
     const limited = await get(TALLER_THAN.path + query({ min_height: '179.5', limit: '2' }));
-    expect(limited.json).toEqual(direct(heroes, TALLER_THAN.sql, { min_height: 179.5, limit: 2 }));
-    expect(limited.json.rows).toHaveLength(2);
+    expect(limited.json).toEqual(
+      objects(TALLER_THAN, direct(heroes, TALLER_THAN.sql, { min_height: 179.5, limit: 2 }).rows),
+    );
+    expect(limited.json).toHaveLength(2);
     const all = await get(TALLER_THAN.path + query({ min_height: '179.5' }));
-    expect(all.json).toEqual(direct(heroes, TALLER_THAN.sql, { min_height: 179.5, limit: null }));
-    expect(all.json.rows).toHaveLength(3);
-    expect((await get(COUNT_BY_AVATAR.path + query({ with_avatar: 'true' }))).json.rows).toEqual([[1]]);
-    expect((await get(COUNT_BY_AVATAR.path + query({ with_avatar: 'false' }))).json.rows).toEqual([[4]]);
+    expect(all.json).toEqual(
+      objects(TALLER_THAN, direct(heroes, TALLER_THAN.sql, { min_height: 179.5, limit: null }).rows),
+    );
+    expect(all.json).toHaveLength(3);
+    expect((await get(COUNT_BY_AVATAR.path + query({ with_avatar: 'true' }))).json).toEqual({ n: 1 });
+    expect((await get(COUNT_BY_AVATAR.path + query({ with_avatar: 'false' }))).json).toEqual({ n: 4 });
   });
 
   test('a placeholder inside a string literal or a comment is text, not a parameter', async () => {
     const response = await get(HERO_BY_NAME.path + query({ name: 'Storm' }));
-    expect(response.json).toEqual({ columns: ['id', 'hero_name'], rows: [[4, 'Storm']] });
+    expect(response.json).toEqual([{ id: 4, hero_name: 'Storm' }]);
   });
 
   test('every database is served; responses are byte-identical across calls', async () => {
     const first = await get(NUMBERS.path + query({ from_value: '2' }));
     const second = await get(NUMBERS.path + query({ from_value: '2' }));
-    expect(first.json).toEqual({ columns: ['v'], rows: [[2], [3]] });
+    expect(first.json).toEqual([{ v: 2 }, { v: 3 }]);
     expect(second.text).toBe(first.text);
   });
 
@@ -120,13 +139,13 @@ describe('answers', () => {
     for (const name of INJECTION_NAMES) {
       const response = await get(HERO_BY_NAME.path + query({ name }));
       expect(response.status).toBe(200);
-      expect(response.json).toEqual(direct(heroes, HERO_BY_NAME.sql, { name }));
+      expect(response.json).toEqual(objects(HERO_BY_NAME, direct(heroes, HERO_BY_NAME.sql, { name }).rows));
     }
     // The one hero named like an injection is found by its name, and only it.
-    expect((await get(HERO_BY_NAME.path + query({ name: '; DROP TABLE hero' }))).json.rows).toEqual([
-      [5, '; DROP TABLE hero'],
+    expect((await get(HERO_BY_NAME.path + query({ name: '; DROP TABLE hero' }))).json).toEqual([
+      { id: 5, hero_name: '; DROP TABLE hero' },
     ]);
-    expect((await get(HERO_BY_NAME.path + query({ name: "' OR 1=1 --" }))).json.rows).toEqual([]);
+    expect((await get(HERO_BY_NAME.path + query({ name: "' OR 1=1 --" }))).json).toEqual([]);
     expect(direct(heroes, 'SELECT count(*) FROM hero', {}).rows).toEqual([[5]]);
   });
 });
@@ -250,7 +269,7 @@ describe('timeouts', () => {
     });
     expectNoLeak(response.text, heroes.path);
     const after = await get(COUNT_UP_TO.path + query({ n: '10' }));
-    expect(after.json).toEqual({ columns: ['count(*)'], rows: [[10]] });
+    expect(after.json).toEqual({ count: 10 });
   });
 });
 
@@ -366,6 +385,6 @@ describe('startup and lifecycle', () => {
       encoding: 'utf8',
       timeout: 50_000,
     });
-    expect(JSON.parse(output)).toEqual({ columns: ['v'], rows: [[1], [2], [3]] });
+    expect(JSON.parse(output)).toEqual([{ v: 1 }, { v: 2 }, { v: 3 }]);
   });
 });

@@ -52,7 +52,15 @@ const loop = (
   check: (e: SynthesizedEndpoint) => Promise<Verdict | null>,
   fallback: Synthesizer | null = null,
   attempts = 2,
-) => synthesizeWithRetries([item('a')], { db, datasetName: 'd', synthesizer, fallback, attempts, check });
+) =>
+  synthesizeWithRetries([item('a')], {
+    db,
+    datasetName: 'd',
+    synthesizer,
+    fallback,
+    attempts,
+    check: async (endpoint) => ({ endpoint, failure: await check(endpoint) }),
+  });
 
 test('a failed check goes back with the failure as feedback; the second attempt is accepted with its history', async () => {
   const llm = scripted('llm');
