@@ -30,6 +30,7 @@ import { queueBench } from './queue-bench.js';
 import { restDatasetFigures } from './rest-dataset.js';
 import { restThroughput } from './rest-throughput.js';
 import { badInputSweep, sweepLines } from './bad-input-sweep.js';
+import { runawayLines, runawaySynthesis } from './runaway-synthesis.js';
 
 /**
  * `npm run bench [-- <bird dir>]`: in one run, (a) the baseline: every gold SQL executed
@@ -40,7 +41,8 @@ import { badInputSweep, sweepLines } from './bad-input-sweep.js';
  * coverage; (f) the REST formulation with the template synthesizer, cold and warm: coverage,
  * endpoints before/after dedup, parameters per endpoint (rest-dataset.ts); (g) REST server
  * throughput for three representative endpoints (rest-throughput.ts); (g1) every endpoint of (f)'s
- * output served and sent bad input (bad-input-sweep.ts); (h) the queue backend:
+ * output served and sent bad input (bad-input-sweep.ts); (g1b) one database's REST generation with a
+ * model proposing runaway queries against the template alone (runaway-synthesis.ts); (h) the queue backend:
  * overhead, scale-out over worker processes, a shared rate limit, incremental nightly runs,
  * faults (queue-bench.ts; NL2API_BENCH_QUEUE=0 skips it); (i) the verifiers on large inputs
  * (micro.ts); and differential verification (differential.ts): its cost against cold runs
@@ -183,6 +185,8 @@ async function main(): Promise<void> {
     });
     process.stderr.write('(g1) REST bad-input sweep over every endpoint...\n');
     const sweep = await badInputSweep(path.join(work, 'rest'), birdDir);
+    process.stderr.write('(g1b) REST synthesis with a runaway model vs the template, one database...\n');
+    const runaway = await runawaySynthesis(birdDir);
     process.stderr.write('(g2) evaluation: oracle overhead, baseline:knn, scripted provider under latency...\n');
     const evaluation = await evalBench(
       { slot: path.join(work, 'cold'), sel: path.join(work, 'cold'), rest: path.join(work, 'rest') },
@@ -264,6 +268,7 @@ async function main(): Promise<void> {
       },
       restThroughput: rest,
       restBadInput: sweep,
+      restRunawaySynthesis: runaway,
       verifiers: micro,
       queue: queue.report,
       differential: differential.report,
@@ -323,6 +328,7 @@ async function main(): Promise<void> {
       );
     }
     lines.push(...sweepLines(sweep));
+    lines.push(...runawayLines(runaway));
     lines.push(...queue.lines);
     lines.push(...evalLines(evaluation));
     lines.push(...exportLines(exported, base.ms));

@@ -48,10 +48,12 @@ export const RestConfigSchema = z
     /**
      * A proposed endpoint's trial run (rest.synthesize) may take this many times as long as
      * its question's gold SQL took, and at least `trialMinMs`, at most `executeTimeoutMs`: so
-     * that neither a sloppy nor a hostile model stalls a run with runaway queries.
+     * that neither a sloppy nor a hostile model stalls a run with runaway queries. The floor is
+     * twice the longest honest trial measured on BIRD dev (238 ms running, p99 116 ms, on a
+     * loaded 2-core machine; a trial's clock starts when a SQL worker takes it, not in the queue).
      */
     trialTimeoutFactor: z.number().min(1).default(20),
-    trialMinMs: z.number().int().min(1).default(1000),
+    trialMinMs: z.number().int().min(1).default(500),
     /**
      * Per-query time limit of `nl2api serve`: an interactive API answers in seconds or says it
      * cannot (504). The pipeline's own calls keep `executeTimeoutMs`.

@@ -109,7 +109,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   let queued: QueueDriveResult | null = null;
   try {
     const store: OutcomeStore = backend?.store ?? local;
-    ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers });
+    // A spare worker: a trial run killed at its budget (rest.synthesize) does not leave the next one waiting for a process.
+    ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers, spare: 1 });
     const datasetName = config.datasetName ?? source.datasetName;
     const executor = memoizeExecutor(options.executor ?? ownExecutor!);
     const stages = options.stages ?? ITEM_STAGES;

@@ -85,13 +85,51 @@ describe('a model proposing runaway queries', () => {
     };
     const started = Date.now();
     const outcomes = await synthesizeStage.runBatch(items, ctx, () => {});
-    // 3 questions × 2 runaway trials: at 120 s each that is minutes; at their budgets, seconds (a
+    // 3 questions × 1 runaway trial: at 120 s each that is minutes; at their budgets, seconds (a
     // killed SQL worker's replacement starts slowly under jest's TypeScript loader: hence the margin).
     expect(Date.now() - started).toBeLessThan(45_000);
     for (const outcome of outcomes) {
       if (!outcome.ok) throw new Error(`${outcome.category}: ${outcome.message}`);
       expect(outcome.value.synthesizer).toBe('template');
-      expect(outcome.value.attempts.map((a) => a.category)).toEqual(['execution:timeout', 'execution:timeout']);
+      // A trial stopped at its budget sends the question to the fallback at once: the model is not asked again.
+      expect(outcome.value.attempts.map((a) => a.category)).toEqual(['execution:timeout']);
+    }
+  });
+
+  test('only a timeout skips the remaining attempts: a wrong answer is fed back and retried', async () => {
+    const config = parseConfig({ formulations: ['rest'], rest: { attempts: 2 } });
+    // Proposes the template's endpoint returning no rows first, then (with feedback) the template's own.
+    const learns: Synthesizer = {
+      name: 'llm:scripted/learns',
+      fingerprint: 'learns',
+      async synthesize(requests, database, datasetName) {
+        const proposals = await templateSynthesizer.synthesize(requests, database, datasetName);
+        return proposals.map((proposal, k) =>
+          proposal.ok && requests[k].previous.length === 0
+            ? {
+                ...proposal,
+                value: {
+                  ...proposal.value,
+                  spec: { ...proposal.value.spec, sql: `SELECT * FROM (${proposal.value.spec.sql}) WHERE 0` },
+                },
+              }
+            : proposal,
+        );
+      },
+    };
+    const items: { instance: Instance; gold: GoldResult }[] = [];
+    for (const instance of instances) {
+      const gold = await runGold(instance, db, pool, 10_000, config.referenceTime);
+      if (!gold.ok) throw new Error(gold.message);
+      items.push({ instance, gold: gold.value });
+    }
+    const services = { synthesizer: learns, fallback: templateSynthesizer, judge: null, dedupAgent: null };
+    const ctx = { config, db, executor: pool, datasetName: 'demo', services: { ...services, dedupFingerprint: null } };
+    for (const outcome of await synthesizeStage.runBatch(items, ctx, () => {})) {
+      if (!outcome.ok) throw new Error(`${outcome.category}: ${outcome.message}`);
+      expect(outcome.value.synthesizer).toBe('llm:scripted/learns');
+      expect(outcome.value.attempts).toHaveLength(1);
+      expect(outcome.value.attempts[0].category).not.toBe('execution:timeout');
     }
   });
 });
