@@ -72,7 +72,13 @@ export function judgeOutputs(outputs: ToolOutput[], gold: GoldResult): Verdict {
 }
 
 function judgeRest(response: RestResponse, gold: GoldResult): Verdict {
-  const table = response.status === 200 ? answerTable(response.body) : null;
+  const read = response.status === 200 ? answerTable(response.body) : null;
+  // An empty list or null names no fields: "no rows", of the gold's width (one column when that is unknown too).
+  const width = Math.max(1, gold.columns.length);
+  const table =
+    read && read.columns.length === 0
+      ? { ...read, columns: Array.from({ length: width }, (_, i) => `column_${i + 1}`) }
+      : read;
   return checkRestSemantic(table, widthOf(gold, table ? [table] : []));
 }
 

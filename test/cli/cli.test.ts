@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { checkFormat } from '../../verifiers/format.js';
+import { FORMAT_VERSION } from '../../pipeline/manifest.js';
 import { unprivilegedUser } from '../support/gates.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -192,7 +193,7 @@ describe('nl2api CLI', () => {
     mkdirSync(path.join(out, 'rest', 'endpoints'), { recursive: true });
     writeFileSync(
       path.join(out, 'rest', 'endpoints', 'bookstore.json'),
-      JSON.stringify({ db: 'bookstore', fingerprint, endpoints: [] }),
+      JSON.stringify({ formatVersion: FORMAT_VERSION, db: 'bookstore', fingerprint, endpoints: [] }),
     );
     const busy = net.createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));

@@ -67,6 +67,8 @@ describe('REST formulation on the demo (template synthesizer)', () => {
       const tools = JSON.parse(readFileSync(path.join(out, 'tools', 'rest', `${db}.json`), 'utf8')) as ToolSpec[];
       const openapi = JSON.parse(readFileSync(path.join(out, 'openapi', 'rest', `${db}.json`), 'utf8'));
       await SwaggerParser.validate(structuredClone(openapi));
+      // A generic client reads each endpoint's response schema from the document, $refs resolved.
+      const resolved = (await SwaggerParser.dereference(structuredClone(openapi))) as typeof openapi;
       const byName = new Map(tools.map((t) => [t.function.name, t]));
       for (const sample of readJsonl(path.join(out, 'rest', `${db}.jsonl`)) as RestSampleLine[]) {
         const [call] = sample.output;
@@ -74,6 +76,8 @@ describe('REST formulation on the demo (template synthesizer)', () => {
         expect(tool).toBeDefined();
         expect(ajv.validate(tool!.function.parameters, call.arguments)).toBe(true);
         expect(openapi.paths[call.path].get.operationId).toBe(call.name);
+        const responseSchema = resolved.paths[call.path].get.responses['200'].content['application/json'].schema;
+        expect(ajv.validate(responseSchema, sample.output_after_executing_api)).toBe(true);
         expect(call.name.length).toBeLessThanOrEqual(64);
         expect(sample.synthesizer).toBe('template');
         expect(sample.verification.semantic.ok).toBe(true);
@@ -115,6 +119,16 @@ describe('REST formulation on the demo (template synthesizer)', () => {
     await expect(
       serveDataset({ config: config(out, { source: changed, dbIds: ['bookstore'] }), host: '127.0.0.1', port: 0 }),
     ).rejects.toThrow(SourceError);
+
+    // Endpoints of an older dataset format (answering {columns, rows}) are refused, saying what to do.
+    const older = path.join(dir, 'format-1');
+    mkdirSync(path.join(older, 'rest', 'endpoints'), { recursive: true });
+    const served = JSON.parse(readFileSync(path.join(out, 'rest', 'endpoints', 'bookstore.json'), 'utf8'));
+    delete served.formatVersion;
+    writeFileSync(path.join(older, 'rest', 'endpoints', 'bookstore.json'), JSON.stringify(served));
+    await expect(
+      serveDataset({ config: config(older, { source: demo, dbIds: ['bookstore'] }), host: '127.0.0.1', port: 0 }),
+    ).rejects.toThrow(/dataset format 1, this nl2api serves format 2; run generate again/);
   });
 
   test('a rerun serves everything from the cache, byte-identical, without starting a server', async () => {
