@@ -21,7 +21,8 @@ import { createSqlPool, type SqlPool } from './pool.js';
  * budget its worker is killed (the lane's spare takes over at once), the statement is marked
  * slow and run again in the slow lane within what is left of its timeout. A statement marked
  * slow goes straight to the slow lane, and back to the fast one after `promoteAfter`
- * consecutive runs there within the budget (one hostile argument does not banish an endpoint).
+ * consecutive runs there within the budget (one hostile argument does not banish an endpoint);
+ * the first of them decides alone after a single overrun (a hiccup does not banish it either).
  * While the first run of an unknown statement is measured, other requests for it wait for the
  * verdict (at most the budget): a burst of an expensive endpoint costs one kill, not one each.
  *
@@ -60,6 +61,12 @@ export interface LanedExecutor extends SqlExecutor {
 /** What is known of a statement's cost. */
 interface Cost {
   slow: boolean;
+  /**
+   * Marked slow by one run past the budget, not yet confirmed: its re-run in the slow lane
+   * measures it again, and a run there within the budget makes it fast at once (the first was a
+   * hiccup: a cold worker, a busy machine).
+   */
+  provisional?: boolean;
   /** Consecutive slow-lane runs within the fast budget. */
   fastRuns: number;
   /** The first, measuring run in the fast lane, while it runs. */
@@ -101,7 +108,7 @@ export function createLanedExecutor(options: LanedExecutorOptions): LanedExecuto
       return await fast.pool.run(budgeted ? { ...request, timeoutMs: fastBudgetMs } : request);
     } catch (error) {
       if (!(budgeted && error instanceof SqlTimeoutError)) throw error;
-      costs.set(key, { slow: true, fastRuns: 0 });
+      costs.set(key, { slow: true, fastRuns: 0, provisional: true });
       return undefined;
     } finally {
       if (endProbe) {
@@ -116,16 +123,22 @@ export function createLanedExecutor(options: LanedExecutorOptions): LanedExecuto
     if (timeoutMs <= 0) throw timedOut(request);
     try {
       const { result, runMs } = await slow.pool.runTimed({ ...request, timeoutMs });
-      const cost = costs.get(key);
-      if (cost?.slow) {
-        cost.fastRuns = runMs < fastBudgetMs ? cost.fastRuns + 1 : 0;
-        if (cost.fastRuns >= promoteAfter) costs.set(key, { slow: false, fastRuns: 0 });
-      }
+      measured(key, runMs < fastBudgetMs);
       return result;
     } catch (error) {
+      if (error instanceof SqlTimeoutError) measured(key, false);
       // The pool speaks of what was left of the time limit; the client knows the whole of it.
       throw error instanceof SqlTimeoutError ? timedOut(request) : error;
     }
+  }
+
+  /** A slow-lane run of the statement took (not) less than the fast budget: promote it, or confirm it slow. */
+  function measured(key: string, fast: boolean): void {
+    const cost = costs.get(key);
+    if (!cost?.slow) return;
+    cost.fastRuns = fast ? cost.fastRuns + 1 : 0;
+    if (fast && (cost.provisional || cost.fastRuns >= promoteAfter)) costs.set(key, { slow: false, fastRuns: 0 });
+    else cost.provisional = false;
   }
 
   return {

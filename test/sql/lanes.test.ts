@@ -70,6 +70,7 @@ test('cheap statements keep answering while the slow lane is busy with a long on
 
 test('a statement past the budget is demoted, re-run in the slow lane, and promoted back after fast runs there', async () => {
   const executor = newExecutor({ fastBudgetMs: 1000, promoteAfter: 3 });
+  await executor.run(request('SELECT 1')); // a fast-lane worker is up: the budget run starts at once
   const slowOne = request(COUNT_UP_TO, [1e12], 3000);
   expect(executor.laneOf(slowOne)).toBe('fast');
   // Killed at the budget in the fast lane, then at what is left of its timeout in the slow lane.
@@ -84,6 +85,22 @@ test('a statement past the budget is demoted, re-run in the slow lane, and promo
   expect(executor.laneOf(cheap)).toBe('slow');
   await executor.run(cheap);
   expect(executor.laneOf(cheap)).toBe('fast');
+});
+
+test('one run past the budget that was a hiccup: its re-run in the slow lane makes it fast again at once', async () => {
+  const executor = newExecutor({ fastBudgetMs: 300, promoteAfter: 5 });
+  await executor.run(request('SELECT 1'));
+  await waitUntil(() => executor.workerPids().length === 2); // the fast lane's worker and spare
+  // A stopped worker: the cheap statement cannot answer within the budget, this once.
+  const stalled = executor.workerPids();
+  for (const pid of stalled) process.kill(pid, 'SIGSTOP');
+  try {
+    await expect(executor.run(request('SELECT 6'))).resolves.toEqual({ columns: ['6'], rows: [[6]] });
+  } finally {
+    for (const pid of stalled.filter(isAlive)) process.kill(pid, 'SIGCONT');
+  }
+  expect(stalled.some((pid) => !isAlive(pid))).toBe(true); // killed at the budget
+  expect(executor.laneOf(request('SELECT 6'))).toBe('fast');
 });
 
 test('a statement demoted while others of it wait costs one kill: the others wait for its verdict', async () => {
@@ -113,9 +130,11 @@ test('a timeout in the slow lane kills its worker; the slow lane keeps serving',
   const executor = newExecutor({ fastBudgetMs: 1000 });
   await expect(executor.run(request(RUNAWAY_SQL, [], 2000))).rejects.toThrow(SqlTimeoutError);
   expect(executor.laneOf(request(RUNAWAY_SQL))).toBe('slow');
-  const slowPids = executor.workerPids();
-  await expect(executor.run(request(RUNAWAY_SQL, [], 1000))).rejects.toThrow(SqlTimeoutError);
-  await waitUntil(() => slowPids.some((pid) => !isAlive(pid)));
+  const stopped = executor.run(request(RUNAWAY_SQL, [], 3000));
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const pids = executor.workerPids(); // the slow-lane worker running it among them
+  await expect(stopped).rejects.toThrow(SqlTimeoutError);
+  await waitUntil(() => pids.some((pid) => !isAlive(pid)));
   // A slow-marked statement with an argument that ends: answered by the slow lane's spare.
   await expect(executor.run(request(COUNT_UP_TO, [5]))).resolves.toEqual({ columns: ['count(*)'], rows: [[5]] });
 });
