@@ -1,6 +1,6 @@
 import type { ResultSet } from '../core/model.js';
 import { LruMap } from '../core/lru.js';
-import type { SqlExecutor, SqlRequest } from '../runtime/sql/executor.js';
+import { timedRun, type SqlExecutor, type SqlRequest, type TimedResult } from '../runtime/sql/executor.js';
 
 /**
  * Shares the results of identical read-only statements within a run. SEL calls execute as
@@ -24,45 +24,49 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
   const maxEntries = options.maxEntries ?? 8192;
   const maxCells = options.maxCells ?? 50_000;
   const maxTotalCells = options.maxTotalCells ?? 2_000_000;
-  const inFlight = new Map<string, Promise<ResultSet>>();
-  const cellsOf = (result: ResultSet) => result.rows.length * Math.max(1, result.columns.length);
-  const done = new LruMap<string, ResultSet>(maxEntries, { weigh: cellsOf, maxWeight: maxTotalCells });
+  const inFlight = new Map<string, Promise<TimedResult>>();
+  const cellsOf = ({ result }: TimedResult) => result.rows.length * Math.max(1, result.columns.length);
+  const done = new LruMap<string, TimedResult>(maxEntries, { weigh: cellsOf, maxWeight: maxTotalCells });
 
-  const keep = (key: string, result: ResultSet) => {
-    if (cellsOf(result) <= maxCells) done.set(key, result);
+  const keep = (key: string, timed: TimedResult) => {
+    if (cellsOf(timed) <= maxCells) done.set(key, timed);
   };
 
+  /** A shared answer keeps the running time of the one run that gave it. */
+  async function runTimed(request: SqlRequest): Promise<TimedResult> {
+    const key = JSON.stringify([
+      request.dbPath,
+      request.sql,
+      request.params.map(String),
+      request.params.map((p) => typeof p),
+      request.view ?? null,
+    ]);
+    const hit = done.get(key);
+    if (hit) return copy(hit);
+    let pending = inFlight.get(key);
+    if (!pending) {
+      pending = timedRun(inner, request);
+      inFlight.set(key, pending);
+      pending.then(
+        (timed) => {
+          inFlight.delete(key);
+          keep(key, timed);
+        },
+        () => inFlight.delete(key),
+      );
+    }
+    return copy(await pending);
+  }
+
   return {
-    async run(request: SqlRequest): Promise<ResultSet> {
-      const key = JSON.stringify([
-        request.dbPath,
-        request.sql,
-        request.params.map(String),
-        request.params.map((p) => typeof p),
-        request.view ?? null,
-      ]);
-      const hit = done.get(key);
-      if (hit) return copy(hit);
-      let pending = inFlight.get(key);
-      if (!pending) {
-        pending = inner.run(request);
-        inFlight.set(key, pending);
-        pending.then(
-          (result) => {
-            inFlight.delete(key);
-            keep(key, result);
-          },
-          () => inFlight.delete(key),
-        );
-      }
-      return copy(await pending);
-    },
+    run: async (request) => (await runTimed(request)).result,
+    runTimed,
     buildVariantTable: (request) => inner.buildVariantTable(request),
     close: () => inner.close(),
   };
 }
 
 /** Callers own what they get: no two of them share mutable rows. */
-function copy(result: ResultSet): ResultSet {
-  return { columns: [...result.columns], rows: result.rows.map((row) => [...row]) };
+function copy({ result, runMs }: TimedResult): TimedResult {
+  return { result: { columns: [...result.columns], rows: result.rows.map((row) => [...row]) }, runMs };
 }

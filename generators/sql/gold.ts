@@ -1,6 +1,6 @@
 import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
 import { accept, reject, type Outcome } from '../../core/outcome.js';
-import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
+import { SqlExecutionError, SqlTimeoutError, timedRun, type SqlExecutor } from '../../runtime/sql/executor.js';
 import { abbreviateSql } from '../../runtime/sql/readonly.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from './double-quotes.js';
 import { significant, tokenize, topLevel } from '../../runtime/sql/lexer.js';
@@ -25,9 +25,9 @@ export async function runGold(
   const resolved = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql));
   const executedSql = pinClock(resolved, referenceTime);
   try {
-    const started = performance.now();
-    const result = await executor.run({ dbPath: db.path, sql: executedSql, params: [], timeoutMs });
-    const elapsedMs = Math.round((performance.now() - started) * 100) / 100;
+    // Its running time, not its wait for a SQL worker: what a proposal's trial budget scales with.
+    const { result, runMs } = await timedRun(executor, { dbPath: db.path, sql: executedSql, params: [], timeoutMs });
+    const elapsedMs = Math.round(runMs * 100) / 100;
     const clock = executedSql !== resolved ? { referenceTime } : {};
     return accept({ ...result, executedSql, ...resultShape(executedSql), ...clock, elapsedMs });
   } catch (error) {

@@ -47,9 +47,28 @@ export type VariantTableResult = 'built' | 'unsupported';
 
 export interface SqlExecutor {
   run(request: SqlRequest): Promise<ResultSet>;
+  /**
+   * `run`, with how long the statement itself ran (waiting for a worker excluded), where the
+   * executor knows it; `timedRun` below times the others from the outside.
+   */
+  runTimed?(request: SqlRequest): Promise<TimedResult>;
   /** Writes a variant table file (the only write an executor does: to a file of ours, never to a source). */
   buildVariantTable(request: VariantTableRequest): Promise<VariantTableResult>;
   close(): Promise<void>;
+}
+
+/** A statement's answer and how long it ran: from its dispatch to a worker to its answer, queueing excluded. */
+export interface TimedResult {
+  result: ResultSet;
+  runMs: number;
+}
+
+/** A statement's answer and running time: the executor's own measure, else the wall time of the call. */
+export async function timedRun(executor: SqlExecutor, request: SqlRequest): Promise<TimedResult> {
+  if (executor.runTimed) return executor.runTimed(request);
+  const started = performance.now();
+  const result = await executor.run(request);
+  return { result, runMs: performance.now() - started };
 }
 
 /** The statement ran past its timeout and was stopped. */

@@ -12,6 +12,7 @@ import {
   SqlWorkerError,
   type SqlExecutor,
   type SqlRequest,
+  type TimedResult,
   type VariantTableRequest,
   type VariantTableResult,
 } from './executor.js';
@@ -41,18 +42,17 @@ export interface SqlPoolOptions {
    * CPU go first to whatever runs at normal priority (a server's event loop, a faster lane).
    */
   nice?: number;
-}
-
-/** A statement's answer and how long it ran: from its dispatch to a worker to its answer, queueing excluded. */
-export interface TimedResult {
-  result: ResultSet;
-  runMs: number;
+  /**
+   * Database files each worker opens (and reads the schema of) as it starts: its first
+   * statement, perhaps right after a kill, then costs what any other does.
+   */
+  warm?: readonly string[];
 }
 
 export interface SqlPool extends SqlExecutor {
   /** Process ids of the live workers (diagnostics and tests). */
   workerPids(): number[];
-  /** `run`, with the statement's running time (the laned executor measures cost with it, lanes.ts). */
+  /** `run`, with the statement's running time (the laned executor measures cost with it, lanes.ts; gold times itself with it). */
   runTimed(request: SqlRequest): Promise<TimedResult>;
 }
 
@@ -94,7 +94,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
 
   function spawn(): void {
     const { path: workerPath, execArgv } = siblingModule(import.meta.url, 'worker');
-    const child = fork(workerPath, [], {
+    const child = fork(workerPath, options.warm?.length ? [JSON.stringify(options.warm)] : [], {
       serialization: 'advanced',
       execArgv,
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],

@@ -7,6 +7,7 @@ import type { DatabaseInfo, Instance } from '../../core/model.js';
 import { loadSource } from '../../pipeline/sources/index.js';
 import { createSqlPool } from '../../runtime/sql/pool.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
+import { memoizeExecutor } from '../../pipeline/sql-memo.js';
 import { BIRD_DIR, createDb, HEROES_SQL, removeTempDirs, RUNAWAY_SQL, tempDir } from './fixtures.js';
 
 const REFERENCE = '2026-01-01 00:00:00';
@@ -55,11 +56,33 @@ describe('runGold', () => {
         executedSql: 'SELECT DISTINCT publisher_id FROM hero ORDER BY publisher_id DESC',
         ordered: true,
         distinct: true,
-        // How long it took, waiting for a worker included: the measure of a REST proposal's trial run.
+        // How long it ran: the measure of a REST proposal's trial run.
         elapsedMs: expect.any(Number),
       },
     });
     expect(outcome.ok && outcome.value.elapsedMs).toBeGreaterThanOrEqual(0);
+  });
+
+  test("its time is the statement's running time, not its wait for a SQL worker", async () => {
+    // A pool with one worker, busy with a long statement: the gold waits for it, then runs fast.
+    const pool = createSqlPool({ size: 1 });
+    try {
+      const busy = pool.run({ dbPath: heroes.path, sql: RUNAWAY_SQL, params: [], timeoutMs: 700 }).catch(() => null);
+      const started = performance.now();
+      const outcome = await runGold(
+        instance('SELECT hero_name FROM hero'),
+        heroes,
+        memoizeExecutor(pool),
+        5000,
+        REFERENCE,
+      );
+      const waited = performance.now() - started;
+      await busy;
+      expect(waited).toBeGreaterThanOrEqual(600);
+      expect(outcome.ok && outcome.value.elapsedMs).toBeLessThan(waited / 2);
+    } finally {
+      await pool.close();
+    }
   });
 
   test('SQL that reads the clock runs at the reference time, and records it', async () => {
