@@ -60,7 +60,7 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
   }
   if (databases.length === 0)
     throw new SourceError(`no REST endpoints in ${outDir} for the databases of ${config.source}`);
-  const pool = servingExecutor(config);
+  const pool = servingExecutor(config, databases.map(({ db }) => db.path));
   try {
     const server = await createRestServer({
       databases,
@@ -89,15 +89,16 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
 
 /**
  * The SQL executor `nl2api serve` runs queries on: cheap ones never wait behind expensive
- * ones; each lane's spare worker takes a killed one's place at once.
+ * ones; each lane's spare worker takes a killed one's place at once, its `databases` already open.
  */
-export function servingExecutor(config: Config): LanedExecutor {
+export function servingExecutor(config: Config, databases: readonly string[] = []): LanedExecutor {
   const lanes = config.rest.serveLanes;
   return createLanedExecutor({
     fast: { workers: config.sqlWorkers, maxInFlight: lanes.fastMaxInFlight },
     slow: { workers: lanes.slowWorkers, maxInFlight: lanes.slowMaxInFlight },
     fastBudgetMs: lanes.fastBudgetMs,
     promoteAfter: lanes.promoteAfter,
+    warm: databases,
   });
 }
 

@@ -47,6 +47,8 @@ export interface LanedExecutorOptions {
   fastBudgetMs: number;
   /** Consecutive slow-lane runs within the budget that move a statement back to the fast lane. */
   promoteAfter: number;
+  /** Database files every worker opens as it starts (pool.ts): a cold first run is no reason to demote. */
+  warm?: readonly string[];
 }
 
 export type LaneName = 'fast' | 'slow';
@@ -85,8 +87,8 @@ const REMEMBERED_STATEMENTS = 10_000;
 
 export function createLanedExecutor(options: LanedExecutorOptions): LanedExecutor {
   const { fastBudgetMs, promoteAfter } = options;
-  const fast = lane('fast', options.fast);
-  const slow = lane('slow', options.slow);
+  const fast = lane('fast', options.fast, options.warm);
+  const slow = lane('slow', options.slow, options.warm);
   const costs = new LruMap<string, Cost>(REMEMBERED_STATEMENTS);
   let closed = false;
 
@@ -169,10 +171,10 @@ export function createLanedExecutor(options: LanedExecutorOptions): LanedExecuto
 }
 
 /** A lane's pool keeps a spare worker: one killed at the budget or a timeout is replaced at once. */
-function lane(name: LaneName, { workers, maxInFlight, nice }: LaneOptions): Lane {
+function lane(name: LaneName, { workers, maxInFlight, nice }: LaneOptions, warm?: readonly string[]): Lane {
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1)
     throw new Error(`the ${name} lane's maxInFlight must be a positive integer, got ${maxInFlight}`);
-  return { name, pool: createSqlPool({ size: workers, spare: 1, nice }), maxInFlight, inFlight: 0 };
+  return { name, pool: createSqlPool({ size: workers, spare: 1, nice, warm }), maxInFlight, inFlight: 0 };
 }
 
 /** Runs `work` if the lane has room for one more statement; otherwise refuses at once. */

@@ -49,4 +49,13 @@ function exitWithParent(intervalMs: number): void {
 
 exitWithParent(1000);
 
+// The databases to open before saying ready (pool.ts, `warm`): a file that fails here fails its statements later, with the reason.
+for (const dbPath of process.argv[2] ? (JSON.parse(process.argv[2]) as string[]) : []) {
+  try {
+    connections.get(dbPath).prepare('SELECT 1 FROM sqlite_master LIMIT 1').get();
+  } catch {
+    // Reported by the statements that use it.
+  }
+}
+
 send({ type: 'ready' });
