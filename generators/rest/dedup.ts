@@ -1,13 +1,16 @@
 import type { DatabaseInfo } from '../../core/model.js';
 import { canonicalForm, type CanonicalForm } from './canonical.js';
+import { disambiguate } from './disambiguate.js';
 import { operationSlug, uniqueName } from './naming.js';
 import type { ArgumentValue, EndpointSpec, RestCall, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 
 /**
  * rest.dedup for one database: endpoints whose canonical forms (canonical.ts) are equal are
  * one endpoint — the first in input order is kept, and the instances of the others call it
- * with their arguments renamed position by position. Distinct endpoints that share an
- * operationId or path get `_2`/`-2`... suffixes in input order. Output order is input order.
+ * with their arguments renamed position by position. The kept endpoints are then told apart
+ * (disambiguate.ts: what separates their queries goes into the names, summaries and
+ * descriptions that collide); those that still share an operationId or path get `_2`/`-2`...
+ * suffixes in input order, which distinctness.ts counts. Output order is input order.
  */
 
 export interface DedupMerge {
@@ -54,9 +57,14 @@ export function dedupEndpoints(
     membership.push({ instanceId, endpoint, form, group });
   }
 
+  const kept = [...groups.values()];
+  disambiguate(
+    kept.map((group) => group.spec),
+    db,
+  ).forEach((spec, i) => (kept[i].spec = spec));
   const ids = new Set<string>();
   const paths = new Set<string>();
-  const canonical = [...groups.values()].map((group) => {
+  const canonical = kept.map((group) => {
     const operationId = uniqueCapped(group.spec.operationId, ids);
     const base = group.spec.path.slice(0, group.spec.path.lastIndexOf('/') + 1);
     const segment =

@@ -37,6 +37,7 @@ export function joinRole(alias: string, query: Query, db: DatabaseInfo): Role | 
 }
 
 const KEY_SUFFIXES = new Set(['id', 'fk', 'key', 'ref']);
+const CONNECTORS = new Set(['link', 'links', 'linked', 'to', 'of', 'the', 'ref', 'fk']);
 
 function roleWords(own: ColumnExpr, other: ColumnExpr, db: DatabaseInfo): string[] | null {
   const table = (name: string | null) => db.tables.find((t) => t.name.toLowerCase() === name?.toLowerCase());
@@ -55,11 +56,12 @@ function roleWords(own: ColumnExpr, other: ColumnExpr, db: DatabaseInfo): string
   const declared = otherTable.foreignKeys.length > 0;
   if (!(referencing || (!declared && keyNamed && primary))) return null;
   const role = keyNamed ? columnWords.slice(0, -1) : columnWords;
-  // A role that only repeats the table's or the key's name (`colour_id` → colour) says nothing.
+  // A role that only repeats the table's or the key's name (`colour_id`, `link_to_major`) says nothing.
   const plain = [words(ownTable.name), words(ownTable.name.replace(/s$/i, '')), words(own.column)].map((w) =>
     w.join(' '),
   );
-  return role.length && !plain.includes(role.join(' ')) ? role : null;
+  const meaningful = role.filter((w) => !CONNECTORS.has(w)).join(' ');
+  return meaningful && !plain.includes(meaningful) ? role : null;
 }
 
 /** `a.x = b.y` equalities between columns of two FROM items, in ON and WHERE of the query and the queries nested in it. */

@@ -10,8 +10,8 @@ const deduplication = lazy(() => import('../../generators/rest/dedup.js'));
 
 /**
  * rest.dedup, the per-database barrier: once every instance of the database has its
- * endpoint, equivalent endpoints are merged (deterministically, canonical.ts), then the
- * de-duplication agent, if there is one, may merge near-duplicates it proves equivalent by
+ * endpoint, equivalent endpoints are merged (deterministically, canonical.ts) and the kept
+ * ones told apart (disambiguate.ts), then the de-duplication agent, if there is one, may merge near-duplicates it proves equivalent by
  * execution. Every merge carries its reason.
  */
 
@@ -33,7 +33,8 @@ export interface DatabaseDedup {
 export const dedupStage: DatabaseStage<DedupInput, DatabaseDedup, RestStageContext> = {
   kind: 'barrier',
   name: 'rest.dedup',
-  version: 2,
+  // 3: the kept endpoints are told apart (generators/rest/disambiguate.ts).
+  version: 3,
   cacheKey: ({ synthesized }, ctx) => ({
     db: dbCacheKey(ctx.db),
     entries: synthesized.map((e) => [e.instanceId, e.synthesis]),
