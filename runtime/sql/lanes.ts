@@ -18,11 +18,11 @@ import { createSqlPool, type SqlPool } from './pool.js';
  *
  * Cost is learnt per statement text (a served endpoint's SQL is fixed; its arguments are bound
  * parameters). A statement of unknown cost runs in the fast lane; if it runs past the fast
- * budget its worker is killed (the lane's spare takes over at once), the statement is marked
- * slow and run again in the slow lane within what is left of its timeout. A statement marked
+ * budget its worker is killed (the lane's spare takes over at once) and it is tried once more
+ * there (a hiccup of a busy machine is no verdict); past the budget again, the statement is
+ * marked slow and run again in the slow lane within what is left of its timeout. A statement marked
  * slow goes straight to the slow lane, and back to the fast one after `promoteAfter`
- * consecutive runs there within the budget (one hostile argument does not banish an endpoint);
- * the first of them decides alone after a single overrun (a hiccup does not banish it either).
+ * consecutive runs there within the budget (one hostile argument does not banish an endpoint).
  * While the first run of an unknown statement is measured, other requests for it wait for the
  * verdict (at most the budget): a burst of an expensive endpoint costs one kill, not one each.
  *
@@ -63,12 +63,6 @@ export interface LanedExecutor extends SqlExecutor {
 /** What is known of a statement's cost. */
 interface Cost {
   slow: boolean;
-  /**
-   * Marked slow by one run past the budget, not yet confirmed: its re-run in the slow lane
-   * measures it again, and a run there within the budget makes it fast at once (the first was a
-   * hiccup: a cold worker, a busy machine).
-   */
-  provisional?: boolean;
   /** Consecutive slow-lane runs within the fast budget. */
   fastRuns: number;
   /** The first, measuring run in the fast lane, while it runs. */
@@ -107,11 +101,19 @@ export function createLanedExecutor(options: LanedExecutorOptions): LanedExecuto
     }
     const budgeted = request.timeoutMs > fastBudgetMs;
     try {
-      return await fast.pool.run(budgeted ? { ...request, timeoutMs: fastBudgetMs } : request);
-    } catch (error) {
-      if (!(budgeted && error instanceof SqlTimeoutError)) throw error;
-      costs.set(key, { slow: true, fastRuns: 0, provisional: true });
-      return undefined;
+      // A second chance after one overrun: a hiccup (a busy machine) is no reason to send a cheap
+      // statement to wait behind expensive ones; two in a row are.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await fast.pool.run(budgeted ? { ...request, timeoutMs: fastBudgetMs } : request);
+        } catch (error) {
+          if (!(budgeted && error instanceof SqlTimeoutError)) throw error;
+          if (attempt === 2) {
+            costs.set(key, { slow: true, fastRuns: 0 });
+            return undefined;
+          }
+        }
+      }
     } finally {
       if (endProbe) {
         cost.probe = undefined;
@@ -134,13 +136,12 @@ export function createLanedExecutor(options: LanedExecutorOptions): LanedExecuto
     }
   }
 
-  /** A slow-lane run of the statement took (not) less than the fast budget: promote it, or confirm it slow. */
+  /** A slow-lane run of the statement took (not) less than the fast budget: count towards its promotion. */
   function measured(key: string, fast: boolean): void {
     const cost = costs.get(key);
     if (!cost?.slow) return;
     cost.fastRuns = fast ? cost.fastRuns + 1 : 0;
-    if (fast && (cost.provisional || cost.fastRuns >= promoteAfter)) costs.set(key, { slow: false, fastRuns: 0 });
-    else cost.provisional = false;
+    if (cost.fastRuns >= promoteAfter) costs.set(key, { slow: false, fastRuns: 0 });
   }
 
   return {
