@@ -48,13 +48,20 @@ function sortKey(node: Node): string {
   return JSON.stringify(node, (key, value: unknown) => (key === 'param' ? undefined : value));
 }
 
-function sorted(nodes: Node[]): Node[] {
-  return nodes
-    .map((n) => [sortKey(n), n] as const)
-    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .map(([, n]) => n);
+/** Stable: items with equal keys keep their order. */
+function sortedBy<T>(items: T[], key: (item: T) => string): T[] {
+  return items
+    .map((item, i) => [key(item), i, item] as const)
+    .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1]))
+    .map(([, , item]) => item);
 }
 
+function sorted(nodes: Node[]): Node[] {
+  return sortedBy(nodes, sortKey);
+}
+
+/** Spellings of one SQLite function. */
+const FUNCTION_SYNONYMS: Record<string, string> = { SUBSTRING: 'SUBSTR' };
 const COMMUTATIVE = new Set(['=', '!=', '+', '*', 'IS', 'IS NOT']);
 const FLIPPED: Record<string, string> = { '>': '<', '>=': '<=' };
 
@@ -75,19 +82,32 @@ class Canonicalizer {
     }
     const scope = new Map<string, string>();
     const inner = [...scopes, scope];
-    const items = query.from ? [query.from.base, ...query.from.joins.map((j) => j.item)] : [];
+    const joins = query.from?.joins ?? [];
+    // Inner joins commute: their tables in a canonical order, their ON conditions one with
+    // WHERE (the select list is explicit, `*` expanded, so its order does not move).
+    const commuting = joins.every((j) => j.type === 'inner' || j.type === 'cross');
+    const listed = query.from ? [query.from.base, ...joins.map((j) => j.item)] : [];
     // Derived tables see the enclosing scopes, not their siblings.
-    const from = items.map((item, i) => {
+    const keyed = listed.map((item) => ({ item, node: this.fromItem(item, scopes) }));
+    const items = commuting ? sortedBy(keyed, ({ node }) => JSON.stringify(node)) : keyed;
+    const from = items.map(({ item, node }, i) => {
       scope.set(item.name.toLowerCase(), `f${scopes.length}_${i}`);
-      return this.fromItem(item, scopes);
+      return node;
     });
+    const conditions = commuting
+      ? [...joins.flatMap((j) => (j.on ? [j.on] : [])), ...(query.where ? [query.where] : [])]
+      : [];
     return {
       select: true,
       distinct: query.distinct,
       columns: query.columns.map((c) => this.expr(c.expr, inner)),
       from,
-      joins: query.from?.joins.map((j) => ({ type: j.type, on: this.maybe(j.on, inner) })) ?? [],
-      where: this.maybe(query.where, inner),
+      joins: commuting ? [] : joins.map((j) => ({ type: j.type, on: this.maybe(j.on, inner) })),
+      where: commuting
+        ? conditions.length
+          ? { op: 'AND', args: sorted(conditions.flatMap((c) => this.chain(c, 'AND')).map((c) => this.expr(c, inner))) }
+          : null
+        : this.maybe(query.where, inner),
       groupBy: sorted(query.groupBy.map((e) => this.expr(e, inner))),
       having: this.maybe(query.having, inner),
       orderBy: this.orderBy(query.orderBy, inner),
@@ -144,7 +164,7 @@ class Canonicalizer {
       case 'unary':
         return { unary: expr.op, operand: e(expr.operand) };
       case 'function':
-        return { fn: expr.name, args: expr.args.map(e) };
+        return { fn: FUNCTION_SYNONYMS[expr.name] ?? expr.name, args: expr.args.map(e) };
       case 'aggregate':
         return {
           agg: expr.name,

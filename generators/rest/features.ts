@@ -5,7 +5,7 @@ import { columnResolver, type ColumnResolver } from './columns.js';
 import { parseEndpointSql, placeholderIn } from './endpoint-query.js';
 import { words } from './naming.js';
 import { conjuncts, joinRole, selects, type Role } from './roles.js';
-import { exprPhrase, itemPhrase, itemWords } from './select-items.js';
+import { exprPhrase, firstColumn, itemPhrase, itemWords } from './select-items.js';
 
 /**
  * What an endpoint's query does, as features endpoints can be told apart by (disambiguate.ts):
@@ -52,7 +52,6 @@ function selectFeatures(
   resolve: ColumnResolver,
   roleOf: (alias: string) => Role | null,
 ): Feature[] {
-  const baseTable = select.from?.base.kind === 'table' ? select.from.base.table : null;
   const items = select.from ? [select.from.base, ...select.from.joins.map((j) => j.item)] : [];
   const tables = items.flatMap((i) => (i.kind === 'table' ? [i] : []));
   return [
@@ -81,7 +80,8 @@ function selectFeatures(
     ...(select.distinct ? [{ rank: 3, name: ['distinct'], phrase: 'distinct rows' }] : []),
     ...select.columns.map((item) => ({
       rank: 4,
-      name: itemWords(item, baseTable),
+      // With the values of its inner conditions, in order: Marvel minus DC is not DC minus Marvel.
+      name: [...exprWords(item.expr), ...innerConditions(item.expr).flatMap(conditionValues)].slice(0, 8),
       phrase: `returning ${itemPhrase(item, resolve)}`,
     })),
     ...tables.map(({ table }) => ({ rank: 5, name: ['from', ...words(table)], phrase: `from ${table}` })),
@@ -105,8 +105,15 @@ function isComparison(expr: Expr): boolean {
   return expr.kind === 'binary' && expr.op in OPERATOR_WORDS;
 }
 
+/** An expression's name words; a one-word column (`id`, `name`) with its table: whose id? */
 function exprWords(expr: Expr): string[] {
-  return itemWords({ expr, alias: null, name: '' }, null);
+  const column = firstColumn(expr);
+  const own = itemWords({ expr, alias: null, name: '' }, null);
+  return column?.table && words(column.column).length === 1 ? [...own, 'of', ...words(column.table)] : own;
+}
+
+function conditionValues(condition: Expr): string[] {
+  return condition.kind === 'binary' ? valueWords(condition.right) : [];
 }
 
 const OPERATOR_WORDS: Record<string, string[]> = {
@@ -125,7 +132,12 @@ function filterFeature(condition: Expr, resolve: ColumnResolver): Feature {
   const columns = columnsOf(condition);
   if (hasPlaceholder(condition) && columns.length) {
     const { table, column } = columns[0];
-    const operator = condition.kind === 'binary' ? (OPERATOR_WORDS[condition.op] ?? []) : [];
+    const operator =
+      condition.kind === 'binary'
+        ? (OPERATOR_WORDS[condition.op] ?? [])
+        : condition.kind === 'in'
+          ? ['in', 'list']
+          : [];
     return {
       rank: 2,
       name: ['by', ...words(table ?? ''), ...words(column), ...operator],
