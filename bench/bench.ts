@@ -28,7 +28,8 @@ import { microBench } from './micro.js';
 import { mutationCheck } from './mutation-check.js';
 import { queueBench } from './queue-bench.js';
 import { restDatasetFigures } from './rest-dataset.js';
-import { restThroughput } from './rest-throughput.js';
+import { headOfLine, headOfLineLines } from './head-of-line.js';
+import { restThroughput, restThroughputLines } from './rest-throughput.js';
 import { badInputSweep, sweepLines } from './bad-input-sweep.js';
 import { runawayLines, runawaySynthesis } from './runaway-synthesis.js';
 
@@ -40,7 +41,9 @@ import { runawayLines, runawaySynthesis } from './runaway-synthesis.js';
  * results); (d) a rerun with one question's SQL changed; (e) the paper tool pool, for
  * coverage; (f) the REST formulation with the template synthesizer, cold and warm: coverage,
  * endpoints before/after dedup, parameters per endpoint (rest-dataset.ts); (g) REST server
- * throughput for three representative endpoints (rest-throughput.ts); (g1) every endpoint of (f)'s
+ * throughput for three representative endpoints, laned and single-pool, 8 and 32 connections, with requests
+ * per server CPU second (rest-throughput.ts); (g0) head-of-line blocking (head-of-line.ts: a cheap endpoint's
+ * latency while 16 clients hammer an expensive one, and right after a kill; laned and single-pool); (g1) every endpoint of (f)'s
  * output served and sent bad input (bad-input-sweep.ts); (g1b) one database's REST generation with a
  * model proposing runaway queries against the template alone (runaway-synthesis.ts); (h) the queue backend:
  * overhead, scale-out over worker processes, a shared rate limit, incremental nightly runs,
@@ -177,11 +180,17 @@ async function main(): Promise<void> {
       formulations: { ...cold.stats.formulations, ...restCold.stats.formulations },
       mutants,
     });
-    process.stderr.write('(g) REST server throughput...\n');
+    process.stderr.write('(g) REST server throughput, laned and single-pool, 8 and 32 connections...\n');
     const source = await loadSource(birdDir);
     const rest = await restThroughput(source.instances, new Map(source.databases.map((db) => [db.dbId, db])), {
-      connections: 8,
+      connections: [8, 32],
       durationSeconds: 3,
+    });
+    process.stderr.write('(g0) REST head-of-line blocking, laned and single-pool...\n');
+    const hol = await headOfLine(path.join(os.tmpdir(), 'nl2api-bench-cache'), {
+      clients: 16,
+      seconds: 10,
+      timeoutMs: 1000,
     });
     process.stderr.write('(g1) REST bad-input sweep over every endpoint...\n');
     const sweep = await badInputSweep(path.join(work, 'rest'), birdDir);
@@ -267,6 +276,7 @@ async function main(): Promise<void> {
         stages: restCold.stats.timing.stages,
       },
       restThroughput: rest,
+      headOfLine: hol,
       restBadInput: sweep,
       restRunawaySynthesis: runaway,
       verifiers: micro,
@@ -322,11 +332,7 @@ async function main(): Promise<void> {
       `  telling endpoints apart (per database; target 0 each): ${restFigures.distinctness.suffixedNames} of ${restFigures.distinctness.endpoints} named like another plus _<n>, ${restFigures.distinctness.sharedDescriptions} sharing a description, ${restFigures.distinctness.sharedSummaries} sharing a summary, ${restFigures.distinctness.ambiguousParameters} with parameters described alike`,
       `  REST cold generate ${fmt(restCold.wallMs)} = ${(restCold.wallMs / base.ms).toFixed(1)}x baseline; warm rerun ${fmt(restWarm.wallMs)} = ${((100 * restWarm.wallMs) / restCold.wallMs).toFixed(1)}% of its cold run`,
     );
-    for (const r of rest) {
-      lines.push(
-        `REST ${r.shape} (q${r.instanceId}, ${r.operationId}): ${r.requestsPerSecond} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.errors} errors (8 connections, 3 s, loopback)`,
-      );
-    }
+    lines.push(...restThroughputLines(rest, 3), ...headOfLineLines(hol));
     lines.push(...sweepLines(sweep));
     lines.push(...runawayLines(runaway));
     lines.push(...queue.lines);

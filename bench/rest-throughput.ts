@@ -4,16 +4,20 @@ import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import type { DatabaseInfo, Instance } from '../core/model.js';
 import { createRestServer } from '../runtime/rest/server.js';
 import { measureThroughput, type Throughput } from '../runtime/rest/throughput.js';
-import { createSqlPool } from '../runtime/sql/pool.js';
+import { SERVING_SETUPS } from './serving-setups.js';
 
 /**
  * REST server throughput on loopback for three representative endpoints, synthesized by the
  * template synthesizer from the first source questions of each shape: a simple lookup, a
- * join with an aggregate, an ORDER BY … LIMIT. Served by the real server over the killable
- * SQL pool, loaded with autocannon.
+ * join with an aggregate, an ORDER BY … LIMIT. Served by the real server over each SQL
+ * executor of serving-setups.ts (nl2api serve's lanes, and the single pool before them), loaded
+ * with autocannon at each number of connections; the server's CPU time (its main thread and its
+ * SQL workers) gives requests per CPU second.
  */
 
 export interface EndpointThroughput extends Throughput {
+  setup: string;
+  connections: number;
   shape: string;
   instanceId: string;
   operationId: string;
@@ -34,7 +38,7 @@ const SHAPES: { shape: string; matches: (sql: string) => boolean }[] = [
 export async function restThroughput(
   instances: readonly Instance[],
   databases: ReadonlyMap<string, DatabaseInfo>,
-  options: { connections: number; durationSeconds: number },
+  options: { connections: readonly number[]; durationSeconds: number },
 ): Promise<EndpointThroughput[]> {
   const picked = SHAPES.map(({ shape, matches }) => {
     for (const instance of instances) {
@@ -46,27 +50,50 @@ export async function restThroughput(
     }
     throw new Error(`no question of shape "${shape}" synthesizes`);
   });
-  const executor = createSqlPool({ size: 2 });
-  const server = await createRestServer({
-    databases: picked.map(({ db, endpoint }) => ({ db, endpoints: [endpoint.spec] })),
-    executor,
-    timeoutMs: 30_000,
-    title: 'bench',
-    version: '1',
-    // Requests autocannon abandons at the end of a run fail when the pool closes: not news.
-    logger: pino({ level: 'silent' }),
-  });
-  try {
-    const results: EndpointThroughput[] = [];
-    for (const { shape, instance, endpoint } of picked) {
-      const throughput = await measureThroughput(server.url, requestPath(endpoint), options);
-      results.push({ shape, instanceId: instance.id, operationId: endpoint.spec.operationId, ...throughput });
+  const results: EndpointThroughput[] = [];
+  for (const setup of SERVING_SETUPS) {
+    const executor = setup.create([...new Set(picked.map(({ db }) => db.path))]);
+    const server = await createRestServer({
+      databases: picked.map(({ db, endpoint }) => ({ db, endpoints: [endpoint.spec] })),
+      executor,
+      timeoutMs: 30_000,
+      title: 'bench',
+      version: '1',
+      // Requests autocannon abandons at the end of a run fail when the pool closes: not news.
+      logger: pino({ level: 'silent' }),
+    });
+    try {
+      for (const { shape, instance, endpoint } of picked) {
+        const path = requestPath(endpoint);
+        // Unmeasured: JIT, lazy validators, statement caches, the lanes' first measure.
+        await measureThroughput(server.url, path, { connections: 8, durationSeconds: 1 });
+        for (const connections of options.connections) {
+          const measured = await measureThroughput(server.url, path, {
+            connections,
+            durationSeconds: options.durationSeconds,
+            serverProcesses: () => executor.workerPids(),
+          });
+          const operationId = endpoint.spec.operationId;
+          results.push({ setup: setup.name, connections, shape, instanceId: instance.id, operationId, ...measured });
+        }
+      }
+    } finally {
+      await server.close();
+      await executor.close();
     }
-    return results;
-  } finally {
-    await server.close();
-    await executor.close();
   }
+  return results;
+}
+
+/** The table of `restThroughput`'s figures, a line per endpoint, setup and number of connections. */
+export function restThroughputLines(results: readonly EndpointThroughput[], durationSeconds: number): string[] {
+  return [
+    `REST throughput (loopback, ${durationSeconds} s per row; server CPU = its main thread + SQL workers; the published REST-BIRD server: 697 req/s lookup, 491 ORDER BY … LIMIT at 32 connections):`,
+    ...results.map(
+      (r) =>
+        `  ${r.shape.padEnd(17)} ${r.setup.padEnd(21)} ${String(r.connections).padStart(2)} conn: ${String(r.requestsPerSecond).padStart(5)} req/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms, ${r.requestsPerCpuSecond ?? '?'} req per server CPU-s (${r.serverCpuSeconds ?? '?'} s), ${r.errors} errors (q${r.instanceId}, ${r.operationId})`,
+    ),
+  ];
 }
 
 function requestPath({ spec, call }: SynthesizedEndpoint): string {

@@ -6,6 +6,8 @@ declare module 'autocannon' {
     duration?: number;
     method?: string;
     timeout?: number;
+    /** Worker threads to run the load in (default 0: this thread). */
+    workers?: number;
   }
   interface Histogram {
     average: number;
