@@ -5,8 +5,9 @@ import { parseConfig } from '../../config/load.js';
 import type { Config } from '../../config/schema.js';
 import { dedupEndpoints } from '../../generators/rest/dedup.js';
 import { checkEndpointSpec } from '../../generators/rest/format-check.js';
-import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { synthesizeFromTemplate } from '../../generators/rest/template.js';
+import { describeResponse } from '../../generators/rest/response-fields.js';
+import { ResponseSpecSchema, type SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { generate } from '../../pipeline/generate.js';
 import { packageRoot } from '../../core/package-root.js';
 import type { DatabaseInfo, Instance, Rejection } from '../../core/model.js';
@@ -208,6 +209,13 @@ function templateEndpoint(instance: Instance, db: DatabaseInfo, record: Recorder
     instance.id,
     'rest.format_check',
     verdict.ok ? { ok: true } : { ok: false, category: verdict.category, message: verdict.message },
+  );
+  // Response fields are made from any SQL a synthesizer proposes: never a throw, always a valid response.
+  const shaped = attempt(() => ResponseSpecSchema.parse(describeResponse(outcome.value.spec, db, null)));
+  record(
+    instance.id,
+    'rest.response_fields',
+    shaped.ok ? { ok: true } : { ok: false, category: INTERNAL_ERROR, message: shaped.message },
   );
   return outcome.value;
 }
