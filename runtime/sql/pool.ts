@@ -160,7 +160,9 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     busy(worker);
     const { timeoutMs } = job;
     if (Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS) {
-      worker.timer = setTimeout(() => onTimeout(worker, job), Math.max(0, timeoutMs));
+      // The verdict waits for the loop's next poll: after a stall of this process (a busy machine)
+      // timers run first, and an answer already in the pipe must count before the timer does.
+      worker.timer = setTimeout(() => setImmediate(() => onTimeout(worker, job)), Math.max(0, timeoutMs));
     }
     const message: WorkerJob = { id: job.id, task: job.task };
     worker.child.send(message);
