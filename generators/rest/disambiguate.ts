@@ -71,27 +71,36 @@ function collisionGroups(specs: readonly EndpointSpec[]): number[][] {
 }
 
 /**
- * The fewest of an endpoint's features, in rank order, that no other endpoint of its group
- * has all of; all of those it does not share with every other when no prefix does. Two
- * endpoints with different feature sets so never end up with the same choice.
+ * Few of an endpoint's features that no other endpoint of its group has all of: greedily the
+ * one that sets it apart from the most others not yet set apart (ties: rank order), kept in
+ * rank order. An endpoint whose features are all another's gets those it does not share
+ * with every other. Two endpoints with different feature sets so never get the same choice.
  */
 function separating(features: Feature[], others: Set<string>[], identity: (f: Feature) => string): Feature[] {
   const seen = new Set<string>();
-  const distinguishing = features.filter(
+  const candidates = features.filter(
     (f) => others.some((o) => !o.has(identity(f))) && !seen.has(identity(f)) && seen.add(identity(f)),
   );
-  for (let k = 1; k <= distinguishing.length; k++) {
-    const prefix = distinguishing.slice(0, k);
-    if (others.every((o) => prefix.some((f) => !o.has(identity(f))))) return prefix;
+  const chosen = new Set<Feature>();
+  let remaining = others;
+  while (remaining.length) {
+    const apart = (f: Feature) => remaining.filter((o) => !o.has(identity(f))).length;
+    const best = candidates.reduce<Feature | null>(
+      (b, f) => (!chosen.has(f) && apart(f) > (b ? apart(b) : 0) ? f : b),
+      null,
+    );
+    if (!best) return candidates;
+    chosen.add(best);
+    remaining = remaining.filter((o) => o.has(identity(best)));
   }
-  return distinguishing;
+  return candidates.filter((f) => chosen.has(f));
 }
 
 /** A feature as a summary or description tells it; as a name does (two features may share their words). */
 const phraseOf = (f: Feature) => f.phrase;
 const nameOf = (f: Feature) => f.name.join(' ');
 
-const NAME_TAIL = 40;
+const NAME_TAIL = 48;
 const SUMMARY_TAIL = 120;
 
 /** The endpoint with the chosen features added to the fields that collide. */

@@ -150,7 +150,7 @@ function filterFeature(condition: Expr, resolve: ColumnResolver): Feature {
     return {
       rank: 0,
       name: [direction, ...exprWords(extreme.of)],
-      phrase: `with the ${direction} ${exprPhrase(extreme.of, resolve)}`,
+      phrase: `with the ${direction} ${unarticled(exprPhrase(extreme.of, resolve))}`,
     };
   }
   return { rank: 0, name: conditionWords(condition).slice(0, 6), phrase: `where ${exprPhrase(condition, resolve)}` };
@@ -217,7 +217,7 @@ function orderFeatures(orderBy: OrderItem[], limit: Expr | null, resolve: Column
   const count = limit?.kind === 'literal' ? String(limit.value) : null;
   if (!orderBy.length) return count ? [{ rank: 1, name: ['first', count], phrase: `at most ${count} rows` }] : [];
   const first = orderBy[0];
-  const what = exprPhrase(first.expr, resolve);
+  const what = unarticled(exprPhrase(first.expr, resolve));
   const which = exprWords(first.expr);
   const direction = first.direction === 'desc' ? 'highest' : 'lowest';
   if (count === '1') return [{ rank: 1, name: [direction, ...which], phrase: `the one with the ${direction} ${what}` }];
@@ -232,6 +232,11 @@ function orderFeatures(orderBy: OrderItem[], limit: Expr | null, resolve: Column
   return [
     { rank: 1, name: ['sorted', 'by', ...which, first.direction], phrase: `ordered by ${what}, ${direction} first` },
   ];
+}
+
+/** `the number of views` → number of views, to follow "the highest". */
+function unarticled(phrase: string): string {
+  return phrase.replace(/^the /i, '');
 }
 
 function columnsOf(expr: Expr): { table: string | null; column: string }[] {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { DatabaseInfo } from '../../core/model.js';
 import { dedupEndpoints } from '../../generators/rest/dedup.js';
+import { operationSlug } from '../../generators/rest/naming.js';
 import type { ParameterSpec, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { removeTempDirs } from '../sql/fixtures.js';
 import { schoolsDb } from './fixtures.js';
@@ -75,7 +76,7 @@ describe('dedupEndpoints', () => {
     expect(result.calls.get('q3')?.arguments).toEqual({ county_name: 'X', min_enrollment: 1 });
   });
 
-  test('different SQL is not merged; name and path collisions get suffixes in input order', () => {
+  test('different SQL is not merged; colliding names get what separates their queries, without suffixes', () => {
     const list = [
       endpoint('getSchools', BASE, { county_name: 'Alameda', min_enrollment: 100 }, 'get-schools'),
       endpoint('getSchools', BASE.replace('>', '<'), { county_name: 'Alameda', min_enrollment: 100 }, 'get-schools'),
@@ -97,17 +98,19 @@ describe('dedupEndpoints', () => {
       list.map((e, i) => ({ instanceId: `q${i}`, endpoint: e })),
       db,
     );
-    expect(result.canonical.map((s) => [s.operationId, s.path])).toEqual([
-      ['getSchools', '/v1/test/schools/get-schools'],
-      ['getSchools_2', '/v1/test/schools/get-schools-2'],
-      ['getSchools_3', '/v1/test/schools/get-schools-3'],
-      ['GETSCHOOLS_4', '/v1/test/schools/getschools-4'],
+    const names = result.canonical.map((s) => s.operationId);
+    expect(names).toEqual([
+      'getSchoolsByCountyCountyNameBySchoolEnrollmentAboveNameOf',
+      'getSchoolsBySchoolEnrollmentBelow',
+      'getSchoolsCodeOfSchool',
+      'GETSCHOOLSByCountyCountyNameNot',
     ]);
+    expect(result.canonical.map((s) => s.path)).toEqual(names.map((n) => `/v1/test/schools/${operationSlug(n)}`));
     expect(result.merges).toEqual([{ kept: 'q0', merged: 'q4', reason: expect.stringContaining('identical') }]);
-    expect(result.calls.get('q2')?.name).toBe('getSchools_3');
+    expect(result.calls.get('q2')?.name).toBe('getSchoolsCodeOfSchool');
     expect(result.calls.get('q4')).toEqual({
-      name: 'getSchools',
-      path: '/v1/test/schools/get-schools',
+      name: names[0],
+      path: result.canonical[0].path,
       arguments: { county_name: 'Kern', min_enrollment: 1 },
     });
   });
