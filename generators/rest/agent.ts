@@ -112,14 +112,14 @@ const OUTPUT_EXAMPLE: { endpoints: z.input<typeof WireEndpoint>[] } = {
         {
           name: 'category',
           type: 'string',
-          description: 'Product category to match (e.g. Toys)',
+          description: 'Product category to match; column product.category (e.g. Toys)',
           required: true,
           example: 'Toys',
         },
         {
           name: 'max_price',
           type: 'number',
-          description: 'Upper bound (exclusive) of the price, in US dollars',
+          description: 'Upper bound (exclusive) of the price, in US dollars; column product.price',
           required: true,
           example: 10,
         },
