@@ -49,6 +49,15 @@ export const HEROES_SQL = `
 export const RUNAWAY_SQL =
   'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000000) SELECT count(*) FROM c';
 
+/** Polls `condition`; the time limit only catches a hang (a loaded machine may take its time). */
+export async function waitUntil(condition: () => boolean, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);

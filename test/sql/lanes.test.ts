@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { ExecutorClosedError, SqlSaturatedError, SqlTimeoutError } from '../../runtime/sql/executor.js';
 import { createLanedExecutor, type LanedExecutor, type LanedExecutorOptions } from '../../runtime/sql/lanes.js';
-import { createDb, HEROES_SQL, isAlive, removeTempDirs, RUNAWAY_SQL, tempDir } from './fixtures.js';
+import { createDb, HEROES_SQL, isAlive, removeTempDirs, RUNAWAY_SQL, tempDir, waitUntil } from './fixtures.js';
 
 /**
  * The laned executor: cheap statements are not held up by expensive ones, cost is learnt per
@@ -38,14 +38,6 @@ afterAll(async () => {
   await Promise.all(executors.map((executor) => executor.close()));
   removeTempDirs();
 });
-
-async function waitUntil(condition: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 test('cheap statements keep answering while the slow lane is busy with a long one', async () => {
   const executor = newExecutor();

@@ -4,7 +4,16 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ExecutorClosedError, SqlExecutionError, SqlTimeoutError, SqlWorkerError } from '../../runtime/sql/executor.js';
 import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
-import { createDb, HEROES_SQL, isAlive, processGroupOf, removeTempDirs, RUNAWAY_SQL, tempDir } from './fixtures.js';
+import {
+  createDb,
+  HEROES_SQL,
+  isAlive,
+  processGroupOf,
+  removeTempDirs,
+  RUNAWAY_SQL,
+  tempDir,
+  waitUntil,
+} from './fixtures.js';
 
 /** What only the process pool does: timeouts that stop, crash isolation, queueing, close, signals. */
 
@@ -24,15 +33,6 @@ afterAll(async () => {
   await Promise.all(pools.map((pool) => pool.close()));
   removeTempDirs();
 });
-
-/** Polls `condition`; the time limit only catches a hang (a loaded machine may take its time). */
-async function waitUntil(condition: () => boolean, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 test('starts no process until the first request', async () => {
   const pool = newPool(4);
