@@ -37,7 +37,8 @@ const TOTAL = 50;
 interface RestSampleLine {
   sample_id: string;
   output: { name: string; arguments: Record<string, unknown>; path: string }[];
-  output_after_executing_api: { columns: string[]; rows: unknown[][] };
+  /** The response body: here always a list of objects. */
+  output_after_executing_api: Record<string, unknown>[];
   synthesizer: string;
   attempts: number;
   verification: Record<'format' | 'execution' | 'semantic', { ok: boolean; category: string; message: string }>;
@@ -187,10 +188,7 @@ test('happy path: every instance gets a good LLM endpoint; batches, usage, and a
       path: '/v1/bird-dev/bookstore/get-answer-of-question-0',
     },
   ]);
-  expect(first.samples.get('0')!.output_after_executing_api).toEqual({
-    columns: ['title'],
-    rows: [['Winter Machine']],
-  });
+  expect(first.samples.get('0')!.output_after_executing_api).toEqual([{ title: 'Winter Machine' }]);
   // Double-quoted strings were sent as single-quoted: verified too.
   expect(first.samples.get('25')!.output[0].arguments).toEqual({ value: 'Alice' });
 
@@ -295,7 +293,7 @@ test('feedback loop: a hallucinated column is fed back, the second reply is acce
 
   const sample = samples.get('0')!;
   expect(sample).toMatchObject({ synthesizer: LLM_LABEL, attempts: 2 });
-  expect(sample.output_after_executing_api.rows).toEqual([['Winter Machine']]);
+  expect(sample.output_after_executing_api).toEqual([{ title: 'Winter Machine' }]);
   for (const [id, s] of samples) if (id !== '0') expect(s.attempts).toBe(1);
   expect(llm.of('synthesis')).toHaveLength(7 + 6 + 1);
 });
@@ -509,7 +507,8 @@ describe('the answer judge', () => {
     for (const request of judged) expect(/^Question: (.*)$/m.exec(request.messages[1].content)![1]).toBe(QUESTION_0);
     const sample = samples.get('0')!;
     expect(sample).toMatchObject({ synthesizer: LLM_LABEL, attempts: 1 });
-    expect(sample.output_after_executing_api.columns).toEqual(['title', 'Price (USD)']);
+    // The extra column is a field named from its alias, in snake_case.
+    expect(Object.keys(sample.output_after_executing_api[0])).toEqual(['title', 'price_usd']);
     expect(sample.verification.semantic).toMatchObject({ ok: true, category: 'semantic:judge_yes' });
     expect(sample.verification.semantic.message).toContain(RATIONALE);
   });
