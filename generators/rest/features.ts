@@ -3,8 +3,8 @@ import type { Expr, OrderItem, SelectQuery } from '../sql/ast.js';
 import type { EndpointSpec } from '../../runtime/rest/spec.js';
 import { columnResolver, type ColumnResolver } from './columns.js';
 import { parseEndpointSql, placeholderIn } from './endpoint-query.js';
-import { words } from './naming.js';
-import { conjuncts, joinRole, selects, type Role } from './roles.js';
+import { words, type Role } from './naming.js';
+import { conjuncts, joinRole, selects } from './roles.js';
 import { exprPhrase, firstColumn, itemPhrase, itemWords } from './select-items.js';
 
 /**

@@ -1,5 +1,4 @@
 import type { ResolvedColumn } from './columns.js';
-import type { Role } from './roles.js';
 import type { SiteOp, ValueSite } from './value-sites.js';
 
 /**
@@ -50,6 +49,15 @@ export function truncateIdentifier(id: string, max = 64): string {
 /** Cuts text to `max` characters with an ellipsis. */
 export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
+}
+
+/** The role a joined table plays (roles.ts finds it): `eye colour` via `superhero.eye_colour_id`. */
+export interface Role {
+  /** `['eye', 'colour']`. */
+  words: string[];
+  /** The referencing table and column (`superhero`, `eye_colour_id`). */
+  table: string;
+  column: string;
 }
 
 const FORMAT_PARTS: Record<string, string> = {

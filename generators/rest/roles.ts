@@ -1,7 +1,7 @@
 import type { DatabaseInfo } from '../../core/model.js';
 import type { ColumnExpr, Expr, Query, SelectQuery } from '../sql/ast.js';
 import { subqueries } from './columns.js';
-import { words } from './naming.js';
+import { words, type Role } from './naming.js';
 
 /**
  * The role a table plays in a query where it is joined through a foreign key: in
@@ -11,14 +11,6 @@ import { words } from './naming.js';
  * in the schema is trusted; without one, a referencing column named `<role>_id` joined with
  * the referenced table's primary key is taken for one.
  */
-
-export interface Role {
-  /** `['eye', 'colour']`. */
-  words: string[];
-  /** The referencing table and column (`superhero`, `eye_colour_id`). */
-  table: string;
-  column: string;
-}
 
 /** The role of the FROM item named `alias` (as the query's column references name it), if a join gives it one. */
 export function joinRole(alias: string, query: Query, db: DatabaseInfo): Role | null {

@@ -15,11 +15,12 @@ import {
   truncateIdentifier,
   uniqueName,
   words,
+  type Role,
 } from './naming.js';
 import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { numericParameterType } from './parameter-types.js';
 import { findValueSites, type Clause, type ColumnRef, type ValueSite } from './value-sites.js';
-import { joinRole, type Role } from './roles.js';
+import { joinRole } from './roles.js';
 import { exprLabel, itemPhrase, itemWords } from './select-items.js';
 
 /**
