@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { synthesizeFromTemplate } from '../generators/rest/template.js';
+import { describeResponse } from '../generators/rest/response-fields.js';
 import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import type { DatabaseInfo, Instance } from '../core/model.js';
 import { createRestServer } from '../runtime/rest/server.js';
@@ -45,8 +46,11 @@ export async function restThroughput(
       const db = databases.get(instance.dbId);
       if (!db || !matches(instance.sql)) continue;
       const synthesized = synthesizeFromTemplate(instance, db, 'bench');
-      if (synthesized.ok && synthesized.value.spec.parameters.length > 0)
-        return { shape, instance, db, endpoint: synthesized.value };
+      if (synthesized.ok && synthesized.value.spec.parameters.length > 0) {
+        // Served as generate serves it: its response shaped (here from the SQL alone, no trial run).
+        const spec = { ...synthesized.value.spec, response: describeResponse(synthesized.value.spec, db, null) };
+        return { shape, instance, db, endpoint: { ...synthesized.value, spec } };
+      }
     }
     throw new Error(`no question of shape "${shape}" synthesizes`);
   });
