@@ -60,7 +60,10 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
   }
   if (databases.length === 0)
     throw new SourceError(`no REST endpoints in ${outDir} for the databases of ${config.source}`);
-  const pool = servingExecutor(config, databases.map(({ db }) => db.path));
+  const pool = servingExecutor(
+    config,
+    databases.map(({ db }) => db.path),
+  );
   try {
     const server = await createRestServer({
       databases,

@@ -44,7 +44,7 @@ describe('config', () => {
         serveMaxInFlight: 256,
         serveLanes: { fastBudgetMs: 40, promoteAfter: 8, slowWorkers: 2, fastMaxInFlight: 256, slowMaxInFlight: 64 },
         trialTimeoutFactor: 20,
-        trialMinMs: 1000,
+        trialMinMs: 500,
       },
       verification: {
         variants: 2,
