@@ -1,4 +1,3 @@
-import type { ResultSet } from '../core/model.js';
 import { LruMap } from '../core/lru.js';
 import { timedRun, type SqlExecutor, type SqlRequest, type TimedResult } from '../runtime/sql/executor.js';
 
