@@ -104,7 +104,7 @@ test('schema from the file; descriptions fall back to the column name with space
       foreignKeys: [],
       columns: [
         { name: 'pet_id', type: 'INTEGER', description: 'pet id', valueDescription: '' },
-        { name: 'pet_name', type: 'TEXT', description: 'pet name', valueDescription: '' },
+        { name: 'pet_name', type: 'TEXT', description: 'pet name', valueDescription: '', notNull: true },
         { name: 'owner_id', type: 'INTEGER', description: 'owner id', valueDescription: '' },
       ],
     },
