@@ -215,7 +215,10 @@ function fieldsSection(formulations: readonly Formulation[]): string {
         [
           ...COMMON_FIELDS,
           ['output', 'the call: `[{name, arguments, path}]` (operation id, query parameters, endpoint path)'],
-          ['output_after_executing_api', "the live server's response: `{columns, rows}`"],
+          [
+            'output_after_executing_api',
+            "the live server's response: one object, one object or null, or a list of objects, with the fields `rest/endpoints/<db>.json` declares for the endpoint",
+          ],
           ['difficulty', "the source's difficulty label, or null"],
           ['synthesizer', 'who proposed the endpoint: `template`, or `llm:<provider>/<model>`'],
           ['attempts', 'synthesis attempts it took'],
