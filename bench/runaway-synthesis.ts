@@ -86,6 +86,8 @@ export async function runawaySynthesis(birdDir: string, db = RUNAWAY_DB): Promis
         baseUrl: llm.url,
         // The judge and the dedup agent have nothing to do: the endpoints served are the template's.
         timeoutMs: 30_000,
+        // What is measured is the cost of the proposals, not the provider's request budget (60 a minute by default).
+        requestsPerMinute: 1_000_000,
       },
     });
     const rest = runaway.stats.formulations.rest!.byDb[db];

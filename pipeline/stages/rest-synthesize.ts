@@ -39,7 +39,7 @@ export interface Synthesis {
 export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageContext> = {
   kind: 'batch',
   name: 'rest.synthesize',
-  version: 3,
+  version: 4,
   cacheKey: ({ instance, gold }, { config, db, datasetName, services }) => ({
     question: instance.question,
     evidence: instance.evidence,
@@ -58,7 +58,7 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
   }),
   async runBatch(items, ctx, onSettled) {
     const { config, db, executor, services } = ctx;
-    const { trialRun, verifyRest, restVerifyContext, checkRestFormat } = await restChecks();
+    const { trialRun, verifyRest, restVerifyContext, checkRestFormat, checkScope } = await restChecks();
     const verifyContext = restVerifyContext(ctx);
     // The synthesizer sees the SQL with its clock pinned, as gold ran it (clock.ts).
     const pinned = items.map((item) => ({
@@ -74,6 +74,8 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
       check: async (proposed, item) => {
         const format = checkRestFormat(proposed, db, config.rest.maxStringLength);
         if (!format.ok) return { endpoint: proposed, failure: format };
+        const scope = checkScope(proposed.spec.sql, item.instance.sql, db);
+        if (!scope.ok) return { endpoint: proposed, failure: scope };
         // A lost SQL worker is retried here; what still fails ends the item, uncached (below).
         const budget = trialTimeoutMs(item.gold, config);
         const trial = await withRetries(() => trialRun(proposed, db, executor, budget), retryPolicyOf(config));

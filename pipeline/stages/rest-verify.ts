@@ -9,6 +9,7 @@ import { REST_CHECKS, runChecks, type RestSubject, type Verification } from '../
 import type { VariantRun } from '../../verifiers/differential.js';
 import { restVariantRun, type RestResponse } from '../../verifiers/rest.js';
 export { checkRestFormat } from '../../verifiers/rest.js';
+export { checkScope } from '../../generators/rest/scope.js';
 import type { RestStageContext, StageContext } from '../stage.js';
 import { onVariant, sampleVariants } from '../variants.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
