@@ -313,7 +313,7 @@ function restRelevantConfig(config: Config): Record<string, unknown> {
     maxTokens: config.llm.maxTokens ?? null,
   };
   // How the dataset is served changes nothing in it.
-  const { serveLanes: _serving, ...rest } = config.rest;
+  const { serveLanes: _lanes, serveTimeoutMs: _timeout, serveMaxInFlight: _inFlight, ...rest } = config.rest;
   return { ...rest, llm: llm ?? null };
 }
 

@@ -74,9 +74,14 @@ export class JobResources {
     });
   }
 
-  /** The SQL executor; its worker processes start with the first job that runs SQL. */
+  /**
+   * The SQL executor; its worker processes start with the first job that runs SQL, and a spare
+   * one stands by (as generate's): a worker killed at a timeout is replaced at once.
+   */
   sql(): SqlExecutor {
-    return (this.executor ??= memoizeExecutor((this.pool = createSqlPool({ size: this.options.sqlWorkers }))));
+    return (this.executor ??= memoizeExecutor(
+      (this.pool = createSqlPool({ size: this.options.sqlWorkers, spare: 1 })),
+    ));
   }
 
   /**

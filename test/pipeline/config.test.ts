@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { cacheDirOf, ConfigError, loadConfig, parseConfig } from '../../config/load.js';
+import { outputRelevantConfig } from '../../config/schema.js';
 
 let dir: string;
 beforeEach(() => {
@@ -55,6 +56,18 @@ describe('config', () => {
       },
     });
     expect(cacheDirOf(config)).toBe(path.resolve('output', '.cache'));
+  });
+
+  test("how a dataset is served is not part of what makes it (the manifest's config and its hash)", () => {
+    const base = parseConfig({ formulations: ['rest'] });
+    const served = parseConfig({
+      formulations: ['rest'],
+      rest: { serveTimeoutMs: 1234, serveMaxInFlight: 7, serveLanes: { fastBudgetMs: 99 } },
+    });
+    expect(outputRelevantConfig(served)).toEqual(outputRelevantConfig(base));
+    expect(outputRelevantConfig(parseConfig({ formulations: ['rest'], rest: { attempts: 3 } }))).not.toEqual(
+      outputRelevantConfig(base),
+    );
   });
 
   test('defaults < config file < flags; nested objects merge', async () => {
