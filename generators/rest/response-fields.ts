@@ -9,8 +9,8 @@ import {
   type ResponseSpec,
 } from '../../runtime/rest/spec.js';
 import { replacePlaceholders } from '../../runtime/rest/placeholders.js';
-import { clip, columnLabel, nameWords, snake, uniqueName, words } from './naming.js';
-import { firstColumn, itemPhrase } from './select-items.js';
+import { clip, columnLabel, formatPart, nameWords, snake, uniqueName, words } from './naming.js';
+import { firstColumn, firstSelect, itemPhrase, percentageParts } from './select-items.js';
 import { columnResolver, type ColumnResolver } from './columns.js';
 
 /**
@@ -128,15 +128,6 @@ const AGGREGATE_NAMES: Record<string, (what: string[]) => string[]> = {
   GROUP_CONCAT: (what) => [...what, 'list'],
 };
 
-const FORMAT_WORDS: Record<string, string[]> = {
-  '%Y': ['year'],
-  '%m': ['month'],
-  '%d': ['day'],
-  '%Y-%m': ['year', 'month'],
-  '%H': ['hour'],
-  '%Y-%m-%d': ['date'],
-};
-
 const FUNCTION_WORDS: Record<string, string[]> = {
   SUBSTR: ['part'],
   SUBSTRING: ['part'],
@@ -192,7 +183,7 @@ function exprWords(expr: Expr, ctx: NamingContext): string[] {
       return [...about(expr), ...binaryWords(expr)];
     case 'function': {
       const format = expr.name.toUpperCase() === 'STRFTIME' && expr.args[0]?.kind === 'literal' ? expr.args[0] : null;
-      const part = format ? FORMAT_WORDS[String(format.value)] : FUNCTION_WORDS[expr.name.toUpperCase()];
+      const part = format ? words(formatPart(String(format.value)) ?? '') : FUNCTION_WORDS[expr.name.toUpperCase()];
       return [...about(expr), ...(part ?? words(expr.name))];
     }
     case 'case':
@@ -242,7 +233,7 @@ function countsCondition(expr: Expr): boolean {
 
 /** Arithmetic named for its result: `* 100` over a division is a percentage. */
 function binaryWords(expr: Extract<Expr, { kind: 'binary' }>): string[] {
-  if (isPercentage(expr)) return ['percentage'];
+  if (percentageParts(expr)) return ['percentage'];
   switch (expr.op) {
     case '/':
       return ['ratio'];
@@ -259,17 +250,6 @@ function binaryWords(expr: Extract<Expr, { kind: 'binary' }>): string[] {
     default:
       return ['flag'];
   }
-}
-
-function isPercentage(expr: Expr): boolean {
-  const has = (e: Expr, test: (x: Expr) => boolean): boolean =>
-    test(e) ||
-    (e.kind === 'binary' && (has(e.left, test) || has(e.right, test))) ||
-    (e.kind === 'cast' && has(e.expr, test));
-  return (
-    has(expr, (e) => e.kind === 'binary' && e.op === '/') &&
-    has(expr, (e) => e.kind === 'literal' && (e.value === 100 || e.value === 100.0))
-  );
 }
 
 /** `account_id` counted is accounts: `account`. */
@@ -474,8 +454,4 @@ function outerSide(from: FromClause | null, source: string): boolean {
       ((join.type === 'right' || join.type === 'full') && before)
     );
   });
-}
-
-function firstSelect(query: Query): SelectQuery {
-  return query.kind === 'select' ? query : firstSelect(query.left);
 }

@@ -1,4 +1,4 @@
-import type { AggregateExpr, BinaryExpr, Expr, Query, SelectItem } from '../sql/ast.js';
+import type { AggregateExpr, BinaryExpr, Expr, Query, SelectItem, SelectQuery } from '../sql/ast.js';
 import type { ColumnResolver } from './columns.js';
 import { placeholderIn } from './endpoint-query.js';
 import { clip, columnLabel, formatPart, words } from './naming.js';
@@ -205,6 +205,11 @@ function queryPhrase(query: Query, resolve: ColumnResolver): string {
   const tables = query.from ? [query.from.base, ...query.from.joins.map((j) => j.item)] : [];
   const from = tables.map((t) => (t.kind === 'table' ? t.table : 'a derived table'));
   return `${query.columns.map((c) => exprPhrase(c.expr, resolve)).join(', ')}${from.length ? ` of ${[...new Set(from)].join(', ')}` : ''}`;
+}
+
+/** The first SELECT of a query (a compound query's columns are its first SELECT's). */
+export function firstSelect(query: Query): SelectQuery {
+  return query.kind === 'select' ? query : firstSelect(query.left);
 }
 
 /** `part * 100 / whole` or `part / whole * 100` (casts aside): a percentage. */

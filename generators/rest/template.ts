@@ -21,7 +21,7 @@ import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } 
 import { numericParameterType } from './parameter-types.js';
 import { findValueSites, type Clause, type ColumnRef, type ValueSite } from './value-sites.js';
 import { joinRole } from './roles.js';
-import { exprLabel, itemPhrase, itemWords } from './select-items.js';
+import { exprLabel, firstSelect, itemPhrase, itemWords } from './select-items.js';
 
 /**
  * The deterministic template synthesizer (issue 3): the literals a user would vary — the
@@ -190,10 +190,6 @@ function endpointSpec(
     sql,
     response: { description: response },
   };
-}
-
-function firstSelect(query: Query): SelectQuery {
-  return query.kind === 'select' ? query : firstSelect(query.left);
 }
 
 function tablesOf(select: SelectQuery): string {
