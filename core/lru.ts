@@ -51,6 +51,11 @@ export class LruMap<K, V> {
     return true;
   }
 
+  /** The keys kept, least recently used first (without marking them used). */
+  *keys(): IterableIterator<K> {
+    yield* this.entries.keys();
+  }
+
   /** The values kept, least recently used first (without marking them used). */
   *values(): IterableIterator<V> {
     for (const entry of this.entries.values()) yield entry.value;

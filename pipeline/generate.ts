@@ -8,15 +8,16 @@ import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { createSqlPool, type SqlPool } from '../runtime/sql/pool.js';
 import { writeArtifact, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
-import { restLabel, type ProgressListener } from './progress.js';
-import { planResults, runInProcess, type RunResult } from './runner/in-process.js';
+import { ProgressTracker, restLabel, type ProgressListener } from './progress.js';
+import { planResults, runInProcess } from './runner/in-process.js';
+import { runByDatabase } from './runner/by-database.js';
 import { retryPolicyOf } from './runner/retry.js';
 import { groupBy } from '../core/group.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { RestDedupStats } from './runner/rest.js';
 import { RestFlow } from './runner/rest-flow.js';
 import { restServices } from './rest-services.js';
-import { INTERNAL_ERROR, metricsOf, NOT_COMPUTED, StageRunner, type StageMetrics } from './runner/stage-runner.js';
+import { INTERNAL_ERROR, NOT_COMPUTED, StageRunner } from './runner/stage-runner.js';
 import type { OutcomeStore } from './store/outcome-store.js';
 import type { QueueDriveResult } from './queue/driver.js';
 import { queueBackend, type QueueBackend } from './queue/backend.js';
@@ -24,7 +25,7 @@ import type { RestServiceHandle } from './rest-service-types.js';
 import { codeFingerprint } from './code-fingerprint.js';
 import { rememberRunOutputs, reusableRunOutputs, runOutputsKey } from './output-reuse.js';
 import type { ItemStages } from './runner/flow.js';
-import type { ItemResult } from './samples.js';
+import { summarize, type ItemResult, type ItemSummary } from './samples.js';
 import { dbCacheKey } from './stages/db-key.js';
 import { ITEM_STAGES, emitStage, ingestStage } from './stages/index.js';
 import {
@@ -197,48 +198,69 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     }
     // With a queue backend, the workers have computed everything: the runners only assemble it from the store.
     const computeMisses = !queued;
-    const run: RunResult = sequences
-      ? await runInProcess({
-          ...runOptions,
-          store,
-          signal: options.signal,
-          onProgress: queued ? undefined : options.onProgress,
-          codeFingerprint: code,
-          plans,
-          computeMisses,
-        })
-      : { items: source.instances.map((instance) => ({ instance, results: {} })), metrics: new Map(), aborted: false };
+    const listener = queued ? undefined : options.onProgress;
+    const sequenceProgress = ProgressTracker.forSequences(
+      source.instances.length,
+      sequenceFormulations(formulations),
+      listener,
+    );
+    const restStageRunner = new StageRunner(store, retryPolicyOf(config), undefined, code, computeMisses, restLabel);
+    const restRunner = services && (await import('./runner/rest.js')).runRest;
+    const restProgress = ProgressTracker.forRest(source.instances.length, source.databases.length, listener);
+    const files: EmittedFile[] = [];
+    const summaries: ItemSummary[] = [];
+    const run = await runByDatabase(
+      source.databases,
+      source.instances,
+      {
+        sequences: sequences
+          ? (part) =>
+              runInProcess({
+                ...runOptions,
+                ...part,
+                store,
+                signal: options.signal,
+                progress: sequenceProgress,
+                codeFingerprint: code,
+                plans,
+                computeMisses,
+              })
+          : null,
+        rest: restRunner
+          ? (part) =>
+              restRunner({
+                config,
+                ...part,
+                datasetName,
+                executor,
+                services: services!.services,
+                stageRunner: restStageRunner,
+                signal: options.signal,
+                progress: restProgress,
+              })
+          : null,
+      },
+      async (db, items) => {
+        if (queued) explainJobFailures(items, queued.failed);
+        if (db) files.push(...(await emitStage.run({ items }, { config, db, datasetName, outDir })));
+        for (const item of items) summaries.push(summarize(item));
+        // Nothing of this database is asked again: its shared SQL results go with it.
+        if (db) executor.forget(db.path);
+      },
+    );
     if (run.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
-    const rest = services
-      ? await (
-          await import('./runner/rest.js')
-        ).runRest({
-          config,
-          databases: source.databases,
-          instances: source.instances,
-          datasetName,
-          executor,
-          services: services.services,
-          stageRunner: new StageRunner(store, retryPolicyOf(config), undefined, code, computeMisses, restLabel),
-          signal: options.signal,
-          onProgress: queued ? undefined : options.onProgress,
-        })
-      : null;
-    if (rest?.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
-    for (const item of rest ? run.items : []) item.results.rest = rest!.results.get(item.instance);
-    if (queued) explainJobFailures(run.items, queued.failed);
+    // The run-level files list items in source order, not database by database.
+    summaries.sort((a, b) => a.instance.index - b.instance.index);
 
-    const statsWithoutTiming = checkedStats(source, datasetName, formulations, run.items, rest?.dedup);
-    const files = await emitAll(source, datasetName, formulations, run.items, config, outDir);
+    const statsWithoutTiming = checkedStats(source, datasetName, formulations, summaries, run.dedup);
+    const rejections = collectRejections(summaries, source.rejections, formulations);
+    files.push(await writeArtifact(outDir, 'rejections.jsonl', jsonlText(rejections)));
     const metrics = Object.fromEntries(
-      [...(queued ? queued.metrics : sumMetrics([run.metrics, rest?.metrics ?? new Map()]))].map(([name, m]) => [
-        name,
-        { ...m, ms: Math.round(m.ms) },
-      ]),
+      [...(queued ? queued.metrics : run.metrics)].map(([name, m]) => [name, { ...m, ms: Math.round(m.ms) }]),
     );
     const stats: RunStats = { ...statsWithoutTiming, timing: timing(metrics, false) };
     await writeArtifact(outDir, 'stats.json', jsonText(stats));
-    const description = describeRun({ source, datasetName, config, items: run.items, stats: statsWithoutTiming });
+    const description = describeRun({ source, datasetName, config, items: summaries, stats: statsWithoutTiming });
     files.push(await writeArtifact(outDir, 'README.md', datasetCard(description, statsWithoutTiming)));
     const manifest = manifestOf(description, files);
     await writeArtifact(outDir, 'manifest.json', jsonText(manifest));
@@ -257,21 +279,6 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     await backend?.close();
     await ownExecutor?.close();
   }
-}
-
-/** Per stage, the sum of several runners' metrics (REST's gold runs through its own stage runner). */
-function sumMetrics(all: readonly ReadonlyMap<string, StageMetrics>[]): Map<string, StageMetrics> {
-  const sum = new Map<string, StageMetrics>();
-  for (const metrics of all) {
-    for (const [stage, m] of metrics) {
-      const total = metricsOf(sum, stage);
-      total.cacheHits += m.cacheHits;
-      total.runs += m.runs;
-      total.retries += m.retries;
-      total.ms += m.ms;
-    }
-  }
-  return sum;
 }
 
 /**
@@ -302,7 +309,7 @@ function checkedStats(
   source: LoadedSource,
   datasetName: string,
   formulations: readonly Formulation[],
-  items: readonly ItemResult[],
+  items: readonly ItemSummary[],
   rest?: RestDedupStats,
 ): DeterministicStats {
   const dbIds = [...new Set([...source.databases.map((db) => db.dbId), ...source.rejections.map((r) => r.db)])];
@@ -312,23 +319,4 @@ function checkedStats(
   const stats = computeStats({ dataset: datasetName, dbIds, formulations, items, ingestRejections: source.rejections });
   assertNothingLost(stats, expected);
   return rest ? { ...stats, rest } : stats;
-}
-
-/** emit per database (in id order), then the run's rejections. */
-async function emitAll(
-  source: LoadedSource,
-  datasetName: string,
-  formulations: readonly Formulation[],
-  items: readonly ItemResult[],
-  config: Config,
-  outDir: string,
-): Promise<EmittedFile[]> {
-  const files: EmittedFile[] = [];
-  const byDb = groupBy(items, (item) => item.instance.dbId);
-  for (const db of [...source.databases].sort((a, b) => (a.dbId < b.dbId ? -1 : 1))) {
-    files.push(...(await emitStage.run({ items: byDb.get(db.dbId) ?? [] }, { config, db, datasetName, outDir })));
-  }
-  const rejections = collectRejections(items, source.rejections, formulations);
-  files.push(await writeArtifact(outDir, 'rejections.jsonl', jsonlText(rejections)));
-  return files;
 }

@@ -4,7 +4,7 @@ import { outputRelevantConfig, type Config } from '../config/schema.js';
 import type { EmittedFile } from './emit-artifact.js';
 import { hashJson } from '../core/hash.js';
 import { packageVersion } from '../core/package-root.js';
-import type { ItemResult } from './samples.js';
+import type { ItemSummary } from './samples.js';
 import type { LoadedSource } from './sources/index.js';
 import type { SourceLicense } from './sources/license.js';
 import type { DeterministicStats } from './stats.js';
@@ -70,7 +70,7 @@ export function describeRun(args: {
   source: LoadedSource;
   datasetName: string;
   config: Config;
-  items: readonly ItemResult[];
+  items: readonly ItemSummary[];
   stats: DeterministicStats;
 }): RunDescription {
   const { source, config, stats } = args;
@@ -116,7 +116,7 @@ function llmOf(config: Config): RunDescription['llm'] {
   return { provider: config.llm.provider, model: config.llm.model, roles };
 }
 
-function referenceTimes(items: readonly ItemResult[], formulations: readonly Formulation[]): ReferenceTime[] {
+function referenceTimes(items: readonly ItemSummary[], formulations: readonly Formulation[]): ReferenceTime[] {
   return orderedFormulations(formulations).flatMap((formulation) =>
     items.flatMap((item) => {
       const result = item.results[formulation];

@@ -1,6 +1,7 @@
 import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import type { FailedAttempt } from '../generators/rest/synthesis.js';
 import type {
+  Formulation,
   GoldResult,
   Instance,
   SelSequence,
@@ -54,4 +55,24 @@ export type RestResult = AcceptedRestSample | RejectedSample;
 export interface ItemResult {
   instance: Instance;
   results: Partial<Record<SequenceFormulation, FormulationResult>> & { rest?: RestResult };
+}
+
+/**
+ * What a run keeps of an item once its database is written: what stats, the rejections file
+ * and the manifest read. Rows, sequences and responses are let go with the database.
+ */
+export interface ItemSummary {
+  instance: Instance;
+  results: Partial<Record<Formulation, ResultSummary>>;
+}
+
+export type ResultSummary = RejectedSample | { ok: true; gold: Pick<GoldResult, 'strength' | 'referenceTime'> };
+
+export function summarize(item: ItemResult): ItemSummary {
+  const results: ItemSummary['results'] = {};
+  for (const [formulation, result] of Object.entries(item.results) as [Formulation, FormulationResult | RestResult][])
+    results[formulation] = result.ok
+      ? { ok: true, gold: { strength: result.gold.strength, referenceTime: result.gold.referenceTime } }
+      : result;
+  return { instance: item.instance, results };
 }

@@ -19,7 +19,12 @@ export interface SqlMemoOptions {
   maxTotalCells?: number;
 }
 
-export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}): SqlExecutor {
+export interface MemoizedExecutor extends SqlExecutor {
+  /** Lets go of one database's results: a run that is through with a database (its outputs written). */
+  forget(dbPath: string): void;
+}
+
+export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}): MemoizedExecutor {
   const maxEntries = options.maxEntries ?? 8192;
   const maxCells = options.maxCells ?? 50_000;
   const maxTotalCells = options.maxTotalCells ?? 2_000_000;
@@ -34,6 +39,7 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
   /** A shared answer keeps the running time of the one run that gave it. */
   async function runTimed(request: SqlRequest): Promise<TimedResult> {
     const key = JSON.stringify([
+      // First, so that one database's keys share a prefix (forget).
       request.dbPath,
       request.sql,
       request.params.map(String),
@@ -60,6 +66,10 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
   return {
     run: async (request) => (await runTimed(request)).result,
     runTimed,
+    forget: (dbPath) => {
+      const prefix = JSON.stringify([dbPath]).slice(0, -1) + ',';
+      for (const key of [...done.keys()]) if (key.startsWith(prefix)) done.delete(key);
+    },
     buildVariantTable: (request) => inner.buildVariantTable(request),
     close: () => inner.close(),
   };

@@ -2,7 +2,7 @@ import { type Formulation, type Rejection, orderedFormulations } from '../core/m
 import type { StageMetrics } from './runner/stage-runner.js';
 import type { RestDedupStats } from './runner/rest.js';
 import type { UsageSnapshot } from '../generators/llm/usage.js';
-import type { ItemResult } from './samples.js';
+import type { ItemSummary } from './samples.js';
 import { funnelOf, type StageName } from './graph.js';
 
 /**
@@ -73,7 +73,7 @@ export function expandIngestRejections(
 
 /** All rejections in output order: ingest first (source order), then by instance index and formulation. */
 export function collectRejections(
-  items: readonly ItemResult[],
+  items: readonly ItemSummary[],
   ingestRejections: readonly Rejection[],
   formulations: readonly Formulation[],
 ): Rejection[] {
@@ -101,7 +101,7 @@ export function computeStats(args: {
   dataset: string;
   dbIds: readonly string[];
   formulations: readonly Formulation[];
-  items: readonly ItemResult[];
+  items: readonly ItemSummary[];
   ingestRejections: readonly Rejection[];
 }): DeterministicStats {
   const formulations = orderedFormulations(args.formulations);

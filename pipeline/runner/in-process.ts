@@ -53,6 +53,8 @@ export interface InProcessRunOptions {
   plans?: Map<Instance, PlannedItem>;
   /** false: only assemble what the store holds (a queue driver); a missing outcome is an internal error. */
   computeMisses?: boolean;
+  /** The run's progress when this call runs part of it (one database); default: this call's own. */
+  progress?: ProgressTracker;
 }
 
 export interface PlannedItem {
@@ -129,6 +131,13 @@ function sampleFromParts(
   };
 }
 
+/** The plans of this call's instances: taken from the caller's, which may cover a whole run, or made here. */
+function plansOf(options: InProcessRunOptions, planner: KeyPlanner): Map<Instance, PlannedItem> {
+  if (!options.plans) return planResults(options, planner);
+  const all = options.plans;
+  return new Map(options.instances.flatMap((instance) => (all.has(instance) ? [[instance, all.get(instance)!]] : [])));
+}
+
 export async function runInProcess(options: InProcessRunOptions): Promise<RunResult> {
   const { config, store } = options;
   const formulations = sequenceFormulations(config.formulations);
@@ -140,12 +149,13 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
     store ? (options.codeFingerprint ?? codeFingerprint()) : '',
     options.computeMisses ?? true,
   );
-  const progress = ProgressTracker.forSequences(options.instances.length, formulations, options.onProgress);
+  const progress =
+    options.progress ?? ProgressTracker.forSequences(options.instances.length, formulations, options.onProgress);
   const limit = pLimit(config.concurrency);
   const contextOf = (db: DatabaseInfo) => ({ config, db, executor: options.executor });
 
   // Whole item results where the cache has them; the other items' stage outcomes read ahead.
-  const plans = store ? (options.plans ?? planResults(options, stageRunner)) : new Map<Instance, PlannedItem>();
+  const plans = store ? plansOf(options, stageRunner) : new Map<Instance, PlannedItem>();
   const resultKeys = new Map<Instance, Record<string, string>>([...plans].map(([i, p]) => [i, p.resultKeys]));
   const found = new Map<string, FormulationResult>();
   if (store) {

@@ -29,6 +29,8 @@ export interface RestRunOptions extends RestFlowContext {
   stageRunner: StageRunner;
   signal?: AbortSignal;
   onProgress?: ProgressListener;
+  /** The run's progress when this call runs part of it (one database); default: this call's own. */
+  progress?: ProgressTracker;
 }
 
 export interface RestDedupStats {
@@ -49,7 +51,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   const flow = new RestFlow(options.stageRunner, options);
   const databases = new Map(options.databases.map((db) => [db.dbId, db]));
   const count = options.instances.length;
-  const progress = ProgressTracker.forRest(count, options.databases.length, options.onProgress);
+  const progress = options.progress ?? ProgressTracker.forRest(count, options.databases.length, options.onProgress);
   const results = new Map<Instance, RestResult>();
   const reject = (instance: Instance, stage: RejectedSample['stage'], category: string, message: string) =>
     results.set(instance, { ok: false, stage, category, message });
