@@ -1,4 +1,6 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=4
+// The heap's limits first (heap.ts): nothing below has allocated yet.
+import './heap.js';
 import fs from 'node:fs';
 import { UserFacingError } from '../core/errors.js';
 import { FORMULATIONS } from '../core/model.js';

@@ -58,6 +58,7 @@ export async function openLiveTools(
         title: `${dataset.datasetName} REST API`,
         version: packageVersion(),
         maxStringLength: config.rest.maxStringLength,
+        docs: false,
       });
       opened.unshift(['the REST server', () => server.close()]);
       environment.restUrl = server.url;

@@ -12,7 +12,6 @@ import { ProgressTracker, restLabel, type ProgressListener } from './progress.js
 import { planResults, runInProcess } from './runner/in-process.js';
 import { runByDatabase } from './runner/by-database.js';
 import { retryPolicyOf } from './runner/retry.js';
-import { groupBy } from '../core/group.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { RestDedupStats } from './runner/rest.js';
 import { RestFlow } from './runner/rest-flow.js';
@@ -42,6 +41,7 @@ import { sha256File } from './sources/schema.js';
 import { datasetCard } from './dataset-card.js';
 import { describeRun, manifestOf, outputLicense } from './manifest.js';
 import { ensureWritableDir } from './setup-error.js';
+import { releaseToolRegistries } from './tool-registry.js';
 
 /**
  * A whole run: ingest → item stages (in-process runner, run store) → the nothing-lost
@@ -125,6 +125,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       wallMs: Math.round(performance.now() - started),
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
       stages: stageMetrics,
+      sql: executor.counts(),
       outputsReused,
       ...(services?.usage ? { llm: services.usage.snapshot() } : {}),
       ...(queued ? { queueRunId: queued.runId } : {}),
@@ -233,7 +234,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
                 ...part,
                 datasetName,
                 executor,
-                services: services!.services,
+                services: services.services,
                 stageRunner: restStageRunner,
                 signal: options.signal,
                 progress: restProgress,
@@ -244,8 +245,11 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
         if (queued) explainJobFailures(items, queued.failed);
         if (db) files.push(...(await emitStage.run({ items }, { config, db, datasetName, outDir })));
         for (const item of items) summaries.push(summarize(item));
-        // Nothing of this database is asked again: its shared SQL results go with it.
-        if (db) executor.forget(db.path);
+        // Nothing of this database is asked again: its shared SQL results and tool specs go with it.
+        if (db) {
+          executor.forget(db.path);
+          releaseToolRegistries(db);
+        }
       },
     );
     if (run.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };

@@ -22,6 +22,17 @@ export interface SqlMemoOptions {
 export interface MemoizedExecutor extends SqlExecutor {
   /** Lets go of one database's results: a run that is through with a database (its outputs written). */
   forget(dbPath: string): void;
+  /** What was asked and what ran: how close a run comes to executing each distinct statement once. */
+  counts(): SqlCounts;
+}
+
+export interface SqlCounts {
+  /** Statements asked for (every run, by every stage). */
+  requests: number;
+  /** Statements the executor ran. */
+  executions: number;
+  /** Executions of a statement that had run before in the run (its result no longer kept, or too large to keep). */
+  repeats: number;
 }
 
 export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}): MemoizedExecutor {
@@ -31,6 +42,18 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
   const inFlight = new Map<string, Promise<TimedResult>>();
   const cellsOf = ({ result }: TimedResult) => result.rows.length * Math.max(1, result.columns.length);
   const done = new LruMap<string, TimedResult>(maxEntries, { weigh: cellsOf, maxWeight: maxTotalCells });
+
+  const counts: SqlCounts = { requests: 0, executions: 0, repeats: 0 };
+  // The statements that ran, per database (so that they go with it): what tells a repeat.
+  const ran = new Map<string, Set<string>>();
+  const execute = (key: string, request: SqlRequest): Promise<TimedResult> => {
+    counts.executions++;
+    let statements = ran.get(request.dbPath);
+    if (!statements) ran.set(request.dbPath, (statements = new Set()));
+    if (statements.has(key)) counts.repeats++;
+    else statements.add(key);
+    return timedRun(inner, request);
+  };
 
   const keep = (key: string, timed: TimedResult) => {
     if (cellsOf(timed) <= maxCells) done.set(key, timed);
@@ -46,11 +69,12 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
       request.params.map((p) => typeof p),
       request.view ?? null,
     ]);
+    counts.requests++;
     const hit = done.get(key);
     if (hit) return copy(hit);
     let pending = inFlight.get(key);
     if (!pending) {
-      pending = timedRun(inner, request);
+      pending = execute(key, request);
       inFlight.set(key, pending);
       pending.then(
         (timed) => {
@@ -66,7 +90,9 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
   return {
     run: async (request) => (await runTimed(request)).result,
     runTimed,
+    counts: () => ({ ...counts }),
     forget: (dbPath) => {
+      ran.delete(dbPath);
       const prefix = JSON.stringify([dbPath]).slice(0, -1) + ',';
       for (const key of [...done.keys()]) if (key.startsWith(prefix)) done.delete(key);
     },

@@ -1,5 +1,6 @@
 import { type Formulation, type Rejection, orderedFormulations } from '../core/model.js';
 import type { StageMetrics } from './runner/stage-runner.js';
+import type { SqlCounts } from './sql-memo.js';
 import type { RestDedupStats } from './runner/rest.js';
 import type { UsageSnapshot } from '../generators/llm/usage.js';
 import type { ItemSummary } from './samples.js';
@@ -40,6 +41,8 @@ export interface RunTiming {
   llm?: UsageSnapshot;
   peakRssMb: number;
   stages: Record<string, StageMetrics>;
+  /** SQL asked for and run by this process (pipeline/sql-memo.ts): a repeat is a statement run twice. */
+  sql?: SqlCounts;
   /** Nothing changed since the run that wrote the outputs on disk: they were kept (output-reuse.ts). */
   outputsReused?: boolean;
   /** The queue run (BullMQ backend) that computed this output; `stages` and `llm` are then its workers'. */

@@ -80,3 +80,8 @@ export function toolRegistry(db: DatabaseInfo, pool: ToolPool): ToolRegistry {
   if (!registry) byPool.set(pool, (registry = new ToolRegistry(db, pool)));
   return registry;
 }
+
+/** Lets go of a database's specs (and so of their validators): a run that has written the database's outputs. */
+export function releaseToolRegistries(db: DatabaseInfo): void {
+  registries.delete(db);
+}

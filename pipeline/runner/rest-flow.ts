@@ -142,6 +142,7 @@ export class RestFlow {
       title: `${datasetName} REST API`,
       version: packageVersion(),
       maxStringLength: config.rest.maxStringLength,
+      docs: false,
     });
   }
 

@@ -11,13 +11,15 @@ import type { FastifyInstance, FastifyPluginCallback } from 'fastify';
 export const DOCS_PREFIX = '/docs';
 
 /**
- * Loaded with Node's own require, taken from the built-in module itself: its dependency
+ * Loaded when docs are served, with Node's own require, taken from the built-in module itself: its dependency
  * @fastify/static requires an ESM-only package (content-disposition 3), which Node's
  * require accepts (Node >= 20.19) but jest's module registry (which also stands in for an
  * imported `node:module`) does not, and the server must load under jest for in-process tests.
  */
-const nativeRequire = process.getBuiltinModule('node:module').createRequire(import.meta.url);
-const swaggerUi = nativeRequire('@fastify/swagger-ui') as typeof swaggerUiPlugin;
+function swaggerUi(): typeof swaggerUiPlugin {
+  const nativeRequire = process.getBuiltinModule('node:module').createRequire(import.meta.url);
+  return nativeRequire('@fastify/swagger-ui') as typeof swaggerUiPlugin;
+}
 
 function documentProvider(document: object): FastifyPluginCallback {
   // JSON is valid YAML: the UI's /yaml route gets the same document.
@@ -36,5 +38,5 @@ function documentProvider(document: object): FastifyPluginCallback {
 
 export async function registerDocs(app: FastifyInstance, document: object): Promise<void> {
   await app.register(documentProvider(document));
-  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX });
+  await app.register(swaggerUi(), { routePrefix: DOCS_PREFIX });
 }

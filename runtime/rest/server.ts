@@ -58,6 +58,11 @@ export interface RestServerOptions {
    * request is answered 503 with Retry-After at once, never queued without bound.
    */
   maxInFlight?: number;
+  /**
+   * Interactive docs at /docs (default true). The pipeline's own verification server has no
+   * reader for them: without, it does not load the docs' bundle (megabytes held for the run).
+   */
+  docs?: boolean;
   /** Where failures are logged with their details (default: Fastify's pino logger at level warn). */
   logger?: FastifyBaseLogger;
 }
@@ -132,7 +137,7 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
 
   const document = JSON.stringify(openapi);
   app.get(OPENAPI_PATH, (_request, reply) => reply.type('application/json; charset=utf-8').send(document));
-  await registerDocs(app, openapi);
+  if (options.docs ?? true) await registerDocs(app, openapi);
 
   const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
   let inFlight = 0;

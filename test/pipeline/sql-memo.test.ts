@@ -55,10 +55,24 @@ describe('memoized SQL executor', () => {
     await memo.run(request('B'));
     await memo.run(request('A'));
     expect(calls).toEqual(['A', 'B', 'A']);
+    expect(memo.counts()).toEqual({ requests: 3, executions: 3, repeats: 1 });
     const tiny = counting();
     const noneKept = memoizeExecutor(tiny.executor, { maxCells: 1 });
     await noneKept.run(request('A'));
     await noneKept.run(request('A'));
     expect(tiny.calls).toEqual(['A', 'A']);
+  });
+
+  test("a database forgotten is asked again, and its statements' history goes with it", async () => {
+    const { executor, calls } = counting();
+    const memo = memoizeExecutor(executor);
+    const other = { ...request('A'), dbPath: '/other' };
+    await memo.run(request('A'));
+    await memo.run(other);
+    memo.forget('/db');
+    await memo.run(request('A'));
+    await memo.run(other);
+    expect(calls).toEqual(['A', 'A', 'A']);
+    expect(memo.counts()).toEqual({ requests: 4, executions: 3, repeats: 0 });
   });
 });
