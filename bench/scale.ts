@@ -18,7 +18,7 @@ import { measureProcessTree, type TreeMeasure } from './process-tree.js';
 import { buildInfoOf, clonedCorpus, defaultScaleDir, inflatedCorpus, type CorpusBuild } from './scale-corpus.js';
 
 /**
- * `npm run bench:scale [-- --bird <dir>] [--sizes small,clones10,x10,x50,x150]
+ * `npm run bench:scale [-- --bird <dir>] [--sizes small,clones10,x10,x50,x175]
  * [--formulations slot,sel,rest] [--out <results.json>] [--scale-dir <dir>] [--keep] [--no-warm]`:
  * how generation grows with the number of questions and databases (clonesN: every database
  * N times, scale-corpus.ts) and with the size of the databases (xF: every table F times).
@@ -41,6 +41,12 @@ const MB = 2 ** 20;
 
 /** A statement in flight per SQL worker plus a queue, as the pipeline keeps it busy (config.concurrency's default). */
 const FLOOR_IN_FLIGHT = 8;
+
+/**
+ * clones10: 10,520 questions over 80 databases; x175: 1.1 GB of databases (bird-dev's 6.3 MB
+ * of rows 175 times; 150 times is 0.94 GB).
+ */
+const DEFAULT_SIZES = 'small,clones10,x10,x50,x175';
 
 interface SizeSpec {
   name: string;
@@ -82,6 +88,8 @@ interface FloorResult {
   statementMs: number;
   /** The statements that took longest. */
   slowest: FloorQuestion[];
+  /** Every statement that failed or timed out. */
+  failed: FloorQuestion[];
 }
 
 /**
@@ -141,6 +149,7 @@ async function floor(sourceDir: string): Promise<FloorResult> {
       .sort((a, b) => b.ms - a.ms)
       .slice(0, 10)
       .map((r) => ({ ...r, ms: Math.round(r.ms) })),
+    failed: results.filter((r) => r.outcome !== 'ok').map((r) => ({ ...r, ms: Math.round(r.ms) })),
   };
 }
 
@@ -171,10 +180,12 @@ interface SizeResult {
     outputBytes: number;
     stages: RunStats['timing']['stages'];
     /** Per formulation: accepted / input. */
-    accepted: Record<string, { accepted: number; input: number }>;
+    accepted: Record<string, { accepted: number; input: number; rejectedBy: Record<string, number> }>;
     pipelinePeakRssMb: number;
   };
   warm?: ProcessFigures & { outputsReused: boolean; error?: string };
+  /** The machine's 1-minute load average before and after the size's runs: the machine is shared. */
+  load: { before: number; after?: number };
 }
 
 const figures = (m: TreeMeasure): ProcessFigures => ({
@@ -237,7 +248,13 @@ async function measureSize(
   const say = (line: string) => process.stderr.write(`[${spec.name}] ${line}\n`);
   say('corpus...');
   const { dir, corpus } = await corpusFor(spec, options.birdDir, options.scaleDir);
-  const result: SizeResult = { size: spec.name, source: dir, ...corpusFacts(dir), corpus };
+  const result: SizeResult = {
+    size: spec.name,
+    source: dir,
+    ...corpusFacts(dir),
+    corpus,
+    load: { before: os.loadavg()[0] },
+  };
   say(
     `${result.questions} questions, ${result.databases} databases, ${(result.dbBytes / MB).toFixed(0)} MB` +
       (corpus
@@ -288,7 +305,7 @@ async function measureSize(
       accepted: Object.fromEntries(
         Object.entries(stats?.formulations ?? {}).map(([f, s]) => [
           f,
-          { accepted: s.total.accepted, input: s.total.input },
+          { accepted: s.total.accepted, input: s.total.input, rejectedBy: s.total.rejectedBy },
         ]),
       ),
       pipelinePeakRssMb: stats?.timing.peakRssMb ?? 0,
@@ -308,6 +325,7 @@ async function measureSize(
       say(`warm rerun ${(warm.wallMs / 1000).toFixed(1)} s`);
     }
   } finally {
+    result.load.after = os.loadavg()[0];
     if (options.keep) say(`kept ${work}`);
     else rmSync(work, { recursive: true, force: true });
   }
@@ -340,6 +358,7 @@ function reportLines(results: readonly SizeResult[], formulations: readonly stri
     'main RSS MB',
     'store MB',
     'warm s',
+    'load',
     ...formulations.map((f) => `${f} ok`),
   ];
   const rows = results.map((r) => [
@@ -355,6 +374,7 @@ function reportLines(results: readonly SizeResult[], formulations: readonly stri
     String(r.cold?.peakMainRssMb ?? '-'),
     r.cold ? (r.cold.runStoreBytes / MB).toFixed(1) : '-',
     sec(r.warm?.wallMs),
+    `${r.load.before.toFixed(1)}→${r.load.after?.toFixed(1) ?? '-'}`,
     ...formulations.map((f) => {
       const a = r.cold?.accepted[f];
       return a ? `${a.accepted}/${a.input}` : '-';
@@ -364,7 +384,8 @@ function reportLines(results: readonly SizeResult[], formulations: readonly stri
 
   const stages = [...new Set(results.flatMap((r) => Object.keys(r.cold?.stages ?? {})))];
   if (stages.length > 0) {
-    lines.push('', 'per-stage time, s (runs):');
+    // A stage's time is summed over its items, which overlap (several in flight): a share, not a wall time.
+    lines.push('', 'per-stage time summed over items, s (runs):');
     lines.push(
       ...table([
         ['stage', ...results.map((r) => r.size)],
@@ -393,7 +414,31 @@ function reportLines(results: readonly SizeResult[], formulations: readonly stri
     );
   }
 
+  lines.push(...rejectionLines(results, formulations));
   lines.push('', ...growthLines(results));
+  return lines;
+}
+
+/**
+ * Rejection categories that grew faster than the questions against the first size (larger
+ * databases change answers: more ties under a LIMIT, gold past its timeout).
+ */
+function rejectionLines(results: readonly SizeResult[], formulations: readonly string[]): string[] {
+  const ref = results[0];
+  if (!ref?.cold || results.length < 2) return [];
+  const lines: string[] = [];
+  for (const r of results.slice(1)) {
+    for (const f of formulations) {
+      const now = r.cold?.accepted[f]?.rejectedBy ?? {};
+      const before = ref.cold.accepted[f]?.rejectedBy ?? {};
+      const scale = r.questions / ref.questions;
+      const grown = Object.entries(now)
+        .filter(([category, n]) => n > (before[category] ?? 0) * scale)
+        .map(([category, n]) => `${category} ${(before[category] ?? 0) * scale}→${n}`);
+      if (grown.length > 0)
+        lines.push(`${r.size} ${f}: rejections above ${ref.size}'s per question: ${grown.join(', ')}`);
+    }
+  }
   return lines;
 }
 
@@ -423,7 +468,7 @@ async function main(): Promise<void> {
     options: {
       floor: { type: 'string' },
       bird: { type: 'string' },
-      sizes: { type: 'string', default: 'small,clones10,x10,x50,x150' },
+      sizes: { type: 'string', default: DEFAULT_SIZES },
       formulations: { type: 'string', default: 'slot,sel,rest' },
       out: { type: 'string' },
       'scale-dir': { type: 'string' },
