@@ -233,10 +233,21 @@ async function corpusFor(
   return { dir, corpus: info && { ...info, reused: Date.parse(info.builtAt) < started } };
 }
 
-/** How to start a module of ours in a child: the build, or the sources through tsx when run with tsx. */
+/**
+ * How to start a module of ours in a child: the build, or the sources through tsx when run
+ * with tsx; with the node flags of its shebang (`#!/usr/bin/env -S node <flags>`: the CLI sets
+ * its young generation's size there), so the child runs as the installed `nl2api` would.
+ */
 function nodeArgs(module: string): string[] {
   const fromSources = fileURLToPath(import.meta.url).endsWith('.ts');
-  return fromSources ? ['--import', 'tsx', path.join(root, `${module}.ts`)] : [path.join(root, 'dist', `${module}.js`)];
+  const file = fromSources ? path.join(root, `${module}.ts`) : path.join(root, 'dist', `${module}.js`);
+  return [...shebangFlags(readFileSync(file, 'utf8')), ...(fromSources ? ['--import', 'tsx'] : []), file];
+}
+
+/** The node flags of a `#!/usr/bin/env -S node ...` first line (none for any other). */
+function shebangFlags(text: string): string[] {
+  const match = /^#!\S*env -S node((?: +-\S+)*) *$/m.exec(text.slice(0, text.indexOf('\n')));
+  return match ? match[1].trim().split(/ +/).filter(Boolean) : [];
 }
 
 const tail = (text: string) => text.trim().split('\n').slice(-5).join('\n');
