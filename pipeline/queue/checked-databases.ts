@@ -3,7 +3,6 @@ import { UnrecoverableError } from 'bullmq';
 import { getOrStart, LruMap } from '../../core/lru.js';
 import type { DatabaseInfo } from '../../core/model.js';
 import { sha256File } from '../sources/schema.js';
-import type { RunContext } from './run-contexts.js';
 
 /**
  * A worker runs a job only on the database the run was planned on: a job names a path, and
@@ -19,15 +18,13 @@ export class CheckedDatabases {
   private readonly checks = new LruMap<string, Promise<void>>(KEPT_CHECKS);
 
   /** The database as the run saw it: same content, or the job fails for good. */
-  async of(ctx: RunContext, dbId: string): Promise<DatabaseInfo> {
-    const db = ctx.databases.get(dbId);
-    if (!db) throw new UnrecoverableError(`run ${ctx.spec.runId} has no database ${dbId}`);
+  async check(db: DatabaseInfo): Promise<DatabaseInfo> {
     const info = await stat(db.path).catch(() => null);
-    if (!info) throw new UnrecoverableError(`database ${dbId} is not at ${db.path} on this worker`);
+    if (!info) throw new UnrecoverableError(`database ${db.dbId} is not at ${db.path} on this worker`);
     const key = `${db.path}|${info.size}|${info.mtimeMs}|${db.fingerprint}`;
     await getOrStart(this.checks, key, async () => {
       if ((await sha256File(db.path)) !== db.fingerprint)
-        throw new UnrecoverableError(`database ${dbId} at ${db.path} differs from the one the run was planned on`);
+        throw new UnrecoverableError(`database ${db.dbId} at ${db.path} differs from the one the run was planned on`);
     });
     return db;
   }

@@ -28,7 +28,7 @@ import { RunRegistry } from './registry.js';
 import { QueueWorker } from './worker.js';
 
 /**
- * The driver of a queue run: registers the run (its spec, for workers), enqueues per
+ * The driver of a queue run: registers the run (its spec, split per database, for workers), enqueues per
  * database one flow — the barrier, with the SLOT/SEL item jobs and the REST dedup (with its
  * synthesis batches) as children — for the work the shared store does not hold yet, then
  * waits for every barrier while reporting progress. Optionally works on the run itself.
@@ -71,7 +71,7 @@ export async function driveQueueRun(input: QueueDriveInput): Promise<QueueDriveR
   const { config, queue, spec } = input;
   const runId = queue.runId ?? newRunId();
   const registry = new RunRegistry(input.redis, queue.prefix);
-  await registry.create(
+  await registry.createRun(
     { ...spec, runId },
     { runId, dataset: spec.datasetName, source: input.source, out: input.out, scheduler: input.scheduler },
   );
@@ -175,9 +175,10 @@ async function plannedWork(input: QueueDriveInput, runId: string): Promise<Plann
     for (const instance of instances) {
       const keys = resultKeys.get(instance);
       if (keys && keys.every((key) => stored.has(key))) continue;
-      items
-        .get(instance.dbId)!
-        .push({ id: jobId(runId, 'item', instance.index), data: { runId, index: instance.index } });
+      items.get(instance.dbId)!.push({
+        id: jobId(runId, 'item', instance.index),
+        data: { runId, db: instance.dbId, index: instance.index },
+      });
     }
   }
   const synthesisKeys = input.synthesisKeys;

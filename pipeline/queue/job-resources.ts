@@ -20,7 +20,7 @@ import { CheckedDatabases } from './checked-databases.js';
 import { closeConnection, redisConnection, type ConnectionWatch } from './connection.js';
 import { STAGE_QUEUES, storePrefix } from './jobs.js';
 import { RunRegistry } from './registry.js';
-import { RunContexts, unreportedUsage, type RunContext } from './run-contexts.js';
+import { RunContexts, unreportedUsage, type RunContext, type RunDatabase } from './run-contexts.js';
 import { sharedLlm } from './shared-llm.js';
 
 /**
@@ -49,7 +49,7 @@ export class JobResources {
   readonly redis: Redis;
   readonly registry: RunRegistry;
   readonly runs: RunContexts;
-  readonly databases = new CheckedDatabases();
+  private readonly databases = new CheckedDatabases();
   /** An evicted server is closed at once: a job in hand that still calls it fails and is retried. */
   private readonly servers = new LruMap<string, Promise<RestServer>>(
     KEPT_SERVERS,
@@ -82,6 +82,13 @@ export class JobResources {
     return (this.executor ??= memoizeExecutor(
       (this.pool = createSqlPool({ size: this.options.sqlWorkers, spare: 1 })),
     ));
+  }
+
+  /** A database a job names: its chunk of the run's spec, its file checked against the run's fingerprint. */
+  async database(ctx: RunContext, dbId: string): Promise<RunDatabase> {
+    const db = await this.runs.database(ctx, dbId);
+    await this.databases.check(db.info);
+    return db;
   }
 
   /**

@@ -15,8 +15,10 @@ import { PIPELINE_GRAPH } from '../graph.js';
  *   run: a whole scheduled run (the nightly scheduler's)
  *   eval: one attempt of an evaluation (nl2api eval --queue; its processor is the evaluation's)
  *
- * Payloads carry indices, never data: the run's spec (config, databases, instances) is
- * stored once in Redis (registry.ts) and every worker reads it from there. Job ids are
+ * Payloads carry ids and indices, never data: the run's spec is stored once in Redis
+ * (registry.ts), its run-level part in one small key and each database's schema and
+ * instances in a chunk of their own, so a job names its database and a worker reads only
+ * the chunks of the databases it works on (run-contexts.ts). Job ids are
  * derived from the run id and the unit of work, so re-adding a run (a driver restarted with
  * `--run <id>`) adds nothing twice.
  */
@@ -40,9 +42,10 @@ export const STAGE_QUEUES = Object.fromEntries(
   STAGE_GROUPS.map((group) => [group, group === 'emit' ? 'db-barrier' : group.replace('.', '-')]),
 ) as Record<StageGroup, string>;
 
-/** The SLOT/SEL flow of one instance. */
+/** The SLOT/SEL flow of one instance (of database `db`: the chunk its instance is in). */
 export interface ItemJob {
   runId: string;
+  db: string;
   index: number;
 }
 
@@ -60,9 +63,10 @@ export interface DedupJob {
   step?: 'dedup' | 'await-verify';
 }
 
-/** The final check of one instance against the endpoints of dedup `dedupKey`. */
+/** The final check of one instance (of database `db`) against the endpoints of dedup `dedupKey`. */
 export interface VerifyJob {
   runId: string;
+  db: string;
   index: number;
   dedupKey: string;
 }
@@ -93,7 +97,7 @@ export interface BarrierResult {
   failures: Record<string, string>;
 }
 
-/** What every worker needs to know about a run. */
+/** What workers need to know about a run, as the driver has it; stored split (RunHead, DatabaseChunk). */
 export interface RunSpec {
   runId: string;
   config: Config;
@@ -102,6 +106,37 @@ export interface RunSpec {
   instances: Instance[];
   /** The code fingerprint of the driver: a worker of another build would compute other keys. */
   code: string;
+}
+
+/** The run-level part of a spec, one small key: what every job of the run reads. */
+export interface RunHead {
+  runId: string;
+  config: Config;
+  datasetName: string;
+  code: string;
+  /** The run's databases, sorted; each has a chunk of its own. */
+  dbIds: string[];
+  /** Instances per database: the run's size at a glance, without reading a chunk. */
+  instanceCounts: Record<string, number>;
+}
+
+/** One database's part of a spec, in a key of its own: what the jobs on that database read. */
+export interface DatabaseChunk {
+  database: DatabaseInfo;
+  /** The database's instances, in source order. */
+  instances: Instance[];
+}
+
+/** A spec split for storage: the head, and a chunk per database (instances of no database in it are no job's). */
+export function splitSpec(spec: RunSpec): { head: RunHead; chunks: Map<string, DatabaseChunk> } {
+  const databases = [...spec.databases].sort((a, b) => (a.dbId < b.dbId ? -1 : a.dbId > b.dbId ? 1 : 0));
+  const chunks = new Map<string, DatabaseChunk>(
+    databases.map((database) => [database.dbId, { database, instances: [] }]),
+  );
+  for (const instance of spec.instances) chunks.get(instance.dbId)?.instances.push(instance);
+  const { runId, config, datasetName, code } = spec;
+  const instanceCounts = Object.fromEntries([...chunks].map(([dbId, chunk]) => [dbId, chunk.instances.length]));
+  return { head: { runId, config, datasetName, code, dbIds: [...chunks.keys()], instanceCounts }, chunks };
 }
 
 export const jobId = (runId: string, ...parts: (string | number)[]): string => [runId, ...parts].join('.');

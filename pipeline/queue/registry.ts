@@ -1,13 +1,19 @@
 import type { Redis } from 'ioredis';
 import { zeroUsage, type UsageTotals } from '../../generators/llm/usage.js';
 import { metricsOf, type StageMetrics } from '../runner/stage-runner.js';
-import { STAGE_GROUPS, type RunSpec, type StageGroup } from './jobs.js';
+import { splitSpec, STAGE_GROUPS, type DatabaseChunk, type RunHead, type RunSpec, type StageGroup } from './jobs.js';
 
 /**
  * The runs of a queue backend, in Redis next to the queues: each run's spec (what workers
  * read), its record (state, times, outcome), and per stage group the set of job ids done
  * and failed (sets, so a job that runs twice after a crash counts once) — what `status`
  * and `runs` show. Workers add their stage metrics and LLM usage to the run's counters.
+ *
+ * A generate run's spec is stored split: its head (config, ids, counts) under `spec`, and
+ * each database's schema and instances under `db:<dbId>`, so that a worker reads what its
+ * jobs name rather than the whole corpus (megabytes at 10,000 questions) and no single
+ * reply is that large. Like the spec key before them, the chunks are kept as long as the
+ * run's record (nothing expires or deletes a run's keys).
  */
 
 export type RunState = 'running' | 'completed' | 'failed' | 'aborted';
@@ -54,9 +60,28 @@ export class RunRegistry {
     return [this.prefix, 'runs', ...parts].join(':');
   }
 
-  /** `spec`: what every worker reads (a generate run's RunSpec, an evaluation's own). */
-  async create(spec: { runId: string }, record: Omit<RunRecord, 'state' | 'createdAt'>): Promise<RunRecord> {
+  /** A generate run: its spec stored split (its head, a chunk per database). */
+  async createRun(spec: RunSpec, record: Omit<RunRecord, 'state' | 'createdAt'>): Promise<RunRecord> {
+    const { head, chunks } = splitSpec(spec);
+    return this.create(head, record, chunks);
+  }
+
+  /**
+   * `spec`: what every worker reads (a generate run's head, an evaluation's own spec);
+   * `chunks`: parts read by key (a generate run's databases). The chunks are written first,
+   * in one pipeline, so that no worker that finds the spec misses a chunk.
+   */
+  async create(
+    spec: { runId: string },
+    record: Omit<RunRecord, 'state' | 'createdAt'>,
+    chunks: ReadonlyMap<string, DatabaseChunk> = new Map(),
+  ): Promise<RunRecord> {
     const existing = await this.get(spec.runId);
+    await this.writeChunks(
+      spec.runId,
+      chunks,
+      existing && (await this.specOf<{ runId: string; dbIds?: string[] }>(spec.runId)),
+    );
     if (existing) {
       // Re-attaching to a run (its driver restarted): it is running again.
       const resumed: RunRecord = { ...existing, state: 'running', finishedAt: undefined, error: undefined };
@@ -74,14 +99,43 @@ export class RunRegistry {
     return created;
   }
 
-  async spec(runId: string): Promise<RunSpec | undefined> {
-    return this.specOf<RunSpec>(runId);
+  /** A generate run's head (its spec key). */
+  async head(runId: string): Promise<RunHead | undefined> {
+    return this.specOf<RunHead>(runId);
+  }
+
+  /** One database's chunk of a generate run's spec. */
+  async chunk(runId: string, dbId: string): Promise<DatabaseChunk | undefined> {
+    const text = await this.redis.get(this.chunkKey(runId, dbId));
+    return text ? (JSON.parse(text) as DatabaseChunk) : undefined;
+  }
+
+  chunkKey(runId: string, dbId: string): string {
+    return this.key(runId, 'db', dbId);
   }
 
   /** A run's spec as its kind of run wrote it (an evaluation's is its own). */
   async specOf<S extends { runId: string }>(runId: string): Promise<S | undefined> {
     const text = await this.redis.get(this.key(runId, 'spec'));
     return text ? (JSON.parse(text) as S) : undefined;
+  }
+
+  /**
+   * The chunks, in one pipeline; on re-attaching, the chunks of databases the run no longer
+   * has (the driver restarted on another selection) are dropped, so none outlives its run's spec.
+   */
+  private async writeChunks(
+    runId: string,
+    chunks: ReadonlyMap<string, DatabaseChunk>,
+    previous: { dbIds?: string[] } | undefined,
+  ): Promise<void> {
+    const stale = (previous?.dbIds ?? []).filter((dbId) => !chunks.has(dbId));
+    if (chunks.size === 0 && stale.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const [dbId, chunk] of chunks) pipeline.set(this.chunkKey(runId, dbId), JSON.stringify(chunk));
+    for (const dbId of stale) pipeline.del(this.chunkKey(runId, dbId));
+    const failed = ((await pipeline.exec()) ?? []).find(([error]) => error);
+    if (failed) throw failed[0]!;
   }
 
   async get(runId: string): Promise<RunRecord | undefined> {

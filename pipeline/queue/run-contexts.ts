@@ -4,20 +4,22 @@ import { getOrStart, LruMap } from '../../core/lru.js';
 import { unreportedUsage as usageSince, type UsageTotals } from '../../generators/llm/usage.js';
 import type { RestServiceHandle } from '../rest-service-types.js';
 import type { RedisStore } from '../store/redis-store.js';
-import type { RunSpec } from './jobs.js';
+import type { RunHead } from './jobs.js';
 import type { RunRegistry } from './registry.js';
 
 /**
- * What a worker knows of a run it has jobs of: its spec (read once from the registry), the
- * store its results go to, its REST services and the LLM usage already reported. A worker
- * may serve runs of several drivers in turn; it keeps the contexts of the few it used last.
+ * What a worker knows of a run it has jobs of: its head (read once from the registry), the
+ * chunks of the databases its jobs named (each read once while kept), the store its results
+ * go to, its REST services and the LLM usage already reported. A worker may serve runs of
+ * several drivers in turn; it keeps the contexts of the few it used last, and of each run the
+ * databases it used last: its memory and its reads follow the databases it works on, not the
+ * size of the corpus.
  */
 
 export interface RunContext {
-  spec: RunSpec;
-  databases: Map<string, DatabaseInfo>;
-  /** By `Instance.index` (its place in the source file; a run restricted with --db has gaps). */
-  instances: Map<number, Instance>;
+  spec: RunHead;
+  /** The run's databases a job has named, by id (read on first use; see RunContexts.database). */
+  databases: LruMap<string, Promise<RunDatabase>>;
   /** The shared store, or the run's own (a run with the cache off: jobs.ts, storePrefix). */
   store: RedisStore;
   services?: Promise<RestServiceHandle | null>;
@@ -25,15 +27,30 @@ export interface RunContext {
   reported: Record<string, UsageTotals>;
 }
 
+/** One database of a run, as its chunk holds it. */
+export interface RunDatabase {
+  info: DatabaseInfo;
+  /** In source order. */
+  instances: Instance[];
+  /** By `Instance.index` (its place in the source file). */
+  byIndex: Map<number, Instance>;
+}
+
 /** Runs whose contexts are kept: a worker rarely serves more at once. */
 const KEPT_RUNS = 4;
+/**
+ * Databases kept per run: jobs are queued database by database, so the jobs a worker has in
+ * hand name a few at once (the stage groups move through the databases at their own pace);
+ * a database evicted is read again if a job names it later.
+ */
+const KEPT_DATABASES = 16;
 
 export interface RunContextSources {
-  registry: Pick<RunRegistry, 'spec'>;
+  registry: Pick<RunRegistry, 'head' | 'chunk'>;
   /** This worker's build (code-fingerprint.ts): a run planned by another build is refused. */
   code: string;
   /** The store of a run's results: the shared one, or the run's own when its cache is off. */
-  storeOf: (spec: RunSpec) => RedisStore;
+  storeOf: (spec: RunHead) => RedisStore;
 }
 
 export class RunContexts {
@@ -50,6 +67,11 @@ export class RunContexts {
     return getOrStart(this.runs, runId, () => this.load(runId));
   }
 
+  /** A database of the run, from its chunk; one the run does not have, or whose chunk is gone, fails the job for good. */
+  database(ctx: RunContext, dbId: string): Promise<RunDatabase> {
+    return getOrStart(ctx.databases, dbId, () => this.loadDatabase(ctx.spec, dbId));
+  }
+
   /** The contexts kept (their services are closed with the worker). */
   kept(): IterableIterator<Promise<RunContext>> {
     return this.runs.values();
@@ -57,7 +79,7 @@ export class RunContexts {
 
   private async load(runId: string): Promise<RunContext> {
     const { registry, code, storeOf } = this.sources;
-    const spec = await registry.spec(runId);
+    const spec = await registry.head(runId);
     if (!spec) throw new UnrecoverableError(`run ${runId} is not known to this Redis`);
     if (spec.code !== code)
       throw new UnrecoverableError(
@@ -65,17 +87,31 @@ export class RunContexts {
       );
     return {
       spec,
-      databases: new Map(spec.databases.map((db) => [db.dbId, db])),
-      instances: new Map(spec.instances.map((i) => [i.index, i])),
+      databases: new LruMap(KEPT_DATABASES),
       store: storeOf(spec),
       reported: {},
     };
   }
+
+  private async loadDatabase(spec: RunHead, dbId: string): Promise<RunDatabase> {
+    if (!spec.dbIds.includes(dbId)) throw new UnrecoverableError(`run ${spec.runId} has no database ${dbId}`);
+    const chunk = await this.sources.registry.chunk(spec.runId, dbId);
+    // Written before the head, kept as long as it: gone means Redis lost it (evicted, restarted without persistence).
+    if (!chunk)
+      throw new UnrecoverableError(
+        `run ${spec.runId}: the spec of database ${dbId} is missing from Redis (lost?); rerun the driver with --run ${spec.runId} to register it again`,
+      );
+    return {
+      info: chunk.database,
+      instances: chunk.instances,
+      byIndex: new Map(chunk.instances.map((i) => [i.index, i])),
+    };
+  }
 }
 
-export function instanceOf(ctx: RunContext, index: number): Instance {
-  const instance = ctx.instances.get(index);
-  if (!instance) throw new UnrecoverableError(`run ${ctx.spec.runId} has no instance ${index}`);
+export function instanceOf(ctx: RunContext, db: RunDatabase, index: number): Instance {
+  const instance = db.byIndex.get(index);
+  if (!instance) throw new UnrecoverableError(`run ${ctx.spec.runId} has no instance ${index} in ${db.info.dbId}`);
   return instance;
 }
 

@@ -44,12 +44,12 @@ export function stageProcessors(resources: JobResources): Record<Exclude<StageGr
 /** One instance through the SLOT/SEL stages. */
 async function itemJob(resources: JobResources, job: Job<ItemJob>): Promise<{ ok: true }> {
   const ctx = await resources.runs.of(job.data.runId);
-  const instance = instanceOf(ctx, job.data.index);
+  const db = await resources.database(ctx, job.data.db);
+  const instance = instanceOf(ctx, db, job.data.index);
   crashIfPoisoned(instance.id);
-  const db = await resources.databases.of(ctx, instance.dbId);
   const run = await runInProcess({
     config: ctx.spec.config,
-    databases: [db],
+    databases: [db.info],
     instances: [instance],
     stages: ITEM_STAGES,
     executor: resources.sql(),
@@ -66,9 +66,10 @@ async function itemJob(resources: JobResources, job: Job<ItemJob>): Promise<{ ok
 /** One batch of a database's REST synthesis. */
 async function synthesisJob(resources: JobResources, job: Job<SynthesisJob>): Promise<{ ok: true }> {
   const ctx = await resources.runs.of(job.data.runId);
-  const db = await resources.databases.of(ctx, job.data.db);
+  const database = await resources.database(ctx, job.data.db);
+  const db = database.info;
   const flow = await resources.restFlow(ctx);
-  const batch = job.data.indices.map((i) => instanceOf(ctx, i));
+  const batch = job.data.indices.map((i) => instanceOf(ctx, database, i));
   batch.forEach((instance) => crashIfPoisoned(instance.id));
   const golds = await Promise.all(batch.map((instance) => flow.gold(instance, db)));
   const ready = batch.flatMap((instance, k) => {
@@ -90,9 +91,8 @@ async function synthesisJob(resources: JobResources, job: Job<SynthesisJob>): Pr
 async function dedupJob(resources: JobResources, job: Job<DedupJob>, token?: string): Promise<BarrierResult> {
   const ctx = await resources.runs.of(job.data.runId);
   if (job.data.step !== 'await-verify') {
-    const db = await resources.databases.of(ctx, job.data.db);
+    const { info: db, instances } = await resources.database(ctx, job.data.db);
     const flow = await resources.restFlow(ctx);
-    const instances = ctx.spec.instances.filter((i) => i.dbId === db.dbId);
     const synthesized = new Map(
       [...(await flow.storedSynthesis(instances, db))].flatMap(([instance, outcome]) =>
         outcome.ok ? [[instance, outcome.value] as const] : [],
@@ -113,7 +113,12 @@ async function dedupJob(resources: JobResources, job: Job<DedupJob>, token?: str
     await resources.verifyQueue().addBulk(
       missing.map(({ instance }, k) => ({
         name: 'rest.verify',
-        data: { runId: ctx.spec.runId, index: instance.index, dedupKey: dedup.value.key } satisfies VerifyJob,
+        data: {
+          runId: ctx.spec.runId,
+          db: db.dbId,
+          index: instance.index,
+          dedupKey: dedup.value.key,
+        } satisfies VerifyJob,
         opts: {
           ...childJobOptions(ctx.spec.config),
           jobId: ids[k],
@@ -131,9 +136,10 @@ async function dedupJob(resources: JobResources, job: Job<DedupJob>, token?: str
 /** One instance's REST call, over HTTP to this worker's server of the deduped endpoints, verified. */
 async function verifyJob(resources: JobResources, job: Job<VerifyJob>): Promise<{ ok: true }> {
   const ctx = await resources.runs.of(job.data.runId);
-  const instance = instanceOf(ctx, job.data.index);
+  const database = await resources.database(ctx, job.data.db);
+  const instance = instanceOf(ctx, database, job.data.index);
   crashIfPoisoned(instance.id);
-  const db = await resources.databases.of(ctx, instance.dbId);
+  const db = database.info;
   const flow = await resources.restFlow(ctx);
   const gold = await flow.gold(instance, db);
   const synthesis = (await flow.storedSynthesis([instance], db)).get(instance);
