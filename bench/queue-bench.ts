@@ -1,3 +1,4 @@
+import { runIfMain } from './run-main.js';
 import { randomBytes } from 'node:crypto';
 import {
   existsSync,
@@ -5,7 +6,6 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  realpathSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -14,7 +14,6 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { jsonText, writeFileAtomic } from '../pipeline/files.js';
 import { packageRoot } from '../core/package-root.js';
 import type { StageProgress } from '../pipeline/queue/registry.js';
@@ -1047,18 +1046,4 @@ async function main(): Promise<void> {
   process.stdout.write(`report: ${reportFile}\n`);
 }
 
-const invoked = process.argv[1] ? pathToFileURL(realpathOr(process.argv[1])).href : '';
-if (invoked === import.meta.url) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`queue bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  });
-}
-
-function realpathOr(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    return file;
-  }
-}
+runIfMain(import.meta.url, 'queue bench', main);

@@ -1,10 +1,10 @@
+import { runIfMain } from './run-main.js';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import type { Redis } from 'ioredis';
 import { packageRoot } from '../core/package-root.js';
 import { jsonText, writeFileAtomic } from '../pipeline/files.js';
@@ -532,18 +532,4 @@ async function main(): Promise<void> {
   process.stdout.write(`report: ${reportFile}\n`);
 }
 
-const invoked = process.argv[1] ? pathToFileURL(realpathOr(process.argv[1])).href : '';
-if (invoked === import.meta.url) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`queue scale: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  });
-}
-
-function realpathOr(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    return file;
-  }
-}
+runIfMain(import.meta.url, 'queue scale', main);
