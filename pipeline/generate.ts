@@ -205,7 +205,6 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       sequenceFormulations(formulations),
       listener,
     );
-    const restStageRunner = new StageRunner(store, retryPolicyOf(config), undefined, code, computeMisses, restLabel);
     const restRunner = services && (await import('./runner/rest.js')).runRest;
     const restProgress = ProgressTracker.forRest(source.instances.length, source.databases.length, listener);
     const files: EmittedFile[] = [];
@@ -235,7 +234,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
                 datasetName,
                 executor,
                 services: services.services,
-                stageRunner: restStageRunner,
+                // One per database: its metrics are that database's, summed by runByDatabase.
+                stageRunner: new StageRunner(store, retryPolicyOf(config), undefined, code, computeMisses, restLabel),
                 signal: options.signal,
                 progress: restProgress,
               })

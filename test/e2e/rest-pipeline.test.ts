@@ -54,6 +54,9 @@ describe('REST formulation on the demo (template synthesizer)', () => {
     expect(total.input).toBe(50);
     expect(total.accepted + total.rejected).toBe(50);
     expect(total.accepted).toBeGreaterThanOrEqual(48);
+    // Each instance's call counted once, whatever the run's databases (the run goes database by database).
+    const calls = stats.timing.stages['rest.verify'];
+    expect(calls.runs + calls.cacheHits).toBe(total.accepted);
     for (const [db, counts] of Object.entries<{ before: number; after: number; published: number }>(stats.rest.byDb)) {
       expect(counts.before).toBe(stats.formulations.rest.byDb[db].accepted);
       expect(counts.after).toBeLessThanOrEqual(counts.before);
