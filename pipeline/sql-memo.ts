@@ -35,6 +35,9 @@ export interface SqlCounts {
   repeats: number;
 }
 
+/** Statements remembered as run (for `repeats`): more than a database of a run asks (BIRD dev's largest: ~1,500). */
+const RAN_HISTORY = 65_536;
+
 export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}): MemoizedExecutor {
   const maxEntries = options.maxEntries ?? 8192;
   const maxCells = options.maxCells ?? 50_000;
@@ -44,14 +47,12 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
   const done = new LruMap<string, TimedResult>(maxEntries, { weigh: cellsOf, maxWeight: maxTotalCells });
 
   const counts: SqlCounts = { requests: 0, executions: 0, repeats: 0 };
-  // The statements that ran, per database (so that they go with it): what tells a repeat.
-  const ran = new Map<string, Set<string>>();
+  // The statements that ran, what tells a repeat; bounded, as a worker's memo lives across runs.
+  const ran = new LruMap<string, true>(RAN_HISTORY);
   const execute = (key: string, request: SqlRequest): Promise<TimedResult> => {
     counts.executions++;
-    let statements = ran.get(request.dbPath);
-    if (!statements) ran.set(request.dbPath, (statements = new Set()));
-    if (statements.has(key)) counts.repeats++;
-    else statements.add(key);
+    if (ran.get(key)) counts.repeats++;
+    else ran.set(key, true);
     return timedRun(inner, request);
   };
 
@@ -92,9 +93,8 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
     runTimed,
     counts: () => ({ ...counts }),
     forget: (dbPath) => {
-      ran.delete(dbPath);
       const prefix = JSON.stringify([dbPath]).slice(0, -1) + ',';
-      for (const key of [...done.keys()]) if (key.startsWith(prefix)) done.delete(key);
+      for (const map of [done, ran]) for (const key of [...map.keys()]) if (key.startsWith(prefix)) map.delete(key);
     },
     buildVariantTable: (request) => inner.buildVariantTable(request),
     close: () => inner.close(),
