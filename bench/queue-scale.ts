@@ -395,14 +395,7 @@ async function queueRun(
     const before = processes();
     const machineBefore = machineCpu();
     const generate = await measuredGenerate([
-      '--source',
-      source,
-      '--formulations',
-      FORMULATIONS,
-      '--synthesizer',
-      'template',
-      '--out',
-      out,
+      ...generateArgs(source, out),
       '--queue',
       server.url,
       '--queue-prefix',
@@ -484,16 +477,7 @@ export async function queueScaleBench(source: string, workerCounts: readonly num
     let reference: GenerateMeasure | undefined;
     const referenceOut = referenceDir ?? path.join(root, 'in-process');
     if (!referenceDir) {
-      reference = await measuredGenerate([
-        '--source',
-        source,
-        '--formulations',
-        FORMULATIONS,
-        '--synthesizer',
-        'template',
-        '--out',
-        referenceOut,
-      ]);
+      reference = await measuredGenerate(generateArgs(source, referenceOut));
       say(
         `  in process: wall ${secs(reference.wallMs)}, CPU ${reference.cpuS.toFixed(1)} s (main ${reference.ownCpuS.toFixed(1)}, SQL processes ${(reference.cpuS - reference.ownCpuS).toFixed(1)}), peak RSS ${mb(reference.peakRssBytes)}`,
       );
@@ -530,6 +514,11 @@ async function main(): Promise<void> {
   const reportFile = path.join(root, 'output', 'queue-scale.json');
   await writeFileAtomic(reportFile, jsonText(report));
   process.stdout.write(`report: ${reportFile}\n`);
+}
+
+/** The run both sides make: the corpus, every formulation, REST by its template (no LLM). */
+function generateArgs(source: string, out: string): string[] {
+  return ['--source', source, '--formulations', FORMULATIONS, '--synthesizer', 'template', '--out', out];
 }
 
 runIfMain(import.meta.url, 'queue scale', main);
