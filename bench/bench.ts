@@ -14,7 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../generators/sql/double-quotes.js';
+import { parseConfig } from '../config/load.js';
+import { goldStatement } from '../generators/sql/gold.js';
 import { jsonText, writeFileAtomic } from '../pipeline/files.js';
 import { packageRoot } from '../core/package-root.js';
 import { loadSource } from '../pipeline/sources/index.js';
@@ -69,12 +70,13 @@ async function baseline(): Promise<{ ms: number; queries: number; errors: number
   const source = await loadSource(birdDir);
   const databases = new Map(source.databases.map((db) => [db.dbId, db]));
   const executor = createDirectExecutor();
+  const { referenceTime } = parseConfig({});
   let errors = 0;
   const started = performance.now();
   for (const instance of source.instances) {
     const db = databases.get(instance.dbId)!;
-    // The same double-quote resolution as the gold stage (generators/sql/gold.ts).
-    const sql = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql));
+    // The statement the gold stage runs (double quotes resolved, the clock pinned).
+    const { sql } = goldStatement(instance, db, referenceTime);
     try {
       await executor.run({ dbPath: db.path, sql, params: [], timeoutMs: Infinity });
     } catch {

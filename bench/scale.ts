@@ -7,8 +7,7 @@ import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import { parseConfig } from '../config/load.js';
 import { packageRoot } from '../core/package-root.js';
-import { pinClock } from '../generators/sql/clock.js';
-import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../generators/sql/double-quotes.js';
+import { goldStatement } from '../generators/sql/gold.js';
 import { jsonText, writeFileAtomic } from '../pipeline/files.js';
 import { loadSource } from '../pipeline/sources/index.js';
 import type { RunStats } from '../pipeline/stats.js';
@@ -110,10 +109,7 @@ async function floor(sourceDir: string): Promise<FloorResult> {
     source.instances.map((instance) =>
       limit(async (): Promise<FloorQuestion> => {
         const db = databases.get(instance.dbId)!;
-        const sql = pinClock(
-          resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql)),
-          config.referenceTime,
-        );
+        const { sql } = goldStatement(instance, db, config.referenceTime);
         const asked = performance.now();
         const base = { id: instance.id, db: instance.dbId };
         try {

@@ -22,19 +22,33 @@ export async function runGold(
   if (keyword !== 'select' && keyword !== 'with') {
     return reject('gold_error', `not a read-only SELECT: ${abbreviateSql(instance.sql)}`);
   }
-  const resolved = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql));
-  const executedSql = pinClock(resolved, referenceTime);
+  const { sql: executedSql, readsClock } = goldStatement(instance, db, referenceTime);
   try {
     // Its running time, not its wait for a SQL worker: what a proposal's trial budget scales with.
     const { result, runMs } = await timedRun(executor, { dbPath: db.path, sql: executedSql, params: [], timeoutMs });
     const elapsedMs = Math.round(runMs * 100) / 100;
-    const clock = executedSql !== resolved ? { referenceTime } : {};
+    const clock = readsClock ? { referenceTime } : {};
     return accept({ ...result, executedSql, ...resultShape(executedSql), ...clock, elapsedMs });
   } catch (error) {
     if (error instanceof SqlTimeoutError) return reject('gold_timeout', error.message);
     if (error instanceof SqlExecutionError) return reject('gold_error', error.message);
     throw error;
   }
+}
+
+/**
+ * The statement an instance's gold SQL runs as: BIRD's double-quoted strings resolved against
+ * the schema, the clock pinned to the run's reference time. Whatever measures the gold (a
+ * benchmark's floor) runs this, not the SQL as written.
+ */
+export function goldStatement(
+  instance: Pick<Instance, 'sql'>,
+  db: DatabaseInfo,
+  referenceTime: string,
+): { sql: string; readsClock: boolean } {
+  const resolved = resolveDoubleQuotedStrings(instance.sql, schemaIdentifiers(db, instance.sql));
+  const sql = pinClock(resolved, referenceTime);
+  return { sql, readsClock: sql !== resolved };
 }
 
 export interface ResultShape {
