@@ -45,8 +45,21 @@ export function sharedOptions(settings: ProviderSettings): { model: string; temp
   return { model: settings.model, temperature: settings.temperature, maxRetries: 0 };
 }
 
-/** `signal` (if any) or the deadline, whichever aborts first. */
+/**
+ * `signal` (if any) or the deadline, whichever aborts first. Not `AbortSignal.any([signal,
+ * AbortSignal.timeout(ms)])`: Node holds a composite's sources and a timeout signal without
+ * listeners only weakly, so a garbage collection during the request dropped the deadline and
+ * the socket of a reply that never came stayed open. Here the timer holds its controller.
+ */
 export function deadline(signal: AbortSignal | undefined, timeoutMs: number): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  return signal ? AbortSignal.any([signal, timeout]) : timeout;
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`no reply within ${timeoutMs} ms`, 'TimeoutError')),
+    timeoutMs,
+  );
+  timer.unref(); // a pending deadline never keeps the process alive by itself
+  if (signal?.aborted) controller.abort(signal.reason);
+  else signal?.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+  controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+  return controller.signal;
 }
