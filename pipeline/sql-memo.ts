@@ -1,4 +1,5 @@
 import { LruMap } from '../core/lru.js';
+import { inlinedStatement } from '../runtime/sql/inline-params.js';
 import { timedRun, type SqlExecutor, type SqlRequest, type TimedResult } from '../runtime/sql/executor.js';
 
 /**
@@ -62,14 +63,7 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
 
   /** A shared answer keeps the running time of the one run that gave it. */
   async function runTimed(request: SqlRequest): Promise<TimedResult> {
-    const key = JSON.stringify([
-      // First, so that one database's keys share a prefix (forget).
-      request.dbPath,
-      request.sql,
-      request.params.map(String),
-      request.params.map((p) => typeof p),
-      request.view ?? null,
-    ]);
+    const key = keyOf(request);
     counts.requests++;
     const hit = done.get(key);
     if (hit) return copy(hit);
@@ -99,6 +93,27 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
     buildVariantTable: (request) => inner.buildVariantTable(request),
     close: () => inner.close(),
   };
+}
+
+/**
+ * What names a result: the database, the statement, its parameters and the view. On a
+ * database variant, the statement with its parameters written in where that is exact
+ * (runtime/sql/inline-params.ts): a REST endpoint called with the question's values there
+ * is the gold SQL, and shares its run. Not on the database itself: an endpoint's answer
+ * there is what it serves, rows in the order its own plan gives them (a query without
+ * ORDER BY promises none), and whether a shared result is still kept depends on timing;
+ * on a variant an answer only decides agreement with the gold, which the order never does.
+ */
+function keyOf(request: SqlRequest): string {
+  const inlined = request.view ? inlinedStatement(request.sql, request.params) : null;
+  return JSON.stringify([
+    // First, so that one database's keys share a prefix (forget).
+    request.dbPath,
+    inlined ?? request.sql,
+    inlined === null ? request.params.map(String) : [],
+    inlined === null ? request.params.map((p) => typeof p) : [],
+    request.view ?? null,
+  ]);
 }
 
 /** Callers own what they get: no two of them share mutable rows. */

@@ -75,4 +75,19 @@ describe('memoized SQL executor', () => {
     expect(calls).toEqual(['A', 'A', 'A']);
     expect(memo.counts()).toEqual({ requests: 4, executions: 3, repeats: 0 });
   });
+
+  test('on a database variant, a statement with bound values shares the run of its literal spelling; on the database itself not', async () => {
+    const { executor, calls } = counting();
+    const memo = memoizeExecutor(executor);
+    const view = { overlays: ['/variants/t.sqlite'], reverseScans: true };
+    const gold = "SELECT x FROM t WHERE a = 60 AND b = 'O''Brien'";
+    const endpoint = 'SELECT x FROM t WHERE a = ? AND b = ?';
+    await memo.run({ ...request(gold), view });
+    const shared = await memo.run({ ...request(endpoint, [60, "O'Brien"]), view });
+    expect(shared.rows[0]).toEqual([gold]);
+    await memo.run({ ...request(endpoint, [61, "O'Brien"]), view });
+    await memo.run(request(gold));
+    await memo.run(request(endpoint, [60, "O'Brien"]));
+    expect(calls).toEqual([gold, endpoint, gold, endpoint]);
+  });
 });
