@@ -14,15 +14,19 @@ import {
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { checkFormat } from '../../verifiers/format.js';
 import { FORMAT_VERSION } from '../../pipeline/manifest.js';
 import { unprivilegedUser } from '../support/gates.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const demo = path.join(root, 'seeds', 'demo');
-/** tsx's loader by absolute URL: the CLI runs from a temporary working directory. */
-const tsx = pathToFileURL(path.join(root, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+/**
+ * The built CLI, as the queue and Ctrl-C tests run it (run `npm run build` first; `npm test` does). Not
+ * the sources through tsx: its loader costs each CLI process, and each SQL worker it forks,
+ * a second or so of transpiling, which was more than half of this file's time.
+ */
+const main = path.join(root, 'dist', 'cli', 'main.js');
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'nl2api-cli-'));
@@ -34,7 +38,7 @@ function cli(...args: string[]) {
 }
 
 function cliAs(options: Pick<SpawnSyncOptions, 'uid' | 'gid' | 'env'>, ...args: string[]) {
-  const result = spawnSync(process.execPath, ['--import', tsx, path.join(root, 'cli', 'main.ts'), ...args], {
+  const result = spawnSync(process.execPath, [main, ...args], {
     cwd: dir,
     encoding: 'utf8',
     timeout: 120_000,
@@ -62,7 +66,7 @@ describe('nl2api CLI', () => {
     const { code, stderr } = cli('generate', '--source', path.join(dir, 'nowhere'), '--out', path.join(dir, 'out'));
     expect(code).toBe(1);
     expect(stderr).toMatch(/^nl2api: source .*nowhere does not exist/m);
-    expect(stderr).not.toMatch(/at .*\.ts:\d+/); // no stack trace for a user error
+    expect(stderr).not.toMatch(/at .*\.[jt]s:\d+/); // no stack trace for a user error
   });
 
   test('a missing --source exits 1', () => {
@@ -158,7 +162,7 @@ describe('nl2api CLI', () => {
       '--progress',
       'log',
     );
-    expect(stderr).not.toMatch(/EACCES.*main\.ts|Cannot find module/); // the CLI itself was readable
+    expect(stderr).not.toMatch(/EACCES.*main\.[jt]s|Cannot find module/); // the CLI itself was readable
     expect([code, stdout, stderr]).toEqual([
       1,
       '',
