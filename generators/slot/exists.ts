@@ -1,5 +1,5 @@
-import type { ColumnExpr, ExistsExpr, Expr, InExpr, SelectQuery } from '../sql/ast.js';
-import { children, collectAggregates } from './expressions.js';
+import { children, type ColumnExpr, type ExistsExpr, type Expr, type InExpr, type SelectQuery } from '../sql/ast.js';
+import { collectAggregates } from './expressions.js';
 import { conjuncts as splitAnd } from './from.js';
 
 /**

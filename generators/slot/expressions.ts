@@ -1,4 +1,12 @@
-import type { AggregateExpr, BinaryOp, Expr, LiteralExpr, Query, WindowExpr } from '../sql/ast.js';
+import {
+  children,
+  type AggregateExpr,
+  type BinaryOp,
+  type Expr,
+  type LiteralExpr,
+  type Query,
+  type WindowExpr,
+} from '../sql/ast.js';
 import { ZONE_MODIFIERS } from '../../runtime/slot/catalog.js';
 import { SequenceBuilder, unsupported, ref, type Operand, type TableRef } from './builder.js';
 
@@ -145,35 +153,6 @@ export function bareColumns(expr: Expr | null, into: Expr[] = []): Expr[] {
   if (expr.kind === 'column') into.push(expr);
   for (const child of children(expr)) bareColumns(child, into);
   return into;
-}
-
-export function children(expr: Expr): Expr[] {
-  switch (expr.kind) {
-    case 'binary':
-      return [expr.left, expr.right];
-    case 'unary':
-      return [expr.operand];
-    case 'function':
-      return expr.args;
-    case 'aggregate':
-      return expr.arg ? [expr.arg] : [];
-    case 'case':
-      return [...expr.whens.flatMap((w) => [w.when, w.then]), ...(expr.else ? [expr.else] : [])];
-    case 'cast':
-      return [expr.expr];
-    case 'in':
-      return [expr.expr, ...(expr.list ?? [])];
-    case 'between':
-      return [expr.expr, expr.low, expr.high];
-    case 'like':
-      return [expr.expr, expr.pattern];
-    case 'isNull':
-      return [expr.expr];
-    case 'window':
-      return [...expr.args, ...expr.partitionBy, ...expr.orderBy.map((o) => o.expr)];
-    default:
-      return [];
-  }
 }
 
 export interface ScalarContext {

@@ -247,3 +247,33 @@ export interface NormalizedQuery {
   dialect: string;
   query: Query;
 }
+
+/** The expressions directly inside `expr`, not those of its subqueries (their columns are their own). */
+export function children(expr: Expr): Expr[] {
+  switch (expr.kind) {
+    case 'binary':
+      return [expr.left, expr.right];
+    case 'unary':
+      return [expr.operand];
+    case 'function':
+      return expr.args;
+    case 'aggregate':
+      return expr.arg ? [expr.arg] : [];
+    case 'case':
+      return [...expr.whens.flatMap((w) => [w.when, w.then]), ...(expr.else ? [expr.else] : [])];
+    case 'cast':
+      return [expr.expr];
+    case 'in':
+      return [expr.expr, ...(expr.list ?? [])];
+    case 'between':
+      return [expr.expr, expr.low, expr.high];
+    case 'like':
+      return [expr.expr, expr.pattern];
+    case 'isNull':
+      return [expr.expr];
+    case 'window':
+      return [...expr.args, ...expr.partitionBy, ...expr.orderBy.map((o) => o.expr)];
+    default:
+      return [];
+  }
+}
