@@ -10,7 +10,7 @@ import { generate, type GenerateResult } from '../../pipeline/generate.js';
 import type { Rejection } from '../../core/model.js';
 import { packageRoot } from '../../core/package-root.js';
 import type { RunStats } from '../../pipeline/stats.js';
-import { createSqlPool } from '../../runtime/sql/pool.js';
+import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
 import type { SqlExecutor, SqlRequest } from '../../runtime/sql/executor.js';
 import {
   goodEndpoint,
@@ -47,7 +47,15 @@ interface RestSampleLine {
 let root: string;
 let source: string;
 let savedKey: string | undefined;
+/**
+ * One SQL pool for the file's runs, as generate() would make its own (2 workers and a spare).
+ * Not one per run: under jest each worker process loads the sources through tsx, which cost
+ * each of these ~17 runs a second and a half of CPU, a third of the file's. What this file
+ * checks is the LLM's path; the pool a run owns and closes is every other e2e test's.
+ */
+let pool: SqlPool;
 beforeAll(() => {
+  pool = createSqlPool({ size: 2, spare: 1 });
   root = mkdtempSync(path.join(os.tmpdir(), 'nl2api-rest-llm-'));
   // A copy: whatever the scripted LLM proposes must never reach the repository's databases.
   source = path.join(root, 'demo');
@@ -55,7 +63,8 @@ beforeAll(() => {
   savedKey = process.env.MISTRAL_API_KEY;
   process.env.MISTRAL_API_KEY = API_KEY;
 });
-afterAll(() => {
+afterAll(async () => {
+  await pool.close();
   if (savedKey === undefined) delete process.env.MISTRAL_API_KEY;
   else process.env.MISTRAL_API_KEY = savedKey;
   rmSync(root, { recursive: true, force: true });
@@ -79,6 +88,7 @@ interface RunOptions {
   dir?: string;
   /** Default: a fresh out directory under `dir`. */
   outName?: string;
+  /** Default: the file's pool. */
   executor?: SqlExecutor;
 }
 
@@ -116,7 +126,7 @@ async function run(llm: ScriptedMistral, options: RunOptions = {}): Promise<Run>
       ...options.llm,
     },
   });
-  const result = await generate({ config, executor: options.executor });
+  const result = await generate({ config, executor: options.executor ?? pool });
   expect(result.aborted).toBe(false);
   const stats = result.stats!;
   const restFiles: Record<string, Buffer> = {};
