@@ -29,10 +29,13 @@ beforeAll(() => {
     CREATE VIEW big AS SELECT * FROM orders WHERE amount > 10;
   `);
   const insert = db.prepare('INSERT INTO customer VALUES (?, ?, ?, ?, ?)');
-  for (let i = 1; i <= 40; i++)
-    insert.run(i, `name${i}`, ['Oslo', 'Rome', null][i % 3], i % 7 === 0 ? null : 20 + i, `c${i}`);
   const order = db.prepare('INSERT INTO orders VALUES (?, ?, ?, ?)');
-  for (let i = 1; i <= 60; i++) order.run(`o${i}`, 1 + (i % 40), i * 1.5, i % 4 === 0 ? null : `n${i % 5}`);
+  // One transaction, not a sync to disk per row.
+  db.transaction(() => {
+    for (let i = 1; i <= 40; i++)
+      insert.run(i, `name${i}`, ['Oslo', 'Rome', null][i % 3], i % 7 === 0 ? null : 20 + i, `c${i}`);
+    for (let i = 1; i <= 60; i++) order.run(`o${i}`, 1 + (i % 40), i * 1.5, i % 4 === 0 ? null : `n${i % 5}`);
+  })();
   db.exec("INSERT INTO note VALUES ('only one row'); ANALYZE;");
   db.close();
 });
