@@ -1,6 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { settlesUnlessAborted } from '../core/abort.js';
 import { FORMULATIONS } from '../core/model.js';
 import { commaList, positiveInt } from './args.js';
+import { EXIT_INTERRUPTED } from './exit-codes.js';
 import { formatDuration, formatRate } from './pace.js';
 import { textTable } from './table.js';
 import type { Config } from '../config/schema.js';
@@ -40,9 +42,10 @@ export function addQueueCommands(
     .option('--sql-workers <n>', 'SQL worker processes', positiveInt, 2)
     .option('--lock-duration <ms>', 'a job whose worker died is taken back after this long', positiveInt, 30_000)
     .option('--max-stalls <n>', 'a job whose worker died more often than this fails (a poison job)', positiveInt, 2)
+    // 30 s: as long as a job's SQL statement may run (executeTimeoutMs), so a job in hand is rarely cut short.
     .option(
       '--grace <s>',
-      'on SIGTERM, finish the jobs in hand for at most this long, then return them',
+      'on SIGTERM, finish the jobs in hand for at most this long, then return them (exit 130)',
       positiveInt,
       30,
     )
@@ -61,9 +64,13 @@ export function addQueueCommands(
         await checkRedis(flags.queue);
         const { QueueWorker } = await import('../pipeline/queue/worker.js');
         const { scheduledRunProcessor } = await import('../pipeline/queue/scheduled-run.js');
+        const { ConnectionWatch, redactedUrl } = await import('../pipeline/queue/connection.js');
         const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+        // The worker's own, so that its shutdown can tell whether Redis is out of reach.
+        const watch = new ConnectionWatch(flags.queue, log);
         const workers = await QueueWorker.start({
           url: flags.queue,
+          watch,
           prefix: flags.queuePrefix,
           concurrency: flags.concurrency,
           groups: flags.stages,
@@ -91,15 +98,22 @@ export function addQueueCommands(
           process.once('SIGTERM', () => resolve('SIGTERM'));
         });
         log(`worker: ${signal}: finishing the jobs in hand (at most ${flags.grace} s)`);
-        const finished = await Promise.race([
-          workers.close().then(() => true),
-          sleep(flags.grace * 1000).then(() => false),
-        ]);
-        if (!finished) {
-          log('worker: grace period over: the jobs in hand go back to the queue');
-          await workers.close(true);
+        if (await settlesWithin(workers.close(), flags.grace * 1000)) {
+          log('worker: stopped');
+          return;
         }
-        log('worker: stopped');
+        const unreachable = watch.unreachable ? ` and Redis at ${redactedUrl(flags.queue)} unreachable` : '';
+        log(
+          `worker: grace period over (${flags.grace} s)${unreachable}: closing forced; the jobs in hand go back to the queue once their lock expires`,
+        );
+        const closed = await settlesWithin(workers.close(true), FORCED_CLOSE_MS);
+        log(
+          closed
+            ? `worker: stopped without finishing the jobs in hand (exit ${EXIT_INTERRUPTED})`
+            : `worker: the forced close did not end within ${FORCED_CLOSE_MS / 1000} s (Redis not answering?): exiting anyway (exit ${EXIT_INTERRUPTED})`,
+        );
+        // Now, not when the event loop empties: the abandoned graceful close may hold a connection retrying Redis.
+        process.exit(EXIT_INTERRUPTED);
       },
     );
 
@@ -275,4 +289,25 @@ function stageList(value: string): StageGroup[] {
   return groups as StageGroup[];
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
+/**
+ * How long a worker's forced close may take before the process exits anyway. It waits on no
+ * job, and on Redis only where it answers (QUIT) or is not known to be gone: a reachable
+ * Redis answers in milliseconds, the SQL processes (SIGKILLed) and REST servers close well
+ * under a second. 5 s leaves room for a loaded machine; past it, Redis is taken as not
+ * answering (a stopped or hung server keeps its sockets up).
+ */
+const FORCED_CLOSE_MS = 5000;
+
+/**
+ * Whether `work` ends within `ms` (a failure is thrown: it ended, badly). The timer is ours,
+ * not AbortSignal.timeout's: that one is unref'd, and the wait must hold the process.
+ */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), ms);
+  try {
+    return await settlesUnlessAborted(work, timeout.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -79,6 +79,11 @@ export class ConnectionWatch {
     );
   }
 
+  /** Redis is out of reach now: a connection is retrying, and none has been ready since. */
+  get unreachable(): boolean {
+    return this.step > 0;
+  }
+
   ready(): void {
     if (this.step === 0) return;
     this.log(`Redis at ${redactedUrl(this.url)}: reconnected after ${this.step} attempt${this.step === 1 ? '' : 's'}`);

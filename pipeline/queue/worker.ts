@@ -1,6 +1,8 @@
 import { DelayedError, Worker, type Processor } from 'bullmq';
+import { setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { settlesUnlessAborted } from '../../core/abort.js';
 import { Cleanups } from '../../core/cleanups.js';
 import { closeConnection, ConnectionWatch, redactedUrl, redisConnection } from './connection.js';
 import { JobResources } from './job-resources.js';
@@ -16,10 +18,12 @@ import { stageProcessors } from './stage-processors.js';
  *
  * Its lifecycle is BullMQ's Worker's: `QueueWorker.start` resolves once every queue is
  * listened on; `close` stops taking jobs, finishes those in hand (or, forced, leaves them to
- * be taken back) and then closes what they used (job-resources.ts). A second `close`, forced
- * or not, awaits the first (BullMQ's Worker.close does the same: a force after a graceful
- * close does not cut the jobs in hand short). Every part is closed whatever the others do;
- * what failed to close is thrown at the end, together.
+ * be taken back) and then closes what they used (job-resources.ts). A second `close` returns
+ * the first's promise; a forced one cuts a graceful close in progress short: the jobs in hand
+ * are let go at once, so that a shutdown can be bounded whatever they wait for. Redis is
+ * still waited for where it answers (QUIT), not where it is known to be out of reach; a Redis
+ * that stopped answering is the caller's to bound (the CLI's `worker` exits anyway). Every
+ * part is closed whatever the others do; what failed to close is thrown at the end, together.
  */
 
 export interface QueueWorkerOptions {
@@ -66,6 +70,8 @@ export class QueueWorker {
     resume: () => this.workers.forEach(({ worker }) => void worker.resume()),
   });
   private closing?: Promise<void>;
+  /** Aborted by a forced close: the jobs in hand are no longer waited for (each listens while in hand). */
+  private readonly forced = new AbortController();
 
   /** A worker listening on the queues of its stage groups; one that fails to start is closed (forced). */
   static async start(options: QueueWorkerOptions): Promise<QueueWorker> {
@@ -80,6 +86,8 @@ export class QueueWorker {
   }
 
   private constructor(private readonly options: QueueWorkerOptions) {
+    // One listener per job in hand, removed when it ends: as many as the jobs in flight, no leak.
+    setMaxListeners(0, this.forced.signal);
     this.log = options.log ?? (() => {});
     this.watch = options.watch ?? new ConnectionWatch(options.url, this.log);
     this.resources = new JobResources({
@@ -92,9 +100,13 @@ export class QueueWorker {
     });
   }
 
-  /** Finishes the jobs in hand (or, with `force`, leaves them to be taken back) and closes everything; safe to call again. */
+  /**
+   * Finishes the jobs in hand (or, with `force`, leaves them to be taken back) and closes
+   * everything; safe to call again, and forced during a graceful close to cut it short.
+   */
   close(force = false): Promise<void> {
-    return (this.closing ??= this.shutdown(force));
+    if (force) this.forced.abort();
+    return (this.closing ??= this.shutdown());
   }
 
   /** One BullMQ Worker per stage group asked for that this worker can work on; resolves once each is listening. */
@@ -115,7 +127,8 @@ export class QueueWorker {
     const connection = redisConnection(options.url, {}, this.watch);
     this.connections.push(connection);
     // The run driver only waits: it is never isolated (it would hold back every stage job).
-    const worker = new Worker(STAGE_QUEUES[group], group === 'run' ? work : this.isolated(group, work), {
+    const processor = this.givenBackIfForced(group, group === 'run' ? work : this.isolated(group, work));
+    const worker = new Worker(STAGE_QUEUES[group], processor, {
       connection,
       prefix: options.prefix ?? DEFAULT_PREFIX,
       // A scheduled run is driven by one worker at a time; everything else as configured.
@@ -160,13 +173,33 @@ export class QueueWorker {
   }
 
   /**
+   * A job in hand when the worker is forced is let go at once: BullMQ's close no longer waits
+   * for it, and whatever it does next (fail as its SQL pool closes under it) is not its
+   * outcome. It must not use up an attempt, nor become a `job_failed` verdict: a DelayedError
+   * makes BullMQ record nothing, and the job, still active in Redis, is taken back once its
+   * lock expires, as a forced BullMQ close leaves the jobs in hand.
+   */
+  private givenBackIfForced(group: StageGroup, work: Processor): Processor {
+    return async (job, token, signal): Promise<unknown> => {
+      const working = work(job, token, signal);
+      try {
+        if (await settlesUnlessAborted(working, this.forced.signal)) return await working;
+      } catch (error) {
+        if (!this.forced.signal.aborted) throw error;
+      }
+      this.log(`${group} job ${job.id} cut short by the shutdown: left to be taken back once its lock expires`);
+      throw new DelayedError();
+    };
+  }
+
+  /**
    * The BullMQ workers first (no new jobs; the jobs in hand still need everything else), then
    * what jobs use, then the BullMQ workers' connections. Each step runs whatever failed before.
    */
-  private async shutdown(force: boolean): Promise<void> {
+  private async shutdown(): Promise<void> {
     const cleanups = new Cleanups();
     await Promise.all(
-      this.workers.map(({ group, worker }) => cleanups.run(`${group} worker`, () => worker.close(force))),
+      this.workers.map(({ group, worker }) => cleanups.run(`${group} worker`, () => this.stop(worker))),
     );
     if (this.options.evaluate) await cleanups.run('evaluation', () => this.options.evaluate!.close());
     await this.resources.close(cleanups);
@@ -174,6 +207,20 @@ export class QueueWorker {
       this.connections.map((connection) => cleanups.run('Redis connection', () => closeConnection(connection))),
     );
     cleanups.throwIfFailed('closing the queue worker');
+  }
+
+  /**
+   * A BullMQ worker closed, gracefully until the worker is forced. BullMQ cannot force a
+   * graceful close in progress (a second close awaits the first), but once the jobs in hand
+   * are let go (givenBackIfForced) it goes on to quit its connections: waited for, unless
+   * Redis is out of reach (the QUIT would wait for it to come back; BullMQ's own connection is
+   * then left retrying, ours are dropped next: closeConnection, at once when not ready).
+   */
+  private async stop(worker: Worker): Promise<void> {
+    if (this.forced.signal.aborted) return worker.close(true);
+    const closed = worker.close();
+    if ((await settlesUnlessAborted(closed, this.forced.signal)) || this.watch.unreachable) return;
+    await closed;
   }
 }
 
