@@ -1,7 +1,5 @@
 import { rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -88,8 +86,9 @@ describe.each(['slot', 'sel', 'rest'] as Formulation[])('%s over Streamable HTTP
 });
 
 test('over stdio: `nl2api mcp` as the client starts it is one session, its labelled outputs kept across calls', async () => {
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  const cli = path.join(packageRoot(), 'cli', 'main.ts');
+  // The built CLI (`npm test` builds first), as the other CLI tests run it: through tsx, each session's
+  // process and its SQL workers spent a second or more transpiling the sources.
+  const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
   const dataset = await loadEvalDataset(path.join(root, 'dataset'), { formulation: 'slot', dbIds: ['bookstore'] });
   const stdioClient = async () => {
     const client = new Client({ name: 'nl2api-test', version: '1' });
@@ -97,7 +96,7 @@ test('over stdio: `nl2api mcp` as the client starts it is one session, its label
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: ['--import', tsx, cli, ...args, '--db', 'bookstore'],
+        args: [cli, ...args, '--db', 'bookstore'],
         stderr: 'inherit',
       }),
     );
