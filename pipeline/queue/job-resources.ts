@@ -5,7 +5,6 @@ import type { Cleanups } from '../../core/cleanups.js';
 import { getOrStart, LruMap } from '../../core/lru.js';
 import type { DatabaseInfo } from '../../core/model.js';
 import type { RestServer } from '../../runtime/rest/server.js';
-import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { createSqlPool, type SqlPool } from '../../runtime/sql/pool.js';
 import { codeFingerprint } from '../code-fingerprint.js';
 import type { RestServiceHandle } from '../rest-service-types.js';
@@ -14,13 +13,13 @@ import { restLabel } from '../progress.js';
 import { RestFlow, type ServedDedup } from '../runner/rest-flow.js';
 import { retryPolicyOf } from '../runner/retry.js';
 import { StageRunner } from '../runner/stage-runner.js';
-import { memoizeExecutor } from '../sql-memo.js';
+import { memoizeExecutor, type MemoizedExecutor } from '../sql-memo.js';
 import { RedisStore } from '../store/redis-store.js';
 import { CheckedDatabases } from './checked-databases.js';
 import { closeConnection, redisConnection, type ConnectionWatch } from './connection.js';
 import { STAGE_QUEUES, storePrefix } from './jobs.js';
 import { RunRegistry } from './registry.js';
-import { RunContexts, unreportedUsage, type RunContext, type RunDatabase } from './run-contexts.js';
+import { KEPT_DATABASES, RunContexts, unreportedUsage, type RunContext, type RunDatabase } from './run-contexts.js';
 import { sharedLlm } from './shared-llm.js';
 
 /**
@@ -56,8 +55,19 @@ export class JobResources {
     undefined,
     (evicted) => void this.closeEvicted(evicted),
   );
+  /**
+   * The database files whose SQL results the memo keeps: the last ones jobs named. generate
+   * forgets a database's results once its outputs are written; a worker is never told it is
+   * through with one (it serves jobs of many databases and runs, interleaved), so a database
+   * that KEPT_DATABASES others were named after is taken as done and its results forgotten:
+   * the memo follows the databases being worked on, as the run contexts' chunks do, not the
+   * corpus. One named again runs its statements again: time, never another result.
+   */
+  private readonly sqlDatabases = new LruMap<string, true>(KEPT_DATABASES, undefined, (_, dbPath) =>
+    this.executor?.forget(dbPath),
+  );
   private pool?: SqlPool;
-  private executor?: SqlExecutor;
+  private executor?: MemoizedExecutor;
   private verify?: { queue: Queue; connection: Redis };
 
   constructor(private readonly options: JobResourceOptions) {
@@ -78,16 +88,20 @@ export class JobResources {
    * The SQL executor; its worker processes start with the first job that runs SQL, and a spare
    * one stands by (as generate's): a worker killed at a timeout is replaced at once.
    */
-  sql(): SqlExecutor {
+  sql(): MemoizedExecutor {
     return (this.executor ??= memoizeExecutor(
       (this.pool = createSqlPool({ size: this.options.sqlWorkers, spare: 1 })),
     ));
   }
 
-  /** A database a job names: its chunk of the run's spec, its file checked against the run's fingerprint. */
+  /**
+   * A database a job names: its chunk of the run's spec, its file checked against the run's
+   * fingerprint; now the latest whose SQL results are kept.
+   */
   async database(ctx: RunContext, dbId: string): Promise<RunDatabase> {
     const db = await this.runs.database(ctx, dbId);
     await this.databases.check(db.info);
+    this.sqlDatabases.set(db.info.path, true);
     return db;
   }
 

@@ -43,7 +43,7 @@ const KEPT_RUNS = 4;
  * hand name a few at once (the stage groups move through the databases at their own pace);
  * a database evicted is read again if a job names it later.
  */
-const KEPT_DATABASES = 16;
+export const KEPT_DATABASES = 16;
 
 export interface RunContextSources {
   registry: Pick<RunRegistry, 'head' | 'chunk'>;
