@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from '@jest/globals';
 import { Queue } from 'bullmq';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { doneIn, runCli, startCli, startWorker, waitForProgress, type CliProcess } from '../../bench/queue-harness.js';
@@ -8,6 +8,7 @@ import { closeConnection, redisConnection } from '../../pipeline/queue/connectio
 import { STAGE_GROUPS, STAGE_QUEUES } from '../../pipeline/queue/jobs.js';
 import { writeJsonlSource } from '../support/jsonl-source.js';
 import { startRedisServer, type RedisProcess } from '../support/redis.js';
+import { DEMO, read, stopAll } from './queue-cli.js';
 
 /**
  * A worker told to stop (SIGTERM) while its Redis is gone, as users run it: the built CLI
@@ -21,7 +22,6 @@ import { startRedisServer, type RedisProcess } from '../support/redis.js';
  * it does next (fail as its SQL pool closes under it) is not recorded.
  */
 
-const DEMO = path.resolve('seeds/demo');
 const GRACE_S = 1;
 /** Grace, then the forced close (the CLI's FORCED_CLOSE_MS, 5 s, is its ceiling; it takes far less), with room for a loaded machine. */
 const EXIT_BOUND_MS = (GRACE_S + 5 + 4) * 1000;
@@ -67,8 +67,7 @@ test('Redis killed: SIGTERM ends the worker within its grace and the forced clos
       ),
     );
   } finally {
-    idle.child.kill('SIGKILL');
-    await idle.exited;
+    await stopAll([idle]);
     await server.stop();
   }
 }, 60_000);
@@ -107,8 +106,7 @@ test('Redis stopped with jobs in hand: the worker exits within its bound, and no
     expect(read(out, 'rejections.jsonl')).not.toContain('job_failed');
     expect(read(out, 'manifest.json')).toBe(read(reference, 'manifest.json'));
   } finally {
-    for (const p of processes) p.child.kill('SIGKILL');
-    await Promise.all(processes.map((p) => p.exited));
+    await stopAll(processes);
     await server.stop();
   }
 }, 120_000);
@@ -143,8 +141,7 @@ test('Redis up, a job in hand past the grace: the forced close cuts it short wit
   } finally {
     await items.close();
     await closeConnection(connection);
-    for (const p of [first, run]) p?.child.kill('SIGKILL');
-    await Promise.all([first.exited, run?.exited]);
+    await stopAll(run ? [first, run] : [first]);
     await server.stop();
   }
 }, 60_000);
@@ -171,8 +168,6 @@ async function until(condition: () => boolean | Promise<boolean>, process_: CliP
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
-
-const read = (dir: string, file: string) => readFileSync(path.join(dir, file), 'utf8');
 
 /** The redis-server's process id, as it reports it. */
 async function serverPid(server: RedisProcess): Promise<number> {
