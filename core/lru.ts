@@ -51,6 +51,11 @@ export class LruMap<K, V> {
     return true;
   }
 
+  /** Forgets every key `doomed` picks (what one database, now done with, left behind). */
+  deleteWhere(doomed: (key: K) => boolean): void {
+    for (const key of [...this.entries.keys()]) if (doomed(key)) this.delete(key);
+  }
+
   /** The keys kept, least recently used first (without marking them used). */
   *keys(): IterableIterator<K> {
     yield* this.entries.keys();

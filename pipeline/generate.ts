@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { UserFacingError } from '../core/errors.js';
-import { type Formulation, orderedFormulations, sequenceFormulations } from '../core/model.js';
+import { type Formulation, type Instance, orderedFormulations, sequenceFormulations } from '../core/model.js';
 import { performance } from 'node:perf_hooks';
 import { cacheDirOf } from '../config/load.js';
 import { outputRelevantConfig, type Config } from '../config/schema.js';
@@ -9,7 +9,7 @@ import { createSqlPool, type SqlPool } from '../runtime/sql/pool.js';
 import { writeArtifact, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
 import { ProgressTracker, restLabel, type ProgressListener } from './progress.js';
-import { planResults, runInProcess } from './runner/in-process.js';
+import { planResults, runInProcess, type PlannedItem } from './runner/in-process.js';
 import { runByDatabase } from './runner/by-database.js';
 import { retryPolicyOf } from './runner/retry.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -42,6 +42,7 @@ import { datasetCard } from './dataset-card.js';
 import { describeRun, manifestOf, outputLicense } from './manifest.js';
 import { ensureWritableDir } from './setup-error.js';
 import { releaseToolRegistries } from './tool-registry.js';
+import { forgetVariantLookups } from './variants.js';
 
 /**
  * A whole run: ingest → item stages (in-process runner, run store) → the nothing-lost
@@ -132,18 +133,12 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     });
     const runOptions = { config, databases: source.databases, instances: source.instances, stages, executor };
     const planner = new StageRunner(store, { retries: 0, baseMs: 0, maxMs: 0 }, undefined, code);
-    const plans = planResults(runOptions, planner);
-    const databases = new Map(source.databases.map((db) => [db.dbId, db]));
     const restPlan = services && new RestFlow(planner, { config, datasetName, executor, services: services.services });
-    const restKeys = restPlan
-      ? source.instances.map((instance) => {
-          const db = databases.get(instance.dbId);
-          return db ? restPlan.synthesisKey(instance, db) : null;
-        })
-      : null;
-    // Every item planned: the run's outputs have a key, and may be on disk already.
+    // Every item's keys: whether the outputs can be reused, and what a queue drive waits for.
+    // Held until then only: they are as large as the corpus.
+    let keys: RunKeys | null = runKeys(source, planResults(runOptions, planner), restPlan);
     const outputsKey =
-      plans.size === source.instances.length
+      keys.results.size === source.instances.length
         ? runOutputsKey(
             {
               dataset: datasetName,
@@ -158,8 +153,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
               ],
               // Content and schema (with the descriptions that end up in tool specs).
               databases: source.databases.map((db) => [db.dbId, dbCacheKey(db)]),
-              results: source.instances.map((instance) => plans.get(instance)!.resultKeys),
-              ...(services ? { rest: restKeys, dedup: services.services.dedupFingerprint } : {}),
+              results: keysInSourceOrder(source.instances, keys.results),
+              ...(services ? { rest: keys.synthesis, dedup: services.services.dedupFingerprint } : {}),
             },
             code,
           )
@@ -183,12 +178,8 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
         spec: { config, datasetName, databases: source.databases, instances: source.instances, code },
         source: config.source,
         out: outDir,
-        resultKeys: sequences
-          ? new Map([...plans].map(([instance, plan]) => [instance, Object.values(plan.resultKeys)]))
-          : null,
-        synthesisKeys:
-          restKeys &&
-          new Map(source.instances.flatMap((instance, i) => (restKeys[i] ? [[instance, restKeys[i]]] : []))),
+        resultKeys: sequences ? keysPerInstance(keys.results) : null,
+        synthesisKeys: keys.synthesis && synthesisKeysPerInstance(source.instances, keys.synthesis),
         signal: options.signal,
         onProgress: options.onProgress,
         chatModel: options.chatModel,
@@ -197,6 +188,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       if (queued.aborted) return { outDir, files: [], aborted: true, warnings: source.warnings };
       if (services?.usage) for (const [model, totals] of Object.entries(queued.llm)) services.usage.add(model, totals);
     }
+    keys = null;
     // With a queue backend, the workers have computed everything: the runners only assemble it from the store.
     const computeMisses = !queued;
     const listener = queued ? undefined : options.onProgress;
@@ -222,7 +214,6 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
                 signal: options.signal,
                 progress: sequenceProgress,
                 codeFingerprint: code,
-                plans,
                 computeMisses,
               })
           : null,
@@ -249,6 +240,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
         if (db) {
           executor.forget(db.path);
           releaseToolRegistries(db);
+          forgetVariantLookups(db);
         }
       },
     );
@@ -283,6 +275,41 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     await backend?.close();
     await ownExecutor?.close();
   }
+}
+
+/** Every item's keys, as the run plans them before it runs anything. */
+interface RunKeys {
+  /** By instance (those that can be planned), by formulation: the key of its result record. */
+  results: Map<Instance, Record<string, string>>;
+  /** In source order: each instance's rest.synthesize key (null: its database is missing); null without REST. */
+  synthesis: (string | null)[] | null;
+}
+
+function runKeys(source: LoadedSource, plans: ReadonlyMap<Instance, PlannedItem>, restPlan: RestFlow | null): RunKeys {
+  const databases = new Map(source.databases.map((db) => [db.dbId, db]));
+  return {
+    // Only the result keys: the plans (every stage key of every item) are not kept; each
+    // database's run plans its own items again (~0.5 ms an item).
+    results: new Map([...plans].map(([instance, plan]) => [instance, plan.resultKeys])),
+    synthesis:
+      restPlan &&
+      source.instances.map((instance) => {
+        const db = databases.get(instance.dbId);
+        return db ? restPlan.synthesisKey(instance, db) : null;
+      }),
+  };
+}
+
+function keysInSourceOrder(instances: readonly Instance[], results: RunKeys['results']): Record<string, string>[] {
+  return instances.map((instance) => results.get(instance)!);
+}
+
+function keysPerInstance(results: RunKeys['results']): Map<Instance, string[]> {
+  return new Map([...results].map(([instance, keys]) => [instance, Object.values(keys)]));
+}
+
+function synthesisKeysPerInstance(instances: readonly Instance[], synthesis: (string | null)[]): Map<Instance, string> {
+  return new Map(instances.flatMap((instance, i) => (synthesis[i] ? [[instance, synthesis[i]]] : [])));
 }
 
 /**

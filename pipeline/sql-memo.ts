@@ -88,7 +88,7 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
     counts: () => ({ ...counts }),
     forget: (dbPath) => {
       const prefix = JSON.stringify([dbPath]).slice(0, -1) + ',';
-      for (const map of [done, ran]) for (const key of [...map.keys()]) if (key.startsWith(prefix)) map.delete(key);
+      for (const map of [done, ran]) map.deleteWhere((key) => key.startsWith(prefix));
     },
     buildVariantTable: (request) => inner.buildVariantTable(request),
     close: () => inner.close(),

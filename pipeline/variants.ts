@@ -148,6 +148,18 @@ const builds = new LruMap<string, Promise<VariantTableResult>>(4096);
 /** The files built, by database fingerprint and seed. */
 const builtFiles = new Map<string, Set<string>>();
 
+/** Lets go of what this process remembers of a database's variants: a run that is through with it. */
+export function forgetVariantLookups(db: DatabaseInfo): void {
+  touched.deleteWhere((key) => key.startsWith(`${db.fingerprint}\n`));
+  builds.deleteWhere((file) => file.includes(`${path.sep}${folderOf(db)}${path.sep}`));
+  for (const key of builtFiles.keys()) if (key.startsWith(`${db.fingerprint}/`)) builtFiles.delete(key);
+}
+
+/** A database's folder of variant tables: its content, not its id (a clone is another database). */
+function folderOf(db: DatabaseInfo): string {
+  return db.fingerprint.slice(0, 32);
+}
+
 /** The file of one perturbed table, built on first use; null for a table that cannot be copied (it is read as it is). */
 async function variantTable(
   config: Config,
@@ -161,7 +173,7 @@ async function variantTable(
   const file = path.join(
     dir,
     builderVersion(),
-    db.fingerprint.slice(0, 32),
+    folderOf(db),
     `${mode}-${seed}`,
     `${slug(table)}-${hashJson(table).slice(0, 8)}.sqlite`,
   );

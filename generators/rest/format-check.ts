@@ -68,6 +68,12 @@ export function checkEndpointSpec(spec: EndpointSpec, db: DatabaseInfo): Verdict
 /** The SQL-dependent verdicts (a pure function of the SQL, parameters and database). */
 const sqlVerdicts = new LruMap<string, Verdict>(4096);
 
+/** Lets go of a database's verdicts: a run that is through with it. */
+export function forgetEndpointChecks(db: DatabaseInfo): void {
+  const prefix = JSON.stringify([db.dbId, db.fingerprint]).slice(0, -1) + ',';
+  sqlVerdicts.deleteWhere((key) => key.startsWith(prefix));
+}
+
 function fail(why: string, message: string): Verdict {
   return { ok: false, category: `format:${why}`, message };
 }

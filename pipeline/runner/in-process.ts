@@ -49,8 +49,6 @@ export interface InProcessRunOptions {
   sleep?: (ms: number) => Promise<void>;
   /** Part of every cache key; default: the fingerprint of this build (code-fingerprint.ts). */
   codeFingerprint?: string;
-  /** Result keys planned already (`planResults`), so that a caller that needed them first does not plan twice. */
-  plans?: Map<Instance, PlannedItem>;
   /** false: only assemble what the store holds (a queue driver); a missing outcome is an internal error. */
   computeMisses?: boolean;
   /** The run's progress when this call runs part of it (one database); default: this call's own. */
@@ -131,13 +129,6 @@ function sampleFromParts(
   };
 }
 
-/** The plans of this call's instances: taken from the caller's, which may cover a whole run, or made here. */
-function plansOf(options: InProcessRunOptions, planner: KeyPlanner): Map<Instance, PlannedItem> {
-  if (!options.plans) return planResults(options, planner);
-  const all = options.plans;
-  return new Map(options.instances.flatMap((instance) => (all.has(instance) ? [[instance, all.get(instance)!]] : [])));
-}
-
 export async function runInProcess(options: InProcessRunOptions): Promise<RunResult> {
   const { config, store } = options;
   const formulations = sequenceFormulations(config.formulations);
@@ -155,7 +146,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   const contextOf = (db: DatabaseInfo) => ({ config, db, executor: options.executor });
 
   // Whole item results where the cache has them; the other items' stage outcomes read ahead.
-  const plans = store ? plansOf(options, stageRunner) : new Map<Instance, PlannedItem>();
+  const plans = store ? planResults(options, stageRunner) : new Map<Instance, PlannedItem>();
   const resultKeys = new Map<Instance, Record<string, string>>([...plans].map(([i, p]) => [i, p.resultKeys]));
   const found = new Map<string, FormulationResult>();
   if (store) {

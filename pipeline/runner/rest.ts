@@ -1,4 +1,5 @@
 import pLimit from 'p-limit';
+import { forgetEndpointChecks } from '../../generators/rest/format-check.js';
 import type { RestServer } from '../../runtime/rest/server.js';
 import { groupBy } from '../../core/group.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
@@ -168,6 +169,8 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
   } finally {
     await options.stageRunner.flush();
     if (server) await (await server).close();
+    // A run goes database by database: these are not checked again.
+    for (const db of options.databases) forgetEndpointChecks(db);
   }
   return { results, dedup: dedupStats(dedups, results), metrics: metrics(), aborted: results.size < count };
 }

@@ -49,6 +49,8 @@ export function cacheKeyOf(
 /** SQLite's default limit of bound parameters is 32766; stay well below. */
 const BATCH = 500;
 const FEW = 32;
+/** Keys read ahead and kept at most: a few databases' worth (a BIRD database's items have a few thousand stage keys). */
+const MAX_PREFETCHED = 65_536;
 
 export class RunStore implements OutcomeStore {
   private readonly db: Database.Database;
@@ -117,13 +119,27 @@ export class RunStore implements OutcomeStore {
     // The batch statement always binds BATCH parameters: a few keys are cheaper one by one.
     if (wanted.length <= FEW) {
       for (const key of wanted) this.prefetched.set(key, this.selectStatement.get(key)?.value ?? null);
-      return;
-    }
+    } else this.prefetchBatches(wanted);
+    this.forgetOldestPrefetched();
+  }
+
+  private prefetchBatches(wanted: readonly string[]): void {
     for (let i = 0; i < wanted.length; i += BATCH) {
       const chunk = wanted.slice(i, i + BATCH);
       for (const key of chunk) this.prefetched.set(key, null);
       const params = chunk.concat(Array.from({ length: BATCH - chunk.length }, () => ''));
       for (const row of this.batchStatement.all(...params)) this.prefetched.set(row.key, row.value);
+    }
+  }
+
+  /**
+   * Keys read ahead and never asked (the stages after an item's rejection) would stay for the
+   * run: the oldest go past a bound (asking for one again only reads it from the file).
+   */
+  private forgetOldestPrefetched(): void {
+    for (const key of this.prefetched.keys()) {
+      if (this.prefetched.size <= MAX_PREFETCHED) return;
+      this.prefetched.delete(key);
     }
   }
 

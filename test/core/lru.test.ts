@@ -42,6 +42,23 @@ describe('LruMap', () => {
   });
 });
 
+describe('LruMap.deleteWhere', () => {
+  test('forgets the keys picked, frees their weight, keeps the order of the rest', () => {
+    const lru = new LruMap<string, number>(10, { weigh: (v) => v, maxWeight: 10 });
+    for (const [key, value] of [
+      ['a/1', 4],
+      ['b/1', 1],
+      ['a/2', 4],
+      ['b/2', 1],
+    ] as const)
+      lru.set(key, value);
+    lru.deleteWhere((key) => key.startsWith('a/'));
+    expect([...lru.keys()]).toEqual(['b/1', 'b/2']);
+    lru.set('c', 8); // fits only if a/*'s weight went with them
+    expect([...lru.keys()]).toEqual(['b/1', 'b/2', 'c']);
+  });
+});
+
 describe('getOrStart', () => {
   test('shares the promise of a key while it is kept', async () => {
     const cache = new LruMap<string, Promise<number>>(4);
