@@ -1,4 +1,6 @@
 import { Queue, UnrecoverableError } from 'bullmq';
+import { forgetEndpointChecks } from '../../generators/rest/format-check.js';
+import { forgetVariantLookups } from '../variants.js';
 import type { Redis } from 'ioredis';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { Cleanups } from '../../core/cleanups.js';
@@ -61,11 +63,15 @@ export class JobResources {
    * through with one (it serves jobs of many databases and runs, interleaved), so a database
    * that KEPT_DATABASES others were named after is taken as done and its results forgotten:
    * the memo follows the databases being worked on, as the run contexts' chunks do, not the
-   * corpus. One named again runs its statements again: time, never another result.
+   * corpus. One named again runs its statements again: time, never another result. The
+   * process's other per-database lookups (variant tables touched, REST format verdicts) go
+   * with it, as in generate.
    */
-  private readonly sqlDatabases = new LruMap<string, true>(KEPT_DATABASES, undefined, (_, dbPath) =>
-    this.executor?.forget(dbPath),
-  );
+  private readonly sqlDatabases = new LruMap<string, DatabaseInfo>(KEPT_DATABASES, undefined, (db) => {
+    this.executor?.forget(db.path);
+    forgetVariantLookups(db);
+    forgetEndpointChecks(db);
+  });
   private pool?: SqlPool;
   private executor?: MemoizedExecutor;
   private verify?: { queue: Queue; connection: Redis };
@@ -101,7 +107,7 @@ export class JobResources {
   async database(ctx: RunContext, dbId: string): Promise<RunDatabase> {
     const db = await this.runs.database(ctx, dbId);
     await this.databases.check(db.info);
-    this.sqlDatabases.set(db.info.path, true);
+    this.sqlDatabases.set(db.info.path, db.info);
     return db;
   }
 
