@@ -18,8 +18,11 @@ export interface SchemaAnnotations {
   naturalNames: NaturalNames;
 }
 
-/** Throws when the file is missing or not a readable SQLite database. */
-/** `fingerprint`: the file's content hash (default: hash it now; a run store may remember it). */
+/**
+ * A database's schema and annotations. Throws when the file is missing or not a readable
+ * SQLite database. `fingerprintOf`: the file's content hash (default: hash it now; a run store
+ * may remember it).
+ */
 export async function readDatabaseInfo(
   dbId: string,
   dbPath: string,
