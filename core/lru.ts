@@ -81,3 +81,11 @@ export function getOrStart<K, V>(cache: LruMap<K, Promise<V>>, key: K, start: ()
   }
   return promise;
 }
+
+/**
+ * The text every `JSON.stringify([...first, ...more])` key starts with: a cache keyed by JSON
+ * arrays forgets all keys of one database with `deleteWhere((key) => key.startsWith(prefix))`.
+ */
+export function jsonKeyPrefix(...first: unknown[]): string {
+  return `${JSON.stringify(first).slice(0, -1)},`;
+}

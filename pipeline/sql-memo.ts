@@ -1,4 +1,4 @@
-import { LruMap } from '../core/lru.js';
+import { jsonKeyPrefix, LruMap } from '../core/lru.js';
 import { inlinedStatement } from '../runtime/sql/inline-params.js';
 import { timedRun, type SqlExecutor, type SqlRequest, type TimedResult } from '../runtime/sql/executor.js';
 
@@ -87,7 +87,7 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
     runTimed,
     counts: () => ({ ...counts }),
     forget: (dbPath) => {
-      const prefix = JSON.stringify([dbPath]).slice(0, -1) + ',';
+      const prefix = jsonKeyPrefix(dbPath);
       for (const map of [done, ran]) map.deleteWhere((key) => key.startsWith(prefix));
     },
     buildVariantTable: (request) => inner.buildVariantTable(request),

@@ -5,7 +5,7 @@ import { parseQuery } from '../sql/normalize.js';
 import { columnResolver } from './columns.js';
 import { isWord, significant, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 import { slug } from './naming.js';
-import { LruMap } from '../../core/lru.js';
+import { jsonKeyPrefix, LruMap } from '../../core/lru.js';
 import { valueFitsType } from '../../runtime/rest/parameters.js';
 import { typeFitsColumn } from './parameter-types.js';
 import { placeholderOccurrences, replacePlaceholders } from '../../runtime/rest/placeholders.js';
@@ -70,7 +70,7 @@ const sqlVerdicts = new LruMap<string, Verdict>(4096);
 
 /** Lets go of a database's verdicts: a run that is through with it. */
 export function forgetEndpointChecks(db: DatabaseInfo): void {
-  const prefix = JSON.stringify([db.dbId, db.fingerprint]).slice(0, -1) + ',';
+  const prefix = jsonKeyPrefix(db.dbId, db.fingerprint);
   sqlVerdicts.deleteWhere((key) => key.startsWith(prefix));
 }
 
