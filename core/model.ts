@@ -90,6 +90,14 @@ export interface GoldResult extends ResultSet {
   /** Rows tied on the sort keys of an `ORDER BY … LIMIT` answer: any of a group may stand at its positions. */
   ties?: Ties;
   /**
+   * The answer is the same whatever plan runs the query and in whatever order it reads rows:
+   * proven from the SQL (generators/sql/row-order.ts), and under ORDER BY no two rows of the
+   * answer tie on the sort keys (its tie probe). So a run of the same query made another way
+   * (a REST endpoint with the question's values bound) answers these rows, in this order
+   * where it has one. Recorded where the gold ran on variants.
+   */
+  fixedAnswer?: true;
+  /**
    * How long the gold SQL took when it ran (ms, waiting for a SQL worker included): what its
    * question costs, the measure of a REST proposal's trial run. A measurement, not part of
    * the answer: no cache key holds it.

@@ -12,7 +12,7 @@ import type {
   ToolPool,
   ToolSpec,
 } from '../core/model.js';
-import { resultShape } from '../generators/sql/gold.js';
+import { resultShape } from '../runtime/sql/result-shape.js';
 import { bindingsFile } from '../pipeline/emit.js';
 import { endpointsFile, type ServedEndpoints } from '../pipeline/emit-rest.js';
 import { selSampleBindings, type SelRuntimeBindings } from '../pipeline/formulations.js';

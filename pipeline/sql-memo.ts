@@ -1,5 +1,6 @@
 import { jsonKeyPrefix, LruMap } from '../core/lru.js';
 import { inlinedStatement } from '../runtime/sql/inline-params.js';
+import { isWord, tokenize, topLevel } from '../runtime/sql/lexer.js';
 import { timedRun, type SqlExecutor, type SqlRequest, type TimedResult } from '../runtime/sql/executor.js';
 
 /**
@@ -8,7 +9,8 @@ import { timedRun, type SqlExecutor, type SqlRequest, type TimedResult } from '.
  * about the same time: without this, every SLOT query would run twice. Databases are
  * opened read-only, so the same statement gives the same result; requests in flight are
  * shared (errors included), finished results are kept in an LRU bounded by entries and by
- * cells in all (REST runs each endpoint once to check it, then again over HTTP).
+ * cells in all (REST runs each endpoint once to check it, then again over HTTP; an endpoint
+ * called with the question's values shares the run of the gold SQL it was made from).
  */
 
 export interface SqlMemoOptions {
@@ -69,7 +71,7 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
     if (hit) return copy(hit);
     let pending = inFlight.get(key);
     if (!pending) {
-      pending = execute(key, request);
+      pending = sharedRun(request, key) ?? execute(key, request);
       inFlight.set(key, pending);
       pending.then(
         (timed) => {
@@ -80,6 +82,23 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
       );
     }
     return copy(await pending);
+  }
+
+  /**
+   * The run of the statement a request names as giving the same rows (`sameRowsAs`), kept
+   * or in flight, if the request with its values written in is that statement; its own run
+   * if that one fails (the other may have had a shorter timeout). Kept under the request's
+   * own key too, for its next asker (the same endpoint called over HTTP).
+   */
+  function sharedRun(request: SqlRequest, key: string): Promise<TimedResult> | null {
+    if (request.sameRowsAs === undefined || inlinedStatement(request.sql, request.params) !== request.sameRowsAs)
+      return null;
+    if (!columnsNamedWithoutValues(request.sql)) return null;
+    const shared = keyOf({ ...request, sql: request.sameRowsAs, params: [] });
+    if (shared === key) return null;
+    const kept = done.get(shared);
+    if (kept) return Promise.resolve(kept);
+    return inFlight.get(shared)?.catch(() => execute(key, request)) ?? null;
   }
 
   return {
@@ -96,13 +115,16 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
 }
 
 /**
- * What names a result: the database, the statement, its parameters and the view. On a
+ * What names a result: the database, the statement, its parameters and the view (its
+ * overlays of the tables the statement reads: the others change nothing). On a
  * database variant, the statement with its parameters written in where that is exact
  * (runtime/sql/inline-params.ts): a REST endpoint called with the question's values there
  * is the gold SQL, and shares its run. Not on the database itself: an endpoint's answer
  * there is what it serves, rows in the order its own plan gives them (a query without
  * ORDER BY promises none), and whether a shared result is still kept depends on timing;
  * on a variant an answer only decides agreement with the gold, which the order never does.
+ * On the database itself a request shares that way only where its caller knows the answer
+ * to be the same whatever the plan, up to an order it fixes itself (`sameRowsAs`: sharedRun).
  */
 function keyOf(request: SqlRequest): string {
   const inlined = request.view ? inlinedStatement(request.sql, request.params) : null;
@@ -112,8 +134,19 @@ function keyOf(request: SqlRequest): string {
     inlined ?? request.sql,
     inlined === null ? request.params.map(String) : [],
     inlined === null ? request.params.map((p) => typeof p) : [],
-    request.view ?? null,
+    request.view ? [request.view.read ?? request.view.overlays, request.view.reverseScans] : null,
   ]);
+}
+
+/**
+ * SQLite names a result column without an alias by its expression's text, so a value in the
+ * select list (`SELECT ? + 1`) names it differently bound and written in: such a statement
+ * has columns of its own. Values after the first top-level FROM name nothing.
+ */
+function columnsNamedWithoutValues(sql: string): boolean {
+  const tokens = tokenize(sql);
+  const from = topLevel(tokens).find((i) => isWord(tokens[i], 'FROM'));
+  return from !== undefined && !tokens.slice(0, from).some((token) => token.kind === 'param');
 }
 
 /** Callers own what they get: no two of them share mutable rows. */

@@ -111,7 +111,12 @@ export function onVariant(
     const all = [
       ...new Set([...touched, ...(builtFiles.get(`${db.fingerprint}/${seed}/${variant.mode}`) ?? [])]),
     ].sort();
-    return { overlays: all.length <= MAX_OVERLAYS ? all : touched, reverseScans: variant.reverseScans };
+    const overlays = all.length <= MAX_OVERLAYS ? all : touched;
+    return {
+      overlays,
+      reverseScans: variant.reverseScans,
+      ...(overlays.length > touched.length ? { read: touched } : {}),
+    };
   };
   return {
     db,

@@ -16,6 +16,8 @@ export interface TieReading {
   ties: Ties | null;
   /** A group at the window's edge has rows on both sides of it: which ones are in the answer is arbitrary. */
   cut: boolean;
+  /** Rows that tie on the sort keys are the same row: the window's rows and their order are fixed. */
+  fixed: boolean;
 }
 
 /**
@@ -30,10 +32,10 @@ export function readTies(
 ): TieReading {
   if (window.distinct) {
     const cut = complete ? distinctOrderIsOpen(rows, keys, window) : distinctEdgeIsTied(rows, keys, window);
-    return { ties: null, cut };
+    return { ties: null, cut, fixed: false };
   }
   const end = Math.min(rows.length, window.offset + window.limit);
-  if (end <= window.offset) return { ties: { groups: [], positions: [] }, cut: false };
+  if (end <= window.offset) return { ties: { groups: [], positions: [] }, cut: false, fixed: true };
   const width = rows[0].length - keys;
   const keyOf = (row: Row) => JSON.stringify(row.slice(width));
   const groups: Row[][] = [];
@@ -54,7 +56,8 @@ export function readTies(
   }
   // Only groups of two rows or more let rows stand in for each other.
   const kept = groups.some((g) => g.length > 1) && groups.reduce((n, g) => n + g.length, 0) <= MAX_TIE_ROWS;
-  return { ties: kept ? { groups, positions } : null, cut };
+  const fixed = !cut && groups.every((group) => group.every((row) => JSON.stringify(row) === JSON.stringify(group[0])));
+  return { ties: kept ? { groups, positions } : null, cut, fixed };
 }
 
 /**

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { LlmClient } from '../llm/client.js';
 import { completeStructured } from '../llm/structured.js';
 import { isWord, significant, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
-import { resultShape } from '../sql/gold.js';
+import { resultShape } from '../../runtime/sql/result-shape.js';
 import type { DedupMerge, DedupResult } from './dedup.js';
 import { clip } from './naming.js';
 import { loadPrompt, type PromptTemplate } from './prompts.js';

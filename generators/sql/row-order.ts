@@ -24,8 +24,25 @@ import { parseQuery, sameExpr } from './normalize.js';
  * A query that does not parse is not proven anything: the caller runs it.
  */
 export function sqlIgnoresRowOrder(sql: string, db: DatabaseInfo): boolean {
+  return rowOrderDependence(sql, db) === 'none';
+}
+
+/**
+ * Where a query's answer may depend on the order rows are read in: `none` (see above);
+ * `ordering`, only through its own top-level ORDER BY, LIMIT and OFFSET (rows tied on the
+ * sort keys: where a tie probe finds none, generators/sql/ties.ts, the answer is fixed);
+ * `anywhere`, or not proven otherwise.
+ */
+export function rowOrderDependence(sql: string, db: DatabaseInfo): 'none' | 'ordering' | 'anywhere' {
   const parsed = parseQuery(sql, db);
-  return parsed.ok && answerIgnoresRowOrder(parsed.value.query, db);
+  if (!parsed.ok) return 'anywhere';
+  const query = parsed.value.query;
+  const rows =
+    query.kind === 'set'
+      ? answerIgnoresRowOrder(query.left, db) && answerIgnoresRowOrder(query.right, db)
+      : selectIgnoresOrder(query, db);
+  if (!rows) return 'anywhere';
+  return query.orderBy.length > 0 || query.limit !== null || query.offset !== null ? 'ordering' : 'none';
 }
 
 function answerIgnoresRowOrder(query: Query, db: DatabaseInfo): boolean {

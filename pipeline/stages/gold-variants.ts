@@ -34,7 +34,8 @@ export async function goldOnVariants(gold: GoldResult, ctx: StageContext): Promi
   const probe = gold.ordered ? tieProbe(gold.executedSql) : null;
   const own = probe ? await tiesOn(gold.rows, probe, ctx.executor, ctx) : null;
   const onVariants: GoldOnVariant[] = [];
-  const inAnyOrder = (await rowOrder()).sqlIgnoresRowOrder(gold.executedSql, ctx.db);
+  const dependence = (await rowOrder()).rowOrderDependence(gold.executedSql, ctx.db);
+  const inAnyOrder = dependence === 'none';
   for (const variant of variants) {
     // The same rows in another order: an answer that provably ignores row order is the same there.
     const answer = variant.seed === null && inAnyOrder ? gold.rows : await answerOn(gold, variant, ctx);
@@ -74,6 +75,7 @@ export async function goldOnVariants(gold: GoldResult, ctx: StageContext): Promi
     ...(strength ? { strength } : {}),
     ...(acceptable ? { acceptable } : {}),
     ...(own?.ties ? { ties: own.ties } : {}),
+    ...(inAnyOrder || (dependence === 'ordering' && own?.fixed) ? { fixedAnswer: true as const } : {}),
   });
 }
 

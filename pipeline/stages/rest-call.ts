@@ -42,7 +42,8 @@ export interface RestCallRecord {
 export const restCallStage: ItemStage<RestCallInput, RestCallRecord, RestCallContext> = {
   kind: 'item',
   name: 'verify',
-  version: 2,
+  // 3: unordered responses in canonical row order (runtime/rest/endpoint.ts).
+  version: 3,
   cacheKey: ({ endpoint, synthesis }, { config, db, services }) => ({
     formulation: 'rest',
     endpoint,

@@ -78,7 +78,10 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
         if (!scope.ok) return { endpoint: proposed, failure: scope };
         // A lost SQL worker is retried here; what still fails ends the item, uncached (below).
         const budget = trialTimeoutMs(item.gold, config);
-        const trial = await withRetries(() => trialRun(proposed, db, executor, budget), retryPolicyOf(config));
+        const trial = await withRetries(
+          () => trialRun(proposed, item.gold, db, executor, budget),
+          retryPolicyOf(config),
+        );
         const { outcome } = await verifyRest(trial.endpoint, async () => trial.response, item, verifyContext);
         const failure = outcome.ok ? null : { ok: false, category: outcome.category, message: outcome.message };
         return { endpoint: trial.endpoint, failure };

@@ -18,6 +18,13 @@ export interface SqlRequest {
   timeoutMs: number;
   /** Run on a variant of the database (differential verification) instead of the file as it is. */
   view?: DatabaseView;
+  /**
+   * A statement without parameters known to answer the same rows as this one whatever plan
+   * runs either, up to the order of rows SQL leaves open (which the caller fixes itself): where
+   * this request with its values written in is that very text, a run of it may serve
+   * (pipeline/sql-memo.ts). Executors that share nothing ignore it.
+   */
+  sameRowsAs?: string;
 }
 
 /**
@@ -29,6 +36,12 @@ export interface SqlRequest {
 export interface DatabaseView {
   overlays: readonly string[];
   reverseScans: boolean;
+  /**
+   * The overlays of the tables the statement reads, where `overlays` has more (kept open
+   * together so that a worker keeps few connections): the answer depends on these alone,
+   * so this names the view for sharing results (pipeline/sql-memo.ts).
+   */
+  read?: readonly string[];
 }
 
 /** Build `file`: one table of `dbPath` with its non-key columns' values permuted (variant-table.ts). */

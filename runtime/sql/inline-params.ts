@@ -1,4 +1,4 @@
-import { sqlString, tokenize, type Token, type TokenKind } from './lexer.js';
+import { isWord, sqlString, tokenize, type Token, type TokenKind } from './lexer.js';
 import { toBindable, type SqlParam } from './executor.js';
 
 /**
@@ -14,6 +14,7 @@ import { toBindable, type SqlParam } from './executor.js';
  * form SQLite reads back exactly (up to 15 significant digits, magnitudes 1e-30..1e30:
  * longer or more extreme ones are not always read back to the same double). Otherwise,
  * or when a literal would run into its neighbours (`-?` with a negative value is a comment),
+ * or where an integer could read as a column's position (`ORDER BY ?`, `GROUP BY a, ?`),
  * there is no such text: null.
  */
 export function inlinedStatement(sql: string, params: readonly SqlParam[]): string | null {
@@ -22,14 +23,20 @@ export function inlinedStatement(sql: string, params: readonly SqlParam[]): stri
   const literals: string[] = [];
   const expected: TokenKind[] = [];
   let next = 0;
+  let previous: Token | undefined;
+  const ordinals = /\b(ORDER|GROUP)\s+BY\b/i.test(sql);
   for (const token of tokens) {
     if (token.kind !== 'param') {
       expected.push(token.kind);
+      if (token.kind !== 'space' && token.kind !== 'comment') previous = token;
       continue;
     }
     if (token.text !== '?' || next >= params.length) return null;
     const literal = literalOf(params[next++]);
     if (literal === null) return null;
+    // `ORDER BY 2` sorts by the second column, `ORDER BY ?` bound to 2 by a constant.
+    if (ordinals && /^-?\d+$/.test(literal) && (isWord(previous, 'BY') || previous?.text === ',')) return null;
+    previous = token;
     literals.push(literal);
     expected.push(...literalKinds(literal));
   }

@@ -224,7 +224,9 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   }
 
   const runTimed = async ({ dbPath, sql, params, view, timeoutMs }: SqlRequest): Promise<TimedResult> => {
-    const { value, runMs } = await submit<ResultSet>({ kind: 'query', dbPath, sql, params, view }, timeoutMs);
+    // A view's `read` names results; a worker opens `overlays`.
+    const opened = view && { overlays: view.overlays, reverseScans: view.reverseScans };
+    const { value, runMs } = await submit<ResultSet>({ kind: 'query', dbPath, sql, params, view: opened }, timeoutMs);
     return { result: value, runMs };
   };
 

@@ -4,7 +4,7 @@
  * the same bytes and that executed sequences return what the SQL returns.
  */
 import Database from 'better-sqlite3';
-import { resultShape } from '../../generators/sql/gold.js';
+import { resultShape } from '../../runtime/sql/result-shape.js';
 import { parseQuery } from '../../generators/sql/normalize.js';
 import { decompose } from '../../generators/slot/decompose.js';
 import type { SlotSequence, ToolOutput } from '../../core/model.js';

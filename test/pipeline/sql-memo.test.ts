@@ -90,4 +90,63 @@ describe('memoized SQL executor', () => {
     await memo.run(request(endpoint, [60, "O'Brien"]));
     expect(calls).toEqual([gold, endpoint, gold, endpoint]);
   });
+
+  test('on the database itself, a request that names its literal spelling as giving the same rows shares that run, kept or in flight', async () => {
+    const { executor, calls } = counting();
+    const memo = memoizeExecutor(executor);
+    const gold = 'SELECT x FROM t WHERE a = 60';
+    const endpoint = 'SELECT x FROM t WHERE a = ?';
+    const [first] = await Promise.all([
+      memo.run(request(gold)),
+      memo.run({ ...request(endpoint, [60]), sameRowsAs: gold }),
+    ]);
+    const kept = await memo.run({ ...request(endpoint, [60]), sameRowsAs: gold });
+    // Kept under its own key as well: the same call without the hint (over HTTP) shares it.
+    const again = await memo.run(request(endpoint, [60]));
+    expect(calls).toEqual([gold]);
+    expect([kept, again]).toEqual([first, first]);
+    expect(memo.counts()).toEqual({ requests: 4, executions: 1, repeats: 0 });
+  });
+
+  test('a request shares its named statement only where its values written in are that text, and its select list holds no value', async () => {
+    const { executor, calls } = counting();
+    const memo = memoizeExecutor(executor);
+    const gold = 'SELECT x FROM t WHERE a = 60';
+    await memo.run(request(gold));
+    await memo.run({ ...request('SELECT x FROM t WHERE a = ?', [61]), sameRowsAs: gold });
+    await memo.run({ ...request('SELECT x FROM t WHERE a = ?', ['60']), sameRowsAs: gold });
+    // SQLite names the column `? + 1` bound and `1 + 1` written in.
+    await memo.run(request('SELECT 1 + 1 FROM t'));
+    await memo.run({ ...request('SELECT ? + 1 FROM t', [1]), sameRowsAs: 'SELECT 1 + 1 FROM t' });
+    expect(calls).toEqual([
+      gold,
+      'SELECT x FROM t WHERE a = ?',
+      'SELECT x FROM t WHERE a = ?',
+      'SELECT 1 + 1 FROM t',
+      'SELECT ? + 1 FROM t',
+    ]);
+  });
+
+  test('a request whose named statement fails in flight runs itself', async () => {
+    const { executor, calls } = counting();
+    const memo = memoizeExecutor(executor);
+    const [bad, own] = await Promise.allSettled([
+      memo.run(request('BAD')),
+      memo.run({ ...request('SELECT x FROM t WHERE a = ?', [1]), sameRowsAs: 'BAD' }),
+    ]);
+    expect(bad.status).toBe('rejected');
+    expect(own.status).toBe('fulfilled');
+    expect(calls).toEqual(['BAD', 'SELECT x FROM t WHERE a = ?']);
+  });
+
+  test('views that differ only in overlays the statement does not read share results', async () => {
+    const { executor, calls } = counting();
+    const memo = memoizeExecutor(executor);
+    const read = ['/variants/t.sqlite'];
+    await memo.run({ ...request('SELECT x FROM t'), view: { overlays: read, reverseScans: true } });
+    const more = { overlays: [...read, '/variants/u.sqlite'], reverseScans: true, read };
+    await memo.run({ ...request('SELECT x FROM t'), view: more });
+    await memo.run({ ...request('SELECT x FROM t'), view: { ...more, reverseScans: false } });
+    expect(calls).toEqual(['SELECT x FROM t', 'SELECT x FROM t']);
+  });
 });

@@ -7,7 +7,7 @@ import { checkEndpointSpec } from '../../generators/rest/format-check.js';
 import type { SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { synthesizeFromTemplate } from '../../generators/rest/template.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../../generators/sql/double-quotes.js';
-import { resultShape } from '../../generators/sql/gold.js';
+import { resultShape } from '../../runtime/sql/result-shape.js';
 import { loadSource } from '../../pipeline/sources/index.js';
 import { BIRD_DIR } from '../sql/fixtures.js';
 

@@ -69,6 +69,18 @@ describe('inlinedStatement: the literal text a bound statement means', () => {
     expect(inlinedStatement('SELECT ??', ['a', 'b'])).toBeNull(); // 'a''b' is one string
   });
 
+  test('no text where an integer would read as a column position', () => {
+    const db = new Database(':memory:');
+    db.exec("CREATE TABLE t (a, b); INSERT INTO t VALUES (2, 'x'), (1, 'y')");
+    // Bound, 1 is a constant to sort by (plan order); written in, the first column.
+    expect(db.prepare('SELECT a FROM t ORDER BY 1').pluck().all()).toEqual([1, 2]);
+    expect(inlinedStatement('SELECT a FROM t ORDER BY ?', [1])).toBeNull();
+    expect(inlinedStatement('SELECT a, count(*) FROM t GROUP BY b, ?', [1])).toBeNull();
+    expect(inlinedStatement('SELECT a FROM t ORDER BY ?', ['a'])).toBe("SELECT a FROM t ORDER BY 'a'");
+    expect(inlinedStatement('SELECT a FROM t WHERE a IN (?, ?)', [1, 2])).toBe('SELECT a FROM t WHERE a IN (1, 2)');
+    db.close();
+  });
+
   test('placeholders and values must match one for one, `?` only', () => {
     expect(inlinedStatement('SELECT ?, ?', [1])).toBeNull();
     expect(inlinedStatement('SELECT ?', [1, 2])).toBeNull();

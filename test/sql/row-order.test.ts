@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import { parseQuery } from '../../generators/sql/normalize.js';
-import { sqlIgnoresRowOrder } from '../../generators/sql/row-order.js';
+import { rowOrderDependence, sqlIgnoresRowOrder } from '../../generators/sql/row-order.js';
 import { readDatabaseInfo } from '../../pipeline/sources/schema.js';
 import type { DatabaseInfo } from '../../core/model.js';
 import { createDb, removeTempDirs, tempDir } from './fixtures.js';
@@ -81,5 +81,18 @@ describe('answerIgnoresRowOrder: when the reordered run cannot tell anything', (
     ['a NOCASE column under DISTINCT', 'SELECT DISTINCT nick FROM alias'],
   ])('not proven: %s', (_, sql) => {
     expect(ignoresOrder(sql)).toBe(false);
+  });
+});
+
+describe('rowOrderDependence: where the order rows are read in can reach the answer', () => {
+  test.each([
+    ['SELECT name FROM player WHERE goals > 2', 'none'],
+    ['SELECT name FROM player ORDER BY goals DESC LIMIT 2', 'ordering'],
+    ['SELECT name FROM player UNION SELECT name FROM team ORDER BY 1 LIMIT 3 OFFSET 1', 'ordering'],
+    ['SELECT team_id, name FROM player GROUP BY team_id ORDER BY team_id', 'anywhere'],
+    ['SELECT name FROM player WHERE id IN (SELECT id FROM player LIMIT 2) ORDER BY name', 'anywhere'],
+    ['SELECT name FROM nowhere ORDER BY', 'anywhere'],
+  ])('%s: %s', (sql, expected) => {
+    expect(rowOrderDependence(sql, db)).toBe(expected);
   });
 });

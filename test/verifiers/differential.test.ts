@@ -89,6 +89,47 @@ describe('readTies and matchesTies', () => {
     expect(matchesTies([['a'], ['a']], reading.ties!)).toBe(false);
   });
 
+  test('fixed: only where rows that tie on the sort keys are the same row, and nothing is cut', () => {
+    const read = (rows: GoldResult['rows'], w = window) => readTies(rows, 1, w, true).fixed;
+    expect(
+      read([
+        ['a', 9],
+        ['b', 5],
+        ['c', 1],
+      ]),
+    ).toBe(true);
+    expect(
+      read([
+        ['a', 9],
+        ['a', 9],
+        ['c', 1],
+      ]),
+    ).toBe(true);
+    expect(
+      read([
+        ['a', 9],
+        ['b', 9],
+        ['c', 1],
+      ]),
+    ).toBe(false);
+    expect(
+      read([
+        ['a', 9],
+        ['b', 5],
+        ['c', 5],
+      ]),
+    ).toBe(false);
+    expect(
+      read(
+        [
+          ['a', 9],
+          ['b', 5],
+        ],
+        { limit: 2, offset: 0, distinct: true },
+      ),
+    ).toBe(false);
+  });
+
   test('a tie across the cut: the window is open; rows that only look alike are no tie', () => {
     expect(
       readTies(
