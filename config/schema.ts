@@ -120,6 +120,13 @@ export const VerificationConfigSchema = z
     nondeterministicGold: z.enum(['reject', 'accept']).default('reject'),
     /** `drop`: reject samples whose gold does not discriminate (`gold:weak:<strength>`); `keep`: only flag them. */
     weakGold: z.enum(['keep', 'drop']).default('keep'),
+    /**
+     * A table of more rows than this is sampled down to about this many in a value-perturbed
+     * variant (rows drawn by a seeded hash of a key, a row's parent with it: variant-table.ts):
+     * every statement of a question runs there too, so on large data the variant costs what
+     * the same statements cost on a database of this size. Smaller tables are copied whole.
+     */
+    variantRows: z.number().int().min(1).default(10_000),
     /** Building one variant table (a copy of one table with its values permuted) may take this long. */
     buildTimeoutMs: z.number().int().min(1).default(600_000),
     /** Where the variant tables are kept; `<cache>/variants` when absent. */
@@ -318,6 +325,12 @@ function restRelevantConfig(config: Config): Record<string, unknown> {
 }
 
 /** What changes the samples: not where variant tables are kept, nor how long building one may take. */
-export function verificationRelevantConfig({ variants, seed, nondeterministicGold, weakGold }: VerificationConfig) {
-  return { variants, seed, nondeterministicGold, weakGold };
+export function verificationRelevantConfig({
+  variants,
+  seed,
+  nondeterministicGold,
+  weakGold,
+  variantRows,
+}: VerificationConfig) {
+  return { variants, seed, nondeterministicGold, weakGold, variantRows };
 }

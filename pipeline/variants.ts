@@ -25,7 +25,8 @@ import { slug } from '../generators/rest/naming.js';
  *   gold runs there (an answer that changes depends on the row order); a sample need not:
  * - `perturbed-<i>`: each table a statement touches replaced by a copy whose non-key values
  *   are permuted (runtime/sql/variant-table.ts), seeded, and read backwards too, so that a
- *   sample is checked against other values and another row order in one run. A copy is built
+ *   sample is checked against other values and another row order in one run; a table of
+ *   more than `verification.variantRows` rows is sampled down to about that many. A copy is built
  *   once per table, database content and seed, the first time a statement touches that table,
  *   and kept in the cache folder for later runs; untouched tables are read from the original.
  * A variant is used through `onVariant`: a database and an executor that run every
@@ -179,12 +180,13 @@ async function variantTable(
     dir,
     builderVersion(),
     folderOf(db),
-    `${mode}-${seed}`,
+    `${mode}-${seed}-${config.verification.variantRows}`,
     `${slug(table)}-${hashJson(table).slice(0, 8)}.sqlite`,
   );
   const result = await getOrStart(builds, file, async () => {
     if (existsSync(file)) return 'built';
-    const request = { dbPath: db.path, table, seed, mode, file, timeoutMs: config.verification.buildTimeoutMs };
+    const { variantRows: maxRows, buildTimeoutMs: timeoutMs } = config.verification;
+    const request = { dbPath: db.path, table, seed, mode, maxRows, file, timeoutMs };
     return executor.buildVariantTable(request).catch((error: unknown) => {
       if (isExecutorFault(error)) throw error;
       const message = error instanceof Error ? error.message : String(error);

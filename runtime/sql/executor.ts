@@ -51,6 +51,8 @@ export interface VariantTableRequest {
   seed: number;
   /** `columns`: each non-key column rotated by its own offset; `rows`: all of them by one. */
   mode: 'columns' | 'rows';
+  /** A table with more rows is sampled down to about this many (variant-table.ts). */
+  maxRows: number;
   file: string;
   timeoutMs: number;
 }

@@ -19,6 +19,9 @@ import { openReadOnly } from './readonly.js';
  *   Mode `columns`: each column by its own offset, so a row's values are no longer the
  *   row's; mode `rows`: all by one offset, so each row's values, together, move to another
  *   key (a conjunction over one table still selects rows; joins pair other ones).
+ * - a table of more than `maxRows` rows sampled down to about that many before its values
+ *   move (`sampledRows`): a variant is there to tell queries apart, and every statement a
+ *   question makes runs on it, so on large data its cost, not its size, is what matters.
  * Rows are streamed (one read cursor per rotated column), so a table of any size costs one
  * pass, and the source is only ever opened read-only. Written to a temporary file and
  * renamed: a reader never sees a half-built table, and two builders agree byte for byte.
@@ -50,6 +53,7 @@ interface TableFacts {
   /** Insertable columns (generated ones are computed, not copied). */
   columns: string[];
   keys: Set<string>;
+  primaryKey: string[];
   /** How to enumerate the rows in one stable order. */
   orderBy: string;
 }
@@ -82,6 +86,7 @@ function tableOf(db: Database.Database, requested: string): TableFacts | null {
     indexSql,
     columns,
     keys: keyColumns(db, name, primaryKey),
+    primaryKey,
     orderBy: withoutRowid ? primaryKey.map(quote).join(', ') : 'rowid',
   };
 }
@@ -116,9 +121,10 @@ function keyColumns(db: Database.Database, table: string, primaryKey: string[]):
 function writeVariant(
   source: Database.Database,
   table: TableFacts,
-  { seed, mode }: Pick<VariantTableRequest, 'seed' | 'mode'>,
+  request: Pick<VariantTableRequest, 'seed' | 'mode' | 'maxRows'>,
   file: string,
 ): void {
+  const { seed, mode } = request;
   const target = new Database(file);
   try {
     // A scratch file renamed into place when complete: no journal is worth its cost.
@@ -139,6 +145,24 @@ function writeVariant(
     const insert = target.prepare(
       `INSERT INTO ${quote(table.name)} (${list}) VALUES (${table.columns.map(() => '?').join(', ')})`,
     );
+    if (count > request.maxRows) {
+      const sample = sampledRows(source, table, request, count);
+      const offsets = table.columns.map((column) =>
+        table.keys.has(column.toLowerCase()) || sample.length < 2
+          ? null
+          : offsetOf(seed, table.name, mode === 'rows' ? null : column, sample.length),
+      );
+      target.transaction(() => {
+        for (const [i, row] of sample.entries()) {
+          insert.run(
+            ...row.map((value, c) => (offsets[c] === null ? value : sample[(i + offsets[c]) % sample.length][c])),
+          );
+        }
+      })();
+      for (const sql of table.indexSql) target.exec(sql);
+      copyStatistics(source, target, table.name);
+      return;
+    }
     const rows = source
       .prepare(`SELECT ${list} FROM ${quote(table.name)} ORDER BY ${table.orderBy}`)
       .raw(true)
@@ -163,6 +187,118 @@ function writeVariant(
   } finally {
     target.close();
   }
+}
+
+/** Sampled rows held in memory at most: this many times `maxRows` (a skewed anchor keeps more than its share). */
+const SAMPLE_CAP_FACTOR = 4;
+
+/**
+ * About `maxRows` of a table's rows, in its stable order: those whose *anchor* value hashes
+ * (seeded) below `maxRows / count`. The same value hashes the same in every table, so where
+ * a table is anchored on its reference to a sampled parent and the parent on the key
+ * referenced, a kept row's parent is kept too, and joins along that reference still find
+ * their rows (anchorOf). A row whose anchor is NULL is drawn by its position.
+ */
+function sampledRows(
+  source: Database.Database,
+  table: TableFacts,
+  { seed, maxRows }: Pick<VariantTableRequest, 'seed' | 'maxRows'>,
+  count: number,
+): unknown[][] {
+  const anchor = anchorOf(source, table, maxRows);
+  const share = maxRows / Math.max(count, anchor.parentCount);
+  const rows = source
+    .prepare(
+      `SELECT ${anchor.column === null ? 'NULL' : quote(anchor.column)}, ${table.columns.map(quote).join(', ')} FROM ${quote(table.name)} ORDER BY ${table.orderBy}`,
+    )
+    .raw(true)
+    .safeIntegers(true);
+  const kept: unknown[][] = [];
+  let position = 0;
+  for (const [value, ...row] of rows.iterate() as IterableIterator<unknown[]>) {
+    const drawn = value === null ? `#${position}` : valueText(value);
+    position++;
+    if (unitHash(seed, drawn) >= share) continue;
+    kept.push(row);
+    // Leaving the loop closes the cursor.
+    if (kept.length >= maxRows * SAMPLE_CAP_FACTOR) break;
+  }
+  return kept;
+}
+
+/**
+ * What a sampled table's rows are drawn by: its reference to the largest parent that is
+ * sampled too (a kept row's parent is then kept: the parent is drawn by the key referenced,
+ * and the child by the parent's, smaller, share); else the column other tables reference
+ * most (so their rows can follow); else its rows one by one.
+ */
+function anchorOf(
+  source: Database.Database,
+  table: TableFacts,
+  maxRows: number,
+): { column: string | null; parentCount: number } {
+  let best: { column: string; parentCount: number } | null = null;
+  for (const reference of singleColumnReferences(source, table.name)) {
+    const parentCount = rowCount(source, reference.parent);
+    if (parentCount > maxRows && (best === null || parentCount > best.parentCount))
+      best = { column: reference.from, parentCount };
+  }
+  if (best) return best;
+  const referenced = new Map<string, number>();
+  for (const { name } of source.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as {
+    name: string;
+  }[]) {
+    for (const reference of singleColumnReferences(source, name)) {
+      if (reference.parent.toLowerCase() !== table.name.toLowerCase()) continue;
+      const column = reference.to ?? table.primaryKey[0];
+      if (column) referenced.set(column, (referenced.get(column) ?? 0) + 1);
+    }
+  }
+  const column = [...referenced].sort(([a, m], [b, n]) => n - m || (a < b ? -1 : 1))[0]?.[0] ?? null;
+  return { column, parentCount: 0 };
+}
+
+interface Reference {
+  from: string;
+  parent: string;
+  /** The referenced column; null: the parent's primary key. */
+  to: string | null;
+}
+
+/** A table's references of one column each (a composite key is no anchor). */
+function singleColumnReferences(source: Database.Database, table: string): Reference[] {
+  const rows = source.prepare('SELECT id, "from", "table", "to" FROM pragma_foreign_key_list(?)').all(table) as {
+    id: number;
+    from: string;
+    table: string;
+    to: string | null;
+  }[];
+  return rows
+    .filter((row) => rows.filter((other) => other.id === row.id).length === 1)
+    .map((row) => ({ from: row.from, parent: row.table, to: row.to }));
+}
+
+function rowCount(source: Database.Database, table: string): number {
+  try {
+    return Number(
+      source
+        .prepare(`SELECT count(*) FROM ${quote(table)}`)
+        .pluck()
+        .get(),
+    );
+  } catch {
+    return 0; // a reference to a table that does not exist
+  }
+}
+
+/** A value as text, the same for 5 stored as INTEGER, REAL or TEXT, so that a reference hashes like its key. */
+function valueText(value: unknown): string {
+  return Buffer.isBuffer(value) ? `x'${value.toString('hex')}'` : String(value);
+}
+
+/** A seeded hash of a text in [0, 1). */
+function unitHash(seed: number, text: string): number {
+  return createHash('sha256').update(`${seed}\0${text}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
 /** A column's values from row `offset` on, then from the first row: the column rotated. */

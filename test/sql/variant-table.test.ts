@@ -70,9 +70,10 @@ describe.each([
     seed: number,
     mode: 'columns' | 'rows',
     file = path.join(dir, `${_name}-${table}-${seed}-${mode}.sqlite`),
+    maxRows = 1000,
   ) =>
     executor
-      .buildVariantTable({ dbPath: source, table, seed, mode, file, timeoutMs: 60_000 })
+      .buildVariantTable({ dbPath: source, table, seed, mode, maxRows, file, timeoutMs: 60_000 })
       .then((r) => ({ r, file }));
 
   test('a perturbed table keeps keys, references, every column’s values and NULLs, and moves values between rows', async () => {
@@ -130,6 +131,42 @@ describe.each([
     expect(r).toBe('built');
     expect(columnValues(file, 'orders', 'customer_id')).toEqual(columnValues(source, 'orders', 'customer_id'));
     expect(columnValues(file, 'orders', 'oid')).toEqual(columnValues(source, 'orders', 'oid'));
+  });
+
+  test('a table past maxRows keeps some of its rows whole (keys and all), and their values move among them', async () => {
+    const { file } = await build('customer', 1, 'columns', path.join(dir, `${_name}-sampled.sqlite`), 20);
+    const kept = new Database(file, { readonly: true });
+    const ids = kept.prepare('SELECT id FROM customer ORDER BY id').pluck().all() as number[];
+    expect(ids.length).toBeGreaterThan(5);
+    expect(ids.length).toBeLessThan(35);
+    const original = new Database(source, { readonly: true });
+    const codeOf = (db: Database.Database, id: number) =>
+      db.prepare('SELECT code FROM customer WHERE id = ?').pluck().get(id);
+    // A unique key stays with its row; a non-key column's values are those of the kept rows, moved.
+    expect(ids.map((id) => codeOf(kept, id))).toEqual(ids.map((id) => codeOf(original, id)));
+    const names = (db: Database.Database) =>
+      ids.map((id) => db.prepare('SELECT name FROM customer WHERE id = ?').pluck().get(id));
+    expect([...names(kept)].sort()).toEqual([...names(original)].sort());
+    expect(names(kept)).not.toEqual(names(original));
+    kept.close();
+    original.close();
+  });
+
+  test('sampled parent and child tables keep a kept row’s parent: joins along the reference still land', async () => {
+    const customers = await build('customer', 5, 'columns', path.join(dir, `${_name}-parent.sqlite`), 20);
+    const orders = await build('orders', 5, 'columns', path.join(dir, `${_name}-child.sqlite`), 20);
+    const view = { overlays: [customers.file, orders.file], reverseScans: false };
+    const run = async (sql: string) =>
+      (await executor.run({ dbPath: source, sql, params: [], timeoutMs: 10_000, view })).rows[0][0];
+    const kept = (await run('SELECT count(*) FROM orders')) as number;
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(60);
+    expect(await run('SELECT count(*) FROM orders JOIN customer ON customer.id = orders.customer_id')).toBe(kept);
+    // Another seed draws other rows.
+    const other = await build('customer', 6, 'columns', path.join(dir, `${_name}-parent-6.sqlite`), 20);
+    const idsOf = (f: string) =>
+      JSON.stringify(new Database(f, { readonly: true }).prepare('SELECT id FROM customer ORDER BY id').pluck().all());
+    expect(idsOf(other.file)).not.toBe(idsOf(customers.file));
   });
 
   test('a view or an unknown table is unsupported; a one-row table is copied as it is', async () => {
