@@ -65,6 +65,8 @@ export interface RestServerOptions {
   docs?: boolean;
   /** Where failures are logged with their details (default: Fastify's pino logger at level warn). */
   logger?: FastifyBaseLogger;
+  /** How long close() lets requests in flight finish before it cuts their connections (default 5 s). */
+  closeGraceMs?: number;
 }
 
 export interface RestServer {
@@ -175,8 +177,24 @@ export async function createRestServer(options: RestServerOptions): Promise<Rest
     url: urlOf(app.server.address() as AddressInfo),
     openapi,
     timeoutMs: options.timeoutMs,
-    close: () => app.close(),
+    close: () => closeWithin(app, options.closeGraceMs ?? CLOSE_GRACE_MS),
   };
+}
+
+const CLOSE_GRACE_MS = 5000;
+
+/**
+ * Fastify closes idle keep-alive connections at once but waits for any other, and a client
+ * that stopped halfway through sending a request would hold it until Node's header
+ * timeout (a minute): past the grace, every connection is cut.
+ */
+async function closeWithin(app: FastifyInstance, graceMs: number): Promise<void> {
+  const cut = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cut);
+  }
 }
 
 interface Route {

@@ -363,6 +363,28 @@ describe('startup and lifecycle', () => {
     await new Promise((resolve) => probe.close(resolve));
   });
 
+  test('close() does not wait on a client that stopped halfway through its request', async () => {
+    const own = await createRestServer({
+      databases: [{ db: numbers, endpoints: [NUMBERS] }],
+      executor: pool,
+      timeoutMs: 1000,
+      title: 't',
+      version: '1',
+      logger: captureLogger([]),
+      closeGraceMs: 200,
+    });
+    const { port } = new URL(own.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // Headers begun, never finished: Node would hold the connection for its header timeout (a minute).
+    socket.write(`GET ${NUMBERS.path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`);
+    const started = Date.now();
+    await own.close();
+    await closed;
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
   test('a process that served requests exits once the server and the pool are closed', () => {
     const serverUrl = new URL('../../runtime/rest/server.ts', import.meta.url).href;
     const poolUrl = new URL('../../runtime/sql/pool.ts', import.meta.url).href;
