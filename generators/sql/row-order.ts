@@ -9,11 +9,13 @@ import { parseQuery, sameExpr } from './normalize.js';
  * Relational operators — joins, filters, grouping, DISTINCT, set operations — do not look
  * at row order; what does is listed here, and any of it, anywhere in the query, answers no:
  * - ORDER BY (its ties come out in scan order), LIMIT and OFFSET (which rows they keep);
- * - a scalar subquery (SQLite takes its first row);
+ * - a scalar subquery (SQLite takes its first row), but for an aggregate without GROUP BY
+ *   (its one row);
  * - a column neither grouped nor aggregated in an aggregate query (SQLite takes it from
  *   some row of the group);
  * - order-sensitive aggregates (GROUP_CONCAT, JSON group arrays and objects) and window
- *   functions; nondeterministic functions;
+ *   functions but the rank family (RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST: tied rows
+ *   share their value); nondeterministic functions;
  * - values equal but spelled differently, where one stands for its group (DISTINCT,
  *   GROUP BY, MIN/MAX and set operations keep the first seen): a column with a collation
  *   other than BINARY ('Bob' = 'bob' under NOCASE). Numbers equal across INTEGER and REAL
@@ -24,31 +26,51 @@ import { parseQuery, sameExpr } from './normalize.js';
  * A query that does not parse is not proven anything: the caller runs it.
  */
 export function sqlIgnoresRowOrder(sql: string, db: DatabaseInfo): boolean {
-  return rowOrderDependence(sql, db) === 'none';
+  return rowOrderDependence(sql, db).compared === 'none';
 }
+
+/** Where a query's answer may depend on the order rows are read in (see rowOrderDependence). */
+export type RowOrderDependence = 'none' | 'ordering' | 'anywhere';
 
 /**
  * Where a query's answer may depend on the order rows are read in: `none` (see above);
  * `ordering`, only through its own top-level ORDER BY, LIMIT and OFFSET (rows tied on the
  * sort keys: where a tie probe finds none, generators/sql/ties.ts, the answer is fixed);
- * `anywhere`, or not proven otherwise.
+ * `anywhere`, or not proven otherwise. `compared`: the answer as the comparison reads it
+ * (float sums within its tolerance); `exact`: the very values, to the last bit, where a sum
+ * of anything but integer literals and counts (SUM, AVG, TOTAL) may round otherwise in
+ * another order.
  */
-export function rowOrderDependence(sql: string, db: DatabaseInfo): 'none' | 'ordering' | 'anywhere' {
+export function rowOrderDependence(
+  sql: string,
+  db: DatabaseInfo,
+): { compared: RowOrderDependence; exact: RowOrderDependence } {
   const parsed = parseQuery(sql, db);
-  if (!parsed.ok) return 'anywhere';
+  if (!parsed.ok) return { compared: 'anywhere', exact: 'anywhere' };
   const query = parsed.value.query;
-  const rows =
-    query.kind === 'set'
-      ? answerIgnoresRowOrder(query.left, db) && answerIgnoresRowOrder(query.right, db)
-      : selectIgnoresOrder(query, db);
-  if (!rows) return 'anywhere';
-  return query.orderBy.length > 0 || query.limit !== null || query.offset !== null ? 'ordering' : 'none';
+  const of = (rules: Rules): RowOrderDependence => {
+    const rows =
+      query.kind === 'set'
+        ? answerIgnoresRowOrder(query.left, rules) && answerIgnoresRowOrder(query.right, rules)
+        : selectIgnoresOrder(query, rules);
+    if (!rows) return 'anywhere';
+    return query.orderBy.length > 0 || query.limit !== null || query.offset !== null ? 'ordering' : 'none';
+  };
+  const compared = of({ db, exact: false });
+  return { compared, exact: compared === 'anywhere' ? 'anywhere' : of({ db, exact: true }) };
 }
 
-function answerIgnoresRowOrder(query: Query, db: DatabaseInfo): boolean {
+interface Rules {
+  db: DatabaseInfo;
+  /** Float sums count as order-sensitive (rowOrderDependence's `exact`). */
+  exact: boolean;
+}
+
+function answerIgnoresRowOrder(query: Query, rules: Rules): boolean {
   if (query.orderBy.length > 0 || query.limit !== null || query.offset !== null) return false;
-  if (query.kind === 'set') return answerIgnoresRowOrder(query.left, db) && answerIgnoresRowOrder(query.right, db);
-  return selectIgnoresOrder(query, db);
+  if (query.kind === 'set')
+    return answerIgnoresRowOrder(query.left, rules) && answerIgnoresRowOrder(query.right, rules);
+  return selectIgnoresOrder(query, rules);
 }
 
 const ORDER_SENSITIVE_FUNCTIONS: ReadonlySet<string> = new Set([
@@ -65,9 +87,15 @@ const ORDER_SENSITIVE_FUNCTIONS: ReadonlySet<string> = new Set([
   'LAST_INSERT_ROWID',
 ]);
 
-function selectIgnoresOrder(select: SelectQuery, db: DatabaseInfo): boolean {
+/** Window functions whose value is the same for rows tied on the window's order: ties share a rank. */
+const TIE_BLIND_WINDOWS: ReadonlySet<string> = new Set(['RANK', 'DENSE_RANK', 'PERCENT_RANK', 'CUME_DIST']);
+
+/** Aggregates that add floats, whose last bits depend on the order of addition. */
+const FLOAT_SUMS: ReadonlySet<string> = new Set(['SUM', 'AVG', 'TOTAL']);
+
+function selectIgnoresOrder(select: SelectQuery, rules: Rules): boolean {
   const from = select.from ? [select.from.base, ...select.from.joins.map((j) => j.item)] : [];
-  if (!from.every((item) => fromItemIgnoresOrder(item, db))) return false;
+  if (!from.every((item) => fromItemIgnoresOrder(item, rules))) return false;
   const expressions = [
     ...select.columns.map((c) => c.expr),
     ...(select.from?.joins.flatMap((j) => (j.on ? [j.on] : [])) ?? []),
@@ -75,34 +103,62 @@ function selectIgnoresOrder(select: SelectQuery, db: DatabaseInfo): boolean {
     ...select.groupBy,
     ...(select.having ? [select.having] : []),
   ];
-  if (!expressions.every((e) => exprIgnoresOrder(e, db))) return false;
+  if (!expressions.every((e) => exprIgnoresOrder(e, rules))) return false;
   return !isAggregateQuery(select) || everyColumnGroupedOrAggregated(select);
 }
 
-function fromItemIgnoresOrder(item: FromItem, db: DatabaseInfo): boolean {
-  if (item.kind === 'derived') return answerIgnoresRowOrder(item.query, db);
-  const table = db.tables.find((t) => t.name === item.table);
+function fromItemIgnoresOrder(item: FromItem, rules: Rules): boolean {
+  if (item.kind === 'derived') return answerIgnoresRowOrder(item.query, rules);
+  const table = rules.db.tables.find((t) => t.name === item.table);
   return table !== undefined && table.columns.every((c) => c.collation === undefined);
 }
 
-function exprIgnoresOrder(expr: Expr, db: DatabaseInfo): boolean {
+function exprIgnoresOrder(expr: Expr, rules: Rules): boolean {
   switch (expr.kind) {
     case 'subquery':
+      // SQLite takes the first row: the only row of an aggregate without GROUP BY.
+      return isOneRowAggregate(expr.query) && answerIgnoresRowOrder(expr.query, rules);
     case 'window':
-      return false;
+      if (!TIE_BLIND_WINDOWS.has(expr.name) || expr.frame !== null) return false;
+      break;
     case 'exists':
-      return answerIgnoresRowOrder(expr.query, db);
+      return answerIgnoresRowOrder(expr.query, rules);
     case 'in':
-      if (expr.subquery && !answerIgnoresRowOrder(expr.subquery, db)) return false;
+      if (expr.subquery && !answerIgnoresRowOrder(expr.subquery, rules)) return false;
       break;
     case 'aggregate':
+      if (rules.exact && FLOAT_SUMS.has(expr.name) && !(expr.arg && integerValued(expr.arg))) return false;
+      if (ORDER_SENSITIVE_FUNCTIONS.has(expr.name)) return false;
+      break;
     case 'function':
       if (ORDER_SENSITIVE_FUNCTIONS.has(expr.name)) return false;
       break;
     default:
       break;
   }
-  return children(expr).every((child) => exprIgnoresOrder(child, db));
+  return children(expr).every((child) => exprIgnoresOrder(child, rules));
+}
+
+function isOneRowAggregate(query: Query): boolean {
+  return query.kind === 'select' && query.groupBy.length === 0 && query.columns.some((c) => containsAggregate(c.expr));
+}
+
+/** Integers whatever the data: integer literals, counts, and CASE, +, -, * of them (SUM(CASE WHEN … THEN 1 ELSE 0 END)). */
+function integerValued(expr: Expr): boolean {
+  switch (expr.kind) {
+    case 'literal':
+      return expr.type === 'integer';
+    case 'aggregate':
+      return expr.name === 'COUNT';
+    case 'case':
+      return expr.whens.every((w) => integerValued(w.then)) && (expr.else === null || integerValued(expr.else));
+    case 'binary':
+      return (
+        (expr.op === '+' || expr.op === '-' || expr.op === '*') && integerValued(expr.left) && integerValued(expr.right)
+      );
+    default:
+      return false;
+  }
 }
 
 function isAggregateQuery(select: SelectQuery): boolean {

@@ -35,7 +35,7 @@ export async function goldOnVariants(gold: GoldResult, ctx: StageContext): Promi
   const own = probe ? await tiesOn(gold.rows, probe, ctx.executor, ctx) : null;
   const onVariants: GoldOnVariant[] = [];
   const dependence = (await rowOrder()).rowOrderDependence(gold.executedSql, ctx.db);
-  const inAnyOrder = dependence === 'none';
+  const inAnyOrder = dependence.compared === 'none';
   for (const variant of variants) {
     // The same rows in another order: an answer that provably ignores row order is the same there.
     const answer = variant.seed === null && inAnyOrder ? gold.rows : await answerOn(gold, variant, ctx);
@@ -75,7 +75,9 @@ export async function goldOnVariants(gold: GoldResult, ctx: StageContext): Promi
     ...(strength ? { strength } : {}),
     ...(acceptable ? { acceptable } : {}),
     ...(own?.ties ? { ties: own.ties } : {}),
-    ...(inAnyOrder || (dependence === 'ordering' && own?.fixed) ? { fixedAnswer: true as const } : {}),
+    ...(dependence.exact === 'none' || (dependence.exact === 'ordering' && own?.fixed)
+      ? { fixedAnswer: true as const }
+      : {}),
   });
 }
 
