@@ -345,15 +345,20 @@ describe('startup and lifecycle', () => {
     await expect(start([{ ...HEROES_BY_PUBLISHER, operationId: 'bad name!' }])).rejects.toThrow(/invalid/);
   });
 
-  test('close() frees the port', async () => {
-    const own = await createRestServer({
+  /** A server of the test's own, over the numbers database. */
+  const ownServer = (options: { closeGraceMs?: number } = {}) =>
+    createRestServer({
       databases: [{ db: numbers, endpoints: [NUMBERS] }],
       executor: pool,
       timeoutMs: 1000,
       title: 't',
       version: '1',
       logger: captureLogger([]),
+      ...options,
     });
+
+  test('close() frees the port', async () => {
+    const own = await ownServer();
     expect((await fetch(`${own.url}${NUMBERS.path}`)).status).toBe(200);
     const port = Number(new URL(own.url).port);
     await own.close();
@@ -364,15 +369,7 @@ describe('startup and lifecycle', () => {
   });
 
   test('close() does not wait on a client that stopped halfway through its request', async () => {
-    const own = await createRestServer({
-      databases: [{ db: numbers, endpoints: [NUMBERS] }],
-      executor: pool,
-      timeoutMs: 1000,
-      title: 't',
-      version: '1',
-      logger: captureLogger([]),
-      closeGraceMs: 200,
-    });
+    const own = await ownServer({ closeGraceMs: 200 });
     const { port } = new URL(own.url);
     const socket = net.connect(Number(port), '127.0.0.1');
     await new Promise<void>((resolve) => socket.once('connect', resolve));
