@@ -25,6 +25,7 @@ beforeAll(() => {
     CREATE TABLE customer (id INTEGER PRIMARY KEY, name TEXT COLLATE NOCASE, city TEXT, age INT CHECK (age > 0), code TEXT UNIQUE);
     CREATE TABLE orders (oid TEXT PRIMARY KEY, customer_id INT REFERENCES customer(id), amount REAL, note TEXT) WITHOUT ROWID;
     CREATE TABLE note (body TEXT);
+    CREATE TABLE visit (id INTEGER PRIMARY KEY, customer_id INT REFERENCES customer(id), day TEXT);
     CREATE INDEX customer_city ON customer(city);
     CREATE VIEW big AS SELECT * FROM orders WHERE amount > 10;
   `);
@@ -35,6 +36,8 @@ beforeAll(() => {
     for (let i = 1; i <= 40; i++)
       insert.run(i, `name${i}`, ['Oslo', 'Rome', null][i % 3], i % 7 === 0 ? null : 20 + i, `c${i}`);
     for (let i = 1; i <= 60; i++) order.run(`o${i}`, 1 + (i % 40), i * 1.5, i % 4 === 0 ? null : `n${i % 5}`);
+    const visit = db.prepare('INSERT INTO visit VALUES (?, ?, ?)');
+    for (let i = 1; i <= 90; i++) visit.run(i, i % 3 === 0 ? null : 1 + (i % 40), `d${i % 7}`);
   })();
   db.exec("INSERT INTO note VALUES ('only one row'); ANALYZE;");
   db.close();
@@ -167,6 +170,18 @@ describe.each([
     const idsOf = (f: string) =>
       JSON.stringify(new Database(f, { readonly: true }).prepare('SELECT id FROM customer ORDER BY id').pluck().all());
     expect(idsOf(other.file)).not.toBe(idsOf(customers.file));
+  });
+
+  test('rows whose reference is NULL are drawn one by one, the others with their parent', async () => {
+    const customers = await build('customer', 9, 'columns', path.join(dir, `${_name}-visit-parent.sqlite`), 20);
+    const visits = await build('visit', 9, 'columns', path.join(dir, `${_name}-visit.sqlite`), 20);
+    const view = { overlays: [customers.file, visits.file], reverseScans: false };
+    const count = async (sql: string) =>
+      (await executor.run({ dbPath: source, sql, params: [], timeoutMs: 10_000, view })).rows[0][0] as number;
+    const withParent = await count('SELECT count(*) FROM visit WHERE customer_id IS NOT NULL');
+    expect(await count('SELECT count(*) FROM visit WHERE customer_id IS NULL')).toBeGreaterThan(0);
+    expect(withParent).toBeGreaterThan(0);
+    expect(await count('SELECT count(*) FROM visit JOIN customer ON customer.id = visit.customer_id')).toBe(withParent);
   });
 
   test('a view or an unknown table is unsupported; a one-row table is copied as it is', async () => {
