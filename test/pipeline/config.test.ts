@@ -52,6 +52,7 @@ describe('config', () => {
         seed: 1,
         nondeterministicGold: 'reject',
         weakGold: 'keep',
+        variantRows: 10000,
         buildTimeoutMs: 600000,
       },
     });
