@@ -24,22 +24,14 @@ import { parseQuery, sameExpr } from './normalize.js';
  * Float sums (SUM, AVG, TOTAL) do depend on the order of addition, in their last bits;
  * SQLite sums with compensation, far inside the comparison's relative tolerance (1e-6).
  * A query that does not parse is not proven anything: the caller runs it.
- */
-export function sqlIgnoresRowOrder(sql: string, db: DatabaseInfo): boolean {
-  return rowOrderDependence(sql, db).compared === 'none';
-}
-
-/** Where a query's answer may depend on the order rows are read in (see rowOrderDependence). */
-export type RowOrderDependence = 'none' | 'ordering' | 'anywhere';
-
-/**
- * Where a query's answer may depend on the order rows are read in: `none` (see above);
- * `ordering`, only through its own top-level ORDER BY, LIMIT and OFFSET (rows tied on the
- * sort keys: where a tie probe finds none, generators/sql/ties.ts, the answer is fixed);
- * `anywhere`, or not proven otherwise. `compared`: the answer as the comparison reads it
- * (float sums within its tolerance); `exact`: the very values, to the last bit, where a sum
- * of anything but integer literals and counts (SUM, AVG, TOTAL) may round otherwise in
- * another order.
+ *
+ * The answer to that is `compared === 'none'` of rowOrderDependence, which also says:
+ * `ordering`, the answer depends on row order only through the query's own top-level ORDER
+ * BY, LIMIT and OFFSET (rows tied on the sort keys: where a tie probe finds none,
+ * generators/sql/ties.ts, the answer is fixed); `anywhere`, or not proven otherwise.
+ * `compared` reads the answer as the comparison does (float sums within its tolerance);
+ * `exact`, to the last bit, where a sum of anything but integer literals and counts (SUM,
+ * AVG, TOTAL) may round otherwise in another order.
  */
 export function rowOrderDependence(
   sql: string,
@@ -49,16 +41,15 @@ export function rowOrderDependence(
   if (!parsed.ok) return { compared: 'anywhere', exact: 'anywhere' };
   const query = parsed.value.query;
   const of = (rules: Rules): RowOrderDependence => {
-    const rows =
-      query.kind === 'set'
-        ? answerIgnoresRowOrder(query.left, rules) && answerIgnoresRowOrder(query.right, rules)
-        : selectIgnoresOrder(query, rules);
-    if (!rows) return 'anywhere';
-    return query.orderBy.length > 0 || query.limit !== null || query.offset !== null ? 'ordering' : 'none';
+    if (!rowsIgnoreOrder(query, rules)) return 'anywhere';
+    return isOrdering(query) ? 'ordering' : 'none';
   };
   const compared = of({ db, exact: false });
   return { compared, exact: compared === 'anywhere' ? 'anywhere' : of({ db, exact: true }) };
 }
+
+/** Where row order can reach an answer (rowOrderDependence). */
+export type RowOrderDependence = 'none' | 'ordering' | 'anywhere';
 
 interface Rules {
   db: DatabaseInfo;
@@ -67,10 +58,18 @@ interface Rules {
 }
 
 function answerIgnoresRowOrder(query: Query, rules: Rules): boolean {
-  if (query.orderBy.length > 0 || query.limit !== null || query.offset !== null) return false;
+  return !isOrdering(query) && rowsIgnoreOrder(query, rules);
+}
+
+/** The query's rows before its own ORDER BY, LIMIT and OFFSET pick and order them. */
+function rowsIgnoreOrder(query: Query, rules: Rules): boolean {
   if (query.kind === 'set')
     return answerIgnoresRowOrder(query.left, rules) && answerIgnoresRowOrder(query.right, rules);
   return selectIgnoresOrder(query, rules);
+}
+
+function isOrdering(query: Query): boolean {
+  return query.orderBy.length > 0 || query.limit !== null || query.offset !== null;
 }
 
 const ORDER_SENSITIVE_FUNCTIONS: ReadonlySet<string> = new Set([

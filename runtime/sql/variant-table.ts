@@ -145,47 +145,61 @@ function writeVariant(
     const insert = target.prepare(
       `INSERT INTO ${quote(table.name)} (${list}) VALUES (${table.columns.map(() => '?').join(', ')})`,
     );
-    if (count > request.maxRows) {
-      const sample = sampledRows(source, table, request, count);
-      const offsets = table.columns.map((column) =>
-        table.keys.has(column.toLowerCase()) || sample.length < 2
+    const offsetFor = (rows: number) =>
+      table.columns.map((column) =>
+        table.keys.has(column.toLowerCase()) || rows < 2
           ? null
-          : offsetOf(seed, table.name, mode === 'rows' ? null : column, sample.length),
+          : offsetOf(seed, table.name, mode === 'rows' ? null : column, rows),
       );
-      target.transaction(() => {
-        for (const [i, row] of sample.entries()) {
-          insert.run(
-            ...row.map((value, c) => (offsets[c] === null ? value : sample[(i + offsets[c]) % sample.length][c])),
-          );
-        }
-      })();
-      for (const sql of table.indexSql) target.exec(sql);
-      copyStatistics(source, target, table.name);
-      return;
-    }
-    const rows = source
-      .prepare(`SELECT ${list} FROM ${quote(table.name)} ORDER BY ${table.orderBy}`)
-      .raw(true)
-      .safeIntegers(true);
-    const rotated = table.columns.map((column) =>
-      table.keys.has(column.toLowerCase()) || count < 2
-        ? null
-        : rotatedValues(source, table, column, offsetOf(seed, table.name, mode === 'rows' ? null : column, count)),
-    );
+    const sample = count > request.maxRows ? sampledRows(source, table, request, count) : null;
+    const rows = sample
+      ? rotatedSample(sample, offsetFor(sample.length))
+      : rotatedTable(source, table, offsetFor(count));
     try {
       target.transaction(() => {
-        for (const row of rows.iterate() as IterableIterator<unknown[]>) {
-          insert.run(...row.map((value, i) => (rotated[i] ? rotated[i].next().value : value)));
-        }
+        for (const row of rows) insert.run(...row);
       })();
     } finally {
       // A cursor left open keeps the source connection busy: it could not close.
-      for (const values of rotated) values?.return();
+      rows.return();
     }
     for (const sql of table.indexSql) target.exec(sql);
     copyStatistics(source, target, table.name);
   } finally {
     target.close();
+  }
+}
+
+/** Every row of the table, streamed, each column rotated by its offset (null: kept in place). */
+function* rotatedTable(
+  source: Database.Database,
+  table: TableFacts,
+  offsets: (number | null)[],
+): Generator<unknown[], void, void> {
+  const rows = source
+    .prepare(`SELECT ${table.columns.map(quote).join(', ')} FROM ${quote(table.name)} ORDER BY ${table.orderBy}`)
+    .raw(true)
+    .safeIntegers(true);
+  const rotated = table.columns.map((column, i) => {
+    const offset = offsets[i];
+    return offset === null ? null : rotatedValues(source, table, column, offset);
+  });
+  try {
+    for (const row of rows.iterate() as IterableIterator<unknown[]>) {
+      yield row.map((value, i) => (rotated[i] ? rotated[i].next().value : value));
+    }
+  } finally {
+    for (const values of rotated) values?.return();
+  }
+}
+
+/** Sampled rows (in memory), each column rotated among them as rotatedTable rotates a whole table. */
+function* rotatedSample(sample: unknown[][], offsets: (number | null)[]): Generator<unknown[], void, void> {
+  for (const [i, row] of sample.entries()) {
+    yield row.map((value, c) => {
+      const offset = offsets[c];
+      return offset === null ? value : sample[(i + offset) % sample.length][c];
+    });
   }
 }
 
