@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -21,6 +21,30 @@ export async function writeFileAtomic(file: string, content: string | Uint8Array
 /** A fresh name beside `file` for writing it before the rename that makes it appear whole. */
 export function temporarySibling(file: string): string {
   return `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+}
+
+const TEMPORARY_SIBLING = /\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+
+/**
+ * Removes the temporary siblings a killed writer left under `dir` (a second Ctrl-C ends the
+ * process mid-write): a rerun's outputs are then the files it wrote, nothing else. A file
+ * of a process still alive is another writer's, and stays.
+ */
+export async function removeAbandonedTemporaries(dir: string): Promise<void> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  for (const entry of entries) {
+    const pid = entry.isFile() ? TEMPORARY_SIBLING.exec(entry.name)?.[1] : undefined;
+    if (pid !== undefined && !isAlive(Number(pid))) await rm(path.join(entry.parentPath, entry.name), { force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** JSON files end with a newline and are indented: diff-friendly artifacts. */

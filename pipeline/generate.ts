@@ -7,7 +7,7 @@ import { outputRelevantConfig, type Config } from '../config/schema.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { createSqlPool, type SqlPool } from '../runtime/sql/pool.js';
 import { writeArtifact, type EmittedFile } from './emit-artifact.js';
-import { jsonlText, jsonText } from './files.js';
+import { jsonlText, jsonText, removeAbandonedTemporaries } from './files.js';
 import { ProgressTracker, restLabel, type ProgressListener } from './progress.js';
 import { planResults, runInProcess, type PlannedItem } from './runner/in-process.js';
 import { runByDatabase } from './runner/by-database.js';
@@ -83,6 +83,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   const formulations = orderedFormulations(config.formulations);
   const outDir = path.resolve(config.out);
   ensureWritableDir(outDir, 'output folder (--out)');
+  await removeAbandonedTemporaries(outDir);
   ensureWritableDir(cacheDirOf(config), 'cache folder (--cache-dir)');
 
   // Database fingerprints are remembered locally; outcomes live in Redis with a queue backend, else here too.
