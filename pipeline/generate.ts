@@ -233,6 +233,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
               })
           : null,
       },
+      config.concurrency,
       async (db, items) => {
         if (queued) explainJobFailures(items, queued.failed);
         if (db) files.push(...(await emitStage.run({ items }, { config, db, datasetName, outDir })));

@@ -1,23 +1,37 @@
 import { groupBy } from '../../core/group.js';
 import type { DatabaseInfo, Instance } from '../../core/model.js';
+import { PriorityLimit, type Limit } from '../../core/priority-limit.js';
 import type { ItemResult } from '../samples.js';
-import type { RestDedupStats, RestRunOptions, RestRunResult } from './rest.js';
-import type { InProcessRunOptions, RunResult } from './in-process.js';
+import type { RestDedupStats, RestRunResult } from './rest.js';
+import type { RunResult } from './in-process.js';
 import { metricsOf, type StageMetrics } from './stage-runner.js';
 
 /**
  * A run database by database, in id order: every formulation of one database's instances
- * (SLOT/SEL, then REST), handed to `onDatabase` (emit), then let go. What the run holds is
- * one database's items at a time, whatever the size of the corpus: a database is what the
+ * (SLOT/SEL, then REST), handed to `onDatabase` (emit), then let go. A database is what the
  * outputs are written by, and the unit no stage reaches across (REST dedups and serves per
  * database, SQL results never cross files).
+ *
+ * Two databases are in flight at once: the next one starts with the one before it and takes
+ * the item slots that one leaves idle (PriorityLimit: the earlier database always goes first).
+ * A database alone leaves the SQL workers idle wherever it waits on few items: a slow
+ * statement and the checks that must follow it, the barrier between its SLOT/SEL and REST
+ * runs and between REST's phases. Outputs are still emitted in id order, and what the run
+ * holds is two databases' items at a time, whatever the size of the corpus.
  */
+
+/** A database's part of the run, and the item slots it may use (its lane of the run's limit). */
+export interface DatabasePart {
+  databases: DatabaseInfo[];
+  instances: Instance[];
+  limit: Limit;
+}
 
 export interface DatabaseRunners {
   /** SLOT/SEL of one database's instances, or null when the run has no sequence formulation. */
-  sequences: ((options: Pick<InProcessRunOptions, 'databases' | 'instances'>) => Promise<RunResult>) | null;
+  sequences: ((part: DatabasePart) => Promise<RunResult>) | null;
   /** REST of one database's instances, or null when the run has no REST. */
-  rest: ((options: Pick<RestRunOptions, 'databases' | 'instances'>) => Promise<RestRunResult>) | null;
+  rest: ((part: DatabasePart) => Promise<RestRunResult>) | null;
 }
 
 export interface DatabaseRunResult {
@@ -27,39 +41,74 @@ export interface DatabaseRunResult {
   aborted: boolean;
 }
 
+/** Databases running at once: one emitted next, one filling the slots it leaves idle. */
+const DATABASES_IN_FLIGHT = 2;
+
+interface DatabaseRun {
+  sequences: RunResult;
+  rest: RestRunResult | null;
+}
+
 /**
  * `onDatabase(db, items)`: the database's items (instance order), every formulation's result
  * set; `db` is undefined for instances naming a database the source does not have (their
  * results are rejections). Called in database id order, one database at a time.
+ * `concurrency`: items in flight over the whole run (config.concurrency).
  */
 export async function runByDatabase(
   databases: readonly DatabaseInfo[],
   instances: readonly Instance[],
   runners: DatabaseRunners,
+  concurrency: number,
   onDatabase: (db: DatabaseInfo | undefined, items: ItemResult[]) => Promise<void>,
 ): Promise<DatabaseRunResult> {
   const byId = new Map(databases.map((db) => [db.dbId, db]));
   const instancesOf = groupBy(instances, (instance) => instance.dbId);
   const dbIds = [...new Set([...byId.keys(), ...instancesOf.keys()])].sort();
-  const metrics = new Map<string, StageMetrics>();
-  const dedup: RestDedupStats | undefined = runners.rest ? { byDb: {}, merges: [] } : undefined;
-  for (const dbId of dbIds) {
+  const limits = new PriorityLimit(concurrency);
+  const parts: DatabasePart[] = dbIds.map((dbId, rank) => {
     const db = byId.get(dbId);
-    const part = { databases: db ? [db] : [], instances: instancesOf.get(dbId) ?? [] };
+    return { databases: db ? [db] : [], instances: instancesOf.get(dbId) ?? [], limit: limits.lane(rank) };
+  });
+
+  const runDatabase = async (part: DatabasePart): Promise<DatabaseRun> => {
     const sequences: RunResult = runners.sequences
       ? await runners.sequences(part)
       : { items: part.instances.map((instance) => ({ instance, results: {} })), metrics: new Map(), aborted: false };
-    addMetrics(metrics, sequences.metrics);
-    if (sequences.aborted) return { metrics, dedup, aborted: true };
-    const rest = runners.rest ? await runners.rest(part) : null;
-    if (rest) {
-      addMetrics(metrics, rest.metrics);
-      if (rest.aborted) return { metrics, dedup, aborted: true };
-      Object.assign(dedup!.byDb, rest.dedup.byDb);
-      dedup!.merges.push(...rest.dedup.merges);
-      for (const item of sequences.items) item.results.rest = rest.results.get(item.instance);
+    const rest = runners.rest && !sequences.aborted ? await runners.rest(part) : null;
+    return { sequences, rest };
+  };
+
+  const metrics = new Map<string, StageMetrics>();
+  const dedup: RestDedupStats | undefined = runners.rest ? { byDb: {}, merges: [] } : undefined;
+  const started: Promise<DatabaseRun>[] = [];
+  try {
+    for (const [i, part] of parts.entries()) {
+      while (started.length < Math.min(parts.length, i + DATABASES_IN_FLIGHT)) {
+        const run = runDatabase(parts[started.length]);
+        // Observed when its turn comes (or by the allSettled below): not an unhandled rejection meanwhile.
+        run.catch(() => {});
+        started.push(run);
+      }
+      const { sequences, rest } = await started[i];
+      addMetrics(metrics, sequences.metrics);
+      if (rest) addMetrics(metrics, rest.metrics);
+      if (sequences.aborted || rest?.aborted) {
+        // The run was interrupted: the database overlapping this one finishes its items in flight.
+        await Promise.allSettled(started);
+        return { metrics, dedup, aborted: true };
+      }
+      if (rest) {
+        Object.assign(dedup!.byDb, rest.dedup.byDb);
+        dedup!.merges.push(...rest.dedup.merges);
+        for (const item of sequences.items) item.results.rest = rest.results.get(item.instance);
+      }
+      await onDatabase(part.databases[0], sequences.items);
     }
-    await onDatabase(db, sequences.items);
+  } catch (error) {
+    // Nothing of the run goes on unobserved behind a failure.
+    await Promise.allSettled(started);
+    throw error;
   }
   return { metrics, dedup, aborted: false };
 }

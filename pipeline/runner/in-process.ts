@@ -1,5 +1,5 @@
-import pLimit from 'p-limit';
 import type { Config } from '../../config/schema.js';
+import { PriorityLimit, type Limit } from '../../core/priority-limit.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { type DatabaseInfo, type GoldResult, type Instance, sequenceFormulations } from '../../core/model.js';
 import type { Outcome } from '../../core/outcome.js';
@@ -53,6 +53,8 @@ export interface InProcessRunOptions {
   computeMisses?: boolean;
   /** The run's progress when this call runs part of it (one database); default: this call's own. */
   progress?: ProgressTracker;
+  /** The item slots this call may use, when it shares them with others (by-database.ts); default: `config.concurrency` of its own. */
+  limit?: Limit;
 }
 
 export interface PlannedItem {
@@ -142,7 +144,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   );
   const progress =
     options.progress ?? ProgressTracker.forSequences(options.instances.length, formulations, options.onProgress);
-  const limit = pLimit(config.concurrency);
+  const limit = options.limit ?? new PriorityLimit(config.concurrency).lane(0);
   const contextOf = (db: DatabaseInfo) => ({ config, db, executor: options.executor });
 
   // Whole item results where the cache has them; the other items' stage outcomes read ahead.

@@ -1,8 +1,8 @@
-import pLimit from 'p-limit';
 import { forgetEndpointChecks } from '../../generators/rest/format-check.js';
 import type { RestServer } from '../../runtime/rest/server.js';
 import { groupBy } from '../../core/group.js';
 import type { DatabaseInfo, GoldResult, Instance } from '../../core/model.js';
+import { PriorityLimit, type Limit } from '../../core/priority-limit.js';
 import type { Outcome } from '../../core/outcome.js';
 import { ProgressTracker, type ProgressListener } from '../progress.js';
 import type { RejectedSample, RestResult } from '../samples.js';
@@ -32,6 +32,8 @@ export interface RestRunOptions extends RestFlowContext {
   onProgress?: ProgressListener;
   /** The run's progress when this call runs part of it (one database); default: this call's own. */
   progress?: ProgressTracker;
+  /** The item slots this call may use, when it shares them with others (by-database.ts); default: `config.concurrency` of its own. */
+  limit?: Limit;
 }
 
 export interface RestDedupStats {
@@ -60,7 +62,7 @@ export async function runRest(options: RestRunOptions): Promise<RestRunResult> {
     ['rest.synthesize', 'rest.execute', 'rest.verify'].forEach((stage) => progress.done(stage, n));
   const interrupted = () => options.signal?.aborted ?? false;
   const metrics = () => options.stageRunner.metrics;
-  const limit = pLimit(config.concurrency);
+  const limit = options.limit ?? new PriorityLimit(config.concurrency).lane(0);
 
   // 1. gold.
   const golds = new Map<Instance, GoldResult>();
