@@ -9,6 +9,7 @@ import type {
   ToolOutput,
   SequenceFormulation,
 } from '../core/model.js';
+import { LruMap } from '../core/lru.js';
 import type { Verification } from '../verifiers/checks.js';
 import type { StageName } from './graph.js';
 
@@ -59,20 +60,35 @@ export interface ItemResult {
 
 /**
  * What a run keeps of an item once its database is written: what stats, the rejections file
- * and the manifest read. Rows, sequences and responses are let go with the database.
+ * and the manifest read. Rows, sequences, responses and the question's text are let go with
+ * the database: a run keeps one of these per question of the corpus, so it is kept small.
  */
 export interface ItemSummary {
-  instance: Instance;
+  instance: Pick<Instance, 'id' | 'dbId' | 'index'>;
   results: Partial<Record<Formulation, ResultSummary>>;
 }
 
-export type ResultSummary = RejectedSample | { ok: true; gold: Pick<GoldResult, 'strength' | 'referenceTime'> };
+export type ResultSummary = RejectedSample | AcceptedSummary;
+
+type AcceptedSummary = Readonly<{ ok: true; gold: Readonly<Pick<GoldResult, 'strength' | 'referenceTime'>> }>;
+
+/**
+ * Accepted summaries are few distinct values (a handful of strengths, the run's reference
+ * times): shared, not one per item; bounded, as a process may run many runs.
+ */
+const acceptedSummaries = new LruMap<string, AcceptedSummary>(64);
+
+function acceptedSummary({ strength, referenceTime }: GoldResult): AcceptedSummary {
+  const key = JSON.stringify([strength ?? null, referenceTime ?? null]);
+  return acceptedSummaries.getOrSet(key, () =>
+    Object.freeze({ ok: true, gold: Object.freeze({ strength, referenceTime }) }),
+  );
+}
 
 export function summarize(item: ItemResult): ItemSummary {
   const results: ItemSummary['results'] = {};
   for (const [formulation, result] of Object.entries(item.results) as [Formulation, FormulationResult | RestResult][])
-    results[formulation] = result.ok
-      ? { ok: true, gold: { strength: result.gold.strength, referenceTime: result.gold.referenceTime } }
-      : result;
-  return { instance: item.instance, results };
+    results[formulation] = result.ok ? acceptedSummary(result.gold) : result;
+  const { id, dbId, index } = item.instance;
+  return { instance: { id, dbId, index }, results };
 }

@@ -81,21 +81,24 @@ export async function runByDatabase(
 
   const metrics = new Map<string, StageMetrics>();
   const dedup: RestDedupStats | undefined = runners.rest ? { byDb: {}, merges: [] } : undefined;
-  const started: Promise<DatabaseRun>[] = [];
+  // The databases started and not yet emitted: an emitted one's items are let go with its entry.
+  const inFlight = new Map<number, Promise<DatabaseRun>>();
+  let started = 0;
   try {
     for (const [i, part] of parts.entries()) {
-      while (started.length < Math.min(parts.length, i + DATABASES_IN_FLIGHT)) {
-        const run = runDatabase(parts[started.length]);
+      for (; started < Math.min(parts.length, i + DATABASES_IN_FLIGHT); started++) {
+        const run = runDatabase(parts[started]);
         // Observed when its turn comes (or by the allSettled below): not an unhandled rejection meanwhile.
         run.catch(() => {});
-        started.push(run);
+        inFlight.set(started, run);
       }
-      const { sequences, rest } = await started[i];
+      const { sequences, rest } = await inFlight.get(i)!;
+      inFlight.delete(i);
       addMetrics(metrics, sequences.metrics);
       if (rest) addMetrics(metrics, rest.metrics);
       if (sequences.aborted || rest?.aborted) {
         // The run was interrupted: the database overlapping this one finishes its items in flight.
-        await Promise.allSettled(started);
+        await Promise.allSettled(inFlight.values());
         return { metrics, dedup, aborted: true };
       }
       if (rest) {
@@ -107,7 +110,7 @@ export async function runByDatabase(
     }
   } catch (error) {
     // Nothing of the run goes on unobserved behind a failure.
-    await Promise.allSettled(started);
+    await Promise.allSettled(inFlight.values());
     throw error;
   }
   return { metrics, dedup, aborted: false };
