@@ -66,15 +66,9 @@ describe('runByDatabase', () => {
       aborted: false,
     });
     const items: ItemResult[] = [];
-    const result = await runByDatabase(
-      dbs,
-      instances,
-      { sequences: null, rest },
-      2,
-      async (_, its) => {
-        items.push(...its);
-      },
-    );
+    const result = await runByDatabase(dbs, instances, { sequences: null, rest }, 2, async (_, its) => {
+      items.push(...its);
+    });
     expect(items.map((item) => item.results.rest?.ok)).toEqual([false, false, false, false]);
     expect(Object.keys(result.dedup!.byDb)).toEqual(['a', 'b', 'c']);
   });
