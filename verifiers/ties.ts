@@ -31,8 +31,14 @@ export function readTies(
   complete: boolean,
 ): TieReading {
   if (window.distinct) {
-    const cut = complete ? distinctOrderIsOpen(rows, keys, window) : distinctEdgeIsTied(rows, keys, window);
-    return { ties: null, cut, fixed: false };
+    const open = complete ? distinctOrderIsOpen(rows, keys, window) : distinctEdgeIsTied(rows, keys, window);
+    if (open) return { ties: null, cut: true, fixed: false };
+    // The distinct rows, each where it first occurs, tie on the sort keys as rows do without
+    // DISTINCT: their order among themselves is SQL's to choose (and a tie across an edge leaves
+    // which of them are in the window open). Not `fixed`: which key orders a row is unspecified.
+    const placed = firstOccurrences(rows, keys).map(({ row, sortKeys }) => [...row, ...sortKeys]);
+    const { ties, cut } = readTies(placed, keys, { ...window, distinct: false }, complete);
+    return { ties, cut, fixed: false };
   }
   const end = Math.min(rows.length, window.offset + window.limit);
   if (end <= window.offset) return { ties: { groups: [], positions: [] }, cut: false, fixed: true };

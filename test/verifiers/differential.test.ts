@@ -188,6 +188,24 @@ describe('readTies and matchesTies', () => {
     expect(readTies(open, 1, distinct, false).cut).toBe(false);
   });
 
+  test('DISTINCT rows tied on the sort keys: any order among them within the window, a tie across its edge is open', () => {
+    const top2 = { limit: 2, offset: 0, distinct: true };
+    const rows: GoldResult['rows'] = [
+      ['x', 9],
+      ['x', 9],
+      ['y', 9],
+      ['z', 1],
+    ];
+    const reading = readTies(rows, 1, top2, true);
+    expect(reading).toMatchObject({ cut: false, fixed: false });
+    expect(matchesTies([['y'], ['x']], reading.ties!)).toBe(true);
+    expect(matchesTies([['x'], ['y']], reading.ties!)).toBe(true);
+    expect(matchesTies([['x'], ['z']], reading.ties!)).toBe(false);
+    expect(matchesTies([['x'], ['x']], reading.ties!)).toBe(false);
+    // LIMIT 1 through the tie of x and y: which one is the answer is open.
+    expect(readTies(rows, 1, { ...top2, limit: 1 }, true).cut).toBe(true);
+  });
+
   test('DISTINCT with the probe cut short: distinct rows tied on the sort keys across the window edge', () => {
     const distinct = { limit: 1, offset: 0, distinct: true };
     const tied: GoldResult['rows'] = [
