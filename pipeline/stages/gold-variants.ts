@@ -85,6 +85,15 @@ export async function goldOnVariants(gold: GoldResult, ctx: StageContext): Promi
 const TIE_PROBE_EXTRA_ROWS = 1000;
 
 /**
+ * Rows a DISTINCT query's probe reads: all of them, within reason. A distinct row ordered by a
+ * key it does not select is ordered by one of its rows' keys, which one unspecified; whether
+ * that can move it into or out of the window shows only with every row of it (verifiers/ties.ts,
+ * distinctOrderIsOpen), and its other rows may lie anywhere past the window (on inflated data,
+ * copies of each row fill a short probe before any other key of it appears).
+ */
+const DISTINCT_PROBE_ROWS = 100_000;
+
+/**
  * The tie groups of the gold's window on one database state, or null when the probe cannot
  * tell (it fails or runs past the timeout there: the comparison stays strict). A probe whose
  * groups do not hold the gold's own answer there is not faithful to the query: not used.
@@ -96,7 +105,11 @@ async function tiesOn(
   ctx: StageContext,
 ): Promise<TieReading | null> {
   // A query without LIMIT: its probe has the answer's rows (one more tells it is complete).
-  const bound = Number.isFinite(probe.limit) ? probe.offset + probe.limit + TIE_PROBE_EXTRA_ROWS : answer.length + 1;
+  const bound = !Number.isFinite(probe.limit)
+    ? answer.length + 1
+    : probe.distinct
+      ? Math.max(DISTINCT_PROBE_ROWS, probe.offset + probe.limit + TIE_PROBE_EXTRA_ROWS)
+      : probe.offset + probe.limit + TIE_PROBE_EXTRA_ROWS;
   let rows: SqlValue[][];
   try {
     const sql = `${probe.sql} LIMIT ${bound}`;
