@@ -31,11 +31,13 @@ export function readTies(
   complete: boolean,
 ): TieReading {
   if (window.distinct) {
-    const open = complete ? distinctOrderIsOpen(rows, keys, window) : distinctEdgeIsTied(rows, keys, window);
-    if (open) return { ties: null, cut: true, fixed: false };
+    // Without every row (the probe was bounded) a distinct row's other keys are unknown: its
+    // first occurrence is what can be read.
+    if (complete && distinctOrderIsOpen(rows, keys, window)) return { ties: null, cut: true, fixed: false };
     // The distinct rows, each where it first occurs, tie on the sort keys as rows do without
-    // DISTINCT: their order among themselves is SQL's to choose (and a tie across an edge leaves
-    // which of them are in the window open). Not `fixed`: which key orders a row is unspecified.
+    // DISTINCT: their order among themselves is SQL's to choose, and a tie across an edge of the
+    // window (or one the probe's bound cuts) leaves which of them are in it open. Not `fixed`:
+    // which key orders a row is unspecified.
     const placed = firstOccurrences(rows, keys).map(({ row, sortKeys }) => [...row, ...sortKeys]);
     const { ties, cut } = readTies(placed, keys, { ...window, distinct: false }, complete);
     return { ties, cut, fixed: false };
@@ -93,17 +95,6 @@ function distinctOrderIsOpen(rows: readonly Row[], keys: number, window: { limit
   const first = inWindow(firstOccurrences(rows, keys));
   const last = inWindow(firstOccurrences([...rows].reverse(), keys).reverse());
   return first.length !== last.length || first.some((row, i) => rowMatch(row, last[i]) === false);
-}
-
-/**
- * Without every row (the probe was bounded), what can still be told: two distinct rows, each
- * placed at its first occurrence, tie on the sort keys across an edge of the window, so
- * which of them is inside is open.
- */
-function distinctEdgeIsTied(rows: readonly Row[], keys: number, window: { limit: number; offset: number }): boolean {
-  const placed = firstOccurrences(rows, keys).map((p) => JSON.stringify(p.sortKeys));
-  const tiedAt = (edge: number) => edge > 0 && edge < placed.length && placed[edge - 1] === placed[edge];
-  return tiedAt(window.offset) || tiedAt(window.offset + window.limit);
 }
 
 interface Placed {

@@ -93,6 +93,14 @@ const TIE_PROBE_EXTRA_ROWS = 1000;
  */
 const DISTINCT_PROBE_ROWS = 100_000;
 
+/** How many rows a tie probe reads: past this many, its reading is of an incomplete probe. */
+function probeBound(probe: TieProbe, answerRows: number): number {
+  // A query without LIMIT: its probe has the answer's rows (one more tells it is complete).
+  if (!Number.isFinite(probe.limit)) return answerRows + 1;
+  const window = probe.offset + probe.limit + TIE_PROBE_EXTRA_ROWS;
+  return probe.distinct ? Math.max(DISTINCT_PROBE_ROWS, window) : window;
+}
+
 /**
  * The tie groups of the gold's window on one database state, or null when the probe cannot
  * tell (it fails or runs past the timeout there: the comparison stays strict). A probe whose
@@ -104,12 +112,7 @@ async function tiesOn(
   executor: SqlExecutor,
   ctx: StageContext,
 ): Promise<TieReading | null> {
-  // A query without LIMIT: its probe has the answer's rows (one more tells it is complete).
-  const bound = !Number.isFinite(probe.limit)
-    ? answer.length + 1
-    : probe.distinct
-      ? Math.max(DISTINCT_PROBE_ROWS, probe.offset + probe.limit + TIE_PROBE_EXTRA_ROWS)
-      : probe.offset + probe.limit + TIE_PROBE_EXTRA_ROWS;
+  const bound = probeBound(probe, answer.length);
   let rows: SqlValue[][];
   try {
     const sql = `${probe.sql} LIMIT ${bound}`;
