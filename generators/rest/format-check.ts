@@ -127,7 +127,7 @@ function checkStatement(sql: string): Verdict | null {
  * (`WITH [RECURSIVE] name [(columns)] AS [[NOT] MATERIALIZED] (select), ...`), or null when
  * the clause is malformed or a common table expression's body is not a query.
  */
-function afterWithClause(statement: Token[]): number | null {
+function afterWithClause(statement: readonly Token[]): number | null {
   let i: number | null = isWord(statement[1], 'RECURSIVE') ? 2 : 1;
   for (;;) {
     const name = statement[i];
@@ -154,7 +154,7 @@ function isPunct(token: Token | undefined, text: string): boolean {
 }
 
 /** The index after the `)` that closes the `(` at `open`; null when it is never closed. */
-function pastParentheses(tokens: Token[], open: number): number | null {
+function pastParentheses(tokens: readonly Token[], open: number): number | null {
   let depth = 0;
   for (let i = open; i < tokens.length; i++) {
     if (isPunct(tokens[i], '(')) depth++;
@@ -164,7 +164,7 @@ function pastParentheses(tokens: Token[], open: number): number | null {
 }
 
 /** Statements separated by `;`, empty ones (a trailing `;`) dropped. */
-function splitStatements(tokens: Token[]): Token[][] {
+function splitStatements(tokens: readonly Token[]): Token[][] {
   const statements: Token[][] = [[]];
   for (const token of tokens) {
     if (token.kind === 'punct' && token.text === ';') statements.push([]);

@@ -113,7 +113,7 @@ function describeParameters(parameters: Parameter[]): void {
  * type of its column (`int_col = 'n/a'`), or is compared with nothing nameable, stays.
  */
 function typedValue(
-  tokens: Token[],
+  tokens: readonly Token[],
   site: ValueSite,
   column: ResolvedColumn | null,
 ): { type: ParameterSpec['type']; value: ArgumentValue } | null {

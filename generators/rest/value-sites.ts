@@ -101,7 +101,7 @@ interface Sig {
   index: number;
 }
 
-export function findValueSites(tokens: Token[]): ValueSite[] {
+export function findValueSites(tokens: readonly Token[]): ValueSite[] {
   const sig: Sig[] = tokens.flatMap((token, index) =>
     token.kind === 'space' || token.kind === 'comment' ? [] : [{ token, index }],
   );

@@ -25,7 +25,10 @@ function replacement(token: Token, inDateFunction: boolean, referenceTime: strin
 }
 
 /** Every clock reading of `sql`, by token index, with what replaces it. */
-function clockReadings(sql: string, referenceTime: string): { tokens: Token[]; readings: Map<number, string> } {
+function clockReadings(
+  sql: string,
+  referenceTime: string,
+): { tokens: readonly Token[]; readings: Map<number, string> } {
   const tokens = tokenize(sql);
   const readings = new Map<number, string>();
   // The function each open parenthesis belongs to (null: none).

@@ -52,7 +52,7 @@ const isKeyword = (token: Token | undefined, keyword: string) =>
 const isName = (token: Token | undefined) => token?.kind === 'word' || token?.kind === 'quoted';
 
 /** The alias a bare word at `i` defines: after AS, or right after a table name in FROM/JOIN. */
-function aliasAt(tokens: Token[], i: number): string | undefined {
+function aliasAt(tokens: readonly Token[], i: number): string | undefined {
   const token = tokens[i];
   if (token.kind !== 'word') return undefined;
   if (isKeyword(tokens[i - 1], 'AS')) return token.text.toLowerCase();

@@ -58,7 +58,7 @@ export function tieProbe(sql: string): TieProbe | null {
 }
 
 /** `LIMIT n`, `LIMIT n OFFSET m` or `LIMIT m, n`, all integer literals. */
-function limitOf(tokens: Token[], rest: number[]): { limit: number; offset: number } | null {
+function limitOf(tokens: readonly Token[], rest: number[]): { limit: number; offset: number } | null {
   const texts = rest.map((i) => tokens[i].text);
   const integer = (text: string | undefined) => (text !== undefined && /^\d+$/.test(text) ? Number(text) : null);
   if (texts.length === 1) {
@@ -74,7 +74,12 @@ function limitOf(tokens: Token[], rest: number[]): { limit: number; offset: numb
 }
 
 /** The token ranges [first, last) of a top-level list between two clauses, split at its commas. */
-function splitAtCommas(tokens: Token[], list: number[], top: number[], skipFirst: boolean): [number, number][] {
+function splitAtCommas(
+  tokens: readonly Token[],
+  list: number[],
+  top: number[],
+  skipFirst: boolean,
+): [number, number][] {
   if (list.length === 0) return [];
   const ranges: [number, number][] = [];
   let first = list[skipFirst ? 1 : 0];
@@ -94,7 +99,11 @@ function splitAtCommas(tokens: Token[], list: number[], top: number[], skipFirst
  * ordinal is the column it numbers; a name that is a column alias is the aliased
  * expression (aliases are not visible inside the SELECT list).
  */
-function sortKeyExpression(tokens: Token[], [first, last]: [number, number], items: [number, number][]): string | null {
+function sortKeyExpression(
+  tokens: readonly Token[],
+  [first, last]: [number, number],
+  items: [number, number][],
+): string | null {
   const words = significant(tokens.slice(first, last));
   while (words.length > 0 && isWord(words[words.length - 1], 'ASC', 'DESC', 'FIRST', 'LAST', 'NULLS')) words.pop();
   if (words.length === 0) return null;
@@ -110,12 +119,12 @@ function sortKeyExpression(tokens: Token[], [first, last]: [number, number], ite
   return key;
 }
 
-function aliasOf(tokens: Token[], [first, last]: [number, number]): string | null {
+function aliasOf(tokens: readonly Token[], [first, last]: [number, number]): string | null {
   const words = significant(tokens.slice(first, last));
   return words.length >= 3 && isWord(words[words.length - 2], 'AS') ? unquote(words[words.length - 1]) : null;
 }
 
-function expressionOf(tokens: Token[], [first, last]: [number, number]): string {
+function expressionOf(tokens: readonly Token[], [first, last]: [number, number]): string {
   const words = significant(tokens.slice(first, last));
   const body = aliasOf(tokens, [first, last]) === null ? words : words.slice(0, -2);
   return body.map((t) => t.text).join(' ');

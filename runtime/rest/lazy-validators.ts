@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FastifyInstance } from 'fastify';
+import { LruMap } from '../../core/lru.js';
 import { NUMERAL, MALFORMED, type ParsedQuery } from './parameters.js';
 
 /**
@@ -11,14 +12,18 @@ import { NUMERAL, MALFORMED, type ParsedQuery } from './parameters.js';
  * parameters; no defaults; every error reported). Before Ajv, text Ajv would misread is
  * refused: names or values that are not valid text (parameters.ts parseQuery) and numbers
  * not written in decimal.
+ *
+ * One Ajv and its compiled validators are shared by every server of the process: a new Ajv
+ * compiles its meta-schema, and about half of a run's routes declare a query string another
+ * route (of this or another database) declared already. A compiled validator keeps the errors
+ * of its last call, which each caller reads at once, before anything else can call it.
  */
 export function useLazyValidators(app: FastifyInstance): void {
-  const ajv = new Ajv({ coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: true });
   app.setValidatorCompiler(({ schema }) => {
     let compiled: ValidateFunction | undefined;
     // Fastify reads the errors of a failed validation from the validator's `errors`, as Ajv's own functions carry them.
     const validate = (data: unknown): boolean => {
-      compiled ??= ajv.compile(schema);
+      compiled ??= compiledValidator(schema);
       // Unreadable text is all there is to say: Ajv would only add complaints about the escaped text.
       const malformed = (data as ParsedQuery | null)?.[MALFORMED];
       if (malformed) {
@@ -33,6 +38,19 @@ export function useLazyValidators(app: FastifyInstance): void {
     };
     validate.errors = null as ValidateFunction['errors'];
     return validate;
+  });
+}
+
+const ajv = new Ajv({ coerceTypes: true, removeAdditional: false, useDefaults: false, allErrors: true });
+const VALIDATORS_KEPT = 512;
+const validators = new LruMap<string, ValidateFunction>(VALIDATORS_KEPT);
+
+function compiledValidator(schema: unknown): ValidateFunction {
+  return validators.getOrSet(JSON.stringify(schema), () => {
+    const compiled = ajv.compile(schema as object);
+    // Ajv keeps every schema it compiled; the bounded map above is the only cache kept.
+    ajv.removeSchema(schema as object);
+    return compiled;
   });
 }
 

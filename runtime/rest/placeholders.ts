@@ -13,7 +13,7 @@ export interface Occurrence {
   text: string;
 }
 
-export function placeholderOccurrences(tokens: Token[]): Occurrence[] {
+export function placeholderOccurrences(tokens: readonly Token[]): Occurrence[] {
   return tokens.flatMap((token, index) =>
     token.kind === 'param' ? [{ index, name: placeholderName(token), text: token.text }] : [],
   );

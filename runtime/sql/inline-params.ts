@@ -72,6 +72,6 @@ function literalKinds(literal: string): TokenKind[] {
   return literal.startsWith('-') ? ['op', 'number'] : ['number'];
 }
 
-function sameKinds(tokens: Token[], expected: TokenKind[]): boolean {
+function sameKinds(tokens: readonly Token[], expected: TokenKind[]): boolean {
   return tokens.length === expected.length && tokens.every((t, i) => t.kind === expected[i]);
 }

@@ -1,3 +1,4 @@
+import { LruMap } from '../../core/lru.js';
 /**
  * A SQLite lexer with source positions, for code that reads or rewrites SQL by token
  * (double-quoted strings resolved, literals turned into placeholders, placeholders into `?`)
@@ -54,11 +55,25 @@ const OPERATORS = [
 const WORD_START = /[\p{L}_]/u;
 const WORD_PART = /[\p{L}\p{N}_$]/u;
 
-export function tokenize(sql: string): Token[] {
+/**
+ * The same text is tokenized by many readers over an item's life (gold's shape, clock and
+ * tie checks, REST's placeholder, format and scope checks, variants, memo keys): the recent
+ * texts' tokens are kept, frozen, and shared.
+ */
+const TOKENIZED_KEPT = 256;
+const tokenized = new LruMap<string, readonly Token[]>(TOKENIZED_KEPT);
+
+export function tokenize(sql: string): readonly Token[] {
+  return tokenized.getOrSet(sql, () => Object.freeze(lex(sql)));
+}
+
+function lex(sql: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   const push = (kind: TokenKind, end: number, unterminated = false) => {
-    tokens.push({ kind, text: sql.slice(i, end), start: i, end, ...(unterminated ? { unterminated } : {}) });
+    tokens.push(
+      Object.freeze({ kind, text: sql.slice(i, end), start: i, end, ...(unterminated ? { unterminated } : {}) }),
+    );
     i = end;
   };
   while (i < sql.length) {
@@ -113,11 +128,16 @@ export function tokenize(sql: string): Token[] {
   return tokens;
 }
 
+// Sticky: matched at lastIndex, without copying the rest of the text for each number.
+const HEX_NUMBER = /0[xX][0-9a-fA-F]+/y;
+const DECIMAL_NUMBER = /(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?/y;
+
 function numberEnd(sql: string, start: number): number {
-  const hex = /^0[xX][0-9a-fA-F]+/.exec(sql.slice(start, start + 40));
-  if (hex) return start + hex[0].length;
-  const match = /^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?/.exec(sql.slice(start));
-  return start + (match ? match[0].length : 1);
+  for (const pattern of [HEX_NUMBER, DECIMAL_NUMBER]) {
+    pattern.lastIndex = start;
+    if (pattern.test(sql)) return pattern.lastIndex;
+  }
+  return start + 1;
 }
 
 /** Indexes (into `tokens`) of the significant tokens outside parentheses: a statement's own clauses. */
@@ -134,7 +154,7 @@ export function topLevel(tokens: readonly Token[]): number[] {
 }
 
 /** Tokens that carry meaning (not whitespace or comments). */
-export function significant(tokens: Token[]): Token[] {
+export function significant(tokens: readonly Token[]): Token[] {
   return tokens.filter((t) => t.kind !== 'space' && t.kind !== 'comment');
 }
 
@@ -157,7 +177,7 @@ export function placeholderName(token: Token): string | null {
 }
 
 /** Replaces tokens by index (`replacements`: token index → new text). */
-export function splice(tokens: Token[], replacements: ReadonlyMap<number, string>): string {
+export function splice(tokens: readonly Token[], replacements: ReadonlyMap<number, string>): string {
   return tokens.map((t, i) => replacements.get(i) ?? t.text).join('');
 }
 
