@@ -188,10 +188,17 @@ function checkPlaceholders(spec: EndpointSpec): Verdict | null {
   return unused ? fail('unused_parameter', `parameter ${unused.name} does not occur in the SQL`) : null;
 }
 
-/** The SQL with every placeholder replaced by a literal of its type (for parsing). */
-function withSampleValues(spec: EndpointSpec): string {
+/**
+ * The SQL with every placeholder replaced by a literal of its type, for parsing (an undeclared
+ * one, which the format check refuses before it parses, by NULL). The scope check parses the
+ * same text: the parse the format check made.
+ */
+export function withSampleValues(spec: Pick<EndpointSpec, 'sql' | 'parameters'>): string {
   const byName = new Map(spec.parameters.map((p) => [p.name, p]));
-  return replacePlaceholders(spec.sql, (name) => sampleLiteral(byName.get(name)!));
+  return replacePlaceholders(spec.sql, (name) => {
+    const param = byName.get(name);
+    return param ? sampleLiteral(param) : 'NULL';
+  });
 }
 
 function sampleLiteral(param: ParameterSpec): string {

@@ -1,8 +1,9 @@
 import type { DatabaseInfo, Verdict } from '../../core/model.js';
 import { parseQuery } from '../sql/normalize.js';
 import { isWord, tokenize } from '../../runtime/sql/lexer.js';
-import { replacePlaceholders } from '../../runtime/rest/placeholders.js';
+import type { EndpointSpec } from '../../runtime/rest/spec.js';
 import { fromItems } from './columns.js';
+import { withSampleValues } from './format-check.js';
 
 /**
  * A proposal stays within its question (issue 14): an endpoint is its question's SQL with
@@ -16,17 +17,18 @@ import { fromItems } from './columns.js';
 /** Table references a proposal may read beyond its question's SQL (a lookup table, a subquery's own). */
 export const EXTRA_TABLES = 2;
 
-export function checkScope(proposalSql: string, questionSql: string, db: DatabaseInfo): Verdict {
-  const proposal = shapeOf(
-    replacePlaceholders(proposalSql, () => 'NULL'),
-    db,
-  );
+export function checkScope(
+  proposal: Pick<EndpointSpec, 'sql' | 'parameters'>,
+  questionSql: string,
+  db: DatabaseInfo,
+): Verdict {
+  const proposed = shapeOf(withSampleValues(proposal), db);
   const question = shapeOf(questionSql, db);
-  if (proposal.recursive && !question.recursive)
+  if (proposed.recursive && !question.recursive)
     return fail('a recursive WITH, where the question is answered without recursion');
-  if (proposal.tables !== null && question.tables !== null && proposal.tables > question.tables + EXTRA_TABLES)
+  if (proposed.tables !== null && question.tables !== null && proposed.tables > question.tables + EXTRA_TABLES)
     return fail(
-      `${proposal.tables} table references, where the question's SQL reads ${question.tables} (at most ${question.tables + EXTRA_TABLES})`,
+      `${proposed.tables} table references, where the question's SQL reads ${question.tables} (at most ${question.tables + EXTRA_TABLES})`,
     );
   return { ok: true, category: 'format:ok', message: 'within the question' };
 }

@@ -74,7 +74,7 @@ export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageCont
       check: async (proposed, item) => {
         const format = checkRestFormat(proposed, db, config.rest.maxStringLength);
         if (!format.ok) return { endpoint: proposed, failure: format };
-        const scope = checkScope(proposed.spec.sql, item.instance.sql, db);
+        const scope = checkScope(proposed.spec, item.instance.sql, db);
         if (!scope.ok) return { endpoint: proposed, failure: scope };
         // A lost SQL worker is retried here; what still fails ends the item, uncached (below).
         const budget = trialTimeoutMs(item.gold, config);

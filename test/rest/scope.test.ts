@@ -12,14 +12,25 @@ beforeAll(() => {
 });
 afterAll(removeTempDirs);
 
+/** A proposal's SQL, its placeholders declared as text parameters. */
+function proposal(sql: string) {
+  const names = [...sql.matchAll(/:([a-z_]+)/g)].map((m) => m[1]);
+  return {
+    sql,
+    parameters: names.map((name) => ({ name, type: 'string' as const, description: name, required: true })),
+  };
+}
+
 const QUESTION =
   "SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = 'Alameda'";
 
 test("the question's own query, its values as parameters, and a rewrite with a lookup or two more, pass", () => {
-  expect(checkScope(QUESTION.replace("'Alameda'", ':county_name'), QUESTION, db).ok).toBe(true);
+  expect(checkScope(proposal(QUESTION.replace("'Alameda'", ':county_name')), QUESTION, db).ok).toBe(true);
   expect(
     checkScope(
-      'SELECT name FROM school WHERE county_id IN (SELECT id FROM county WHERE county_name = :c) AND id IN (SELECT id FROM school)',
+      proposal(
+        'SELECT name FROM school WHERE county_id IN (SELECT id FROM county WHERE county_name = :c) AND id IN (SELECT id FROM school)',
+      ),
       QUESTION,
       db,
     ).ok,
@@ -27,24 +38,31 @@ test("the question's own query, its values as parameters, and a rewrite with a l
 });
 
 test('a self cross join far past the tables the question reads is refused, saying why', () => {
-  const verdict = checkScope('SELECT COUNT(*) FROM school a, school b, school c, school d, school e', QUESTION, db);
+  const verdict = checkScope(
+    proposal('SELECT COUNT(*) FROM school a, school b, school c, school d, school e'),
+    QUESTION,
+    db,
+  );
   expect(verdict).toMatchObject({ ok: false, category: 'format:beyond_question' });
   expect(verdict.message).toMatch(/5 table references, where the question's SQL reads 2 \(at most 4\)/);
 });
 
 test('a recursive WITH is refused unless the question recurses too, with or without the keyword', () => {
   const endless = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c';
-  expect(checkScope(endless, QUESTION, db)).toMatchObject({ ok: false, category: 'format:beyond_question' });
+  expect(checkScope(proposal(endless), QUESTION, db)).toMatchObject({ ok: false, category: 'format:beyond_question' });
   const implicit = 'WITH c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c';
-  expect(checkScope(implicit, QUESTION, db).ok).toBe(false);
-  expect(checkScope(endless, endless.replace('SELECT x + 1 FROM c', 'SELECT x + 1 FROM c WHERE x < 5'), db).ok).toBe(
-    true,
-  );
+  expect(checkScope(proposal(implicit), QUESTION, db).ok).toBe(false);
+  expect(
+    checkScope(proposal(endless), endless.replace('SELECT x + 1 FROM c', 'SELECT x + 1 FROM c WHERE x < 5'), db).ok,
+  ).toBe(true);
 });
 
 test('SQL our parser does not read is not counted (it is the trial run that bounds it)', () => {
   expect(
-    checkScope('SELECT name FROM school WINDOW w AS (ORDER BY id) /* our grammar may not read this */', QUESTION, db)
-      .ok,
+    checkScope(
+      proposal('SELECT name FROM school WINDOW w AS (ORDER BY id) /* our grammar may not read this */'),
+      QUESTION,
+      db,
+    ).ok,
   ).toBe(true);
 });
