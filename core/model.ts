@@ -119,6 +119,12 @@ export interface GoldOnVariant {
   /** The answers acceptable on this variant (more than one when its rows tie differently when read in another order). */
   answers: SqlValue[][][];
   ties?: Ties;
+  /**
+   * The gold's LIMIT window is open here (verifiers/ties.ts, `TieReading.open`): which rows it
+   * keeps is the plan's arbitrary pick among others its tie groups cannot list. Such a variant
+   * decides nothing: neither whether a sample agrees (checkDifferential) nor the gold's strength.
+   */
+  open?: true;
 }
 
 /**

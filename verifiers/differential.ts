@@ -59,15 +59,27 @@ export function compareWithAcceptable(outputs: ToolOutput[], gold: GoldResult): 
 }
 
 /**
+ * The variants whose gold answer means something: not those where its LIMIT window is open
+ * (`GoldOnVariant.open`), where the answer is one arbitrary pick among others.
+ */
+export function decidingVariants(variants: readonly GoldOnVariant[]): GoldOnVariant[] {
+  return variants.filter((variant) => !variant.open);
+}
+
+/**
  * What agreeing with the gold proves: nothing much when it is empty or one row of zeros
  * and NULLs (any filter that selects nothing gives it); more when the answer moves with
- * the data (`discriminating`). Without value-perturbed variants, only the first two can be told.
+ * the data (`discriminating`). Without value-perturbed variants, only the first two can be
+ * told; nor on one where the gold's window is open: an arbitrary pick that differs from the
+ * gold's answer is no sign that the answer moves with the data, nor one that equals it that
+ * it does not.
  */
 export function goldStrength(gold: GoldResult, perturbed: readonly GoldOnVariant[]): GoldStrength | undefined {
   if (gold.rows.length === 0) return 'empty';
   if (gold.rows.length === 1 && gold.rows[0].every((value) => value === null || value === 0)) return 'trivial';
-  if (perturbed.length === 0) return undefined;
-  const moved = perturbed.some((variant) => !variant.answers.some((answer) => sameAnswer(gold, answer, gold.rows)));
+  const deciding = decidingVariants(perturbed);
+  if (deciding.length === 0) return undefined;
+  const moved = deciding.some((variant) => !variant.answers.some((answer) => sameAnswer(gold, answer, gold.rows)));
   return moved ? 'discriminating' : 'insensitive';
 }
 
@@ -78,9 +90,15 @@ export type VariantRun = { variant: string; outputs: ToolOutput[] } | { variant:
  * The sample agrees with the gold on every variant the gold was run on: on each, its answer
  * is one of the gold's acceptable answers there. The first disagreement rejects it as
  * `differential:<variant>`, with both answers in the message.
+ * A variant where the gold's LIMIT window is open (`GoldOnVariant.open`) is not compared: the
+ * gold's answer there is one arbitrary pick, and a correct sample may pick otherwise. The
+ * sample failing there still rejects it: an open window excuses another pick, not an error.
+ * When no variant is compared, the verdict says so (`differential:open`), not that it agrees.
  */
 export function checkDifferential(gold: GoldResult, runs: readonly VariantRun[]): Verdict {
   const expected = new Map((gold.variants ?? []).map((v) => [v.variant, v]));
+  const compared: string[] = [];
+  const open: string[] = [];
   for (const run of runs) {
     const onVariant = expected.get(run.variant);
     if (!onVariant) continue;
@@ -88,6 +106,11 @@ export function checkDifferential(gold: GoldResult, runs: readonly VariantRun[])
     const category = `differential:${run.variant}`;
     const gave = `the gold SQL answers ${showRows(answers[0])}`;
     if ('error' in run) return { ok: false, category, message: `the sample fails there (${run.error}); ${gave}` };
+    if (onVariant.open) {
+      open.push(run.variant);
+      continue;
+    }
+    compared.push(run.variant);
     const verdict = compareWithAnswers(run.outputs, gold, answers, ties);
     if (!verdict.ok) {
       const rows = answerRows(run.outputs);
@@ -99,10 +122,18 @@ export function checkDifferential(gold: GoldResult, runs: readonly VariantRun[])
       };
     }
   }
-  const checked = runs.filter((run) => expected.has(run.variant)).map((run) => run.variant);
-  return checked.length === 0
-    ? { ok: true, category: 'differential:none', message: 'no database variants configured' }
-    : { ok: true, category: 'differential:agrees', message: `agrees with the gold on ${checked.join(', ')}` };
+  const notCompared = `the gold's LIMIT window is open on ${open.join(', ')}: which rows it keeps there is arbitrary`;
+  if (compared.length > 0) {
+    const agrees = `agrees with the gold on ${compared.join(', ')}`;
+    return {
+      ok: true,
+      category: 'differential:agrees',
+      message: open.length > 0 ? `${agrees}; ${notCompared}` : agrees,
+    };
+  }
+  return open.length > 0
+    ? { ok: true, category: 'differential:open', message: `not compared on any variant: ${notCompared}` }
+    : { ok: true, category: 'differential:none', message: 'no database variants configured' };
 }
 
 /** Rows as JSON for a message, cut at 200 characters. */

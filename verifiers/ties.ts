@@ -16,6 +16,14 @@ export interface TieReading {
   ties: Ties | null;
   /** A group at the window's edge has rows on both sides of it: which ones are in the answer is arbitrary. */
   cut: boolean;
+  /**
+   * `cut`, and the groups cannot list the rows that may stand in the window: they were not kept
+   * (too many rows, or a DISTINCT row whose sort key is unspecified), or a cut group runs past
+   * the probe's bound. An answer here is one arbitrary pick that no comparison can check. A cut
+   * the groups do list is not open: against them any pick of the cut group passes and any other
+   * row still fails, a check worth keeping.
+   */
+  open: boolean;
   /** Rows that tie on the sort keys are the same row: the window's rows and their order are fixed. */
   fixed: boolean;
 }
@@ -33,22 +41,24 @@ export function readTies(
   if (window.distinct) {
     // Without every row (the probe was bounded) a distinct row's other keys are unknown: its
     // first occurrence is what can be read.
-    if (complete && distinctOrderIsOpen(rows, keys, window)) return { ties: null, cut: true, fixed: false };
+    if (complete && distinctOrderIsOpen(rows, keys, window)) return { ties: null, cut: true, open: true, fixed: false };
     // The distinct rows, each where it first occurs, tie on the sort keys as rows do without
     // DISTINCT: their order among themselves is SQL's to choose, and a tie across an edge of the
     // window (or one the probe's bound cuts) leaves which of them are in it open. Not `fixed`:
     // which key orders a row is unspecified.
     const placed = firstOccurrences(rows, keys).map(({ row, sortKeys }) => [...row, ...sortKeys]);
-    const { ties, cut } = readTies(placed, keys, { ...window, distinct: false }, complete);
-    return { ties, cut, fixed: false };
+    const { ties, cut, open } = readTies(placed, keys, { ...window, distinct: false }, complete);
+    return { ties, cut, open, fixed: false };
   }
   const end = Math.min(rows.length, window.offset + window.limit);
-  if (end <= window.offset) return { ties: { groups: [], positions: [] }, cut: false, fixed: true };
+  if (end <= window.offset) return { ties: { groups: [], positions: [] }, cut: false, open: false, fixed: true };
   const width = rows[0].length - keys;
   const keyOf = (row: Row) => JSON.stringify(row.slice(width));
   const groups: Row[][] = [];
   const positions: number[] = [];
   let cut = false;
+  // A cut group that reaches the end of a probe stopped by its bound: its other rows are unseen.
+  let cutUnseen = false;
   let p = window.offset;
   while (p < end) {
     const key = keyOf(rows[p]);
@@ -57,15 +67,19 @@ export function readTies(
     let last = p + 1;
     while (last < rows.length && keyOf(rows[last]) === key) last++;
     const group = rows.slice(first, last).map((row) => row.slice(0, width));
-    const spills = first < window.offset || last > end || (last === rows.length && !complete);
-    if (spills && group.some((row) => rowMatch(row, group[0]) === false)) cut = true;
+    const unfinished = last === rows.length && !complete;
+    const spills = first < window.offset || last > end || unfinished;
+    if (spills && group.some((row) => rowMatch(row, group[0]) === false)) {
+      cut = true;
+      cutUnseen ||= unfinished;
+    }
     for (; p < Math.min(last, end); p++) positions.push(groups.length);
     groups.push(group);
   }
   // Only groups of two rows or more let rows stand in for each other.
   const kept = groups.some((g) => g.length > 1) && groups.reduce((n, g) => n + g.length, 0) <= MAX_TIE_ROWS;
   const fixed = !cut && groups.every((group) => group.every((row) => JSON.stringify(row) === JSON.stringify(group[0])));
-  return { ties: kept ? { groups, positions } : null, cut, fixed };
+  return { ties: kept ? { groups, positions } : null, cut, open: cut && (!kept || cutUnseen), fixed };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { GoldOnVariant, GoldResult, SqlValue } from '../../core/model.js';
 import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
-import { distinctAnswers, goldStrength, sameAnswer, showRows } from '../../verifiers/differential.js';
+import { decidingVariants, distinctAnswers, goldStrength, sameAnswer, showRows } from '../../verifiers/differential.js';
 import { matchesTies, readTies, type TieReading } from '../../verifiers/ties.js';
 import { tieProbe, type TieProbe } from '../../generators/sql/ties.js';
 import type { StageContext } from '../stage.js';
@@ -23,7 +23,11 @@ const rowOrder = lazy(() => import('../../generators/sql/row-order.js'));
  *   answers of both scan orders: a sample reads the rows in an order of its own).
  * - On each value-perturbed variant, an `ORDER BY … LIMIT` answer also gets its tie groups
  *   there (generators/sql/ties.ts), so a tie that the permutation creates does not hold a
- *   sample to one arbitrary tie-break.
+ *   sample to one arbitrary tie-break. Where the permutation opens the window in a way the
+ *   groups cannot list (verifiers/ties.ts, `open`), the variant is marked `open`: the gold's
+ *   answer there is SQLite's arbitrary pick, so it decides neither a sample's agreement nor
+ *   the gold's strength. Not a reason to call the gold nondeterministic: on the database
+ *   itself, the one its question is about, its answer is settled.
  * - Its strength (verifiers/differential.ts) is recorded; `weakGold: drop` rejects what
  *   does not discriminate.
  */
@@ -42,7 +46,12 @@ export async function goldOnVariants(gold: GoldResult, ctx: StageContext): Promi
     if (!Array.isArray(answer)) return answer;
     const there = onVariant(ctx, variant).executor;
     const tied = probe && variant.seed !== null ? await tiesOn(answer, probe, there, ctx) : null;
-    onVariants.push({ variant: variant.name, answers: [answer], ...(tied?.ties ? { ties: tied.ties } : {}) });
+    onVariants.push({
+      variant: variant.name,
+      answers: [answer],
+      ...(tied?.ties ? { ties: tied.ties } : {}),
+      ...(tied?.open ? { open: true as const } : {}),
+    });
   }
   const [reordered, ...perturbed] = onVariants;
   let acceptable: SqlValue[][][] | undefined;
@@ -67,7 +76,7 @@ export async function goldOnVariants(gold: GoldResult, ctx: StageContext): Promi
   }
   const strength = goldStrength(gold, perturbed);
   if (verification.weakGold === 'drop' && strength !== undefined && strength !== 'discriminating') {
-    return reject(`weak:${strength}`, weakness(strength, perturbed.length));
+    return reject(`weak:${strength}`, weakness(strength, perturbed));
   }
   return accept({
     ...gold,
@@ -146,13 +155,17 @@ async function answerOn(gold: GoldResult, variant: Variant, ctx: StageContext): 
   }
 }
 
-function weakness(strength: string, perturbed: number): string {
+function weakness(strength: string, perturbed: readonly GoldOnVariant[]): string {
   switch (strength) {
     case 'empty':
       return 'the gold answer is empty: any query that selects nothing agrees with it';
     case 'trivial':
       return 'the gold answer is one row of zeros and NULLs: a query that selects nothing gives it too';
-    default:
-      return `the gold answer is the same on all ${perturbed} value-perturbed variant(s): agreement cannot tell a right query from a wrong one`;
+    default: {
+      const deciding = decidingVariants(perturbed).length;
+      const open = perturbed.length - deciding;
+      const where = open > 0 ? ` where its LIMIT window is settled (${open} more leave it open)` : '';
+      return `the gold answer is the same on all ${deciding} value-perturbed variant(s)${where}: agreement cannot tell a right query from a wrong one`;
+    }
   }
 }

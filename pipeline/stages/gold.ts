@@ -15,7 +15,7 @@ const gold = lazy(() => import('../../generators/sql/gold.js'));
 export const goldStage: ItemStage<{ instance: Instance }, GoldResult> = {
   kind: 'item',
   name: 'gold',
-  version: 2,
+  version: 3,
   cacheKey: ({ instance }, ctx) => ({
     sql: instance.sql,
     db: dbCacheKey(ctx.db),

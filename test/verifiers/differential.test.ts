@@ -225,6 +225,51 @@ describe('readTies and matchesTies', () => {
     expect(readTies(tied, 1, { ...distinct, limit: 2 }, false).cut).toBe(false);
     expect(readTies(tied, 1, { ...distinct, offset: 1 }, false).cut).toBe(true);
   });
+
+  test('open: a cut the tie groups cannot list', () => {
+    // Every row of the cut group is listed: the groups accept any pick of it, so the cut is not open.
+    const listed = readTies(
+      [
+        ['a', 9],
+        ['b', 5],
+        ['c', 5],
+      ],
+      1,
+      window,
+      true,
+    );
+    expect(listed).toMatchObject({ cut: true, open: false });
+    // Too many tied rows to keep as groups.
+    const many = Array.from({ length: 1001 }, (_, i) => [`r${i}`, 5]);
+    expect(readTies(many, 1, window, true)).toMatchObject({ ties: null, cut: true, open: true });
+    // A DISTINCT row whose unselected sort key varies: which key orders it is unspecified.
+    const distinct = { limit: 1, offset: 0, distinct: true };
+    const straddling: GoldResult['rows'] = [
+      ['x', 1],
+      ['y', 2],
+      ['x', 3],
+    ];
+    expect(readTies(straddling, 1, distinct, true)).toMatchObject({ cut: true, open: true });
+    // Distinct rows tied across the edge where the probe stopped at its bound: more may follow unseen.
+    const bounded: GoldResult['rows'] = [
+      ['x', 9],
+      ['y', 9],
+    ];
+    expect(readTies(bounded, 1, distinct, false)).toMatchObject({ cut: true, open: true });
+    expect(readTies(bounded, 1, distinct, true)).toMatchObject({ cut: true, open: false });
+    // Not cut, not open.
+    expect(
+      readTies(
+        [
+          ['a', 9],
+          ['b', 5],
+        ],
+        1,
+        window,
+        true,
+      ),
+    ).toMatchObject({ cut: false, open: false });
+  });
 });
 
 describe('goldStrength', () => {
@@ -234,6 +279,17 @@ describe('goldStrength', () => {
     [[[3]], [], undefined],
     [[[3]], [{ variant: 'perturbed-1', answers: [[[3]]] }], 'insensitive'],
     [[[3]], [{ variant: 'perturbed-1', answers: [[[4]]] }], 'discriminating'],
+    // Where the gold's window is open, its answer is an arbitrary pick: no evidence either way.
+    [[[3]], [{ variant: 'perturbed-1', answers: [[[4]]], open: true }], undefined],
+    [[[3]], [{ variant: 'perturbed-1', answers: [[[3]]], open: true }], undefined],
+    [
+      [[3]],
+      [
+        { variant: 'perturbed-1', answers: [[[4]]], open: true },
+        { variant: 'perturbed-2', answers: [[[3]]] },
+      ],
+      'insensitive',
+    ],
   ] as const)('%j on %j is %s', (rows, perturbed, strength) => {
     expect(goldStrength(gold(rows as unknown as GoldResult['rows']), perturbed as never)).toBe(strength);
   });
@@ -274,6 +330,44 @@ describe('checkDifferential', () => {
 
   test('without variants there is nothing to disagree with', () => {
     expect(checkDifferential(gold([[1]]), [])).toMatchObject({ ok: true, category: 'differential:none' });
+  });
+
+  describe('a variant where the gold’s window is open', () => {
+    const withOpen = gold([[1]], {
+      variants: [
+        { variant: 'reordered', answers: [[[1]]] },
+        { variant: 'perturbed-1', answers: [[[7]]], open: true },
+        { variant: 'perturbed-2', answers: [[[9]]] },
+      ],
+    });
+
+    test('does not decide: another pick there is accepted, and the verdict names it as not compared', () => {
+      const verdict = checkDifferential(withOpen, [
+        { variant: 'perturbed-1', outputs: table([[5]]) },
+        { variant: 'perturbed-2', outputs: table([[9]]) },
+      ]);
+      expect(verdict).toMatchObject({ ok: true, category: 'differential:agrees' });
+      expect(verdict.message).toMatch(/agrees with the gold on perturbed-2; .*open on perturbed-1/);
+    });
+
+    test('the other variants still decide', () => {
+      const verdict = checkDifferential(withOpen, [
+        { variant: 'perturbed-1', outputs: table([[7]]) },
+        { variant: 'perturbed-2', outputs: table([[6]]) },
+      ]);
+      expect(verdict).toMatchObject({ ok: false, category: 'differential:perturbed-2' });
+    });
+
+    test('a failure there still rejects', () => {
+      const verdict = checkDifferential(withOpen, [{ variant: 'perturbed-1', error: 'no such column' }]);
+      expect(verdict).toMatchObject({ ok: false, category: 'differential:perturbed-1' });
+    });
+
+    test('when it is the only variant run, the verdict claims no agreement', () => {
+      const verdict = checkDifferential(withOpen, [{ variant: 'perturbed-1', outputs: table([[5]]) }]);
+      expect(verdict).toMatchObject({ ok: true, category: 'differential:open' });
+      expect(verdict.message).not.toContain('agrees');
+    });
   });
 });
 
