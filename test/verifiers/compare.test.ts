@@ -143,6 +143,38 @@ describe('compareWithGold: failure categories', () => {
     expect(v).toMatchObject({ ok: false, category: 'semantic:value_mismatch' });
     expect(v.message).toContain('["a"]');
   });
+  it('one gold compared with many answers in turn judges each on its own (its rows by key are kept, never changed)', () => {
+    const g = gold([
+      ['a', 1],
+      ['b', 2.5],
+      ['b', 2.5],
+      [null, 3],
+    ]);
+    const right = table([
+      [null, 3],
+      ['b', 2.5],
+      ['a', 1],
+      ['b', 2.5],
+    ]);
+    const wrong = table([
+      [null, 3],
+      ['b', 2.5],
+      ['a', 1],
+      ['a', 1],
+    ]);
+    const close = table([
+      ['b', 2.5000000001],
+      [null, 3],
+      ['b', 2.5],
+      ['a', 1],
+    ]);
+    expect(compareWithGold([right], g)).toMatchObject({ ok: true, category: 'multiset' });
+    const v = compareWithGold([wrong], g);
+    expect(v).toMatchObject({ ok: false, category: 'semantic:value_mismatch' });
+    expect(v.message).toBe('gold row ["b",2.5] not in the answer; answer row ["a",1] not in gold');
+    expect(compareWithGold([close], g)).toMatchObject({ ok: true, category: 'float_tolerance' });
+    expect(compareWithGold([right], g)).toMatchObject({ ok: true, category: 'multiset' });
+  });
   it('a distinct gold rejects an answer with duplicates by its row count', () => {
     expect(compareWithGold([list('a', 'a', 'b')], gold([['a'], ['b']], { distinct: true }))).toMatchObject({
       ok: false,
