@@ -70,17 +70,6 @@ export interface CompiledSequence {
   derivedKeys: DerivedKey[];
 }
 
-/**
- * A table or list output is its relation's rows, materialized, then put in the relation's
- * order. Ordered in one query, SQLite plans the joins and the ORDER BY together and, without
- * statistics, may pick a join order for the rowids it sorts by: on 50× BIRD dev's card_games,
- * `cards ⋈ foreign_data WHERE language = ?` scanned foreign_data and built an automatic index
- * over all of cards (1.0 s) instead of scanning cards against a partial index of the
- * language's rows (0.17 s, 0.29 s with the sort). The order is total (it ends in the row
- * identity), so the rows and their order are the same either way.
- */
-const OUTPUT = '"__nl2api_out"';
-
 export class SlotCompiler {
   private readonly ctes: (Frag | StartingBody)[] = [];
   private readonly rels = new Map<string, Rel>();
@@ -133,13 +122,11 @@ export class SlotCompiler {
   relation(label: string): CompiledRelation {
     const rel = this.rels.get(label);
     if (!rel) throw new ToolError('bad_reference', label, `no output labelled "${label}"`);
-    const query =
+    const select =
       rel.kind === 'scalar'
-        ? this.withCtes(sql`SELECT "__v" FROM ${cte(rel.cte)}`)
-        : this.withCtes(
-            sql`SELECT ${join(rel.keys.map(ident), ', ')} FROM ${raw(OUTPUT)} ORDER BY ${orderBy(rel.order)}`,
-            sql`SELECT ${join([...new Set([...rel.keys, ...rel.order.map((t) => t.column)])].map(ident), ', ')} FROM ${cte(rel.cte)}`,
-          );
+        ? sql`SELECT "__v" FROM ${cte(rel.cte)}`
+        : sql`SELECT ${join(rel.keys.map(ident), ', ')} FROM ${cte(rel.cte)} ORDER BY ${orderBy(rel.order)}`;
+    const query = this.withCtes(select);
     return {
       label,
       kind: rel.kind,
@@ -167,11 +154,8 @@ export class SlotCompiler {
     return this.ctes.length - 1;
   }
 
-  /**
-   * Prefixes `select` with the CTEs it reads, transitively, in definition order, and
-   * `output`, if given, as the last one, materialized: see OUTPUT.
-   */
-  private withCtes(select: Frag, output?: Frag): Frag {
+  /** Prefixes `select` with the CTEs it reads, transitively, in definition order. */
+  private withCtes(select: Frag): Frag {
     const needed = new Set<number>();
     const visit = (index: number): void => {
       if (needed.has(index)) return;
@@ -179,7 +163,7 @@ export class SlotCompiler {
       const body = this.ctes[index];
       if (typeof body !== 'function') body.deps.forEach(visit);
     };
-    [...select.deps, ...(output?.deps ?? [])].forEach(visit);
+    select.deps.forEach(visit);
     const indices = [...needed].sort((a, b) => a - b);
     const bodies = new Map<number, Frag>();
     for (const i of indices) {
@@ -187,14 +171,13 @@ export class SlotCompiler {
       if (typeof body !== 'function') bodies.set(i, body);
     }
     // Every column reference is a quoted identifier: a key the text never quotes is unused.
-    const text = [select.sql, output?.sql ?? '', ...[...bodies.values()].map((b) => b.sql)].join('\n');
+    const text = [select.sql, ...[...bodies.values()].map((b) => b.sql)].join('\n');
     const used = (key: string): boolean => text.includes(quoteIdent(key));
     for (const i of indices) {
       const body = this.ctes[i];
       if (typeof body === 'function') bodies.set(i, body(used));
     }
     const defs = indices.map((i) => sql`${raw(cteName(i))} AS (${bodies.get(i)!})`);
-    if (output) defs.push(sql`${raw(OUTPUT)} AS MATERIALIZED (${output})`);
     return sql`WITH ${join(defs, ', ')} ${select}`;
   }
 
