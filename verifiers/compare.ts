@@ -110,12 +110,13 @@ interface Keyed {
   fine: string;
 }
 
+/** A row's values' keys, joined: numbers rounded to `digits` significant digits, or at full precision (null). */
+function rowKey(row: Row, digits: number | null): string {
+  return row.map((v) => valueKey(v, digits)).join('\u0001');
+}
+
 function keyed(rows: Row[]): Keyed[] {
-  const out = rows.map((row) => ({
-    row,
-    coarse: row.map((v) => valueKey(v, KEY_DIGITS)).join('\u0001'),
-    fine: row.map((v) => valueKey(v, null)).join('\u0001'),
-  }));
+  const out = rows.map((row) => ({ row, coarse: rowKey(row, KEY_DIGITS), fine: rowKey(row, null) }));
   return out.sort(compareKeyed);
 }
 
@@ -143,12 +144,11 @@ function multisetEqual(answer: Row[], gold: Row[]): MultisetResult {
   return tolerantMatch(leftA, leftG);
 }
 
-/** Rows by their full-precision key (`valueKey` without rounding): rows with one key are identical. */
+/** Rows by their full-precision key: rows with one key are identical. */
 function rowsByKey(rows: Row[]): Map<string, Row[]> {
   const byKey = new Map<string, Row[]>();
   for (const row of rows) {
-    let key = '';
-    for (const value of row) key += `${valueKey(value, null)}\u0001`;
+    const key = rowKey(row, null);
     const same = byKey.get(key);
     if (same) same.push(row);
     else byKey.set(key, [row]);
@@ -175,8 +175,8 @@ function surplus(these: Map<string, Row[]>, those: Map<string, Row[]>): Row[] {
 }
 
 /**
- * Multiset equality with float tolerance in O(n log n): sort both sides by canonical keys
- * and merge; rows left over (a tolerance-equal pair whose rounded keys straddle a rounding
+ * Multiset equality with float tolerance, for the rows exact keys did not pair, in
+ * O(n log n): sort both sides by canonical keys and merge; rows left over (a tolerance-equal pair whose rounded keys straddle a rounding
  * boundary) are then matched pairwise.
  */
 function tolerantMatch(answer: Row[], gold: Row[]): MultisetResult {

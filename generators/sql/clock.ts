@@ -59,13 +59,13 @@ function clockReadings(
   return { tokens, readings };
 }
 
+const CLOCK_ANSWERS_KEPT = 1024;
+const clockReaders = new LruMap<string, boolean>(CLOCK_ANSWERS_KEPT);
+
 /** Does `sql` read SQLite's clock? Asked by every stage's cache key of an item: the recent answers are kept. */
 export function readsClock(sql: string): boolean {
   return clockReaders.getOrSet(sql, () => clockReadings(sql, '0000-00-00 00:00:00').readings.size > 0);
 }
-
-const CLOCK_ANSWERS_KEPT = 1024;
-const clockReaders = new LruMap<string, boolean>(CLOCK_ANSWERS_KEPT);
 
 /** `sql` with every clock reading replaced by `referenceTime` (unchanged when it reads no clock). */
 export function pinClock(sql: string, referenceTime: string): string {

@@ -55,14 +55,14 @@ const OPERATORS = [
 const WORD_START = /[\p{L}_]/u;
 const WORD_PART = /[\p{L}\p{N}_$]/u;
 
+const TOKENIZED_KEPT = 256;
+const tokenized = new LruMap<string, readonly Token[]>(TOKENIZED_KEPT);
+
 /**
  * The same text is tokenized by many readers over an item's life (gold's shape, clock and
  * tie checks, REST's placeholder, format and scope checks, variants, memo keys): the recent
  * texts' tokens are kept, frozen, and shared.
  */
-const TOKENIZED_KEPT = 256;
-const tokenized = new LruMap<string, readonly Token[]>(TOKENIZED_KEPT);
-
 export function tokenize(sql: string): readonly Token[] {
   return tokenized.getOrSet(sql, () => Object.freeze(lex(sql)));
 }
