@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import Database from 'better-sqlite3';
-import nodeSqlParser from 'node-sql-parser';
+import mysqlGrammar from 'node-sql-parser/build/mysql.js';
+import postgresqlGrammar from 'node-sql-parser/build/postgresql.js';
+import sqliteGrammar from 'node-sql-parser/build/sqlite.js';
 import path from 'node:path';
 import type { Expr } from '../../generators/sql/ast.js';
 import { parseQuery } from '../../generators/sql/normalize.js';
@@ -114,10 +116,14 @@ describe("parse: operator precedence is SQLite's", () => {
     expect(values(expected)).toEqual(values(expr));
   });
 
-  test.each(['sqlite', 'mysql', 'postgresql'])(
-    "the %s grammar's tree is re-associated alike (parseQuery falls back to mysql and postgresql)",
-    (database) => {
-      const raw = new nodeSqlParser.Parser().astify('SELECT id FROM t WHERE a = 1 OR b = 2 AND c = 3', { database });
+  test.each([
+    { database: 'sqlite', grammar: sqliteGrammar },
+    { database: 'mysql', grammar: mysqlGrammar },
+    { database: 'postgresql', grammar: postgresqlGrammar },
+  ])(
+    "the $database grammar's tree is re-associated alike (parseQuery falls back to mysql and postgresql)",
+    ({ database, grammar }) => {
+      const raw = new grammar.Parser().astify('SELECT id FROM t WHERE a = 1 OR b = 2 AND c = 3', { database });
       expect(reassociate(raw)).toMatchObject({ where: { operator: 'OR', right: { operator: 'AND' } } });
     },
   );
