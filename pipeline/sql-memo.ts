@@ -23,7 +23,10 @@ export interface SqlMemoOptions {
 }
 
 export interface MemoizedExecutor extends SqlExecutor {
-  /** Lets go of one database's results: a run that is through with a database (its outputs written). */
+  /**
+   * Lets go of one database's results, and the executor's connections to it: a run that is
+   * through with a database (its outputs written).
+   */
   forget(dbPath: string): void;
   /** What was asked and what ran: how close a run comes to executing each distinct statement once. */
   counts(): SqlCounts;
@@ -108,6 +111,7 @@ export function memoizeExecutor(inner: SqlExecutor, options: SqlMemoOptions = {}
     forget: (dbPath) => {
       const prefix = jsonKeyPrefix(dbPath);
       for (const map of [done, ran]) map.deleteWhere((key) => key.startsWith(prefix));
+      inner.forget?.(dbPath);
     },
     buildVariantTable: (request) => inner.buildVariantTable(request),
     close: () => inner.close(),

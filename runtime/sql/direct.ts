@@ -26,6 +26,7 @@ export function createDirectExecutor(): SqlExecutor {
       if (closed) throw new ExecutorClosedError('executor closed');
       return buildVariantTable(request);
     },
+    forget: (dbPath: string) => connections.forget(dbPath),
     async close(): Promise<void> {
       closed = true;
       connections.closeAll();

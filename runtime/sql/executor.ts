@@ -69,6 +69,12 @@ export interface SqlExecutor {
   runTimed?(request: SqlRequest): Promise<TimedResult>;
   /** Writes a variant table file (the only write an executor does: to a file of ours, never to a source). */
   buildVariantTable(request: VariantTableRequest): Promise<VariantTableResult>;
+  /**
+   * The caller is through with a database (a run goes database by database): what is kept
+   * open for it (connections, their page caches and prepared statements, its variant views)
+   * is let go. A later request opens it again. Executors that keep nothing need not have it.
+   */
+  forget?(dbPath: string): void;
   close(): Promise<void>;
 }
 

@@ -16,7 +16,7 @@ import {
   type VariantTableRequest,
   type VariantTableResult,
 } from './executor.js';
-import type { WorkerJob, WorkerMessage, WorkerTask } from './protocol.js';
+import type { PoolMessage, WorkerJob, WorkerMessage, WorkerTask } from './protocol.js';
 
 /**
  * The pipeline's SQL executor: a pool of child processes (worker.ts), each running one
@@ -52,6 +52,7 @@ export interface SqlPoolOptions {
 export interface SqlPool extends SqlExecutor {
   /** Process ids of the live workers (diagnostics and tests). */
   workerPids(): number[];
+  forget(dbPath: string): void;
   /** `run`, with the statement's running time (the laned executor measures cost with it, lanes.ts; gold times itself with it). */
   runTimed(request: SqlRequest): Promise<TimedResult>;
 }
@@ -237,6 +238,12 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
 
     buildVariantTable: async (request: VariantTableRequest) =>
       (await submit<VariantTableResult>({ kind: 'variant-table', request }, request.timeoutMs)).value,
+
+    // A worker reads it after the job it is running, if any; one started later never opened the database.
+    forget(dbPath: string): void {
+      const message: PoolMessage = { forget: dbPath };
+      for (const worker of workers) if (worker.child.connected) worker.child.send(message);
+    },
 
     async close(): Promise<void> {
       closed = true;

@@ -13,6 +13,13 @@ export interface WorkerJob {
   task: WorkerTask;
 }
 
+/** The pool is through with a database (SqlExecutor.forget): the worker closes what it keeps open for it. */
+export interface WorkerForget {
+  forget: string;
+}
+
+export type PoolMessage = WorkerJob | WorkerForget;
+
 export type WorkerMessage =
   | { type: 'ready' }
   | { type: 'result'; id: number; result: ResultSet | VariantTableResult }

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import type { ResultSet, SqlValue } from '../../core/model.js';
-import { LruMap } from '../../core/lru.js';
+import { jsonKeyPrefix, LruMap } from '../../core/lru.js';
 import { DatabaseViewError, SqlExecutionError, toBindable, type DatabaseView, type SqlParam } from './executor.js';
 
 /**
@@ -71,11 +71,26 @@ export class ConnectionCache {
     return this.files.getOrSet(dbPath, () => openReadOnly(dbPath));
   }
 
+  /** Closes the database's connection and those of its views (their prepared statements go with them). */
+  forget(dbPath: string): void {
+    const ofViews = jsonKeyPrefix(dbPath);
+    closeWhere(this.files, (key) => key === dbPath);
+    closeWhere(this.views, (key) => key.startsWith(ofViews));
+  }
+
   closeAll(): void {
     for (const db of this.files.values()) db.close();
     this.files = fileConnections();
     for (const db of this.views.values()) db.close();
     this.views = viewConnections();
+  }
+}
+
+function closeWhere(connections: LruMap<string, Database.Database>, doomed: (key: string) => boolean): void {
+  for (const key of [...connections.keys()]) {
+    if (!doomed(key)) continue;
+    connections.get(key)?.close();
+    connections.delete(key);
   }
 }
 

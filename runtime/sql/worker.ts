@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { WorkerJob, WorkerMessage } from './protocol.js';
+import type { PoolMessage, WorkerMessage } from './protocol.js';
 import { DatabaseViewError } from './executor.js';
 import { ConnectionCache, executeReadOnly, messageOf } from './readonly.js';
 import { buildVariantTable } from './variant-table.js';
@@ -16,7 +16,11 @@ function send(message: WorkerMessage): void {
   process.send?.(message);
 }
 
-process.on('message', (job: WorkerJob) => {
+process.on('message', (job: PoolMessage) => {
+  if ('forget' in job) {
+    connections.forget(job.forget);
+    return;
+  }
   try {
     const { task } = job;
     const result =

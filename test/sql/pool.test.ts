@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ExecutorClosedError, SqlExecutionError, SqlTimeoutError, SqlWorkerError } from '../../runtime/sql/executor.js';
@@ -91,6 +92,47 @@ test('a spare worker, started once the pool is in use, takes a killed worker’s
   expect(Date.now() - started).toBeLessThan(startup / 2);
   await waitUntil(() => pool.workerPids().length === 2); // and another spare is on its way
 });
+
+/** The files a process holds open (Linux: /proc/<pid>/fd). */
+function openFiles(pid: number): string[] {
+  const dir = `/proc/${pid}/fd`;
+  return readdirSync(dir).flatMap((fd) => {
+    try {
+      return [readlinkSync(path.join(dir, fd))];
+    } catch {
+      return []; // closed while we looked
+    }
+  });
+}
+
+(existsSync('/proc/self/fd') ? test : test.skip)(
+  'forget closes a database in every worker, with the views over it; a later request opens it again',
+  async () => {
+    const pool = newPool(1);
+    const overlay = createDb(
+      path.join(tempDir(), 'overlay.sqlite'),
+      'CREATE TABLE extra (x INTEGER); INSERT INTO extra VALUES (7);',
+    );
+    const view = { overlays: [overlay], reverseScans: false };
+    await pool.run(request('SELECT count(*) FROM hero'));
+    await expect(pool.run({ ...request('SELECT x FROM extra'), view })).resolves.toEqual({
+      columns: ['x'],
+      rows: [[7]],
+    });
+    const [pid] = pool.workerPids();
+    expect(openFiles(pid)).toEqual(expect.arrayContaining([dbPath, overlay]));
+
+    pool.forget(dbPath);
+    await waitUntil(() => !openFiles(pid).some((file) => file === dbPath || file === overlay));
+
+    await expect(pool.run(request('SELECT count(*) FROM hero'))).resolves.toEqual({
+      columns: ['count(*)'],
+      rows: [[4]],
+    });
+    expect(pool.workerPids()).toEqual([pid]);
+    expect(openFiles(pid)).toContain(dbPath);
+  },
+);
 
 test('requests beyond the pool size queue and all complete, in any mix with failures', async () => {
   const pool = newPool(2);
