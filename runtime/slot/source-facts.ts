@@ -1,5 +1,6 @@
 import type { DatabaseInfo, ToolCall, ToolPool } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
+import { LruMap } from '../../core/lru.js';
 import { SlotCompiler, type StartingJoin } from './compiler.js';
 
 /**
@@ -20,8 +21,12 @@ export function emptyFacts(): SourceFacts {
   return { withoutRowid: new Set(), sourceOrders: new Map() };
 }
 
-const withoutRowidCache = new Map<string, string[]>();
-const nestingCache = new Map<string, string[] | null>();
+/**
+ * Bounded: a process may go through a corpus of any number of databases (a probe is cheap to
+ * make again: one pragma, one EXPLAIN).
+ */
+const withoutRowidCache = new LruMap<string, string[]>(256);
+const nestingCache = new LruMap<string, string[] | null>(4096);
 
 /**
  * Adds to `facts` what compiling `initialization` needs. Invalid initialization calls
