@@ -13,7 +13,7 @@ import type { DatabaseInfo, KeyDescription, SelSequence, ToolPool, ToolSpec } fr
  */
 export class ToolRegistry {
   private readonly universes = new Map<string, { id: number; keys: KeyDescription[] }>();
-  private readonly universeOfKeys = new WeakMap<KeyDescription[], number>();
+  private readonly universeOfKeys = new WeakMap<KeyDescription[], { id: number; keys: KeyDescription[] }>();
   private readonly universeOfSequence = new WeakMap<SelSequence, { id: number; keys: KeyDescription[] }>();
   private readonly slotSpecs = new Map<string, ToolSpec>();
   private readonly selSpecs = new Map<string, ToolSpec>();
@@ -25,17 +25,19 @@ export class ToolRegistry {
 
   /** The named tools of the SLOT pool, specified over a key universe (names not in the pool are left out). */
   slotTools(keys: KeyDescription[], names: ReadonlySet<string>): ToolSpec[] {
-    let id = this.universeOfKeys.get(keys);
-    if (id === undefined) {
-      id = this.universe(JSON.stringify(keys), () => keys).id;
-      this.universeOfKeys.set(keys, id);
+    let universe = this.universeOfKeys.get(keys);
+    if (!universe) {
+      universe = this.universe(JSON.stringify(keys), () => keys);
+      this.universeOfKeys.set(keys, universe);
     }
+    // The universe's own keys: its specs then share one key list (runtime/slot/specs.ts).
+    const { id, keys: universeKeys } = universe;
     return toolsOf(this.pool)
       .filter((tool) => names.has(tool))
       .map((tool) => {
         const specId = `${id}\0${tool}`;
         let spec = this.slotSpecs.get(specId);
-        if (!spec) this.slotSpecs.set(specId, (spec = slotToolSpec(tool, keys, this.pool)));
+        if (!spec) this.slotSpecs.set(specId, (spec = slotToolSpec(tool, universeKeys, this.pool)));
         return spec;
       });
   }

@@ -92,8 +92,18 @@ export function keysForSequenceOrStart(db: DatabaseInfo, seq: SlotSequence, pool
 const REFERENCE =
   'A reference "$LABEL$" to the output of an earlier call (LABEL is that call\'s label); the initial table is "$starting_table_var$".';
 
-function keyList(keys: KeyDoc[]): string {
-  return keys.map((k) => `${k.key}: ${k.description}`).join('\n');
+/**
+ * A universe's key list, written once: every key-valued argument of every tool of the universe
+ * describes all of its keys (tens of kB on a wide database), and its specs stay in memory as
+ * long as its database is worked on (pipeline/tool-registry.ts). The descriptions embed this
+ * one string rather than a copy each.
+ */
+const keyLists = new WeakMap<readonly KeyDoc[], string>();
+
+function keyList(keys: readonly KeyDoc[]): string {
+  let list = keyLists.get(keys);
+  if (list === undefined) keyLists.set(keys, (list = keys.map((k) => `${k.key}: ${k.description}`).join('\n')));
+  return list;
 }
 
 // A type, not an interface: it must stay assignable to Record<string, unknown>.
@@ -101,7 +111,10 @@ type KeySchema = { type: 'string'; enum: string[]; description: string };
 
 function keySchema(keys: KeyDoc[], what: string, extra: KeyDoc[] = []): KeySchema {
   const all = [...extra, ...keys];
-  return { type: 'string', enum: all.map((k) => k.key), description: `${what}\nKeys:\n${keyList(all)}` };
+  // Concatenated, not joined: a join would copy the universe's list.
+  const listed =
+    extra.length === 0 ? keyList(keys) : keys.length === 0 ? keyList(extra) : `${keyList(extra)}\n${keyList(keys)}`;
+  return { type: 'string', enum: all.map((k) => k.key), description: `${what}\nKeys:\n${listed}` };
 }
 
 function choiceSchema(choices: Choice[], what: string): Record<string, unknown> {
