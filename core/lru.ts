@@ -51,9 +51,15 @@ export class LruMap<K, V> {
     return true;
   }
 
-  /** Forgets every key `doomed` picks (what one database, now done with, left behind). */
-  deleteWhere(doomed: (key: K) => boolean): void {
-    for (const key of [...this.entries.keys()]) if (doomed(key)) this.delete(key);
+  /** Forgets every key `doomed` picks (what one database, now done with, left behind); their values, to close. */
+  deleteWhere(doomed: (key: K) => boolean): V[] {
+    const dropped: V[] = [];
+    for (const [key, entry] of [...this.entries]) {
+      if (!doomed(key)) continue;
+      this.delete(key);
+      dropped.push(entry.value);
+    }
+    return dropped;
   }
 
   /** The keys kept, least recently used first (without marking them used). */

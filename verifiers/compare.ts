@@ -176,8 +176,8 @@ function surplus(these: Map<string, Row[]>, those: Map<string, Row[]>): Row[] {
 
 /**
  * Multiset equality with float tolerance, for the rows exact keys did not pair, in
- * O(n log n): sort both sides by canonical keys and merge; rows left over (a tolerance-equal pair whose rounded keys straddle a rounding
- * boundary) are then matched pairwise.
+ * O(n log n): sort both sides by canonical keys and merge; rows left over (a tolerance-equal
+ * pair whose rounded keys straddle a rounding boundary) are then matched pairwise.
  */
 function tolerantMatch(answer: Row[], gold: Row[]): MultisetResult {
   const a = keyed(answer);

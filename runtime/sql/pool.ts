@@ -52,6 +52,7 @@ export interface SqlPoolOptions {
 export interface SqlPool extends SqlExecutor {
   /** Process ids of the live workers (diagnostics and tests). */
   workerPids(): number[];
+  /** SqlExecutor.forget: every worker closes the database's connections. */
   forget(dbPath: string): void;
   /** `run`, with the statement's running time (the laned executor measures cost with it, lanes.ts; gold times itself with it). */
   runTimed(request: SqlRequest): Promise<TimedResult>;

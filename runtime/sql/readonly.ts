@@ -74,8 +74,11 @@ export class ConnectionCache {
   /** Closes the database's connection and those of its views (their prepared statements go with them). */
   forget(dbPath: string): void {
     const ofViews = jsonKeyPrefix(dbPath);
-    closeWhere(this.files, (key) => key === dbPath);
-    closeWhere(this.views, (key) => key.startsWith(ofViews));
+    const dropped = [
+      ...this.files.deleteWhere((key) => key === dbPath),
+      ...this.views.deleteWhere((key) => key.startsWith(ofViews)),
+    ];
+    for (const db of dropped) db.close();
   }
 
   closeAll(): void {
@@ -83,14 +86,6 @@ export class ConnectionCache {
     this.files = fileConnections();
     for (const db of this.views.values()) db.close();
     this.views = viewConnections();
-  }
-}
-
-function closeWhere(connections: LruMap<string, Database.Database>, doomed: (key: string) => boolean): void {
-  for (const key of [...connections.keys()]) {
-    if (!doomed(key)) continue;
-    connections.get(key)?.close();
-    connections.delete(key);
   }
 }
 

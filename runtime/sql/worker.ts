@@ -16,21 +16,21 @@ function send(message: WorkerMessage): void {
   process.send?.(message);
 }
 
-process.on('message', (job: PoolMessage) => {
-  if ('forget' in job) {
-    connections.forget(job.forget);
+process.on('message', (message: PoolMessage) => {
+  if ('forget' in message) {
+    connections.forget(message.forget);
     return;
   }
   try {
-    const { task } = job;
+    const { task } = message;
     const result =
       task.kind === 'query'
         ? executeReadOnly(connections.get(task.dbPath, task.view), task.sql, task.params)
         : buildVariantTable(task.request);
-    send({ type: 'result', id: job.id, result });
+    send({ type: 'result', id: message.id, result });
   } catch (error) {
     const fault = error instanceof DatabaseViewError ? ('view' as const) : undefined;
-    send({ type: 'error', id: job.id, message: messageOf(error), fault });
+    send({ type: 'error', id: message.id, message: messageOf(error), fault });
   }
 });
 
