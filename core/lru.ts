@@ -51,15 +51,13 @@ export class LruMap<K, V> {
     return true;
   }
 
-  /** Forgets every key `doomed` picks (what one database, now done with, left behind); their values, to close. */
-  deleteWhere(doomed: (key: K) => boolean): V[] {
-    const dropped: V[] = [];
+  /** Forgets every key `doomed` picks (what one database, now done with, left behind), handing each value to `dropped` (to close it). */
+  deleteWhere(doomed: (key: K) => boolean, dropped?: (value: V) => void): void {
     for (const [key, entry] of [...this.entries]) {
       if (!doomed(key)) continue;
       this.delete(key);
-      dropped.push(entry.value);
+      dropped?.(entry.value);
     }
-    return dropped;
   }
 
   /** The keys kept, least recently used first (without marking them used). */

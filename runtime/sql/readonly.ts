@@ -74,11 +74,9 @@ export class ConnectionCache {
   /** Closes the database's connection and those of its views (their prepared statements go with them). */
   forget(dbPath: string): void {
     const ofViews = jsonKeyPrefix(dbPath);
-    const dropped = [
-      ...this.files.deleteWhere((key) => key === dbPath),
-      ...this.views.deleteWhere((key) => key.startsWith(ofViews)),
-    ];
-    for (const db of dropped) db.close();
+    const close = (db: Database.Database) => db.close();
+    this.files.deleteWhere((key) => key === dbPath, close);
+    this.views.deleteWhere((key) => key.startsWith(ofViews), close);
   }
 
   closeAll(): void {

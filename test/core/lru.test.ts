@@ -43,7 +43,7 @@ describe('LruMap', () => {
 });
 
 describe('LruMap.deleteWhere', () => {
-  test('forgets the keys picked, returns their values, frees their weight, keeps the order of the rest', () => {
+  test('forgets the keys picked, hands over their values, frees their weight, keeps the order of the rest', () => {
     const lru = new LruMap<string, number>(10, { weigh: (v) => v, maxWeight: 10 });
     for (const [key, value] of [
       ['a/1', 4],
@@ -52,7 +52,12 @@ describe('LruMap.deleteWhere', () => {
       ['b/2', 1],
     ] as const)
       lru.set(key, value);
-    expect(lru.deleteWhere((key) => key.startsWith('a/'))).toEqual([4, 4]);
+    const dropped: number[] = [];
+    lru.deleteWhere(
+      (key) => key.startsWith('a/'),
+      (value) => dropped.push(value),
+    );
+    expect(dropped).toEqual([4, 4]);
     expect([...lru.keys()]).toEqual(['b/1', 'b/2']);
     lru.set('c', 8); // fits only if a/*'s weight went with them
     expect([...lru.keys()]).toEqual(['b/1', 'b/2', 'c']);
