@@ -17,7 +17,8 @@ export default {
   // esbuild, not ts-jest: it only strips types (tsc --noEmit and the type-aware lint check
   // them), in about half the CPU that TypeScript's own transpiler took here.
   transform: { '^.+\\.ts$': '<rootDir>/test/support/esbuild-transform.js' },
-  globalSetup: '<rootDir>/test/support/skip-notice.js',
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
   testSequencer: '<rootDir>/test/support/sequencer.js',
   // Per-file CPU, when NL2API_TEST_TIMING names a folder (test/support/timing-table.js).
   setupFilesAfterEnv: ['<rootDir>/test/support/suite-cpu.js'],

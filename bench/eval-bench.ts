@@ -32,10 +32,10 @@ export function evalLines(figures: Awaited<ReturnType<typeof evalBench>>): strin
   const lines = Object.entries(figures.perFormulation).map(([f, v]) => {
     const { items, oracle, knn } = v as {
       items: number;
-      oracle: { completion: number; msPer1000: number };
+      oracle: { completion: number; intentF1: number; slotF1: number; errorFree: number; msPer1000: number };
       knn: { completion: { mean: number; low: number; high: number }; intentF1: number; slotF1: number };
     };
-    return `eval ${f.toUpperCase()} (${items} items): oracle completion ${pct(oracle.completion)}, harness ${oracle.msPer1000} ms per 1,000 items (median of 3 cold runs; target < ${OVERHEAD_TARGET_MS} ms); baseline:knn completion ${pct(knn.completion.mean)} [${pct(knn.completion.low)}, ${pct(knn.completion.high)}], intent F1 ${knn.intentF1.toFixed(3)}, slot F1 ${knn.slotF1.toFixed(3)}`;
+    return `eval ${f.toUpperCase()} (${items} items): oracle completion ${pct(oracle.completion)}, intent F1 ${oracle.intentF1.toFixed(3)}, slot F1 ${oracle.slotF1.toFixed(3)}, ${pct(oracle.errorFree)} without error (all three 1 or 100% when the harness is consistent), harness ${oracle.msPer1000} ms per 1,000 items (median of 3 cold runs; target < ${OVERHEAD_TARGET_MS} ms); baseline:knn completion ${pct(knn.completion.mean)} [${pct(knn.completion.low)}, ${pct(knn.completion.high)}], intent F1 ${knn.intentF1.toFixed(3)}, slot F1 ${knn.slotF1.toFixed(3)}`;
   });
   for (const [f, v] of Object.entries(figures.latency)) {
     const l = v as { items: number; ms: number; idealMs: number; ratio: number; completion: number };
@@ -90,6 +90,9 @@ export async function evalBench(datasets: Partial<Record<Formulation, string>>, 
         items,
         oracle: {
           completion: oracle.summary.models[0].completion.mean,
+          intentF1: oracle.summary.models[0].intentF1.mean,
+          slotF1: oracle.summary.models[0].slotF1.mean,
+          errorFree: (oracle.summary.models[0].errors.none ?? 0) / items,
           ms: Math.round(ms),
           runsMs,
           msPer1000: Math.round((ms / items) * 1000),

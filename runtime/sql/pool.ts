@@ -85,6 +85,17 @@ interface Worker {
  */
 const WORKER_HEAP = ['--max-semi-space-size=4', '--heap-growing-percent=20'];
 
+/**
+ * The module a worker runs: worker.ts's sibling (built, or through tsx from the sources), or
+ * the plain-JS module named by NL2API_SQL_WORKER_MODULE. The test suite names one, bundled
+ * from the sources once per run (test/support/global-setup.js): tsx's loader cost each
+ * worker it forked ~0.3 CPU-s and ~0.4 s of start-up, and the suite forks some 250.
+ */
+function workerModule(): { path: string; execArgv: string[] } {
+  const prebuilt = process.env.NL2API_SQL_WORKER_MODULE;
+  return prebuilt ? { path: prebuilt, execArgv: [] } : siblingModule(import.meta.url, 'worker');
+}
+
 /** setTimeout fires at once for delays past 2^31-1 ms: treat those as "no timeout". */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const STDERR_TAIL = 2000;
@@ -103,7 +114,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   let failedStarts = 0;
 
   function spawn(): void {
-    const { path: workerPath, execArgv } = siblingModule(import.meta.url, 'worker');
+    const { path: workerPath, execArgv } = workerModule();
     const child = fork(workerPath, options.warm?.length ? [JSON.stringify(options.warm)] : [], {
       serialization: 'advanced',
       execArgv: [...execArgv, ...WORKER_HEAP],

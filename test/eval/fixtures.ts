@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../config/load.js';
@@ -7,22 +7,30 @@ import type { Formulation } from '../../core/model.js';
 import { EVAL_DEFAULTS } from '../../config/schema.js';
 import { runEval, type EvalOptions } from '../../eval/run.js';
 import { generate } from '../../pipeline/generate.js';
+import { sharedFixture } from '../support/shared-fixture.js';
 
-/** The embedded demo, generated once per test file into a temporary folder, and eval runs over it. */
+/** The embedded demo's generated dataset, and eval runs over it. */
 
 export const DEMO_SOURCE = path.join(packageRoot(), 'seeds', 'demo');
 
+/**
+ * A temporary folder of the test file's own with the demo's dataset in `dataset/`: a copy of
+ * the one the run generates once for every file that asks (shared-fixture.ts).
+ */
 export async function generateDemo(): Promise<string> {
-  const out = mkdtempSync(path.join(os.tmpdir(), 'nl2api-eval-'));
-  await generate({
-    config: parseConfig({
-      source: DEMO_SOURCE,
-      datasetName: 'nl2api-demo',
-      out: path.join(out, 'dataset'),
-      cacheDir: path.join(out, 'gen-cache'),
-      progress: 'none',
-    }),
+  const shared = await sharedFixture('demo', async (dir) => {
+    await generate({
+      config: parseConfig({
+        source: DEMO_SOURCE,
+        datasetName: 'nl2api-demo',
+        out: path.join(dir, 'dataset'),
+        cacheDir: path.join(dir, 'gen-cache'),
+        progress: 'none',
+      }),
+    });
   });
+  const out = mkdtempSync(path.join(os.tmpdir(), 'nl2api-eval-'));
+  cpSync(path.join(shared, 'dataset'), path.join(out, 'dataset'), { recursive: true });
   return out;
 }
 

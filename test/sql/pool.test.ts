@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { existsSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ExecutorClosedError, SqlExecutionError, SqlTimeoutError, SqlWorkerError } from '../../runtime/sql/executor.js';
@@ -179,20 +179,54 @@ test('refuses a pool without workers', () => {
   expect(() => createSqlPool({ size: 0 })).toThrow(/positive integer/);
 });
 
-/** Runs an ES module script in a fresh Node process (with tsx), as a user's program would. */
-function runScript(body: string): string {
-  const poolUrl = new URL('../../runtime/sql/pool.ts', import.meta.url).href;
+/**
+ * Runs an ES module script in a fresh Node process, as a user's program would: on the sources
+ * (with tsx) or on the build (`npm test` builds first), without the test run's prebuilt worker.
+ */
+function runScript(body: string, from: 'sources' | 'build' = 'sources'): string {
+  const poolUrl = new URL(
+    from === 'sources' ? '../../runtime/sql/pool.ts' : '../../dist/runtime/sql/pool.js',
+    import.meta.url,
+  ).href;
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const script = `
     import { createSqlPool } from ${JSON.stringify(poolUrl)};
     const run = (pool, n) => pool.run({ dbPath: ${JSON.stringify(dbPath)}, sql: 'SELECT ?', params: [n], timeoutMs: 10000 });
     ${body}
   `;
-  return execFileSync(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], {
-    encoding: 'utf8',
-    timeout: 50_000,
-  }); // a hang guard only
+  const { NL2API_SQL_WORKER_MODULE: _prebuilt, ...env } = process.env;
+  return execFileSync(
+    process.execPath,
+    [...(from === 'sources' ? ['--import', tsx] : []), '--input-type=module', '-e', script],
+    {
+      encoding: 'utf8',
+      env,
+      timeout: 50_000,
+    },
+  ); // a hang guard only
 }
+
+/** A worker's command line, as /proc shows it (its arguments joined by spaces). */
+const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+
+test('workers run the module NL2API_SQL_WORKER_MODULE names, else worker.ts’s sibling: built, or through tsx from the sources', async () => {
+  const prebuilt = process.env.NL2API_SQL_WORKER_MODULE;
+  expect(prebuilt).toMatch(/test-runs\/.*\/runtime\/sql\/worker\.mjs$/); // test/support/global-setup.js
+  const pool = newPool(1);
+  await pool.run(request('SELECT 1'));
+  expect(commandLine(pool.workerPids()[0])).toContain(prebuilt);
+  const workerCommand = `
+    const pool = createSqlPool({ size: 1 });
+    await run(pool, 1);
+    console.log((await import('node:fs')).readFileSync(\`/proc/\${pool.workerPids()[0]}/cmdline\`, 'utf8').split('\\0').join(' '));
+    await pool.close();
+  `;
+  const fromSources = runScript(workerCommand, 'sources');
+  expect(fromSources).toMatch(/--import \S*tsx\S* .*runtime\/sql\/worker\.ts/);
+  const fromBuild = runScript(workerCommand, 'build');
+  expect(fromBuild).toMatch(/dist\/runtime\/sql\/worker\.js/);
+  expect(fromBuild).not.toMatch(/--import|test-runs/);
+});
 
 test('a process that used the pool exits, even without close()', () => {
   const output = runScript(`

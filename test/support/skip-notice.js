@@ -1,5 +1,5 @@
 /**
- * Jest global setup: says once, before any test runs, which tests this environment skips and
+ * Part of the jest global setup (global-setup.js): says once, before any test runs, which tests this environment skips and
  * why (gates.js), so a green run without ../shared or Redis does not pass for a full one.
  */
 import { closedGates } from './gates.js';

@@ -1,0 +1,72 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * What several test files build the same way (the demo's generated dataset), built once per
+ * jest run in the run's folder (global-setup.js, NL2API_TEST_RUN_DIR) by whichever file asks
+ * first; files that ask meanwhile wait for it. Read it, never write to it: a test copies what
+ * it changes. Without the global setup (a bare script), each caller builds its own.
+ */
+export async function sharedFixture(name: string, build: (dir: string) => Promise<void>): Promise<string> {
+  const runDir = process.env.NL2API_TEST_RUN_DIR;
+  if (!runDir) {
+    const own = mkdtempSync(path.join(os.tmpdir(), `nl2api-${name}-`));
+    await build(own);
+    return own;
+  }
+  const target = path.join(runDir, name);
+  const lock = `${target}.lock`;
+  try {
+    mkdirSync(lock); // atomic: one file of the run gets it
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return waitFor(name, target, lock);
+  }
+  writeFileSync(path.join(lock, 'pid'), String(process.pid));
+  const partial = `${target}.partial`;
+  try {
+    await build(partial);
+    renameSync(partial, target);
+    return target;
+  } catch (error) {
+    rmSync(partial, { recursive: true, force: true });
+    writeFileSync(`${target}.failed`, error instanceof Error ? (error.stack ?? error.message) : String(error));
+    throw error;
+  }
+}
+
+const POLL_MS = 100;
+
+async function waitFor(name: string, target: string, lock: string): Promise<string> {
+  for (;;) {
+    if (existsSync(target)) return target;
+    if (existsSync(`${target}.failed`)) {
+      throw new Error(
+        `shared fixture ${name}: its build failed in another test file:\n${readFileSync(`${target}.failed`, 'utf8')}`,
+      );
+    }
+    const builder = Number(readIfPresent(path.join(lock, 'pid')));
+    if (builder && !alive(builder)) {
+      throw new Error(`shared fixture ${name}: the process building it (pid ${builder}) ended without finishing it`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+function readIfPresent(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
