@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { jsonText } from '../pipeline/files.js';
+import { isAlive, jsonText } from '../pipeline/files.js';
 
 /**
  * Larger BIRD-layout corpora for the scale benchmark (scale.ts), built from a BIRD folder in
@@ -140,15 +140,6 @@ function corpusPath(birdDir: string, cacheDir: string, what: string): string {
   return path.join(path.resolve(cacheDir), `${path.basename(source)}-${tag}-${what}`);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * `final` if it exists; otherwise built by `build` into `<final>.building-<pid>` and renamed.
  * Leftovers of builds whose process is gone (killed) are removed first.
@@ -159,7 +150,7 @@ async function buildOnce(final: string, build: (dir: string) => Promise<void>): 
   mkdirSync(parent, { recursive: true });
   const prefix = `${path.basename(final)}.building-`;
   for (const name of readdirSync(parent)) {
-    if (name.startsWith(prefix) && !alive(Number(name.slice(prefix.length)))) {
+    if (name.startsWith(prefix) && !isAlive(Number(name.slice(prefix.length)))) {
       rmSync(path.join(parent, name), { recursive: true, force: true });
     }
   }

@@ -38,7 +38,8 @@ export async function removeAbandonedTemporaries(dir: string): Promise<void> {
   }
 }
 
-function isAlive(pid: number): boolean {
+/** Whether a process of this pid exists (one of another user's counts: EPERM). */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

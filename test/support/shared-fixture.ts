@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { isAlive } from '../../pipeline/files.js';
 
 /**
  * What several test files build the same way (the demo's generated dataset), built once per
@@ -47,7 +48,7 @@ async function waitFor(name: string, target: string, lock: string): Promise<stri
       );
     }
     const builder = Number(readIfPresent(path.join(lock, 'pid')));
-    if (builder && !alive(builder)) {
+    if (builder && !isAlive(builder)) {
       throw new Error(`shared fixture ${name}: the process building it (pid ${builder}) ended without finishing it`);
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
@@ -59,14 +60,5 @@ function readIfPresent(file: string): string {
     return readFileSync(file, 'utf8');
   } catch {
     return '';
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
