@@ -13,8 +13,18 @@ const ownSource = readFileSync(new URL(import.meta.url), 'utf8');
 
 export default {
   canInstrument: false,
-  getCacheKey(source, filename) {
-    return createHash('sha256').update(esbuildVersion).update(ownSource).update(filename).update(source).digest('hex');
+  // Jest instruments the output for coverage after this (canInstrument: false) and caches the
+  // result under this key: whether it did must be part of it, or a coverage run reads the
+  // uninstrumented code an earlier run cached, and counts nothing.
+  getCacheKey(source, filename, { instrument, configString }) {
+    return createHash('sha256')
+      .update(esbuildVersion)
+      .update(ownSource)
+      .update(filename)
+      .update(source)
+      .update(String(instrument))
+      .update(configString)
+      .digest('hex');
   },
   process(source, filename) {
     const { code, map } = transformSync(source, {
