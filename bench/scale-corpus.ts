@@ -8,8 +8,6 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
-  renameSync,
-  rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
@@ -17,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { isAlive, jsonText } from '../pipeline/files.js';
+import { buildDirectoryOnce, jsonText } from '../pipeline/files.js';
 
 /**
  * Larger BIRD-layout corpora for the scale benchmark (scale.ts), built from a BIRD folder in
@@ -140,35 +138,6 @@ function corpusPath(birdDir: string, cacheDir: string, what: string): string {
   return path.join(path.resolve(cacheDir), `${path.basename(source)}-${tag}-${what}`);
 }
 
-/**
- * `final` if it exists; otherwise built by `build` into `<final>.building-<pid>` and renamed.
- * Leftovers of builds whose process is gone (killed) are removed first.
- */
-async function buildOnce(final: string, build: (dir: string) => Promise<void>): Promise<string> {
-  if (existsSync(final)) return final;
-  const parent = path.dirname(final);
-  mkdirSync(parent, { recursive: true });
-  const prefix = `${path.basename(final)}.building-`;
-  for (const name of readdirSync(parent)) {
-    if (name.startsWith(prefix) && !isAlive(Number(name.slice(prefix.length)))) {
-      rmSync(path.join(parent, name), { recursive: true, force: true });
-    }
-  }
-  const dir = path.join(parent, `${prefix}${process.pid}`);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir);
-  try {
-    await build(dir);
-    renameSync(dir, final);
-  } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
-    // Another process finished the same corpus meanwhile: use it.
-    if (existsSync(final) && (error as NodeJS.ErrnoException).code === 'ENOTEMPTY') return final;
-    throw error;
-  }
-  return final;
-}
-
 /** A hard link where the filesystem allows one (not across devices, nor to another user's file), else a copy. */
 function linkOrCopy(from: string, to: string): void {
   try {
@@ -216,7 +185,7 @@ export async function clonedCorpus(birdDir: string, cacheDir: string, copies: nu
   if (existsSync(final)) return final;
   const folder = readBirdFolder(birdDir);
   const started = performance.now();
-  await buildOnce(final, async (dir) => {
+  await buildDirectoryOnce(final, async (dir) => {
     log(`building ${copies} clones of ${folder.dbIds.length} databases in ${final}`);
     for (let k = 0; k < copies; k++) {
       for (const id of folder.dbIds) {
@@ -262,7 +231,7 @@ export async function inflatedCorpus(birdDir: string, cacheDir: string, factor: 
   if (existsSync(final)) return final;
   const folder = readBirdFolder(birdDir);
   const started = performance.now();
-  await buildOnce(final, async (dir) => {
+  await buildDirectoryOnce(final, async (dir) => {
     log(`inflating ${folder.dbIds.length} databases ${factor}x in ${final}`);
     for (const id of folder.dbIds) {
       const target = sqliteOf(dir, id);

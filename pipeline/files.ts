@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
@@ -46,6 +47,35 @@ export function isAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * `final` if it exists; otherwise built by `build` into `<final>.building-<pid>` and renamed.
+ * Leftovers of builds whose process is gone (killed) are removed first.
+ */
+export async function buildDirectoryOnce(final: string, build: (dir: string) => Promise<void>): Promise<string> {
+  if (existsSync(final)) return final;
+  const parent = path.dirname(final);
+  mkdirSync(parent, { recursive: true });
+  const prefix = `${path.basename(final)}.building-`;
+  for (const name of readdirSync(parent)) {
+    if (name.startsWith(prefix) && !isAlive(Number(name.slice(prefix.length)))) {
+      rmSync(path.join(parent, name), { recursive: true, force: true });
+    }
+  }
+  const dir = path.join(parent, `${prefix}${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir);
+  try {
+    await build(dir);
+    renameSync(dir, final);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    // Another process finished the same directory meanwhile: use it.
+    if (existsSync(final) && (error as NodeJS.ErrnoException).code === 'ENOTEMPTY') return final;
+    throw error;
+  }
+  return final;
 }
 
 /** JSON files end with a newline and are indented: diff-friendly artifacts. */

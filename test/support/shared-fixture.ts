@@ -1,7 +1,7 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isAlive } from '../../pipeline/files.js';
+import { buildDirectoryOnce, isAlive } from '../../pipeline/files.js';
 
 /**
  * What several test files build the same way (the demo's generated dataset), built once per
@@ -25,13 +25,9 @@ export async function sharedFixture(name: string, build: (dir: string) => Promis
     return waitFor(name, target, lock);
   }
   writeFileSync(path.join(lock, 'pid'), String(process.pid));
-  const partial = `${target}.partial`;
   try {
-    await build(partial);
-    renameSync(partial, target);
-    return target;
+    return await buildDirectoryOnce(target, build);
   } catch (error) {
-    rmSync(partial, { recursive: true, force: true });
     writeFileSync(`${target}.failed`, error instanceof Error ? (error.stack ?? error.message) : String(error));
     throw error;
   }
