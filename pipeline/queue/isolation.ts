@@ -5,8 +5,8 @@
  * process that holds no other job (else it is handed back to the queue, `postpone`, to come
  * back later — at the latest when the queues run dry), and while it runs the process stops
  * fetching and hands back whatever still reaches it. A suspect is thus never exposed to a
- * neighbour's crash, and its own crash takes no neighbour with it: a poison job fails
- * (BullMQ's stall limit) alone.
+ * neighbour's crash, and its own crash takes no neighbour with it: a poison job fails alone,
+ * judged only by the crashes it had alone (worker.ts: `maxStalls`).
  */
 
 export interface Fetching {

@@ -1,4 +1,4 @@
-import { DelayedError, Worker, type Processor } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job, type Processor } from 'bullmq';
 import { setMaxListeners } from 'node:events';
 import type { Redis } from 'ioredis';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
@@ -39,8 +39,9 @@ export interface QueueWorkerOptions {
   lockDurationMs?: number;
   stalledIntervalMs?: number;
   /**
-   * A job whose worker died this many times is taken back again; once more, and it fails
-   * (a poison job). 2: an innocent job caught in two crashes of its neighbours still completes.
+   * A job that killed its worker this many times while running alone (isolation.ts) fails
+   * the next time it is taken back: a poison job. Crashes in company do not count: they may
+   * be a neighbour's. Default 2.
    */
   maxStalls?: number;
   /** Tests pass a scripted chat model. */
@@ -56,6 +57,17 @@ export interface QueueWorkerOptions {
 
 /** How long a job handed back while a suspect runs stays out of the queue. */
 const POSTPONE_MS = 500;
+
+/**
+ * BullMQ counts every stall, a neighbour's crash as much as the job's own, and fails a job
+ * past its limit: with several poison jobs about, an innocent job would fail for having been
+ * near each. The limit that judges a job is ours (`maxStalls`, crashes while alone); BullMQ's
+ * stays as a backstop for a job that kills its worker before it reaches the processor.
+ */
+const STALL_BACKSTOP = 50;
+
+/** A field of the job's own hash (it goes with the job): its runs alone that never ended. */
+const UNENDED_ALONE_FIELD = 'nl2apiUnendedAlone';
 
 export class QueueWorker {
   private readonly log: (line: string) => void;
@@ -135,7 +147,7 @@ export class QueueWorker {
       concurrency: group === 'run' ? 1 : options.concurrency,
       lockDuration: options.lockDurationMs ?? 30_000,
       stalledInterval: options.stalledIntervalMs ?? options.lockDurationMs ?? 30_000,
-      maxStalledCount: options.maxStalls ?? 2,
+      maxStalledCount: STALL_BACKSTOP,
     });
     worker.on('failed', (job, error) => {
       // Failed for good (attempts used up, unrecoverable, or stalled too often), not merely retried.
@@ -158,18 +170,49 @@ export class QueueWorker {
       let stalls = 0;
       return this.isolation.run(
         // BullMQ counts stalls in the job's hash (`stc`) but does not hand the count to the processor.
-        async () =>
-          (stalls = Number(await this.resources.redis.hget(`${job.queueQualifiedName}:${job.id}`, 'stc')) || 0) > 0,
-        () => {
-          if (stalls > 0) this.log(`${group} job ${job.id} stalled before (${stalls}x): running it alone`);
-          return work(job, token);
-        },
+        async () => (stalls = Number(await this.resources.redis.hget(jobKey(job), 'stc')) || 0) > 0,
+        () => (stalls > 0 ? this.runAlone(group, job, token, stalls, work) : work(job, token)),
         async () => {
           await job.moveToDelayed(Date.now() + POSTPONE_MS * (0.5 + Math.random()), token);
           throw new DelayedError();
         },
       );
     };
+  }
+
+  /**
+   * A suspect's run alone, counted in the job's hash until it ends: a count left behind is a
+   * crash that no neighbour caused. Past `maxStalls` of them the job fails for good. A run
+   * let go by our own forced shutdown is no verdict on the job: it is uncounted at once.
+   */
+  private async runAlone(
+    group: StageGroup,
+    job: Job,
+    token: string | undefined,
+    stalls: number,
+    work: Processor,
+  ): Promise<unknown> {
+    const { redis } = this.resources;
+    const crashes = Number(await redis.hget(jobKey(job), UNENDED_ALONE_FIELD)) || 0;
+    const limit = this.options.maxStalls ?? 2;
+    if (crashes >= limit)
+      throw new UnrecoverableError(`poison job: it killed its worker ${crashes} times running alone`);
+    this.log(`${group} job ${job.id} stalled before (${stalls}x): running it alone`);
+    await redis.hincrby(jobKey(job), UNENDED_ALONE_FIELD, 1);
+    // A count left behind by a failed write only makes the job look guiltier: told, not thrown.
+    let uncounted: Promise<unknown> | undefined;
+    const uncount = () =>
+      (uncounted ??= redis
+        .hincrby(jobKey(job), UNENDED_ALONE_FIELD, -1)
+        .catch((error: Error) => this.log(`${group} job ${job.id}: its run alone left counted: ${error.message}`)));
+    const onForced = () => void uncount();
+    this.forced.signal.addEventListener('abort', onForced, { once: true });
+    try {
+      return await work(job, token);
+    } finally {
+      this.forced.signal.removeEventListener('abort', onForced);
+      await uncount();
+    }
   }
 
   /**
@@ -230,4 +273,9 @@ function startLine(
   options: Pick<QueueWorkerOptions, 'url' | 'prefix' | 'concurrency'>,
 ): string {
   return `worker: ${groups.length} queue${groups.length === 1 ? '' : 's'} (${groups.join(', ')}) at ${redactedUrl(options.url)}, prefix ${options.prefix ?? DEFAULT_PREFIX}, concurrency ${options.concurrency}`;
+}
+
+/** The Redis key of a job's hash. */
+function jobKey(job: Job): string {
+  return `${job.queueQualifiedName}:${job.id}`;
 }

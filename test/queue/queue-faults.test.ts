@@ -120,7 +120,7 @@ test('a poison job (it kills its worker) is retried, then rejected as job_failed
     ]);
     expect(status.stdout).toMatch(/^item\s+50\s+49\s+1\s/m);
     expect(status.stdout).toMatch(
-      /failed jobs:\n.*\npoison-1\.item\.3\s+item\s+\d+\s+job stalled more than allowable limit/,
+      /failed jobs:\n.*\npoison-1\.item\.3\s+item\s+\d+\s+poison job: it killed its worker 2 times running alone/,
     );
     expect(status.stdout).toMatch(/poison-1\.synth\.bookstore\.0\s+rest\.synthesize/);
   } finally {

@@ -1,11 +1,12 @@
 import { afterAll, afterEach, beforeAll, beforeEach, expect, jest, test } from '@jest/globals';
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../config/load.js';
 import { generate } from '../../pipeline/generate.js';
 import { closeConnection, redisConnection } from '../../pipeline/queue/connection.js';
+import { STAGE_QUEUES } from '../../pipeline/queue/jobs.js';
 import { QueueWorker } from '../../pipeline/queue/worker.js';
 import { redisForTests, type TestRedis } from '../support/redis.js';
 
@@ -122,3 +123,44 @@ test.each([true, false])(
   },
   180_000,
 );
+
+test('a suspect is judged by its crashes alone: caught in any number of crashes in company it completes; past --max-stalls crashes alone it fails as a poison job', async () => {
+  const ran: string[] = [];
+  const worker = await QueueWorker.start({
+    url: workerUrl(),
+    prefix,
+    concurrency: 1,
+    groups: ['eval'],
+    maxStalls: 2,
+    evaluate: { process: async (job) => void ran.push(job.id!), close: async () => {} },
+  });
+  const connection = redisConnection(redis.url);
+  const queue = new Queue(STAGE_QUEUES.eval, { connection, prefix });
+  try {
+    // As BullMQ's stall checker and earlier runs alone leave them: `stc` counts every stall,
+    // the second field the runs alone that never ended.
+    const suspects = { company: [7, 0], once: [3, 1], poison: [3, 2] };
+    for (const [id, [stalls, alone]] of Object.entries(suspects)) {
+      const job = await queue.add(id, {}, { jobId: id, delay: 300 });
+      await admin.hset(`${prefix}:${STAGE_QUEUES.eval}:${job.id}`, 'stc', stalls, 'nl2apiUnendedAlone', alone);
+    }
+    const ended = async (id: string) => {
+      for (;;) {
+        const state = await queue.getJobState(id);
+        if (state === 'completed' || state === 'failed') return state;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    expect(await ended('company')).toBe('completed');
+    expect(await ended('once')).toBe('completed');
+    expect(await ended('poison')).toBe('failed');
+    expect((await queue.getJob('poison'))?.failedReason).toBe('poison job: it killed its worker 2 times running alone');
+    expect(ran.sort()).toEqual(['company', 'once']);
+    // A run alone that ended is uncounted again.
+    expect(await admin.hget(`${prefix}:${STAGE_QUEUES.eval}:once`, 'nl2apiUnendedAlone')).toBe('1');
+  } finally {
+    await queue.close();
+    await closeConnection(connection);
+    await worker.close();
+  }
+}, 60_000);
