@@ -41,7 +41,12 @@ export function addQueueCommands(
     .option('--stages <list>', `stage groups to work on (default all): ${STAGE_GROUPS.join(',')}`, stageList)
     .option('--sql-workers <n>', 'SQL worker processes', positiveInt, 2)
     .option('--lock-duration <ms>', 'a job whose worker died is taken back after this long', positiveInt, 30_000)
-    .option('--max-stalls <n>', 'a job that killed its worker this many times while running alone fails (a poison job)', positiveInt, 2)
+    .option(
+      '--max-stalls <n>',
+      'a job that killed its worker this many times while running alone fails (a poison job)',
+      positiveInt,
+      2,
+    )
     // 30 s: as long as a job's SQL statement may run (executeTimeoutMs), so a job in hand is rarely cut short.
     .option(
       '--grace <s>',
