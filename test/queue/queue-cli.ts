@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCli, startCli, type CliProcess } from '../../bench/queue-harness.js';
 import type { TestRedis } from '../support/redis.js';
+import { sharedFixture } from '../support/shared-fixture.js';
 
 /**
  * What the queue backend's end-to-end files share (queue-run.test.ts: runs as users run them;
@@ -29,15 +30,24 @@ export function queueFixture(startRedis: () => Promise<TestRedis>): QueueFixture
   beforeAll(async () => {
     fixture.redis = await startRedis();
     fixture.tmp = mkdtempSync(path.join(os.tmpdir(), 'nl2api-queue-'));
-    fixture.reference = path.join(fixture.tmp, 'in-process');
-    const run = await runCli(['generate', '--source', DEMO, '--out', fixture.reference, '--progress', 'none']);
-    expect(run.code).toBe(0);
+    fixture.reference = await inProcessReference();
   }, 120_000);
   afterAll(async () => {
     await fixture.redis?.stop();
     rmSync(fixture.tmp, { recursive: true, force: true });
   });
   return fixture;
+}
+
+/**
+ * The in-process runner's output on the demo, from the built CLI with its defaults: built
+ * once per jest run for the queue files (shared-fixture.ts). Read it, never write to it.
+ */
+export function inProcessReference(): Promise<string> {
+  return sharedFixture('demo-cli', async (dir) => {
+    const run = await runCli(['generate', '--source', DEMO, '--out', dir, '--progress', 'none']);
+    if (run.code !== 0) throw new Error(`generate on the demo exited ${run.code}:\n${run.stderr}`);
+  });
 }
 
 export const read = (dir: string, file: string) => readFileSync(path.join(dir, file), 'utf8');

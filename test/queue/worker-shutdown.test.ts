@@ -3,12 +3,12 @@ import { Queue } from 'bullmq';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { doneIn, runCli, startCli, startWorker, waitForProgress, type CliProcess } from '../../bench/queue-harness.js';
+import { doneIn, startCli, startWorker, waitForProgress, type CliProcess } from '../../bench/queue-harness.js';
 import { closeConnection, redisConnection } from '../../pipeline/queue/connection.js';
 import { STAGE_GROUPS, STAGE_QUEUES } from '../../pipeline/queue/jobs.js';
 import { writeJsonlSource } from '../support/jsonl-source.js';
 import { startRedisServer, type RedisProcess } from '../support/redis.js';
-import { DEMO, read, stopAll } from './queue-cli.js';
+import { DEMO, inProcessReference, read, stopAll } from './queue-cli.js';
 
 /**
  * A worker told to stop (SIGTERM) while its Redis is gone, as users run it: the built CLI
@@ -30,8 +30,7 @@ let reference: string;
 
 beforeAll(async () => {
   tmp = mkdtempSync(path.join(os.tmpdir(), 'nl2api-worker-shutdown-'));
-  reference = path.join(tmp, 'in-process');
-  expect((await runCli(['generate', '--source', DEMO, '--out', reference, '--progress', 'none'])).code).toBe(0);
+  reference = await inProcessReference();
 }, 120_000);
 
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
