@@ -150,7 +150,7 @@ export class LlmClient {
     await this.rateLimiter.acquire();
     this.usage.count(this.config.model, 'requests');
     const model = tools ? bindTools(this.model, tools) : this.model;
-    const reply = await this.withTimeout(model.invoke(toLangChainMessages(messages)));
+    const reply = await this.withTimeout(model.invoke(await toLangChainMessages(messages)));
     const usage = reply.usage_metadata;
     if (usage) this.usage.addTokens(this.config.model, usage.input_tokens, usage.output_tokens);
     const text = typeof reply.content === 'string' ? reply.content : reply.text;

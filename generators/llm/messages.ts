@@ -1,4 +1,4 @@
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage, type BaseMessage } from '@langchain/core/messages';
+import type { BaseMessage } from '@langchain/core/messages';
 
 /** A native tool call as plain data (what a provider returned, or what an assistant turn carried). */
 export interface LlmToolCall {
@@ -14,7 +14,16 @@ export type LlmMessage =
   /** The result of a native tool call, answering the assistant turn's call `toolCallId`. */
   | { role: 'tool'; content: string; toolCallId: string };
 
-export function toLangChainMessages(messages: readonly LlmMessage[]): BaseMessage[] {
+/**
+ * LangChain's message classes, loaded when a model is first called: @langchain/core (and
+ * langsmith beneath it, ~250 modules) cost a process ~0.5 CPU-s to load, and most processes
+ * (a run without an LLM, a worker, a server, each test file) never call one.
+ */
+let messageClasses: Promise<typeof import('@langchain/core/messages')> | undefined;
+
+export async function toLangChainMessages(messages: readonly LlmMessage[]): Promise<BaseMessage[]> {
+  const { AIMessage, HumanMessage, SystemMessage, ToolMessage } = await (messageClasses ??=
+    import('@langchain/core/messages'));
   return messages.map((m) => {
     switch (m.role) {
       case 'system':
