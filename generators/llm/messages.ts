@@ -1,4 +1,5 @@
 import type { BaseMessage } from '@langchain/core/messages';
+import { lazy } from '../../core/lazy.js';
 
 /** A native tool call as plain data (what a provider returned, or what an assistant turn carried). */
 export interface LlmToolCall {
@@ -19,11 +20,10 @@ export type LlmMessage =
  * langsmith beneath it, ~250 modules) cost a process ~0.5 CPU-s to load, and most processes
  * (a run without an LLM, a worker, a server, each test file) never call one.
  */
-let messageClasses: Promise<typeof import('@langchain/core/messages')> | undefined;
+const messageClasses = lazy(() => import('@langchain/core/messages'));
 
 export async function toLangChainMessages(messages: readonly LlmMessage[]): Promise<BaseMessage[]> {
-  const { AIMessage, HumanMessage, SystemMessage, ToolMessage } = await (messageClasses ??=
-    import('@langchain/core/messages'));
+  const { AIMessage, HumanMessage, SystemMessage, ToolMessage } = await messageClasses();
   return messages.map((m) => {
     switch (m.role) {
       case 'system':

@@ -1,5 +1,4 @@
-import mysqlGrammar from 'node-sql-parser/build/mysql.js';
-import postgresqlGrammar from 'node-sql-parser/build/postgresql.js';
+import { createRequire } from 'node:module';
 import sqliteGrammar from 'node-sql-parser/build/sqlite.js';
 import type { DatabaseInfo } from '../../core/model.js';
 import { LruMap } from '../../core/lru.js';
@@ -31,10 +30,18 @@ import { NameError, Scope, same, schemaTable } from './scope.js';
 /**
  * One grammar per dialect, from node-sql-parser's single-dialect builds: its main module bundles
  * every dialect it knows (2.4 MB of source, ~14 MB of the main process's memory) for three used.
+ * The fallbacks are loaded (synchronously: they are CommonJS) when a statement first needs
+ * one: most parse with sqlite's, and each grammar costs a process ~0.1 CPU-s to load.
  */
-const GRAMMARS = { sqlite: sqliteGrammar, mysql: mysqlGrammar, postgresql: postgresqlGrammar };
-type Dialect = keyof typeof GRAMMARS;
-type Parser = InstanceType<(typeof GRAMMARS)[Dialect]['Parser']>;
+type Dialect = 'sqlite' | 'mysql' | 'postgresql';
+type Grammar = typeof sqliteGrammar;
+type Parser = InstanceType<Grammar['Parser']>;
+const grammars: Partial<Record<Dialect, Grammar>> = { sqlite: sqliteGrammar };
+const requireGrammar = createRequire(import.meta.url);
+
+function grammarOf(dialect: Dialect): Grammar {
+  return (grammars[dialect] ??= requireGrammar(`node-sql-parser/build/${dialect}.js`) as Grammar);
+}
 
 /**
  * SQL text -> normalized AST (ast.ts). node-sql-parser's sqlite grammar first; its mysql
@@ -93,7 +100,7 @@ function parseUncached(sql: string, db: DatabaseInfo): Outcome<NormalizedQuery> 
   const attempts = DIALECTS.map((dialect) => ({ dialect, text: readable }));
   if (marked !== readable) attempts.push({ dialect: 'sqlite', text: marked });
   for (const { dialect, text } of attempts) {
-    const parser = new GRAMMARS[dialect].Parser();
+    const parser = new (grammarOf(dialect).Parser)();
     let raw: Raw;
     try {
       raw = parser.astify(text, { database: dialect });
