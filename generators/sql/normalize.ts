@@ -33,7 +33,7 @@ import { NameError, Scope, same, schemaTable } from './scope.js';
  * The fallbacks are loaded (synchronously: they are CommonJS) when a statement first needs
  * one: most parse with sqlite's, and each grammar costs a process ~0.1 CPU-s to load.
  */
-type Dialect = 'sqlite' | 'mysql' | 'postgresql';
+type Dialect = (typeof DIALECTS)[number];
 type Grammar = typeof sqliteGrammar;
 type Parser = InstanceType<Grammar['Parser']>;
 const grammars: Partial<Record<Dialect, Grammar>> = { sqlite: sqliteGrammar };
@@ -50,7 +50,7 @@ function grammarOf(dialect: Dialect): Grammar {
  * name is resolved here, so a statement SQLite would refuse is a parse_error too.
  */
 
-const DIALECTS: readonly Dialect[] = ['sqlite', 'mysql', 'postgresql'];
+const DIALECTS = ['sqlite', 'mysql', 'postgresql'] as const;
 
 /**
  * The sqlite grammar accepts DISTINCT only inside COUNT. A last attempt renames

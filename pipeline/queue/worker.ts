@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import { settlesUnlessAborted } from '../../core/abort.js';
 import { Cleanups } from '../../core/cleanups.js';
+import { lazy } from '../../core/lazy.js';
 import { closeConnection, ConnectionWatch, redactedUrl, redisConnection } from './connection.js';
 import { JobResources } from './job-resources.js';
 import { DEFAULT_PREFIX, STAGE_GROUPS, STAGE_QUEUES, type StageGroup } from './jobs.js';
@@ -199,12 +200,13 @@ export class QueueWorker {
       throw new UnrecoverableError(`poison job: it killed its worker ${crashes} times running alone`);
     this.log(`${group} job ${job.id} stalled before (${stalls}x): running it alone`);
     await redis.hincrby(jobKey(job), UNENDED_ALONE_FIELD, 1);
-    // A count left behind by a failed write only makes the job look guiltier: told, not thrown.
-    let uncounted: Promise<unknown> | undefined;
-    const uncount = () =>
-      (uncounted ??= redis
+    // Once, whichever comes first. A count left behind by a failed write only makes the job
+    // look guiltier: told, not thrown.
+    const uncount = lazy(() =>
+      redis
         .hincrby(jobKey(job), UNENDED_ALONE_FIELD, -1)
-        .catch((error: Error) => this.log(`${group} job ${job.id}: its run alone left counted: ${error.message}`)));
+        .catch((error: Error) => this.log(`${group} job ${job.id}: its run alone left counted: ${error.message}`)),
+    );
     const onForced = () => void uncount();
     this.forced.signal.addEventListener('abort', onForced, { once: true });
     try {

@@ -1,6 +1,7 @@
 /**
- * Part of the jest global setup (global-setup.js): says once, before any test runs, which tests this environment skips and
- * why (gates.js), so a green run without ../shared or Redis does not pass for a full one.
+ * Part of the jest global setup (global-setup.js): says once, before any test runs, which
+ * tests this environment skips and why (gates.js), so a green run without ../shared or Redis
+ * does not pass for a full one.
  */
 import { closedGates } from './gates.js';
 
