@@ -164,3 +164,30 @@ test('a suspect is judged by its crashes alone: caught in any number of crashes 
     await worker.close();
   }
 }, 60_000);
+
+test('a suspect let go by a forced close is not counted against it: our own shutdown is no crash of the job', async () => {
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  const worker = await QueueWorker.start({
+    url: workerUrl(),
+    prefix,
+    concurrency: 1,
+    groups: ['eval'],
+    evaluate: { process: () => (started(), new Promise(() => {})), close: async () => {} },
+  });
+  const connection = redisConnection(redis.url);
+  const queue = new Queue(STAGE_QUEUES.eval, { connection, prefix });
+  const key = `${prefix}:${STAGE_QUEUES.eval}:suspect`;
+  try {
+    await queue.add('suspect', {}, { jobId: 'suspect', delay: 300 });
+    await admin.hset(key, 'stc', 1, 'nl2apiUnendedAlone', 1);
+    await running;
+    expect(await admin.hget(key, 'nl2apiUnendedAlone')).toBe('2'); // counted while it runs alone
+    await worker.close(true);
+    expect(await admin.hget(key, 'nl2apiUnendedAlone')).toBe('1');
+  } finally {
+    await queue.close();
+    await closeConnection(connection);
+    await worker.close(true);
+  }
+}, 60_000);
