@@ -1,17 +1,20 @@
 #!/usr/bin/env node
 /**
- * `npm test`'s checks before jest, on one TypeScript program over tsconfig.json (the sources
- * and the tests):
+ * `npm test`: the static checks and jest. One TypeScript program over tsconfig.json (the
+ * sources and the tests) serves
  *
  * - the type check of everything (what `npm run typecheck` does),
  * - the build: dist/ emitted from that program, the tests left out (what `npm run build` does),
- * - ESLint, whose type-aware rules ask that program's checker (what `npm run lint:eslint` does),
+ * - ESLint, whose type-aware rules ask that program's checker (what `npm run lint:eslint` does).
  *
- * and Prettier (`npm run lint:format`) beside them in a child process. Run separately, the build
- * and ESLint each made a program of their own and checked the same types again: ~80 CPU-s on
- * a clean clone where this takes ~50. Fails if any check fails, after all have said why.
+ * Run separately, the build and ESLint each made a program of their own and checked the same
+ * types again. Prettier (`npm run lint:format`) runs beside the type check in a child process.
+ * Jest starts as soon as dist/ is written (the CLI tests run the build), and ESLint runs beside
+ * it at a lower priority, in the gaps jest leaves while its tests wait on processes and timers.
+ * What ESLint and Prettier say is printed after jest's report. Fails if any check fails, after
+ * all have said why. Arguments go to jest:
  *
- *   node test/support/static-checks.js
+ *   node test/support/run-tests.js [jest arguments]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -25,22 +28,54 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 /** Emitted by tsconfig.build.json, which is tsconfig.json without the tests. */
 const NOT_BUILT = path.join(ROOT, 'test') + path.sep;
+/** ESLint's priority beside jest: it takes what jest leaves idle. */
+const LINT_NICE = 10;
 
 const formatted = startPrettier();
 const { program, host } = createProgram();
-const passed = [
-  await check('type check (tsc --noEmit)', () => typeCheck(program)),
-  await check('build (dist/)', () => build(program, host)),
-  await check('eslint', () => lint(program)),
-  await formatted,
-];
-process.exitCode = passed.every(Boolean) ? 0 : 1;
+const typed = await check('type check (tsc --noEmit)', () => typeCheck(program));
+const built = await check('build (dist/)', () => build(program, host));
+print(typed, built);
+const tests = startJest(process.argv.slice(2));
+lowerPriority(LINT_NICE);
+const linted = await check('eslint', () => lint(program));
+const jestOk = await tests;
+const later = [linted, await formatted];
+print(...later);
+process.exitCode = [typed, built, ...later].every((result) => result.ok) && jestOk ? 0 : 1;
 
 async function check(name, run) {
   const started = Date.now();
   const { ok, output } = await run();
-  report(name, ok, started, output);
-  return ok;
+  return { name, ok, output, seconds: seconds(started) };
+}
+
+function print(...results) {
+  for (const { name, ok, seconds, output } of results) {
+    process.stdout.write(`> ${name}: ${ok ? 'ok' : 'FAILED'}, ${seconds} s\n${output}`);
+  }
+}
+
+/** Jest on the sources (jest.config.js), in a child process that writes to this terminal. */
+function startJest(args) {
+  const jest = path.join(ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
+  const child = spawn(process.execPath, ['--experimental-vm-modules', jest, ...args], { cwd: ROOT, stdio: 'inherit' });
+  return new Promise((resolve) => {
+    child.on('error', (error) => {
+      process.stderr.write(`jest did not start: ${error.message}\n`);
+      resolve(false);
+    });
+    child.on('exit', (code) => resolve(code === 0));
+  });
+}
+
+/** Best effort: where the system refuses, ESLint competes with jest at equal priority. */
+function lowerPriority(nice) {
+  try {
+    os.setPriority(Math.min(19, os.getPriority() + nice));
+  } catch {
+    // Only a scheduling preference.
+  }
 }
 
 function createProgram() {
@@ -112,7 +147,7 @@ async function lint(program) {
   return { ok: errors === 0, output: await formatter.format(results) };
 }
 
-/** Prettier in a child process; its output goes to a file until the other checks are done. */
+/** Prettier in a child process; its output goes to a file until it is printed. */
 function startPrettier() {
   const started = Date.now();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'nl2api-prettier-'));
@@ -121,17 +156,13 @@ function startPrettier() {
   const child = spawn(NPM, ['run', '--silent', 'lint:format'], { cwd: ROOT, stdio: ['ignore', fd, fd] });
   return new Promise((resolve) => {
     const end = (ok, extra = '') => {
-      report('prettier', ok, started, readFileSync(log, 'utf8') + extra);
+      const output = readFileSync(log, 'utf8') + extra;
       rmSync(dir, { recursive: true, force: true });
-      resolve(ok);
+      resolve({ name: 'prettier', ok, output, seconds: seconds(started) });
     };
     child.on('error', (error) => end(false, `${error.message}\n`));
     child.on('exit', (code, signal) => end(code === 0, code === 0 ? '' : `(${signal ?? `exit ${code}`})\n`));
   });
-}
-
-function report(name, ok, started, output) {
-  process.stdout.write(`> ${name}: ${ok ? 'ok' : 'FAILED'}, ${seconds(started)} s\n${output}`);
 }
 
 function seconds(started) {
