@@ -28,7 +28,7 @@ export default {
   maxWorkers: 2,
   // Jest in ESM mode keeps each file's module graph (jestjs/jest#14605): a worker's heap grows
   // ~10 MB a file. A worker that lives on reuses V8's compiled code of the modules every file
-  // imports again: recycling workers at 120 MB cost ~20 % more CPU in jest. This bound only
+  // imports again: recycling workers at 120 MB cost ~10 % more CPU in jest. This bound only
   // keeps a much larger suite from growing a worker without end; environment.js makes a worker
   // with a big heap exit at once when jest is done with it.
   workerIdleMemoryLimit: '1GB',
