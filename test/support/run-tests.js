@@ -17,7 +17,7 @@
  *   node test/support/run-tests.js [jest arguments]
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -154,6 +154,7 @@ function startPrettier() {
   const log = path.join(dir, 'output');
   const fd = openSync(log, 'w');
   const child = spawn(NPM, ['run', '--silent', 'lint:format'], { cwd: ROOT, stdio: ['ignore', fd, fd] });
+  closeSync(fd); // the child has its own
   return new Promise((resolve) => {
     const end = (ok, extra = '') => {
       const output = readFileSync(log, 'utf8') + extra;
