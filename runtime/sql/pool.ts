@@ -143,6 +143,10 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   }
 
   function onMessage(worker: Worker, message: WorkerMessage): void {
+    // A retired worker (being stopped, or killed at a timeout) may still deliver what it sent
+    // before: a late 'ready' must not mark it idle, whose unref would undo stop()'s ref and let
+    // the loop end before its exit (a CLI then left `await main()` unsettled: exit code 13).
+    if (!workers.includes(worker)) return;
     if (message.type === 'ready') {
       worker.ready = true;
       failedStarts = 0;
