@@ -33,7 +33,7 @@ const LINT_NICE = 10;
 
 const formatted = startPrettier();
 const { program, host } = createProgram();
-const typed = await check('type check (tsc --noEmit)', () => typeCheck(program));
+const typed = await check('type check (tsc --noEmit)', () => typeCheck(program, host));
 const built = await check('build (dist/)', () => build(program, host));
 print(typed, built);
 const tests = startJest(process.argv.slice(2));
@@ -102,16 +102,12 @@ function createProgram() {
   return { program: created, host };
 }
 
-function typeCheck(program) {
+/** The compiler host also formats diagnostics (file names, current directory, new line). */
+function typeCheck(program, host) {
   const diagnostics = ts.getPreEmitDiagnostics(program);
-  const formatHost = {
-    getCanonicalFileName: (file) => file,
-    getCurrentDirectory: () => ROOT,
-    getNewLine: () => ts.sys.newLine,
-  };
   const output = process.stdout.isTTY
-    ? ts.formatDiagnosticsWithColorAndContext(diagnostics, formatHost)
-    : ts.formatDiagnostics(diagnostics, formatHost);
+    ? ts.formatDiagnosticsWithColorAndContext(diagnostics, host)
+    : ts.formatDiagnostics(diagnostics, host);
   return { ok: diagnostics.length === 0, output };
 }
 
