@@ -39,6 +39,7 @@ interface EvalFlags {
   localWorkers?: boolean;
   run?: string;
   queuePrefix?: string;
+  name?: string;
 }
 
 export const DEFAULT_EVAL_MODEL = 'mistral:mistral-large-latest';
@@ -87,6 +88,7 @@ export function addEvalCommands(program: Command): void {
       EVAL_DEFAULTS.shortlist,
     )
     .option('--report <dir>', 'where results and the page go', 'eval-report')
+    .option('--name <name>', "the run's name on the report (default: model, mode and tools)")
     .option('--cache-dir <dir>', 'results and reply cache (default <report>/.cache)')
     .option('--no-cache', 'ask again (results are still written to the cache)')
     .option('--concurrency <n>', withDefault('attempts in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
@@ -160,6 +162,7 @@ async function runEvalCommand(flags: EvalFlags, command: Command): Promise<numbe
       sqlBaseline: flags.sqlBaseline ?? false,
       shortlist: flags.shortlist,
       report: flags.report,
+      name: flags.name,
       cacheDir: flags.cacheDir,
       signal: controller.signal,
       log: (line) => process.stderr.write(`${line}\n`),

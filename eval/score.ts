@@ -16,6 +16,8 @@ export interface ItemScores {
   answer: Verdict;
   intent: PrecisionRecall;
   slot: PrecisionRecall;
+  /** Predicted calls aligned with a gold call of the same tool (0: the slot scores count nothing right). */
+  matchedIntents: number;
   /** BFCL's first error category, or null. */
   error: BfclCategory | null;
   fullSequenceMatch: boolean;
@@ -30,13 +32,14 @@ export function scoreAttempt(input: {
   answer: Verdict;
 }): ItemScores {
   const calls = (input.predicted ?? []).filter(isToolCall).map((c, i) => ({ ...c, label: c.label ?? `#${i}` }));
-  const { intent, slot } = alignSequences(calls, input.gold);
+  const { intent, slot, pairs } = alignSequences(calls, input.gold);
   const sequence = sequenceMatch(calls, input.gold);
   return {
     completed: input.answer.ok,
     answer: input.answer,
     intent,
     slot,
+    matchedIntents: pairs.length,
     error: bfclCategory(input.predicted, input.gold, input.tools),
     fullSequenceMatch: sequence.full,
     partialSequenceMatch: sequence.partial,

@@ -54,6 +54,8 @@ export interface EvalSettings {
   shortlist: number;
   /** Also ask each model for SQL (Live API-Bench B.3): its completion rate beside the API one. */
   sqlBaseline?: boolean;
+  /** The run's name on a report (`--name`; default: model, mode and tools). */
+  name?: string;
 }
 
 /** Where attempts and replies are kept: on disk for a run in process, in Redis for a queue run (shared by all workers). */
@@ -79,7 +81,7 @@ export interface EvalSession {
   readonly jobs: readonly AttemptJob[];
   readonly usage: UsageMeter;
   /** The summary's header: dataset, formulation, settings. */
-  readonly header: Pick<EvalSummary, 'dataset' | 'formulation' | 'settings'>;
+  readonly header: Pick<EvalSummary, 'name' | 'dataset' | 'formulation' | 'settings'>;
   /** A runner over the session's store; `computeMisses: false` only reads (a queue driver assembling). */
   runner(computeMisses?: boolean): StageRunner;
   /** Attempt `index` through `runner`: its result line (a fault of the run: a failure line, not cached). */
@@ -199,10 +201,13 @@ export async function openEvalSession(
       jobs,
       usage,
       header: {
+        ...(settings.name ? { name: settings.name } : {}),
         dataset: dataset.datasetName,
         formulation: dataset.formulation,
         settings: {
           ...settingsKey,
+          // In-context examples go only into a SLOT/SEL prompt that lists the tools.
+          shots: settings.tools === 'native' || dataset.formulation === 'rest' ? null : settings.shots,
           repeats: settings.repeats,
           limit: settings.limit ?? null,
           nl2api: packageVersion(),

@@ -11,7 +11,8 @@ import { electionStability } from './metrics/stability.js';
  * headline metrics with bootstrap 95% intervals, the error categories, ReAct loop statistics,
  * election stability over repeats, and the breakdowns by database, difficulty and SQL
  * construct. Counts add up: every attempt is scored or failed (a fault of the run: a provider
- * that never answered, a lost SQL worker), and failed ones are listed, not scored.
+ * that never answered, a lost SQL worker). A failed attempt is listed, counts as not completed
+ * in the headline completion (`completionScored` leaves it out) and enters no F1.
  */
 
 /** One line of results.jsonl. */
@@ -40,21 +41,35 @@ export interface Interval {
   high: number;
 }
 
+/** One bar of a breakdown: its attempts (a failed one counts as not completed, and in no F1), each measure with its 95% interval. */
 export interface Breakdown {
   n: number;
-  completion: number;
-  intentF1: number;
-  slotF1: number;
+  scored: number;
+  completion: Interval;
+  intentF1: Interval;
+  slotF1: Interval;
 }
 
 export interface ModelSummary {
   model: string;
+  /** The run's name for this model (`--name`; default model, mode and tools): tells rows apart on a merged page. */
+  name: string;
   attempts: number;
   scored: number;
+  /** Attempts with no result: a provider that never answered after its retries, a fault of the run. */
   failed: number;
+  /** Over every attempt: a failed one is not completed. */
   completion: Interval;
+  /** Over the scored attempts only (completion as if the failed ones had not been asked). */
+  completionScored: Interval;
   intentF1: Interval;
+  /** Items with no intent matched score slot F1 0: a model is penalized for naming no gold tool. */
   slotF1: Interval;
+  /**
+   * The paper's reading ("not penalized for missing ground-truth intents"): slot F1 over the
+   * items with at least one matched intent only (`n` of them).
+   */
+  slotF1Matched: Interval & { n: number };
   intentPrecision: number;
   intentRecall: number;
   slotPrecision: number;
@@ -76,6 +91,8 @@ export interface ModelSummary {
 }
 
 export interface EvalSummary {
+  /** `--name`, when given. */
+  name?: string;
   dataset: string;
   formulation: string;
   settings: Record<string, unknown>;
@@ -84,7 +101,7 @@ export interface EvalSummary {
 
 export function summarize(
   lines: readonly ResultLine[],
-  header: Pick<EvalSummary, 'dataset' | 'formulation' | 'settings'>,
+  header: Pick<EvalSummary, 'name' | 'dataset' | 'formulation' | 'settings'>,
 ): EvalSummary {
   const models = [...new Set(lines.map((l) => l.model))];
   return {
@@ -92,13 +109,21 @@ export function summarize(
     models: models.map((model) =>
       summarizeModel(
         model,
+        runName(header, model, models.length),
         lines.filter((l) => l.model === model),
       ),
     ),
   };
 }
 
-function summarizeModel(model: string, all: readonly ResultLine[]): ModelSummary {
+/** `--name` (with the model when the run has several), else the model, mode and tools. */
+function runName(header: Pick<EvalSummary, 'name' | 'settings'>, model: string, models: number): string {
+  if (header.name) return models > 1 ? `${header.name}: ${model}` : header.name;
+  const { mode, tools } = header.settings;
+  return [model, mode, tools].filter((x) => typeof x === 'string').join(' · ');
+}
+
+function summarizeModel(model: string, name: string, all: readonly ResultLine[]): ModelSummary {
   const lines = all.filter((l) => l.kind !== 'sql');
   const sql = all.filter((l) => l.kind === 'sql');
   const scored = lines.filter((l): l is ResultLine & { attempt: AttemptRecord } => l.attempt !== null);
@@ -108,14 +133,18 @@ function summarizeModel(model: string, all: readonly ResultLine[]): ModelSummary
   for (const x of s) errors[x.error ?? 'none']++;
   const answers: Record<string, number> = {};
   for (const x of s) answers[x.answer.category] = (answers[x.answer.category] ?? 0) + 1;
+  const matched = s.filter((x) => x.matchedIntents > 0);
   const summary: ModelSummary = {
     model,
+    name,
     attempts: lines.length,
     scored: scored.length,
     failed: lines.length - scored.length,
-    completion: bootstrapInterval(s.map((x) => (x.completed ? 1 : 0))),
+    completion: bootstrapInterval(lines.map((l) => (l.attempt?.scores.completed ? 1 : 0))),
+    completionScored: bootstrapInterval(s.map((x) => (x.completed ? 1 : 0))),
     intentF1: bootstrapInterval(s.map((x) => x.intent.f1)),
     slotF1: bootstrapInterval(s.map((x) => x.slot.f1)),
+    slotF1Matched: { ...bootstrapInterval(matched.map((x) => x.slot.f1)), n: matched.length },
     intentPrecision: mean(s.map((x) => x.intent.precision)),
     intentRecall: mean(s.map((x) => x.intent.recall)),
     slotPrecision: mean(s.map((x) => x.slot.precision)),
@@ -124,9 +153,9 @@ function summarizeModel(model: string, all: readonly ResultLine[]): ModelSummary
     partialSequenceMatch: mean(s.map((x) => x.partialSequenceMatch)),
     errors,
     answers: sortedRecord(answers),
-    byDatabase: breakdown(scored, (l) => [l.db]),
-    byDifficulty: breakdown(scored, (l) => [l.difficulty ?? 'unknown']),
-    byConstruct: breakdown(scored, (l) => (l.constructs.length ? l.constructs : ['plain'])),
+    byDatabase: breakdown(lines, (l) => [l.db]),
+    byDifficulty: breakdown(lines, (l) => [l.difficulty ?? 'unknown']),
+    byConstruct: breakdown(lines, (l) => (l.constructs.length ? l.constructs : ['plain'])),
   };
   const react = scored.filter((l) => l.attempt.react);
   if (react.length > 0) {
@@ -157,24 +186,21 @@ function summarizeModel(model: string, all: readonly ResultLine[]): ModelSummary
   return summary;
 }
 
-function breakdown(
-  lines: readonly (ResultLine & { attempt: AttemptRecord })[],
-  groupsOf: (line: ResultLine) => string[],
-): Record<string, Breakdown> {
+function breakdown(lines: readonly ResultLine[], groupsOf: (line: ResultLine) => string[]): Record<string, Breakdown> {
   const groups = groupBy(
-    lines.flatMap((line) => groupsOf(line).map((group) => ({ group, scores: line.attempt.scores }))),
+    lines.flatMap((line) => groupsOf(line).map((group) => ({ group, scores: line.attempt?.scores }))),
     (entry) => entry.group,
   );
-  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   return sortedRecord(
     Object.fromEntries(
       [...groups].map(([group, entries]) => {
-        const scores = entries.map((entry) => entry.scores);
+        const scores = entries.flatMap((entry) => (entry.scores ? [entry.scores] : []));
         const breakdown: Breakdown = {
-          n: scores.length,
-          completion: mean(scores.map((x) => (x.completed ? 1 : 0))),
-          intentF1: mean(scores.map((x) => x.intent.f1)),
-          slotF1: mean(scores.map((x) => x.slot.f1)),
+          n: entries.length,
+          scored: scores.length,
+          completion: bootstrapInterval(entries.map((entry) => (entry.scores?.completed ? 1 : 0))),
+          intentF1: bootstrapInterval(scores.map((x) => x.intent.f1)),
+          slotF1: bootstrapInterval(scores.map((x) => x.slot.f1)),
         };
         return [group, breakdown];
       }),

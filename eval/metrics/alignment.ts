@@ -6,15 +6,21 @@ import type { ToolCall } from '../../core/model.js';
  * the gold one.
  *
  * - Intents are the called tool names, position-aware and counted per invocation: the two
- *   sequences are aligned by their longest common subsequence of names (order kept, each
- *   call used once), and the aligned pairs are the matched intents. Intent precision is
- *   matched / predicted calls, recall matched / gold calls, F1 their harmonic mean.
+ *   sequences are aligned by a longest common subsequence of names (order kept, each call
+ *   used once), and the aligned pairs are the matched intents. When several alignments are
+ *   that long (two gold calls of one tool, and a prediction that names it once), the one with
+ *   the most equal arguments wins, then the earliest: a metric must not depend on which of two
+ *   same-named calls a prediction happens to be paired with. Intent precision is matched /
+ *   predicted calls, recall matched / gold calls, F1 their harmonic mean.
  * - Slots are the (argument name, value) pairs of the matched calls only (conditional on
  *   the intent): a predicted slot is right when the gold call has the same argument with
- *   an equal value. Labels are names the caller chose, so a reference `"$X$"` (or
- *   `"$X.field$"`) to a predicted call's output counts as the gold label of the call it is
- *   aligned with. Slot precision is right / predicted slots, recall right / gold slots
- *   (all 0 when no intent matched).
+ *   an equal value. Labels and call ids are names the caller chose, so a reference `"$X$"`
+ *   (or `"$X.field$"`) to a predicted call's output counts as the gold label of the call it
+ *   stands for: the gold call it is aligned with, or, for a call no intent matched, the gold
+ *   call at the same place between two aligned pairs (a misnamed first call still feeds the
+ *   second). Slot precision is right / predicted slots, recall right / gold slots. An item
+ *   with no matched intent scores slot 0 (summary.ts also reports the paper's reading, which
+ *   leaves such items out).
  */
 
 export interface PrecisionRecall {
@@ -26,16 +32,15 @@ export interface PrecisionRecall {
 export interface SequenceAlignment {
   /** Aligned pairs, `[predicted index, gold index]`, in order. */
   pairs: [number, number][];
+  /** A predicted call's label → the gold label its output stands for. */
+  labels: ReadonlyMap<string, string>;
   intent: PrecisionRecall;
   slot: PrecisionRecall;
 }
 
 export function alignSequences(predicted: readonly ToolCall[], gold: readonly ToolCall[]): SequenceAlignment {
-  const pairs = longestCommonSubsequence(
-    predicted.map((c) => c.name),
-    gold.map((c) => c.name),
-  );
-  const labels = new Map(pairs.map(([p, g]) => [predicted[p].label, gold[g].label]));
+  const pairs = alignCalls(predicted, gold);
+  const labels = referenceLabels(predicted, gold, pairs);
   let right = 0;
   let predictedSlots = 0;
   let goldSlots = 0;
@@ -50,6 +55,7 @@ export function alignSequences(predicted: readonly ToolCall[], gold: readonly To
   }
   return {
     pairs,
+    labels,
     intent: precisionRecall(pairs.length, predicted.length, gold.length),
     // Slots are scored on matched intents only: with none matched there is nothing right to count.
     slot:
@@ -57,6 +63,68 @@ export function alignSequences(predicted: readonly ToolCall[], gold: readonly To
         ? { precision: 0, recall: 0, f1: 0 }
         : precisionRecall(right, predictedSlots, goldSlots),
   };
+}
+
+/**
+ * The aligned pairs: of the alignments of equal names with the most pairs, the one whose pairs
+ * have the most equal arguments (references compared by shape, since what they point at is
+ * only known once aligned), and of those the earliest.
+ */
+export function alignCalls(predicted: readonly ToolCall[], gold: readonly ToolCall[]): [number, number][] {
+  const weight = (p: number, g: number) =>
+    Object.entries(predicted[p].arguments).filter(
+      ([name, value]) =>
+        name in gold[g].arguments && sameValue(referenceShape(value), referenceShape(gold[g].arguments[name])),
+    ).length;
+  // A pair outweighs any number of equal arguments: more intents first, then more slots.
+  const pairValue = 1 + predicted.reduce((n, c) => n + Object.keys(c.arguments).length, 0);
+  // best[i][j]: the value of the best alignment of predicted[i:] and gold[j:].
+  const best = Array.from({ length: predicted.length + 1 }, () => new Array<number>(gold.length + 1).fill(0));
+  const paired = (i: number, j: number) =>
+    predicted[i].name === gold[j].name ? pairValue + weight(i, j) + best[i + 1][j + 1] : -1;
+  for (let i = predicted.length - 1; i >= 0; i--) {
+    for (let j = gold.length - 1; j >= 0; j--) {
+      best[i][j] = Math.max(paired(i, j), best[i + 1][j], best[i][j + 1]);
+    }
+  }
+  const pairs: [number, number][] = [];
+  for (let i = 0, j = 0; i < predicted.length && j < gold.length;) {
+    if (paired(i, j) === best[i][j]) pairs.push([i++, j++]);
+    else if (best[i + 1][j] === best[i][j]) i++;
+    else j++;
+  }
+  return pairs;
+}
+
+/** A value with every reference's label blanked: `"$X.f$"` and `"$Y.f$"` look the same. */
+function referenceShape(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(/^\$[^.$]+((?:\.[^$]*)?)\$$/, '$$$1$$');
+  if (Array.isArray(value)) return value.map(referenceShape);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, referenceShape(v)]));
+  }
+  return value;
+}
+
+/**
+ * What each predicted label stands for: the aligned pairs' gold labels; in each stretch
+ * between two aligned pairs, the unmatched predicted calls stand for the unmatched gold calls
+ * of that stretch, in order.
+ */
+function referenceLabels(
+  predicted: readonly ToolCall[],
+  gold: readonly ToolCall[],
+  pairs: readonly [number, number][],
+): Map<string, string> {
+  const labels = new Map<string, string>();
+  let p = 0;
+  let g = 0;
+  for (const [pe, ge] of [...pairs, [predicted.length, gold.length] as const]) {
+    for (let k = 0; p + k < pe && g + k < ge; k++) labels.set(predicted[p + k].label, gold[g + k].label);
+    if (pe < predicted.length) labels.set(predicted[pe].label, gold[ge].label);
+    [p, g] = [pe + 1, ge + 1];
+  }
+  return labels;
 }
 
 /**
@@ -69,24 +137,6 @@ export function precisionRecall(matched: number, predicted: number, expected: nu
   const recall = expected === 0 ? 0 : matched / expected;
   const f1 = precision + recall === 0 ? 0 : (2 * precision * recall) / (precision + recall);
   return { precision, recall, f1 };
-}
-
-/** Index pairs of a longest common subsequence of `a` and `b` (the earliest one on ties). */
-export function longestCommonSubsequence<T>(a: readonly T[], b: readonly T[]): [number, number][] {
-  // lengths[i][j]: the LCS length of a[i:] and b[j:].
-  const lengths = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--) {
-    for (let j = b.length - 1; j >= 0; j--) {
-      lengths[i][j] = a[i] === b[j] ? lengths[i + 1][j + 1] + 1 : Math.max(lengths[i + 1][j], lengths[i][j + 1]);
-    }
-  }
-  const pairs: [number, number][] = [];
-  for (let i = 0, j = 0; i < a.length && j < b.length;) {
-    if (a[i] === b[j]) pairs.push([i++, j++]);
-    else if (lengths[i + 1][j] >= lengths[i][j + 1]) i++;
-    else j++;
-  }
-  return pairs;
 }
 
 /** `"$X$"` / `"$X.field$"` references rewritten through `labels`, anywhere in a value. */

@@ -12,8 +12,7 @@ export function sequenceMatch(
   predicted: readonly ToolCall[],
   gold: readonly ToolCall[],
 ): { full: boolean; partial: number } {
-  const { pairs } = alignSequences(predicted, gold);
-  const labels = new Map(pairs.map(([p, g]) => [predicted[p].label, gold[g].label]));
+  const { pairs, labels } = alignSequences(predicted, gold);
   const exact = pairs.filter(([p, g]) => sameValue(relabel(predicted[p].arguments, labels), gold[g].arguments)).length;
   return {
     full: predicted.length === gold.length && exact === gold.length,

@@ -172,7 +172,7 @@ function bars(id, groupOf, opts) {
   new Chart(document.getElementById(id), {
     type: 'bar',
     data: { labels: keys, datasets: data.models.map((m, i) => ({ label: m.label, backgroundColor: palette[i % palette.length],
-      data: keys.map((k) => { const g = groupOf(m)[k]; return g === undefined ? null : (typeof g === 'number' ? g : g.completion) * 100; }) })) },
+      data: keys.map((k) => { const g = groupOf(m)[k]; return g === undefined ? null : g.completion.mean * 100; }) })) },
     options: Object.assign({ animation: false, responsive: true, scales: { y: { min: 0, max: 100, title: { display: true, text: '%' } } } }, opts || {}),
   });
 }

@@ -1,5 +1,5 @@
 import type { ToolCall, ToolSpec } from '../../core/model.js';
-import { alignSequences, longestCommonSubsequence, precisionRecall } from '../../eval/metrics/alignment.js';
+import { alignCalls, alignSequences, precisionRecall } from '../../eval/metrics/alignment.js';
 import { bfclCategory } from '../../eval/metrics/bfcl.js';
 import { bootstrapInterval } from '../../eval/metrics/bootstrap.js';
 import { reactStats } from '../../eval/metrics/react.js';
@@ -57,14 +57,77 @@ describe('intent and slot metrics', () => {
   });
 
   test('repeated tools count per invocation, in order', () => {
-    expect(longestCommonSubsequence(['a', 'b', 'a'], ['a', 'a'])).toEqual([
+    const named = (...names: string[]) => names.map((n, i) => call(n, `L${i}`, {}));
+    expect(alignCalls(named('a', 'b', 'a'), named('a', 'a'))).toEqual([
       [0, 0],
       [2, 1],
     ]);
-    expect(longestCommonSubsequence(['b', 'a'], ['a', 'b'])).toHaveLength(1);
+    expect(alignCalls(named('b', 'a'), named('a', 'b'))).toHaveLength(1);
+    // Equally long, equally good: the earliest.
+    expect(alignCalls(named('a'), named('a', 'a'))).toEqual([[0, 0]]);
     // A dropped call: nothing predicted for the retrieve.
     const { intent } = alignSequences([gold[0]], gold);
     expect(intent).toEqual({ precision: 1, recall: 0.5, f1: 2 / 3 });
+  });
+
+  // Gold: sort by year, then by name, then retrieve.
+  const sortTwice = [
+    call('sort_data', 'SORT_1', { data_source: S, key_name: 'year', ascending: true }),
+    call('sort_data', 'SORT_2', { data_source: '$SORT_1$', key_name: 'name', ascending: true }),
+    call('retrieve_data', 'SELECT_1', { data_source: '$SORT_2$', key_name: 'name', distinct: false }),
+  ];
+
+  test('of equally long alignments, the one with more equal arguments', () => {
+    // The first sort misnamed: the second sort can pair with either gold sort (2 intents both
+    // ways); with SORT_2 its three arguments agree (its input is the misnamed call's output,
+    // which stands for SORT_1), with SORT_1 only `ascending`.
+    const predicted = [
+      call('fetch_everything_now', 'call_0', { data_source: S, key_name: 'year', ascending: true }),
+      call('sort_data', 'call_1', { data_source: '$call_0$', key_name: 'name', ascending: true }),
+      call('retrieve_data', 'call_2', { data_source: '$call_1$', key_name: 'name', distinct: false }),
+    ];
+    const { pairs, intent, slot } = alignSequences(predicted, sortTwice);
+    expect(pairs).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
+    // Intents 2 of 3 both ways; slots 6 of 6 predicted, 6 of 6 gold on the matched calls.
+    expect(intent.f1).toBeCloseTo(2 / 3);
+    expect(slot).toEqual({ precision: 1, recall: 1, f1: 1 });
+  });
+
+  test('the arguments decide even when the better pair comes first', () => {
+    // One sort predicted, by name: it is gold's second sort, not the earliest one.
+    const predicted = [
+      call('sort_data', 'a', { data_source: S, key_name: 'name', ascending: true }),
+      call('retrieve_data', 'b', { data_source: '$a$', key_name: 'name', distinct: false }),
+    ];
+    expect(alignCalls(predicted, sortTwice)).toEqual([
+      [0, 1],
+      [1, 2],
+    ]);
+    // sort: key_name and ascending right, data_source not (S is not SORT_1's output): 2 of 3;
+    // retrieve: 3 of 3. Slots 5/6 both ways.
+    const { slot } = alignSequences(predicted, sortTwice);
+    expect(slot.precision).toBeCloseTo(5 / 6);
+    expect(slot.recall).toBeCloseTo(5 / 6);
+  });
+
+  test('references to an unmatched call stand for the gold call at its place', () => {
+    // Every call renamed but the last: the retrieve still reads the output that stands for SORT_2.
+    const predicted = [
+      call('order_rows', 'x', { data_source: S, key_name: 'year', ascending: true }),
+      call('order_rows', 'y', { data_source: '$x$', key_name: 'name', ascending: true }),
+      call('retrieve_data', 'z', { data_source: '$y$', key_name: 'name', distinct: false }),
+    ];
+    const { pairs, labels, slot } = alignSequences(predicted, sortTwice);
+    expect(pairs).toEqual([[2, 2]]);
+    expect([...labels]).toEqual([
+      ['x', 'SORT_1'],
+      ['y', 'SORT_2'],
+      ['z', 'SELECT_1'],
+    ]);
+    expect(slot).toEqual({ precision: 1, recall: 1, f1: 1 });
   });
 
   test('empty sides', () => {
