@@ -10,8 +10,11 @@ import type { EvalItem } from '../eval/dataset.js';
  * servers and Mistral share (POST /v1/chat/completions): it reads the question out of the
  * first user turn and answers with that question's calls — as native `tool_calls` when the
  * request binds tools, else as a JSON list in the text; in a ReAct conversation one call per
- * turn, then "Final Answer". What an evaluation's real provider path needs to be exercised
- * without a real model: the LangChain clients, tool binding, retries and caching all run.
+ * turn, then "Final Answer". Native calls are what a real model sends: an id per call, no
+ * label, a later call naming an earlier output by that call's id (one reply) or by the
+ * handle its tool result gave (ReAct). What an evaluation's real provider path needs to be
+ * exercised without a real model: the LangChain clients, tool binding, retries and caching
+ * all run.
  */
 
 export interface ScriptedCall {
@@ -127,20 +130,33 @@ function questionOf(messages: readonly WireMessage[]): string {
 function completion(calls: readonly ScriptedCall[], messages: readonly WireMessage[], native: boolean): unknown {
   const react = messages.some((m) => typeof m.content === 'string' && m.content.includes('Final Answer:'));
   const step = messages.filter((m) => m.role === 'assistant').length;
+  // What the model calls each gold output: its label in text; natively, the call's id, or in ReAct the handle it was given.
+  const handles = messages.filter((m) => m.role === 'tool').map(handleOf);
+  const nameOf = (j: number) => (!native ? (calls[j].label ?? '') : react ? (handles[j] ?? '') : callId(j));
+  const byLabel = new Map(calls.flatMap((c, j) => (c.label ? [[c.label, j] as const] : [])));
+  const renamed = (value: unknown): unknown =>
+    native ? renameReferences(value, (label) => (byLabel.has(label) ? nameOf(byLabel.get(label)!) : label)) : value;
+  const toolCall = (j: number) => ({
+    id: callId(j),
+    type: 'function',
+    function: { name: calls[j].name, arguments: JSON.stringify(renamed(calls[j].arguments)) },
+  });
   let message: Record<string, unknown>;
   if (!react) {
     message = native
-      ? { role: 'assistant', content: '', tool_calls: calls.map((c, i) => toolCall(c, i)) }
+      ? { role: 'assistant', content: '', tool_calls: calls.map((_, j) => toolCall(j)) }
       : { role: 'assistant', content: JSON.stringify(calls) };
   } else if (step < calls.length) {
     message = native
-      ? { role: 'assistant', content: '', tool_calls: [toolCall(calls[step], step)] }
+      ? { role: 'assistant', content: '', tool_calls: [toolCall(step)] }
       : { role: 'assistant', content: `Thought: step ${step + 1}.\nAction: ${JSON.stringify(calls[step])}` };
   } else {
-    const labels = calls.some((c) => c.label)
-      ? unconsumedLabels(calls.map((c) => ({ label: c.label ?? '', arguments: c.arguments })))
+    const answer = calls.some((c) => c.label)
+      ? unconsumedLabels(calls.map((c) => ({ label: c.label ?? '', arguments: c.arguments }))).map((l) =>
+          nameOf(byLabel.get(l)!),
+        )
       : [calls[calls.length - 1]?.name];
-    message = { role: 'assistant', content: `Thought: done.\nFinal Answer: ${JSON.stringify(labels)}` };
+    message = { role: 'assistant', content: `Thought: done.\nFinal Answer: ${JSON.stringify(answer)}` };
   }
   return {
     id: 'scripted',
@@ -152,14 +168,29 @@ function completion(calls: readonly ScriptedCall[], messages: readonly WireMessa
   };
 }
 
-/** A native call; the label rides along as an argument (parseReply reads it back), since a tool call has no field for it. */
-function toolCall(call: ScriptedCall, i: number) {
-  const args = call.label ? { ...call.arguments, label: call.label } : call.arguments;
-  return {
-    id: `call${String(i).padStart(5, '0')}`,
-    type: 'function',
-    function: { name: call.name, arguments: JSON.stringify(args) },
-  };
+/** Nine letters and digits: the one id form Mistral's API accepts and OpenAI's allows. */
+function callId(j: number): string {
+  return `call${String(j).padStart(5, '0')}`;
+}
+
+/** The handle a ReAct tool result names its output by (none for a REST response or an error). */
+function handleOf(message: WireMessage): string | undefined {
+  try {
+    const body = JSON.parse(typeof message.content === 'string' ? message.content : '') as { handle?: unknown };
+    return typeof body?.handle === 'string' ? body.handle : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `"$X$"` / `"$X.field$"` references with X renamed, anywhere in a value. */
+function renameReferences(value: unknown, rename: (label: string) => string): unknown {
+  if (typeof value === 'string')
+    return value.replace(/^\$([^.$]+)((?:\.[^$]*)?)\$$/, (_, x: string, f: string) => `$${rename(x)}${f}$`);
+  if (Array.isArray(value)) return value.map((v) => renameReferences(v, rename));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renameReferences(v, rename)]));
+  return value;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -1,6 +1,7 @@
 import type { ToolCall, Verdict } from '../core/model.js';
 import type { LlmMessage, LlmToolCall } from '../generators/llm/messages.js';
 import { judgeAnswer, judgeOutputs, type ExecutedCall } from './answer.js';
+import { CallNames, type NamedCall, type ReadCall } from './call-names.js';
 import type { EvalItem } from './dataset.js';
 import { observationJson, type Episode } from './environment.js';
 import type { EvalModel, ModelAnswer } from './models/model.js';
@@ -16,7 +17,7 @@ import type { ToolView } from './tool-view.js';
  */
 
 export interface Step {
-  /** The call as it ran, in the dataset's names (or what the model wrote, if it was no call). */
+  /** The call as it ran, in the dataset's names (as the model wrote it, if it was refused or no call). */
   call: unknown;
   ok: boolean;
   /** The tool's output (at most 20 rows) or its error. */
@@ -32,7 +33,10 @@ export interface AttemptRecord {
   /** sha256 of the first prompt (system and user); null for a model that reads none. */
   promptHash: string | null;
   replies: ModelAnswer[];
-  /** The calls read off the reply (direct) or the actions taken (ReAct); null: unreadable. */
+  /**
+   * The calls read off the reply (direct) or the actions taken (ReAct), in the names the model
+   * was shown, each with its label and the model's id (call-names.ts); null: unreadable.
+   */
   parsed: unknown[] | null;
   via?: ReadVia;
   parseError?: string;
@@ -68,25 +72,19 @@ function firstMessages({ item, model, view, examples, settings }: AttemptInput):
 }
 
 async function runDirect(input: AttemptInput): Promise<AttemptRecord> {
-  const { item, model, view, episode } = input;
+  const { item, model, episode } = input;
   const prompt = firstMessages(input);
   const reply = await model.respond(turnOf(input, prompt?.messages ?? [], 0));
   const parsed = parseReply(reply);
   const base = { model: model.id, mode: 'direct' as const, promptHash: prompt?.hash ?? null, replies: [reply] };
   if (!parsed.ok) {
     const answer: Verdict = { ok: false, category: 'instruction_alignment_failure', message: parsed.reason };
-    return { ...base, parsed: null, parseError: parsed.reason, steps: [], scores: score(item, null, answer) };
+    return { ...base, parsed: null, parseError: parsed.reason, steps: [], scores: score(input, null, answer) };
   }
-  const calls = parsed.calls.map((c) => (isToolCall(c) ? view.fromModel(c) : c));
-  const malformed = calls.findIndex((c) => !isToolCall(c));
-  const runnable = (malformed < 0 ? calls : calls.slice(0, malformed)).map((c, i): ToolCall => ({
-    ...(c as ToolCall),
-    label: (c as { label?: string }).label ?? `CALL_${i + 1}`,
-  }));
+  const { calls, runnable, stop } = prepareCalls(parsed.calls, callNames(item), input.view);
   const run = await episode.runAll(runnable);
   const steps: Step[] = run.results.map((result, i) => stepOf(runnable[i], result));
-  if (malformed >= 0 && steps.every((s) => s.ok))
-    steps.push({ call: calls[malformed], ok: false, observation: { error: 'not a tool call' }, kind: 'format' });
+  if (stop && steps.every((s) => s.ok)) steps.push(stop);
   const failed = steps.find((s) => !s.ok);
   const executed: ExecutedCall[] = run.results.map((result, i) => ({ call: runnable[i], result }));
   const answer: Verdict = failed
@@ -94,7 +92,27 @@ async function runDirect(input: AttemptInput): Promise<AttemptRecord> {
     : run.answer
       ? judgeOutputs(run.answer, item.gold)
       : await judgeAnswer(executed, item.gold, episode);
-  return { ...base, parsed: calls, via: parsed.via, steps, scores: score(item, calls, answer) };
+  return { ...base, parsed: calls, via: parsed.via, steps, scores: score(input, calls, answer) };
+}
+
+/**
+ * A direct reply's calls, read in order: named (call-names.ts), the well-formed ones the view
+ * offers run in the dataset's names; the first malformed or refused call stops the run there
+ * and is the step that failed.
+ */
+function prepareCalls(
+  read: readonly unknown[],
+  names: CallNames,
+  view: ToolView,
+): { calls: unknown[]; runnable: ToolCall[]; stop?: Step } {
+  const malformed = read.findIndex((c) => !isToolCall(c));
+  const named = names.name((malformed < 0 ? read : read.slice(0, malformed)) as ReadCall[]);
+  const calls = [...named, ...read.slice(named.length)];
+  const refusedAt = named.findIndex((c) => view.refusal(c) !== null);
+  const runnable = (refusedAt < 0 ? named : named.slice(0, refusedAt)).map((c) => runnableCall(c, view));
+  if (refusedAt >= 0) return { calls, runnable, stop: refusalStep(named[refusedAt], view) };
+  if (malformed >= 0) return { calls, runnable, stop: formatStep(read[malformed]) };
+  return { calls, runnable };
 }
 
 async function runReact(input: AttemptInput): Promise<AttemptRecord> {
@@ -102,6 +120,7 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
   const prompt = firstMessages(input);
   const messages = prompt?.messages ?? [];
   const promptHash = prompt?.hash ?? null;
+  const names = callNames(item);
   const replies: ModelAnswer[] = [];
   const steps: Step[] = [];
   const executed: ExecutedCall[] = [];
@@ -116,7 +135,7 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
     const decision = readTurn(reply, settings.tools === 'native');
     if (decision.kind === 'final') {
       answered = true;
-      finalLabels = finalAnswerLabels(decision.text, executed, item.formulation === 'rest');
+      finalLabels = finalAnswerLabels(decision.text, executed, names, item.formulation === 'rest');
       messages.push({ role: 'assistant', content: reply.content });
       break;
     }
@@ -134,23 +153,23 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
       });
       continue;
     }
+    const named = names.name(decision.calls.filter(isToolCall) as ReadCall[]);
     const results: { id: string; text: string }[] = [];
     for (const [i, written] of decision.calls.entries()) {
-      actions.push(isToolCall(written) ? view.fromModel(written) : written);
-      const candidate = actions[actions.length - 1];
-      let text: string;
-      if (!isToolCall(candidate)) {
-        steps.push({ call: candidate, ok: false, observation: { error: 'not a tool call' }, kind: 'format' });
-        text = JSON.stringify({ error: 'not a tool call: write {"name": ..., "arguments": {...}, "label": ...}' });
-      } else {
-        const call: ToolCall = { ...candidate, label: candidate.label ?? `CALL_${actions.length}` };
-        const result = await episode.call(call);
-        executed.push({ call, result });
-        const step = stepOf(call, result);
-        steps.push(step);
-        text = JSON.stringify(step.observation);
+      const call = isToolCall(written) ? named.shift()! : undefined;
+      actions.push(call ?? written);
+      let step: Step;
+      if (!call) step = formatStep(written);
+      else if (view.refusal(call)) step = refusalStep(call, view);
+      else {
+        const runnable = runnableCall(call, view);
+        const result = await episode.call(runnable);
+        executed.push({ call: runnable, result });
+        step = stepOf(runnable, result);
       }
-      results.push({ id: decision.ids?.[i] ?? `call_${i}`, text });
+      if (call && !step.ok) names.forget(call.label);
+      steps.push(step);
+      results.push({ id: decision.ids?.[i] ?? `call_${i}`, text: observationText(step, call, item) });
     }
     if (decision.native) {
       // The assistant turn as the provider returned it, each call answered by its id.
@@ -177,8 +196,38 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
     parsed: actions,
     steps,
     react: { turns, budget: settings.budget, answered },
-    scores: score(item, actions, answer),
+    // An agent that never wrote a readable call failed to follow the instructions, as a direct reply would.
+    scores: score(input, actions.length > 0 ? actions : null, answer),
   };
+}
+
+/** The names of an attempt's outputs: the starting tables' labels are taken. */
+function callNames(item: EvalItem): CallNames {
+  return new CallNames(item.initialization.map((c) => c.label));
+}
+
+/** A named call in the dataset's names, as the episode runs it (the model's id stays in the record). */
+function runnableCall(call: NamedCall, view: ToolView): ToolCall {
+  return view.fromModel({ name: call.name, arguments: call.arguments, label: call.label });
+}
+
+function refusalStep(call: NamedCall, view: ToolView): Step {
+  const refused = view.refusal(call)!;
+  return { call, ok: false, observation: { error: refused.error }, kind: refused.kind };
+}
+
+function formatStep(written: unknown): Step {
+  return { call: written, ok: false, observation: { error: 'not a tool call' }, kind: 'format' };
+}
+
+/**
+ * What the model is told of a call: SLOT/SEL outputs with the handle a later call names them
+ * by (the call's label, id or a fresh `call_<n>`: call-names.ts), REST responses as they are.
+ */
+function observationText(step: Step, call: NamedCall | undefined, item: EvalItem): string {
+  if (!call) return JSON.stringify({ error: 'not a tool call: write {"name": ..., "arguments": {...}}' });
+  if (!step.ok || item.formulation === 'rest') return JSON.stringify(step.observation);
+  return JSON.stringify({ handle: call.label, output: step.observation });
 }
 
 function turnOf(input: AttemptInput, messages: readonly LlmMessage[], step: number) {
@@ -201,8 +250,9 @@ function stepOf(call: ToolCall, result: Awaited<ReturnType<Episode['call']>>): S
     : { call, ok: false, observation: { error: result.error }, kind: result.kind };
 }
 
-function score(item: EvalItem, predicted: unknown[] | null, answer: Verdict): ItemScores {
-  return scoreAttempt({ predicted, gold: item.goldCalls, tools: item.tools, answer });
+/** Scored in the names the model was shown: under --obfuscate, a real name is one it was not offered. */
+function score({ item, view }: AttemptInput, predicted: unknown[] | null, answer: Verdict): ItemScores {
+  return scoreAttempt({ predicted, gold: item.goldCalls.map((c) => view.toModel(c)), tools: view.tools, answer });
 }
 
 type Decision =
@@ -239,9 +289,16 @@ export function readTurn(reply: ModelAnswer, native: boolean): Decision {
  * answer names the operationId: its last successful call of that name). Undefined when it
  * names none of the calls made: the answer is then the unconsumed outputs (answer.ts).
  */
-function finalAnswerLabels(text: string, executed: readonly ExecutedCall[], rest: boolean): string[] | undefined {
+function finalAnswerLabels(
+  text: string,
+  executed: readonly ExecutedCall[],
+  names: CallNames,
+  rest: boolean,
+): string[] | undefined {
   const known = new Set(executed.filter((e) => e.result.ok).map((e) => (rest ? e.call.name : e.call.label)));
-  const named = [...text.matchAll(/\$?([A-Za-z_][\w-]*)\$?/g)].map((m) => m[1]).filter((w) => known.has(w));
+  const named = [...text.matchAll(/\$?([A-Za-z_][\w-]*)\$?/g)]
+    .map((m) => (rest ? m[1] : (names.labelOf(m[1]) ?? m[1])))
+    .filter((w) => known.has(w));
   if (named.length === 0) return undefined;
   if (!rest) return [...new Set(named)];
   const last = [...executed].reverse().find((e) => e.result.ok && e.call.name === named[named.length - 1]);

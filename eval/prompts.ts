@@ -99,17 +99,43 @@ export interface PromptSettings {
   budget: number;
 }
 
-/** What each formulation tells the model about its tools, labels and data. */
-function taskNote(item: EvalItem): string {
+/**
+ * What each formulation tells the model about its tools and data, and how a call uses an
+ * earlier call's output: the one convention of call-names.ts, worded for how the model
+ * calls (native tool calls have ids and no labels; ReAct results carry a handle).
+ */
+function taskNote(item: EvalItem, settings: PromptSettings): string {
   if (item.formulation === 'rest')
     return 'The tools are the endpoints of a REST API over one database; a call is answered with the rows the endpoint returns.';
   const starts = item.initialization.map((c) => `"$${c.label}$"`).join(', ');
   return [
     `The data is in ${starts || '"$starting_table_var$"'}: pass it as the data source of your first call.`,
-    'Give every call a unique "label"; a later call uses an earlier call\'s output by passing "$LABEL$" as an argument value.',
+    REFERENCES[settings.mode][settings.tools],
     'The answer is the output of the calls whose output no later call uses.',
   ].join(' ');
 }
+
+const POSITIONS = '"$call_0$" is the output of your first call, "$call_1$" of the second';
+const REFERENCES: Record<PromptSettings['mode'], Record<PromptSettings['tools'], string>> = {
+  direct: {
+    native: `A later call uses an earlier call's output by passing "$<id>$" as an argument value, <id> the id of that tool call or call_<n>, n its position among your calls from 0 (${POSITIONS}; "$call_0.<field>$" a field of it).`,
+    prompt: `A later call uses an earlier call's output by passing "$<LABEL>$" as an argument value, <LABEL> that call's "label"; a label is optional: a call without one is call_<n>, n its position among your calls from 0 (${POSITIONS}).`,
+  },
+  react: {
+    native:
+      'Each result gives its "handle": a later call uses that output by passing "$<handle>$" as an argument value ("$<handle>.<field>$" for a field of it).',
+    prompt:
+      'Each result gives its "handle": a later call uses that output by passing "$<handle>$" as an argument value; a call may also have a "label", then "$<label>$" names its output.',
+  },
+};
+
+/** Where a template lists the tools, when they are bound natively instead. */
+const NATIVE_TOOLS = 'The tools are given to you as native tools (function calling).';
+/** How a model that calls tools natively is asked to call them (its tools are bound, not listed). */
+const NATIVE_CALL_FORMAT: Record<PromptSettings['mode'], string> = {
+  direct: 'Make the calls as tool calls, all in this one reply, in the order they must run.',
+  react: 'call the next tool (or several, run in order) as tool calls.',
+};
 
 /** Rendered tool lists by family and list, with their hashes (a database's list is shared by its items and long). */
 const renderedTools = new WeakMap<readonly ToolSpec[], Map<ModelFamily, { text: string; hash: string }>>();
@@ -133,8 +159,14 @@ function template(name: string): PromptTemplate {
 
 /** The template texts a prompt is made from: part of each result's key, so an edited prompt is asked again. */
 export function promptSource(settings: PromptSettings): string {
-  const t = template(settings.mode === 'react' ? 'eval-react' : `eval-${settings.family}`);
-  return t.system + t.user + FAMILIES[settings.family].callFormat;
+  const t = template(templateName(settings));
+  return t.system + t.user + FAMILIES[settings.family].callFormat + JSON.stringify([REFERENCES, NATIVE_CALL_FORMAT, NATIVE_TOOLS]);
+}
+
+/** The family's template for one reply; the agent's, in the words of how it calls tools. */
+function templateName(settings: PromptSettings): string {
+  if (settings.mode === 'direct') return `eval-${settings.family}`;
+  return settings.tools === 'native' ? 'eval-react-native' : 'eval-react';
 }
 
 /** The first messages of an attempt at `item`: system and user, examples included. */
@@ -159,9 +191,14 @@ export function renderPrompt(
     .map((ex) => `Question: ${ex.question}\nEvidence: ${ex.evidence}\nCalls: ${family.writeCalls(ex.goldCalls)}\n\n`)
     .join('');
   const values: Record<string, string> = {
-    task: taskNote(item),
-    tools: settings.tools === 'native' ? '' : toolsBlock(settings.family, tools).text,
-    call_format: settings.mode === 'react' ? reactCallFormat(family) : family.callFormat,
+    task: taskNote(item, settings),
+    tools: settings.tools === 'native' ? NATIVE_TOOLS : toolsBlock(settings.family, tools).text,
+    call_format:
+      settings.tools === 'native'
+        ? NATIVE_CALL_FORMAT[settings.mode]
+        : settings.mode === 'react'
+          ? reactCallFormat(family)
+          : family.callFormat,
     examples: shown ? `Examples:\n\n${shown}` : '',
     question: item.question,
     evidence: item.evidence || '(none)',
@@ -171,12 +208,12 @@ export function renderPrompt(
     values.final_answer =
       item.formulation === 'rest'
         ? 'the operationId of the call whose result answers the question'
-        : 'the labels of the calls whose outputs answer the question, as a JSON list, e.g. ["SELECT_1"]';
+        : 'the handles of the calls whose outputs answer the question, as a JSON list, e.g. ["call_2"]';
   }
-  const name = settings.mode === 'react' ? 'eval-react' : `eval-${settings.family}`;
+  const name = templateName(settings);
   const hash = hashJson({
     template: promptSource(settings),
-    values: { ...values, tools: settings.tools === 'native' ? '' : toolsBlock(settings.family, tools).hash },
+    values: { ...values, tools: settings.tools === 'native' ? NATIVE_TOOLS : toolsBlock(settings.family, tools).hash },
   });
   return { messages: template(name).render(values), hash };
 }

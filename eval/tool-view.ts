@@ -4,10 +4,14 @@ import { mulberry32 } from '../core/random.js';
 
 /**
  * The tools as one attempt shows them to the model, after the paper's experiments:
- * `--obfuscate` (B.1: tool and argument names replaced by FUNC_N / ARG_N, descriptions kept)
- * and `--shortlist <percent>` (B.2: the universe cut to that share, the gold tools always
- * kept, the others drawn with a seed fixed per item). Calls go through the view both ways:
- * what the model writes is mapped back to the dataset's names before it runs and is scored.
+ * `--obfuscate` (B.1: tool and argument names replaced by FUNC_N / ARG_N, and the
+ * descriptions rewritten in those names, so that nothing tells the real ones) and
+ * `--shortlist <percent>` (B.2: the universe cut to that share, the gold tools always kept,
+ * the others drawn with a seed fixed per item). The model is held to what it was shown: a
+ * call of a tool or with an argument the view does not offer (a real name under
+ * --obfuscate, a tool cut from the shortlist) is refused before it runs, and calls are
+ * scored in the names the model saw. What it may call is mapped back to the dataset's names
+ * to run.
  */
 
 export interface ToolView {
@@ -16,6 +20,12 @@ export interface ToolView {
   toModel(call: ToolCall): ToolCall;
   /** A call as the model wrote it, in the dataset's names (unknown names are left as written). */
   fromModel<C extends { name: string; arguments: Record<string, unknown> }>(call: C): C;
+  /**
+   * Why a call in the model's names is not one the view offers (`tool:unknown_tool`,
+   * `tool:unknown_argument`, as the runtime words its own refusals), or null. The whole
+   * universe refuses nothing here: the runtime does, in its own words.
+   */
+  refusal(call: { name: string; arguments: Record<string, unknown> }): { kind: string; error: string } | null;
 }
 
 export interface ViewOptions {
@@ -33,7 +43,34 @@ export function toolView(
   // The universe itself when nothing is cut: a database's items share one list (and its rendering).
   const shown =
     options.shortlist < 100 ? shortlist(tools, gold, key, Math.round((tools.length * options.shortlist) / 100)) : tools;
-  return options.obfuscate ? obfuscated(shown) : { tools: shown, toModel: (c) => c, fromModel: (c) => c };
+  if (options.obfuscate) return shown === tools ? obfuscatedUniverse(tools) : obfuscated(shown);
+  return {
+    tools: shown,
+    toModel: (c) => c,
+    fromModel: (c) => c,
+    refusal: shown === tools ? () => null : offered(shown),
+  };
+}
+
+/** The refusal of a view that shows `tools`: a tool it does not list, an argument the tool does not declare. */
+function offered(tools: readonly ToolSpec[]): ToolView['refusal'] {
+  const declared = new Map(tools.map((t) => [t.function.name, propertiesOf(t)]));
+  return (call) => {
+    const args = declared.get(call.name);
+    if (!args)
+      return { kind: 'tool:unknown_tool', error: `unknown tool "${call.name}": it is not among the tools offered` };
+    const unknown = Object.keys(call.arguments).find((a) => !args.includes(a));
+    return unknown === undefined
+      ? null
+      : {
+          kind: 'tool:unknown_argument',
+          error: `unknown argument "${unknown}" of ${call.name}; arguments are ${args.join(', ')}`,
+        };
+  };
+}
+
+function propertiesOf(tool: ToolSpec): string[] {
+  return Object.keys((tool.function.parameters as { properties?: Record<string, unknown> }).properties ?? {});
 }
 
 /**
@@ -58,30 +95,50 @@ export function shortlist(
   return tools.filter((t) => chosen.has(t.function.name));
 }
 
+/** A database's items share one universe: its obfuscated view is built once. */
+const obfuscatedViews = new WeakMap<readonly ToolSpec[], ToolView>();
+function obfuscatedUniverse(tools: readonly ToolSpec[]): ToolView {
+  let view = obfuscatedViews.get(tools);
+  if (!view) obfuscatedViews.set(tools, (view = obfuscated(tools)));
+  return view;
+}
+
 interface Renaming {
   name: string;
   args: Map<string, string>;
 }
 
 function obfuscated(tools: readonly ToolSpec[]): ToolView {
+  // One number per argument name across the universe: a description that mentions another
+  // tool's argument hides it under the same name that tool shows.
+  const argNames = new Map([...new Set(tools.flatMap(propertiesOf))].map((a, k) => [a, `ARG_${k + 1}`]));
+  const toolNames = new Map(tools.map((tool, i) => [tool.function.name, `FUNC_${i + 1}`]));
   const forward = new Map<string, Renaming>();
   const backward = new Map<string, Renaming>();
-  const specs = tools.map((tool, i) => {
-    const parameters = tool.function.parameters as { properties?: Record<string, unknown>; required?: string[] };
-    const argNames = Object.keys(parameters.properties ?? {});
-    const args = new Map(argNames.map((a, j) => [a, `ARG_${j + 1}`]));
-    const name = `FUNC_${i + 1}`;
+  for (const tool of tools) {
+    const args = new Map(propertiesOf(tool).map((a) => [a, argNames.get(a)!]));
+    const name = toolNames.get(tool.function.name)!;
     forward.set(tool.function.name, { name, args });
     backward.set(name, { name: tool.function.name, args: new Map([...args].map(([a, b]) => [b, a])) });
+  }
+  const words = wordsOf([...toolNames.keys(), ...argNames.keys()]);
+  const hide = (text: string) => text.replace(words, (word) => toolNames.get(word) ?? argNames.get(word) ?? word);
+  const specs = tools.map((tool): ToolSpec => {
+    const { name, args } = forward.get(tool.function.name)!;
+    const parameters = tool.function.parameters as { properties?: Record<string, unknown>; required?: string[] };
     return {
       ...tool,
       function: {
         ...tool.function,
         name,
+        ...(tool.function.description !== undefined ? { description: hide(tool.function.description) } : {}),
         parameters: {
-          ...parameters,
+          ...(hideDescriptions(parameters, hide) as object),
           properties: Object.fromEntries(
-            argNames.map((a): [string, unknown] => [args.get(a) ?? a, parameters.properties?.[a]]),
+            Object.entries(parameters.properties ?? {}).map(([a, schema]): [string, unknown] => [
+              args.get(a) ?? a,
+              hideDescriptions(schema, hide),
+            ]),
           ),
           ...(parameters.required ? { required: parameters.required.map((a) => args.get(a) ?? a) } : {}),
         },
@@ -97,5 +154,34 @@ function obfuscated(tools: readonly ToolSpec[]): ToolView {
     const args = Object.fromEntries(Object.entries(call.arguments).map(([a, v]) => [to.args.get(a) ?? a, v]));
     return { ...call, name: to.name, arguments: args };
   };
-  return { tools: specs, toModel: (call) => rename(forward, call), fromModel: (call) => rename(backward, call) };
+  return {
+    tools: specs,
+    toModel: (call) => rename(forward, call),
+    fromModel: (call) => rename(backward, call),
+    refusal: offered(specs),
+  };
+}
+
+/** Any of `names` as a whole word (not inside a `$reference$`; the longest first, so `data` never splits `data_source`). */
+function wordsOf(names: readonly string[]): RegExp {
+  const escaped = [...new Set(names)]
+    .sort((a, b) => b.length - a.length)
+    .map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return new RegExp(escaped.length ? `(?<![\\w$])(?:${escaped.join('|')})(?![\\w])` : '(?!)', 'g');
+}
+
+/** A schema with every `description` in it renamed, nested ones too; enum values are data, kept. */
+function hideDescriptions(schema: unknown, hide: (text: string) => string): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => hideDescriptions(s, hide));
+  if (schema === null || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [
+      key,
+      key === 'description' && typeof value === 'string'
+        ? hide(value)
+        : key === 'enum'
+          ? value
+          : hideDescriptions(value, hide),
+    ]),
+  );
 }

@@ -5,8 +5,8 @@ import { readCallExpressions, readPythonLiteral } from './python-literal.js';
  * calls; or, in the text, `<tool_call>…</tool_call>` blocks (Hermes, Qwen), fenced code
  * blocks, the whole text as JSON, JSON lines, the first JSON array or object amid prose, a
  * Python-literal list, or Python call syntax `[f(a=1, b="x")]`. Each call is normalized to
- * `{name, arguments, label?}` where its shape allows (`{name, arguments}` with arguments as
- * an object or a JSON string, `{name, parameters}`, OpenAI's `{function: {…}}`); anything
+ * `{name, arguments, label?, id?}` where its shape allows (`{name, arguments}` with arguments
+ * as an object or a JSON string, `{name, parameters}`, OpenAI's `{id, function: {…}}`); anything
  * else is kept as it is, for the format check to call it what it is. A reply with nothing
  * readable as calls is a failure with its reason, never a throw: the item's
  * `instruction_alignment_failure`.
@@ -26,7 +26,7 @@ export function parseReply(reply: ModelReply): ParsedReply {
   if (reply.toolCalls && reply.toolCalls.length > 0) {
     return {
       ok: true,
-      calls: reply.toolCalls.map((c) => normalizeCall({ name: c.name, arguments: c.args })),
+      calls: reply.toolCalls.map((c) => normalizeCall({ name: c.name, arguments: c.args, id: c.id })),
       via: 'native',
     };
   }
@@ -149,5 +149,12 @@ function normalizeCall(value: unknown): unknown {
     const { label: inArguments, ...rest } = args as Record<string, unknown>;
     if (typeof inArguments === 'string') [label, args] = [inArguments, rest];
   }
-  return { name: inner.name, arguments: args, ...(typeof label === 'string' ? { label } : {}) };
+  const id = raw.id ?? inner.id;
+  return {
+    name: inner.name,
+    arguments: args,
+    // A label written as its own reference ("$FILTER_1$") names the same output.
+    ...(typeof label === 'string' ? { label: label.replace(/^\$(.*)\$$/, '$1') } : {}),
+    ...(typeof id === 'string' ? { id } : {}),
+  };
 }

@@ -138,12 +138,13 @@ describe('scripted imperfect models get the hand-worked metrics', () => {
     const { line, summary } = await scoreOf(model, { mode: 'react', budget: 4 });
     expect(line.attempt!.react).toEqual({ turns: 4, budget: 4, answered: false });
     expect(line.attempt!.scores.answer.category).toBe('out_of_budget');
-    // The first call runs; the same label again is refused by the runtime, and said so.
-    expect(line.attempt!.steps.map((s) => s.kind ?? 'ok')).toEqual([
-      'ok',
-      'tool:duplicate_label',
-      'tool:duplicate_label',
-      'tool:duplicate_label',
+    // The same call runs again and again, each output under a fresh handle (its label is taken).
+    expect(line.attempt!.steps.map((s) => s.kind ?? 'ok')).toEqual(['ok', 'ok', 'ok', 'ok']);
+    expect(line.attempt!.parsed!.map((c) => (c as { label: string }).label)).toEqual([
+      'FILTER_1',
+      'call_1',
+      'call_2',
+      'call_3',
     ]);
     expect(summary.react).toEqual({ averageLoops: 4, outOfBudgetRate: 1, stuckRate: 1 });
   });
@@ -181,6 +182,38 @@ describe('scripted imperfect models get the hand-worked metrics', () => {
     expect(seen.every((name) => /^FUNC_\d+$/.test(name))).toBe(true);
     expect(line.attempt!.scores).toMatchObject({ completed: true, error: null });
     expect(line.attempt!.replies[0].content).toMatch(/FUNC_\d+/);
+  });
+
+  test('under --obfuscate the real names are refused, and no description tells them', async () => {
+    let shown = '';
+    const model = scripted('real-names', (gold, turn) => {
+      shown = JSON.stringify(turn.tools);
+      return JSON.stringify(gold);
+    });
+    const { line } = await scoreOf(model, { obfuscate: true });
+    // Every tool and argument name of the universe is hidden, in names and in words.
+    expect(shown).not.toMatch(/\b(filter_data|retrieve_data|sort_data|data_source|key_name)\b/);
+    expect(shown).toMatch(/ARG_\d/);
+    expect(line.attempt!.scores).toMatchObject({
+      completed: false,
+      error: 'hallucinated_func_name',
+      matchedIntents: 0,
+    });
+    expect(line.attempt!.steps).toEqual([
+      expect.objectContaining({
+        ok: false,
+        kind: 'tool:unknown_tool',
+        call: expect.objectContaining({ name: 'filter_data' }),
+      }),
+    ]);
+    // The right tools under the real argument names: those are not offered either.
+    const realArgs = scripted('real-args', (gold, turn) =>
+      JSON.stringify(gold.map((c) => ({ ...c, name: turn.rename(c).name }))),
+    );
+    const second = await scoreOf(realArgs, { obfuscate: true });
+    // The real argument names leave the offered ones missing: BFCL's precedence names that first.
+    expect(second.line.attempt!.scores).toMatchObject({ completed: false, error: 'missing_required_parameter' });
+    expect(second.line.attempt!.steps[0].kind).toBe('tool:unknown_argument');
   });
 });
 

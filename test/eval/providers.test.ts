@@ -55,6 +55,14 @@ describe.each(Object.entries(MODELS))('%s protocol', (provider, modelId) => {
         const [summary] = first.summary.models;
         expect(summary).toMatchObject({ attempts: 27, failed: 0 });
         expect(summary.completion.mean).toBe(1);
+        // Native calls carry ids and no labels: the references by id resolve, nothing is an error.
+        expect(summary.errors.none).toBe(27);
+        expect(summary.slotF1.mean).toBe(1);
+        if (tools === 'native') {
+          const calls = first.lines.flatMap((l) => l.attempt!.parsed as { id?: string; label: string }[]);
+          expect(calls.every((c) => /^call\d{5}$/.test(c.id ?? ''))).toBe(true);
+          if (mode === 'direct') expect(calls.every((c) => c.label === c.id)).toBe(true);
+        }
         expect(server.requests.every((r) => r.native === (tools === 'native'))).toBe(true);
         const asked = server.requests.length;
         expect(asked).toBe(
