@@ -153,7 +153,7 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
       });
       continue;
     }
-    const named = names.name(decision.calls.filter(isToolCall) as ReadCall[]);
+    const named = names.name(decision.calls.filter(isToolCall));
     const results: { id: string; text: string }[] = [];
     for (const [i, written] of decision.calls.entries()) {
       const call = isToolCall(written) ? named.shift()! : undefined;
