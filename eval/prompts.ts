@@ -160,7 +160,12 @@ function template(name: string): PromptTemplate {
 /** The template texts a prompt is made from: part of each result's key, so an edited prompt is asked again. */
 export function promptSource(settings: PromptSettings): string {
   const t = template(templateName(settings));
-  return t.system + t.user + FAMILIES[settings.family].callFormat + JSON.stringify([REFERENCES, NATIVE_CALL_FORMAT, NATIVE_TOOLS]);
+  return (
+    t.system +
+    t.user +
+    FAMILIES[settings.family].callFormat +
+    JSON.stringify([REFERENCES, NATIVE_CALL_FORMAT, NATIVE_TOOLS])
+  );
 }
 
 /** The family's template for one reply; the agent's, in the words of how it calls tools. */

@@ -3,13 +3,13 @@ import type { Redis } from 'ioredis';
 import { Cleanups } from '../core/cleanups.js';
 import { LruMap } from '../core/lru.js';
 import { RedisLlmCache } from '../generators/llm/redis-cache.js';
-import { RedisRateLimiter } from '../generators/llm/redis-rate-limiter.js';
 import { sumUsage, unreportedUsage, type UsageTotals } from '../generators/llm/usage.js';
 import { codeFingerprint, CODE_DIRS } from '../pipeline/code-fingerprint.js';
 import { closeConnection, commandConnection, ConnectionWatch, redisConnection } from '../pipeline/queue/connection.js';
 import { jobId, newRunId, STAGE_QUEUES, storePrefix, type EvalJob } from '../pipeline/queue/jobs.js';
 import { checkRedis } from '../pipeline/queue/redis-check.js';
 import { RunRegistry } from '../pipeline/queue/registry.js';
+import { sharedRateLimiter } from '../pipeline/queue/shared-llm.js';
 import { QueueWorker } from '../pipeline/queue/worker.js';
 import { INTERNAL_ERROR } from '../pipeline/runner/stage-runner.js';
 import { RedisStore } from '../pipeline/store/redis-store.js';
@@ -41,13 +41,7 @@ function sharedStores(redis: Redis, prefix: string, run: { runId: string; cache:
   return {
     store: new RedisStore(redis, { prefix: storePrefix(prefix, run), read: run.cache }),
     replyCache: new RedisLlmCache(redis, { prefix }),
-    rateLimiter: (llm) =>
-      new RedisRateLimiter(redis, {
-        prefix,
-        name: `${llm.provider}|${llm.baseUrl ?? 'default'}`,
-        requestsPerMinute: llm.requestsPerMinute,
-        burst: llm.burst,
-      }),
+    rateLimiter: (llm) => sharedRateLimiter(redis, prefix, llm),
   };
 }
 
@@ -73,6 +67,7 @@ export async function runEvalOnQueue(options: EvalOptions & { report: string }):
       sharedStores(redis, prefix, { runId, cache: settings.config.cache }),
       extraModels,
     );
+    for (const line of session.limits) log(`requests to ${line} (shared by the run's workers)`);
     const spec: EvalRunSpec = { runId, kind: 'eval', settings, code: EVAL_CODE() };
     await registry.create(spec, {
       runId,

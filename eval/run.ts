@@ -33,6 +33,7 @@ export async function runEval(options: EvalOptions): Promise<EvalRun> {
   let session: EvalSession | undefined;
   try {
     session = await openEvalSession(options, { store, replyCache }, options.extraModels);
+    for (const line of session.limits) options.log?.(`requests to ${line}`);
     const runner = session.runner();
     const limit = pLimit(options.config.concurrency);
     let done = 0;

@@ -5,7 +5,8 @@ import { packageVersion } from '../core/package-root.js';
 import type { LlmCache } from '../generators/llm/cache.js';
 import { createChatModel } from '../generators/llm/chat-model.js';
 import { LlmClient } from '../generators/llm/client.js';
-import { LlmConfigSchema, type LlmProvider } from '../generators/llm/config.js';
+import { describeLimits } from '../generators/llm/limits.js';
+import { LlmConfigSchema, type LlmConfig, type LlmProvider } from '../generators/llm/config.js';
 import { PROVIDER_NAMES } from '../generators/llm/providers.js';
 import type { RateLimiter } from '../generators/llm/rate-limiter.js';
 import { UsageMeter } from '../generators/llm/usage.js';
@@ -63,7 +64,7 @@ export interface SessionStores {
   store: OutcomeStore;
   replyCache: LlmCache;
   /** Held by every worker of a queue run (default: each LLM client its own). */
-  rateLimiter?: (llm: { provider: string; baseUrl?: string; requestsPerMinute: number; burst?: number }) => RateLimiter;
+  rateLimiter?: (llm: LlmConfig) => RateLimiter;
 }
 
 export interface AttemptJob {
@@ -80,6 +81,8 @@ export interface EvalSession {
   readonly dataset: EvalDataset;
   readonly jobs: readonly AttemptJob[];
   readonly usage: UsageMeter;
+  /** Per LLM model, the request limits its client applies (limits.ts), as a run prints them. */
+  readonly limits: readonly string[];
   /** The summary's header: dataset, formulation, settings. */
   readonly header: Pick<EvalSummary, 'name' | 'dataset' | 'formulation' | 'settings'>;
   /** A runner over the session's store; `computeMisses: false` only reads (a queue driver assembling). */
@@ -200,6 +203,7 @@ export async function openEvalSession(
       dataset,
       jobs,
       usage,
+      limits: models.flatMap(({ model, limits }) => (limits ? [`${model.id}: ${limits}`] : [])),
       header: {
         ...(settings.name ? { name: settings.name } : {}),
         dataset: dataset.datasetName,
@@ -262,7 +266,10 @@ interface ModelDeps {
 }
 
 /** A `--model` value as a model, and what of it goes into the results' keys. */
-export async function resolveModel(id: string, deps: ModelDeps): Promise<{ model: EvalModel; key: unknown }> {
+export async function resolveModel(
+  id: string,
+  deps: ModelDeps,
+): Promise<{ model: EvalModel; key: unknown; limits?: string }> {
   const extra = deps.extra?.[id];
   if (extra) return { model: extra, key: id };
   if (id === 'oracle') return { model: oracleModel(), key: id };
@@ -288,7 +295,7 @@ export async function resolveModel(id: string, deps: ModelDeps): Promise<{ model
     temperature: llm.temperature,
     maxTokens: llm.maxTokens ?? null,
   };
-  return { model: llmModel(id, client, spec.model), key };
+  return { model: llmModel(id, client, spec.model), key, limits: describeLimits(llm) };
 }
 
 /** `<provider>:<model>[@<base url>]`, e.g. `mistral:mistral-large-latest`, `openai:qwen2.5@http://127.0.0.1:8000/v1`. */

@@ -7,7 +7,8 @@ import type { LlmConfig } from './config.js';
 import { classifyLlmError, LlmError } from './errors.js';
 import { toLangChainMessages, type LlmMessage, type LlmToolCall } from './messages.js';
 import type { ToolSpec } from '../../core/model.js';
-import { TokenBucketRateLimiter, type RateLimiter } from './rate-limiter.js';
+import { llmLimits } from './limits.js';
+import { TokenBucketRateLimiter, UNLIMITED, type RateLimiter } from './rate-limiter.js';
 import { UsageMeter } from './usage.js';
 
 export interface LlmClientOptions {
@@ -16,7 +17,7 @@ export interface LlmClientOptions {
   config: LlmConfig;
   /** Without one, nothing is cached. */
   cache?: LlmCache;
-  /** Default: an in-process token bucket at config.requestsPerMinute. */
+  /** Default: an in-process token bucket at the config's rate (limits.ts; none for a local server). */
   rateLimiter?: RateLimiter;
   /** Share one meter between clients to account a whole run. */
   usage?: UsageMeter;
@@ -59,16 +60,19 @@ export class LlmClient {
     this.config = options.config;
     this.cache = options.cache;
     this.clock = options.clock ?? systemClock;
+    const limits = llmLimits(options.config);
     this.rateLimiter =
       options.rateLimiter ??
-      new TokenBucketRateLimiter(
-        options.config.requestsPerMinute,
-        this.clock,
-        options.config.burst ?? options.config.requestsPerMinute,
-      );
+      (limits.requestsPerMinute === null
+        ? UNLIMITED
+        : new TokenBucketRateLimiter(
+            limits.requestsPerMinute,
+            this.clock,
+            options.config.burst ?? limits.requestsPerMinute,
+          ));
     this.usage = options.usage ?? new UsageMeter(options.config.prices);
     this.random = options.random ?? Math.random;
-    this.limit = pLimit(options.config.concurrency);
+    this.limit = pLimit(limits.concurrency);
   }
 
   /**

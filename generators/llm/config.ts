@@ -42,9 +42,10 @@ export const LlmConfigSchema = z
       })
       .strict()
       .default({ baseMs: 1000, maxMs: 30_000 }),
-    /** Requests in flight at once. */
-    concurrency: z.number().int().min(1).max(256).default(4),
-    requestsPerMinute: z.number().int().min(1).default(60),
+    /** Requests in flight at once (default: 4 for a hosted API, none for a server on loopback: limits.ts). */
+    concurrency: z.number().int().min(1).max(256).optional(),
+    /** Default: 60 for a hosted API, none for a server on loopback (limits.ts). */
+    requestsPerMinute: z.number().int().min(1).optional(),
     /** Requests let through at once after an idle spell (default: one minute's worth). 1: evenly spaced. */
     burst: z.number().int().min(1).optional(),
     /** Price per model name, for cost accounting (models not listed cost 0 and are reported as unpriced). */

@@ -9,6 +9,9 @@ export interface RateLimiter {
   acquire(): Promise<void>;
 }
 
+/** No limit: every request goes at once (a server on this machine, by default: limits.ts). */
+export const UNLIMITED: RateLimiter = { acquire: () => Promise.resolve() };
+
 /**
  * Token bucket: holds up to `burst` tokens (default: one minute's worth), refilled
  * continuously at `requestsPerMinute`. Waiters are served in arrival order.

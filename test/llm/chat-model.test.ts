@@ -2,6 +2,7 @@ import { ChatMistralAI } from '@langchain/mistralai';
 import { ChatOllama } from '@langchain/ollama';
 import { ChatOpenAI } from '@langchain/openai';
 import { createChatModel } from '../../generators/llm/chat-model.js';
+import { describeLimits, llmLimits } from '../../generators/llm/limits.js';
 import { LlmConfigSchema } from '../../generators/llm/config.js';
 
 const SECRET = 'sk-test-SECRET-value-1234';
@@ -13,10 +14,31 @@ describe('LlmConfigSchema', () => {
       model: 'mistral-large-latest',
       temperature: 0,
       maxRetries: 4,
-      concurrency: 4,
-      requestsPerMinute: 60,
       cache: true,
     });
+  });
+
+  test('request limits: hosted defaults, none for a server on this machine, a setting always wins', () => {
+    const limits = (input: object) => llmLimits(LlmConfigSchema.parse(input));
+    expect(limits({})).toEqual({ requestsPerMinute: 60, concurrency: 4, local: false });
+    expect(limits({ provider: 'openai', baseUrl: 'https://api.example.com/v1' })).toMatchObject({
+      requestsPerMinute: 60,
+    });
+    for (const baseUrl of ['http://127.0.0.1:8000/v1', 'http://localhost:11434', 'http://[::1]:8080/v1'])
+      expect(limits({ provider: 'openai', baseUrl })).toEqual({
+        requestsPerMinute: null,
+        concurrency: 256,
+        local: true,
+      });
+    expect(limits({ provider: 'ollama' }).local).toBe(true);
+    expect(limits({ provider: 'openai', baseUrl: 'http://127.0.0.1:8000/v1', requestsPerMinute: 30 })).toMatchObject({
+      requestsPerMinute: 30,
+      local: true,
+    });
+    expect(describeLimits(LlmConfigSchema.parse({}))).toMatch(/^60 requests\/min, 4 in flight \(hosted defaults/);
+    expect(describeLimits(LlmConfigSchema.parse({ provider: 'openai', baseUrl: 'http://127.0.0.1:1/v1' }))).toMatch(
+      /^no request-rate limit, no in-flight limit \(a server on this machine/,
+    );
   });
 
   test('an API key has no place in the config', () => {
