@@ -1,13 +1,15 @@
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config/load.js';
+import { UserFacingError } from '../core/errors.js';
 import { FORMULATIONS, type Formulation } from '../core/model.js';
 import { positiveInt } from './args.js';
 import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
 import { EXIT_INTERRUPTED } from './exit-codes.js';
 import { textTable } from './table.js';
 import { EVAL_DEFAULTS } from '../config/schema.js';
-import type { ModelSummary } from '../eval/summary.js';
+import type { ModelSummary, PredictionsReport } from '../eval/summary.js';
+import { PREDICTION_FORMATS, type PredictionFormat } from '../eval/predictions/formats.js';
 
 /**
  * `nl2api eval` (models or agents on a generated dataset, report in a folder) and
@@ -40,6 +42,8 @@ interface EvalFlags {
   run?: string;
   queuePrefix?: string;
   name?: string;
+  predictions?: string;
+  predictionsFormat: PredictionFormat;
 }
 
 export const DEFAULT_EVAL_MODEL = 'mistral:mistral-large-latest';
@@ -89,6 +93,15 @@ export function addEvalCommands(program: Command): void {
     )
     .option('--report <dir>', 'where results and the page go', 'eval-report')
     .option('--name <name>', "the run's name on the report (default: model, mode and tools)")
+    .option(
+      '--predictions <path>',
+      "score another agent's calls instead of asking a model: a file or folder of predictions, replayed through the live tools",
+    )
+    .addOption(
+      new Option('--predictions-format <format>', 'nl2api: {id, calls} lines; vakra: VAKRA runner output')
+        .choices([...PREDICTION_FORMATS])
+        .default('nl2api'),
+    )
     .option('--cache-dir <dir>', 'results and reply cache (default <report>/.cache)')
     .option('--no-cache', 'ask again (results are still written to the cache)')
     .option('--concurrency <n>', withDefault('attempts in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
@@ -116,6 +129,8 @@ export function addEvalCommands(program: Command): void {
 
 async function runEvalCommand(flags: EvalFlags, command: Command): Promise<number> {
   const given = (key: keyof EvalFlags) => command.getOptionValueSource(key) === 'cli';
+  if (flags.predictions && given('model'))
+    throw new UserFacingError('--predictions scores the calls in its files: give no --model');
   const config = await loadConfig({
     file: flags.config,
     flags: {
@@ -163,6 +178,7 @@ async function runEvalCommand(flags: EvalFlags, command: Command): Promise<numbe
       shortlist: flags.shortlist,
       report: flags.report,
       name: flags.name,
+      ...(flags.predictions ? { predictions: { path: flags.predictions, format: flags.predictionsFormat } } : {}),
       cacheDir: flags.cacheDir,
       signal: controller.signal,
       log: (line) => process.stderr.write(`${line}\n`),
@@ -178,6 +194,7 @@ async function runEvalCommand(flags: EvalFlags, command: Command): Promise<numbe
       process.stderr.write('interrupted: finished attempts are in the cache; rerun to complete\n');
       return EXIT_INTERRUPTED;
     }
+    if (run.summary.predictions) process.stdout.write(`${predictionsNote(run.summary.predictions)}\n`);
     process.stdout.write(`${headlineTable(run.summary.models)}\n\n`);
     const requests = run.usage.total.requests;
     process.stdout.write(
@@ -226,6 +243,23 @@ export function headlineTable(models: readonly ModelSummary[]): string {
     ],
     { rule: true, rightAligned: (c) => c > 0 && c < 9 },
   );
+}
+
+/** What the predictions held: every missing item and unknown id is said (the first ten listed). */
+export function predictionsNote(report: PredictionsReport): string {
+  const some = (ids: readonly string[]) => ids.slice(0, 10).join(', ') + (ids.length > 10 ? ', …' : '');
+  return [
+    `predictions (${report.format}) from ${report.path}: ${report.read} items read`,
+    report.missing.length ? `  ${report.missing.length} items have none (not completed): ${some(report.missing)}` : '',
+    report.unknown.length ? `  ${report.unknown.length} ids are no item evaluated: ${some(report.unknown)}` : '',
+    report.duplicates.length
+      ? `  ${report.duplicates.length} ids given twice (the first kept): ${some(report.duplicates)}`
+      : '',
+    ...report.invalid.slice(0, 10).map((reason) => `  unreadable: ${reason}`),
+    report.invalid.length > 10 ? `  … ${report.invalid.length - 10} more unreadable records (summary.json)` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 function nonNegative(value: string): number {

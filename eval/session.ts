@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { DatabaseInfo, Formulation } from '../core/model.js';
 import { accept } from '../core/outcome.js';
@@ -23,7 +24,10 @@ import { NeighbourIndex } from './models/knn.js';
 import { knnModel, llmModel, oracleModel, type EvalModel } from './models/model.js';
 import { promptSource, type PromptSettings } from './prompts.js';
 import { runSqlAttempt, sqlPromptSource } from './sql-baseline.js';
-import type { EvalSummary, ResultLine } from './summary.js';
+import { predictionsModel } from './predictions/model.js';
+import type { PredictionFormat } from './predictions/formats.js';
+import { readPredictions } from './predictions/read.js';
+import type { PredictionsReport, ResultLine, SummaryHeader } from './summary.js';
 import { toolView } from './tool-view.js';
 
 /**
@@ -57,6 +61,8 @@ export interface EvalSettings {
   sqlBaseline?: boolean;
   /** The run's name on a report (`--name`; default: model, mode and tools). */
   name?: string;
+  /** Score another agent's calls instead of asking models (`--predictions`, `--predictions-format`). */
+  predictions?: { path: string; format: PredictionFormat };
 }
 
 /** Where attempts and replies are kept: on disk for a run in process, in Redis for a queue run (shared by all workers). */
@@ -84,7 +90,7 @@ export interface EvalSession {
   /** Per LLM model, the request limits its client applies (limits.ts), as a run prints them. */
   readonly limits: readonly string[];
   /** The summary's header: dataset, formulation, settings. */
-  readonly header: Pick<EvalSummary, 'name' | 'dataset' | 'formulation' | 'settings'>;
+  readonly header: SummaryHeader;
   /** A runner over the session's store; `computeMisses: false` only reads (a queue driver assembling). */
   runner(computeMisses?: boolean): StageRunner;
   /** Attempt `index` through `runner`: its result line (a fault of the run: a failure line, not cached). */
@@ -102,6 +108,8 @@ export async function openEvalSession(
   extraModels?: Record<string, EvalModel>,
 ): Promise<EvalSession> {
   const { config } = settings;
+  if (settings.predictions && (settings.mode !== 'direct' || settings.sqlBaseline))
+    throw new DatasetError('--predictions replays the calls an agent made: direct mode only, without --sql-baseline');
   if (!config.source)
     throw new DatasetError('no source given (--source <dir>): the databases the dataset was generated from');
   const dataset = await loadEvalDataset(settings.dataset, {
@@ -115,9 +123,12 @@ export async function openEvalSession(
   try {
     const usage = new UsageMeter(config.llm?.prices ?? {});
     const index = new NeighbourIndex(dataset.items);
-    const models = await Promise.all(
-      settings.models.map((id) => resolveModel(id, { config, index, stores, usage, extra: extraModels })),
-    );
+    const replay = settings.predictions ? await replayedAgent(settings.predictions, dataset.items) : undefined;
+    const models = replay
+      ? [replay.model]
+      : await Promise.all(
+          settings.models.map((id) => resolveModel(id, { config, index, stores, usage, extra: extraModels })),
+        );
     const promptSettings = (model: EvalModel): PromptSettings => ({
       family: model.family,
       tools: settings.tools,
@@ -206,6 +217,7 @@ export async function openEvalSession(
       limits: models.flatMap(({ model, limits }) => (limits ? [`${model.id}: ${limits}`] : [])),
       header: {
         ...(settings.name ? { name: settings.name } : {}),
+        ...(replay ? { predictions: replay.report } : {}),
         dataset: dataset.datasetName,
         formulation: dataset.formulation,
         settings: {
@@ -231,6 +243,29 @@ export async function openEvalSession(
     await live.close();
     throw error;
   }
+}
+
+/**
+ * `--predictions`: the agent as a model that replays its calls, and what its file held
+ * against the items evaluated (missing items are scored as not completed).
+ */
+async function replayedAgent(
+  given: NonNullable<EvalSettings['predictions']>,
+  items: readonly EvalItem[],
+): Promise<{ model: { model: EvalModel; key: unknown; limits?: string }; report: PredictionsReport }> {
+  const predictions = await readPredictions(given.path, given.format);
+  const ids = new Set(items.map((item) => item.id));
+  const report: PredictionsReport = {
+    path: given.path,
+    format: given.format,
+    read: predictions.calls.size,
+    missing: items.filter((item) => !predictions.calls.has(item.id)).map((item) => item.id),
+    unknown: [...predictions.calls.keys()].filter((id) => !ids.has(id)),
+    duplicates: predictions.duplicates,
+    invalid: predictions.invalid,
+  };
+  const id = `predictions:${path.basename(path.resolve(given.path))}`;
+  return { model: { model: predictionsModel(id, predictions), key: { predictions: predictions.hash } }, report };
 }
 
 function lineOf(

@@ -90,19 +90,34 @@ export interface ModelSummary {
   byConstruct: Record<string, Breakdown>;
 }
 
+/** `--predictions`: what the agent's file held, against the items evaluated. */
+export interface PredictionsReport {
+  path: string;
+  format: string;
+  /** Items the file gave calls for. */
+  read: number;
+  /** Items evaluated with no prediction: scored as not completed. */
+  missing: string[];
+  /** Ids the file names that are not among the items evaluated. */
+  unknown: string[];
+  duplicates: string[];
+  /** Records that could not be read, with why. */
+  invalid: string[];
+}
+
+export type SummaryHeader = Pick<EvalSummary, 'name' | 'predictions' | 'dataset' | 'formulation' | 'settings'>;
+
 export interface EvalSummary {
   /** `--name`, when given. */
   name?: string;
+  predictions?: PredictionsReport;
   dataset: string;
   formulation: string;
   settings: Record<string, unknown>;
   models: ModelSummary[];
 }
 
-export function summarize(
-  lines: readonly ResultLine[],
-  header: Pick<EvalSummary, 'name' | 'dataset' | 'formulation' | 'settings'>,
-): EvalSummary {
+export function summarize(lines: readonly ResultLine[], header: SummaryHeader): EvalSummary {
   const models = [...new Set(lines.map((l) => l.model))];
   return {
     ...header,
