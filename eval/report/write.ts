@@ -39,8 +39,31 @@ export async function readRun(dir: string): Promise<ReportRun> {
 
 /** `nl2api report <dir>… --out <dir>`: several runs on one page. */
 export async function mergeReports(dirs: readonly string[], out: string): Promise<string> {
-  const runs = await Promise.all(dirs.map(readRun));
+  const names = runNames(dirs);
+  const runs = (await Promise.all(dirs.map(readRun))).map((run, i) => ({ ...run, name: names[i] }));
   const file = path.join(out, PAGE_FILE);
   await writeFileAtomic(file, await renderReportPage(runs));
   return file;
+}
+
+/**
+ * The runs' folder names, with as many parent folders as it takes to tell them apart
+ * (`a/report` and `b/report`): the page names a run by its folder where run names coincide.
+ */
+export function runNames(dirs: readonly string[]): string[] {
+  const parts = dirs.map((dir) =>
+    path
+      .resolve(dir)
+      .split(path.sep)
+      .filter((part) => part !== ''),
+  );
+  const depths = parts.map(() => 1);
+  const name = (i: number) => parts[i].slice(-depths[i]).join('/');
+  for (;;) {
+    const clashing = parts
+      .map((_, i) => i)
+      .filter((i) => depths[i] < parts[i].length && parts.some((_, j) => j !== i && name(j) === name(i)));
+    if (clashing.length === 0) return parts.map((_, i) => name(i));
+    for (const i of clashing) depths[i]++;
+  }
 }
