@@ -139,7 +139,8 @@ export async function openEvalSession(
       mode: settings.mode,
       tools: settings.tools,
       shots: settings.shots,
-      budget: settings.budget,
+      // Only an agent has turns to count.
+      budget: settings.mode === 'react' ? settings.budget : null,
       obfuscate: settings.obfuscate,
       shortlist: settings.shortlist,
     };

@@ -401,6 +401,6 @@ describe('nl2api CLI', () => {
       path.join(dir, 'merged'),
     );
     expect(merged.code).toBe(0);
-    expect(readFileSync(path.join(dir, 'merged', 'index.html'), 'utf8')).toContain('oracle (r1)');
+    expect(readFileSync(path.join(dir, 'merged', 'index.html'), 'utf8')).toContain('oracle · direct · prompt (r1)');
   });
 });
