@@ -21,7 +21,6 @@ import { vakraRecordCalls } from './vakra.js';
  * cannot be read is listed with its reason and never stops the rest.
  */
 
-
 export interface Predictions {
   /** Item id → the calls the agent made, as it wrote them. */
   calls: Map<string, unknown[]>;
@@ -43,15 +42,13 @@ export async function readPredictions(location: string, format: PredictionFormat
     const text = await readFile(file, 'utf8');
     texts.push(text);
     const name = path.basename(file);
-    let records: unknown[];
-    try {
-      records = recordsOf(text);
-    } catch (error) {
-      invalid.push(`${name}: not JSON or JSON Lines (${(error as Error).message})`);
-      continue;
-    }
-    records.forEach((record, i) => {
-      const read = format === 'vakra' ? vakraRecordCalls(record) : nl2apiRecordCalls(record);
+    recordsOf(text).forEach((record, i) => {
+      const read =
+        'error' in record
+          ? record
+          : format === 'vakra'
+            ? vakraRecordCalls(record.value)
+            : nl2apiRecordCalls(record.value);
       if ('error' in read) invalid.push(`${name} record ${i + 1}: ${read.error}`);
       else if (calls.has(read.id)) duplicates.push(read.id);
       else calls.set(read.id, read.calls);
@@ -73,22 +70,22 @@ async function predictionFiles(location: string): Promise<string[]> {
   return files;
 }
 
-/** A JSON array (or one object), else JSON Lines; a line that is not JSON throws. */
-function recordsOf(text: string): unknown[] {
+/** A JSON array (or one object), else JSON Lines, each line read on its own. */
+function recordsOf(text: string): ({ value: unknown } | { error: string })[] {
   const trimmed = text.trim();
   if (trimmed === '') return [];
   try {
     const whole = JSON.parse(trimmed) as unknown;
-    return Array.isArray(whole) ? whole : [whole];
+    return (Array.isArray(whole) ? whole : [whole]).map((value) => ({ value }));
   } catch {
     return trimmed
       .split('\n')
       .filter((line) => line.trim() !== '')
-      .map((line, i) => {
+      .map((line) => {
         try {
-          return JSON.parse(line) as unknown;
+          return { value: JSON.parse(line) as unknown };
         } catch {
-          throw new Error(`line ${i + 1}`);
+          return { error: 'not JSON' };
         }
       });
   }
