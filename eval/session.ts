@@ -108,8 +108,10 @@ export async function openEvalSession(
   extraModels?: Record<string, EvalModel>,
 ): Promise<EvalSession> {
   const { config } = settings;
-  if (settings.predictions && (settings.mode !== 'direct' || settings.sqlBaseline))
-    throw new DatasetError('--predictions replays the calls an agent made: direct mode only, without --sql-baseline');
+  if (settings.predictions && (settings.sqlBaseline || settings.obfuscate || settings.shortlist < 100))
+    throw new DatasetError(
+      '--predictions replays the calls an agent made with the tools it had: no --sql-baseline, --obfuscate or --shortlist',
+    );
   if (!config.source)
     throw new DatasetError('no source given (--source <dir>): the databases the dataset was generated from');
   const dataset = await loadEvalDataset(settings.dataset, {

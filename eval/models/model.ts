@@ -64,19 +64,23 @@ export function plannedModel(
       if (turn.mode === 'sql') return { content: `\`\`\`sql\n${sql(turn.item)}\n\`\`\``, cached: false };
       const calls = plan(turn.item).map(turn.rename);
       if (turn.mode === 'direct') return { content: writeCalls(family, calls), cached: false };
-      // One call per turn while the budget allows; the rest in one action before the last turn.
-      const actionTurns = Math.min(calls.length, turn.budget - 1);
-      if (turn.step < actionTurns) {
-        const action = turn.step < actionTurns - 1 ? [calls[turn.step]] : calls.slice(turn.step);
-        return { content: `Thought: next step.\nAction: ${JSON.stringify(action)}`, cached: false };
-      }
-      const answer =
+      const answer = () =>
         turn.item.formulation === 'rest'
           ? (calls[calls.length - 1]?.name ?? '')
           : JSON.stringify(unconsumedLabels(calls));
-      return { content: `Thought: done.\nFinal Answer: ${answer}`, cached: false };
+      return { content: plannedTurn(calls, turn, answer), cached: false };
     },
   };
+}
+
+/** ReAct on a plan: one call per turn while the budget allows, the rest in one action before the last turn, then the answer. */
+export function plannedTurn(calls: readonly unknown[], turn: Turn, answer: () => string): string {
+  const actionTurns = Math.min(calls.length, turn.budget - 1);
+  if (turn.step < actionTurns) {
+    const action = turn.step < actionTurns - 1 ? [calls[turn.step]] : calls.slice(turn.step);
+    return `Thought: next step.\nAction: ${JSON.stringify(action)}`;
+  }
+  return `Thought: done.\nFinal Answer: ${answer()}`;
 }
 
 export function oracleModel(): EvalModel {

@@ -63,7 +63,8 @@ async function predictionFiles(location: string): Promise<string[]> {
   });
   if (!info.isDirectory()) return [location];
   const files = (await readdir(location))
-    .filter((f) => f.endsWith('.jsonl') || f.endsWith('.json'))
+    // VAKRA's runner writes each domain's tool list beside its predictions, as `<domain>_tools.json`.
+    .filter((f) => (f.endsWith('.jsonl') || f.endsWith('.json')) && !f.endsWith('_tools.json'))
     .sort()
     .map((f) => path.join(location, f));
   if (files.length === 0) throw new DatasetError(`--predictions ${location}: no .json or .jsonl files in the folder`);
@@ -76,7 +77,7 @@ function recordsOf(text: string): ({ value: unknown } | { error: string })[] {
   if (trimmed === '') return [];
   try {
     const whole = JSON.parse(trimmed) as unknown;
-    return (Array.isArray(whole) ? whole : [whole]).map((value) => ({ value }));
+    return (Array.isArray(whole) ? (whole as unknown[]) : [whole]).map((value) => ({ value }));
   } catch {
     return trimmed
       .split('\n')

@@ -21,7 +21,10 @@ const samples = (formulation: string) =>
       readFileSync(path.join(root, 'dataset', formulation, f), 'utf8')
         .split('\n')
         .filter(Boolean)
-        .map((line) => JSON.parse(line) as { sample_id: string; output: unknown[] }),
+        .map((line) => ({
+          ...(JSON.parse(line) as { sample_id: string; output: unknown[] }),
+          db: f.replace(/\.jsonl$/, ''),
+        })),
     );
 
 describe.each(['slot', 'sel', 'rest'] as const)('%s', (formulation) => {
@@ -110,12 +113,34 @@ test('an agent that names outputs by call id and by position, with no labels, is
   expect(result.summary.predictions!.unknown).toEqual([]);
 });
 
-test('--predictions replays in direct mode only', async () => {
+test('ReAct replay goes past a failed call, as the agent did; a direct replay stops there', async () => {
+  const [record] = samples('slot');
+  const [first, ...rest] = record.output as { name: string; arguments: Record<string, unknown>; label: string }[];
+  const wrong = { ...first, arguments: { ...first.arguments, key_name: 'no_such_key' } };
+  const file = path.join(root, 'recovered.jsonl');
+  writeFileSync(file, JSON.stringify({ id: record.sample_id, calls: [wrong, first, ...rest] }));
+  const replay = (mode: 'direct' | 'react') =>
+    run(root, {
+      mode,
+      limit: 1,
+      dbIds: [record.db],
+      predictions: { path: file, format: 'nl2api' },
+      report: `recovered-${mode}`,
+    });
+  const react = (await replay('react')).lines[0].attempt!;
+  expect(react.steps.map((s) => s.ok)).toEqual([false, ...record.output.map(() => true)]);
+  expect(react.scores.completed).toBe(true);
+  const direct = (await replay('direct')).lines[0].attempt!;
+  expect(direct.scores.completed).toBe(false);
+  expect(direct.scores.answer.category).toBe('execution:tool:unknown_key');
+});
+
+test('--predictions refuses settings that change the tools the agent had', async () => {
   await expect(
     run(root, {
-      mode: 'react',
+      obfuscate: true,
       predictions: { path: path.join(root, 'dataset', 'slot'), format: 'nl2api' },
-      report: 'react-predictions',
+      report: 'obfuscated-predictions',
     }),
-  ).rejects.toThrow(/direct mode only/);
+  ).rejects.toThrow(/no --sql-baseline, --obfuscate or --shortlist/);
 });
