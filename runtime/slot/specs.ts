@@ -89,8 +89,9 @@ export function keysForSequenceOrStart(db: DatabaseInfo, seq: SlotSequence, pool
   }
 }
 
+// Worded for every way a caller names outputs: a label it gave, a native tool call's id, the handle a result reported (eval/call-names.ts, MCP's nl2api/label).
 const REFERENCE =
-  'A reference "$LABEL$" to the output of an earlier call (LABEL is that call\'s label); the initial table is "$starting_table_var$".';
+  'A reference "$LABEL$" to the output of an earlier call, LABEL the name that output goes by: the call\'s label, its tool call id, or the handle its result gave; the initial table is "$starting_table_var$".';
 
 /**
  * A universe's key list, written once: every key-valued argument of every tool of the universe

@@ -1,5 +1,6 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
+import { writeVakraPredictions } from '../../bench/vakra-gold.js';
 import { vakraRecordCalls } from '../../eval/predictions/vakra.js';
 import { generateDemo, run } from './fixtures.js';
 
@@ -16,95 +17,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => (process.env.KEEP ? console.log('ROOT', root) : rmSync(root, { recursive: true, force: true })));
 
-interface Call {
-  name: string;
-  arguments: Record<string, unknown>;
-  label: string;
-}
-
-/** VAKRA's handle prefixes by the tool that made the table (mcp_server.py); undefined: no table. */
-function prefixOf(name: string): string | undefined {
-  if (/^(aggregate_data|calculate|select_unique_values)/.test(name)) return undefined;
-  if (/^(filter_data|select_data_)/.test(name)) return 'filtered';
-  if (name.startsWith('sort_data')) return 'sorted';
-  if (name === 'retrieve_data') return 'retrieved';
-  if (name.startsWith('get_')) return undefined;
-  if (name.startsWith('transform_data')) return 'transformed';
-  return name === 'group_data_by' ? 'grouped' : 'result';
-}
-
-/** nl2api gold calls as VAKRA's runner records them: VAKRA's names where it has the tool, handles for references. */
-function asVakra(calls: readonly Call[], db: string): { name: string; arguments: Record<string, unknown> }[] {
-  const counters = new Map([['retrieved', 1]]);
-  const handles = new Map([['starting_table_var', `retrieved_${db}_1`]]);
-  return calls.map((call) => {
-    const args: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(call.arguments)) {
-      const handle = typeof value === 'string' && /^\$([^.$]+)\$$/.exec(value);
-      const renamed =
-        name === 'data_source'
-          ? 'data_label'
-          : name === 'other_data_source'
-            ? 'data_label_2'
-            : name === 'aggregation_type'
-              ? 'aggregation_operation'
-              : name;
-      args[renamed] = handle && handles.has(handle[1]) ? handles.get(handle[1]) : value;
-    }
-    const aggregate = /^aggregate_data_(\w+)$/.exec(call.name);
-    const getter = /^get_(\w+)$/.exec(call.name);
-    const name = aggregate ? `compute_data_${aggregate[1]}` : getter ? `get_${getter[1]}s` : call.name;
-    const prefix = prefixOf(call.name);
-    if (prefix) {
-      const n = (counters.get(prefix) ?? 0) + 1;
-      counters.set(prefix, n);
-      handles.set(call.label, `${prefix}_${db}_${n}`);
-    }
-    return { name, arguments: args };
-  });
-}
-
-/**
- * Gold VAKRA's handles can carry: one starting table, and every output a later call uses is a
- * table VAKRA names (its aggregates are scalars, its retrieve a table, not a list for an "in"
- * filter), passed as the data source. Joins, group-bys and subqueries are nl2api's own.
- */
-function expressible(calls: readonly Call[]): boolean {
-  const tables = new Set(['starting_table_var']);
-  return calls.every((call) => {
-    const ok = Object.entries(call.arguments).every(([name, value]) => {
-      const reference = JSON.stringify(value).match(/\$([^.$"]+)[^$"]*\$/g);
-      if (!reference) return true;
-      const handle = typeof value === 'string' && /^\$([^.$]+)\$$/.exec(value);
-      return /data_source$/.test(name) && handle && tables.has(handle[1]);
-    });
-    if (prefixOf(call.name)) tables.add(call.label);
-    return ok;
-  });
-}
-
-function vakraFolder(formulation: string, name: string, skip: (id: string) => boolean = () => false): string {
-  const dir = path.join(root, name);
-  mkdirSync(dir, { recursive: true });
-  for (const file of readdirSync(path.join(root, 'dataset', formulation)).filter((f) => f.endsWith('.jsonl'))) {
-    const db = file.replace(/\.jsonl$/, '');
-    const records = readFileSync(path.join(root, 'dataset', formulation, file), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as { sample_id: string; input: string; output: Call[] })
-      .filter((r) => !skip(r.sample_id) && (formulation === 'rest' || expressible(r.output)))
-      .map((r) => ({
-        uuid: r.sample_id,
-        domain: db,
-        status: 'success',
-        error: '',
-        duration_s: 1.5,
-        output: [{ turn_id: 1, query: r.input, answer: 'done', sequence: { tool_call: asVakra(r.output, db) } }],
-      }));
-    writeFileSync(path.join(dir, `${db}.json`), JSON.stringify(records, null, 2));
-    // The runner's tool list beside each domain's predictions: not predictions.
-    writeFileSync(path.join(dir, `${db}_tools.json`), JSON.stringify([{ uuid: 'x', domain: db, all_tools: [] }]));
-  }
+function vakraFolder(formulation: string, name: string, keep?: (id: string) => boolean): string {
+  const dir = path.join(root, `vakra-predictions-${name}-${formulation}`);
+  writeVakraPredictions(path.join(root, 'dataset'), formulation, dir, keep);
   return dir;
 }
 
@@ -112,7 +27,7 @@ describe.each(['slot', 'sel', 'rest'] as const)('%s', (formulation) => {
   test('the gold calls as VAKRA predictions complete every item VAKRA can express; ten taken out, ten fewer', async () => {
     const all = await run(root, {
       formulation,
-      predictions: { path: vakraFolder(formulation, `vakra-predictions-${formulation}`), format: 'vakra' },
+      predictions: { path: vakraFolder(formulation, 'all'), format: 'vakra' },
       report: `vakra-${formulation}`,
     });
     const [summary] = all.summary.models;
@@ -127,7 +42,7 @@ describe.each(['slot', 'sel', 'rest'] as const)('%s', (formulation) => {
     const fewer = await run(root, {
       formulation,
       predictions: {
-        path: vakraFolder(formulation, `vakra-predictions-cut-${formulation}`, (id) => cut.has(id)),
+        path: vakraFolder(formulation, 'cut', (id) => !cut.has(id)),
         format: 'vakra',
       },
       report: `vakra-cut-${formulation}`,
