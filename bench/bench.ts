@@ -23,6 +23,7 @@ import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';
 import { differentialFigures } from './differential.js';
 import { evalBench, evalLines } from './eval-bench.js';
+import { protocolBench, protocolLines } from './eval-protocol-bench.js';
 import { exportBench, exportLines } from './export-bench.js';
 import { mcpBench, mcpLine } from './mcp-bench.js';
 import { microBench } from './micro.js';
@@ -203,6 +204,13 @@ async function main(): Promise<void> {
       { slot: path.join(work, 'cold'), sel: path.join(work, 'cold'), rest: path.join(work, 'rest') },
       birdDir,
     );
+    process.stderr.write(
+      '(g2b) evaluation as models answer: native tools, renamed tools, --obfuscate, --predictions...\n',
+    );
+    const protocol = await protocolBench(
+      { slot: path.join(work, 'cold'), sel: path.join(work, 'cold'), rest: path.join(work, 'rest') },
+      birdDir,
+    );
     process.stderr.write('(g3) export: every format, splits, leakage...\n');
     const exported = await exportBench(path.join(work, 'cold'), path.join(work, 'rest'), birdDir);
     process.stderr.write('(g4) MCP: every published sample replayed through the SDK client...\n');
@@ -218,6 +226,7 @@ async function main(): Promise<void> {
       birdDir,
       queries: base.queries,
       evaluation,
+      protocol,
       export: exported,
       mcp,
       baseline: { ms: Math.round(base.ms), runsMs: bases.map((b) => Math.round(b.ms)), errors: base.errors },
@@ -338,7 +347,7 @@ async function main(): Promise<void> {
     lines.push(...sweepLines(sweep));
     lines.push(...runawayLines(runaway));
     lines.push(...queue.lines);
-    lines.push(...evalLines(evaluation));
+    lines.push(...evalLines(evaluation), ...protocolLines(protocol));
     lines.push(...exportLines(exported, base.ms));
     lines.push(...mcp.map(mcpLine));
     lines.push(

@@ -19,7 +19,7 @@ import { goldAnswers, type ScriptedCall } from './scripted-chat.js';
  * - the real provider path under latency: an OpenAI-compatible scripted server answering in
  *   200 ms, concurrency 16, direct invocation on every item of each formulation (SLOT's prompts
  *   list every tool of the database: the largest); wall time against the ideal
- *   items × 0.2 s / 16 (target within 1.3×).
+ *   items × 0.2 s / 16 (target within 1.3×), with the default LLM limits (a local server's).
  * Each figure is the median of three cold runs, in the benchmark's own process (modules loaded).
  */
 
@@ -54,12 +54,8 @@ export async function evalBench(datasets: Partial<Record<Formulation, string>>, 
     models: string[],
     extra: Partial<EvalOptions> = {},
   ): EvalOptions => ({
-    config: parseConfig({
-      source: birdDir,
-      progress: 'none',
-      concurrency: 16,
-      llm: { requestsPerMinute: 1_000_000, concurrency: 16 },
-    }),
+    // The default LLM limits: a provider on loopback gets none (generators/llm/limits.ts).
+    config: parseConfig({ source: birdDir, progress: 'none', concurrency: 16 }),
     ...EVAL_DEFAULTS,
     dataset,
     formulation,

@@ -64,9 +64,11 @@ interface WireMessage {
 export async function startChatServer(options: ChatServerOptions): Promise<ChatServer> {
   const requests: ChatRequestRecord[] = [];
   const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      // Whole, then decoded: a character split between two chunks stays whole.
+      const raw = Buffer.concat(chunks).toString('utf8');
       if (req.method === 'GET' && req.url === '/requests') return send(res, 200, requests);
       const body = JSON.parse(raw || '{}') as { messages?: WireMessage[]; tools?: unknown[] };
       const messages = body.messages ?? [];

@@ -1,7 +1,8 @@
 import { hashJson, sha256 } from '../core/hash.js';
 import type { ToolCall, ToolSpec } from '../core/model.js';
 import type { LlmMessage } from '../generators/llm/messages.js';
-import { loadPrompt, type PromptTemplate } from '../generators/rest/prompts.js';
+import { LruMap } from '../core/lru.js';
+import { fillSlots, loadPrompt, type PromptTemplate } from '../generators/rest/prompts.js';
 import type { EvalItem } from './dataset.js';
 
 /**
@@ -216,11 +217,35 @@ export function renderPrompt(
         : 'the handles of the calls whose outputs answer the question, as a JSON list, e.g. ["call_2"]';
   }
   const name = templateName(settings);
-  const hash = hashJson({
-    template: promptSource(settings),
-    values: { ...values, tools: settings.tools === 'native' ? NATIVE_TOOLS : toolsBlock(settings.family, tools).hash },
-  });
-  return { messages: template(name).render(values), hash };
+  const hashed = {
+    ...values,
+    tools: settings.tools === 'native' ? NATIVE_TOOLS : toolsBlock(settings.family, tools).hash,
+  };
+  const hash = hashJson({ template: promptSource(settings), values: hashed });
+  return { messages: renderMessages(name, values, hashed), hash };
+}
+
+/** The slots of a user turn: everything else is the system prompt's. */
+const USER_SLOTS = ['examples', 'question', 'evidence'];
+const systemPrompts = new LruMap<string, string>(64);
+
+/**
+ * The template filled. A database's items share one system prompt (the task and the tool
+ * list, hundreds of KB for SLOT): it is rendered once and the same string reused, which
+ * also lets the LLM cache key find its hash (generators/llm/cache.ts).
+ */
+function renderMessages(name: string, values: Record<string, string>, hashed: Record<string, string>): LlmMessage[] {
+  const systemKey = JSON.stringify([name, Object.entries(hashed).filter(([slot]) => !USER_SLOTS.includes(slot))]);
+  const system = systemPrompts.get(systemKey);
+  if (system === undefined) {
+    const messages = template(name).render(values);
+    systemPrompts.set(systemKey, messages[0].content);
+    return messages;
+  }
+  return [
+    { role: 'system', content: system },
+    { role: 'user', content: fillSlots(template(name).user, values).trim() },
+  ];
 }
 
 function reactCallFormat(family: FamilyFormat): string {

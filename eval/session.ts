@@ -119,18 +119,22 @@ export async function openEvalSession(
     dbIds: config.dbIds,
     limit: settings.limit,
   });
-  const live = await openLiveTools(dataset, config.source, config);
+  const usage = new UsageMeter(config.llm?.prices ?? {});
+  const index = new NeighbourIndex(dataset.items);
+  // The models (an LLM's client loads its provider's SDK, ~0.5 s) while the SQL workers start.
+  const replaying = settings.predictions ? replayedAgent(settings.predictions, dataset.items) : undefined;
+  const resolving = replaying
+    ? replaying.then((replay) => [replay.model])
+    : Promise.all(settings.models.map((id) => resolveModel(id, { config, index, stores, usage, extra: extraModels })));
+  const live = await openLiveTools(dataset, config.source, config).catch(async (error: unknown) => {
+    await resolving.catch(() => undefined);
+    throw error;
+  });
   const { databases, environment } = live;
   const { executor } = environment;
   try {
-    const usage = new UsageMeter(config.llm?.prices ?? {});
-    const index = new NeighbourIndex(dataset.items);
-    const replay = settings.predictions ? await replayedAgent(settings.predictions, dataset.items) : undefined;
-    const models = replay
-      ? [replay.model]
-      : await Promise.all(
-          settings.models.map((id) => resolveModel(id, { config, index, stores, usage, extra: extraModels })),
-        );
+    const replay = await replaying;
+    const models = await resolving;
     const promptSettings = (model: EvalModel): PromptSettings => ({
       family: model.family,
       tools: settings.tools,

@@ -1,4 +1,6 @@
-import { hashJson } from '../../core/hash.js';
+import { createHash, type Hash } from 'node:crypto';
+import { canonicalJson, hashJson } from '../../core/hash.js';
+import { LruMap } from '../../core/lru.js';
 import type { LlmMessage } from './messages.js';
 
 /** Replies by request key. Implementations: in memory (below), SQLite (sqlite-cache.ts). */
@@ -15,15 +17,45 @@ export interface CacheKeyInput {
   params: Record<string, unknown>;
 }
 
-/** sha256 of the canonical JSON of what determines the reply. */
+/**
+ * sha256 of the canonical JSON of what determines the reply. An evaluation's requests share
+ * a long first message (a system prompt that lists every tool of a database, hundreds of KB)
+ * and differ after it; escaping and hashing it again for each request cost a third of the
+ * harness's CPU. So the hash of the text up to the end of that message's content is kept,
+ * and each key goes on from a copy of it: the same bytes are hashed, the same key comes out
+ * (a cached reply is never lost to a faster key).
+ */
 export function llmCacheKey(input: CacheKeyInput): string {
-  return hashJson({
-    v: 1,
-    provider: input.provider,
-    model: input.model,
-    messages: input.messages,
-    params: input.params,
-  });
+  const { messages, ...others } = keyObject(input);
+  const [first, ...rest] = messages;
+  if (!first || first.content.length < SHARED_PREFIX_MIN || Object.keys(first).length !== 2)
+    return hashJson(keyObject(input));
+  // Canonical JSON sorts keys: "messages" comes first, then model, params, provider, v; a message's content before its role.
+  const tail = [
+    `,"role":${JSON.stringify(first.role)}}`,
+    ...rest.map((m) => `,${canonicalJson(m)}`),
+    `],${canonicalJson(others).slice(1)}`,
+  ].join('');
+  return prefixHash(first.content).copy().update(tail).digest('hex');
+}
+
+function keyObject(input: CacheKeyInput) {
+  return { v: 1, provider: input.provider, model: input.model, messages: input.messages, params: input.params };
+}
+
+/** Below this, a first message is hashed with the rest: remembering it would cost more than it saves. */
+const SHARED_PREFIX_MIN = 4096;
+const prefixHashes = new LruMap<string, Hash>(16);
+
+/** The hash state after `{"messages":[{"content":<content>`. */
+function prefixHash(content: string): Hash {
+  let hash = prefixHashes.get(content);
+  if (!hash)
+    prefixHashes.set(
+      content,
+      (hash = createHash('sha256').update(`{"messages":[{"content":${JSON.stringify(content)}`)),
+    );
+  return hash;
 }
 
 export class MemoryLlmCache implements LlmCache {

@@ -63,3 +63,12 @@ export function deadline(signal: AbortSignal | undefined, timeoutMs: number): Ab
   controller.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
   return controller.signal;
 }
+
+/**
+ * fetch with a text body sent as its UTF-8 bytes. An SDK hands fetch its JSON as a string,
+ * which undici scans for lone surrogates, then encodes: an evaluation's prompts run to
+ * hundreds of KB, and those two passes were a tenth of its main thread. Buffer.from encodes
+ * in one pass, a lone surrogate as U+FFFD, as the scan would have made it.
+ */
+export const utf8BodyFetch: typeof fetch = (input, init) =>
+  fetch(input, typeof init?.body === 'string' ? { ...init, body: Buffer.from(init.body, 'utf8') } : init);

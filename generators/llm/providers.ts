@@ -1,4 +1,4 @@
-import { deadline, sharedOptions, type LlmProviderEntry } from './provider-entry.js';
+import { deadline, sharedOptions, utf8BodyFetch, type LlmProviderEntry } from './provider-entry.js';
 
 /**
  * The LLM providers, one entry each: the single source of truth that the config schema's
@@ -37,7 +37,7 @@ export const PROVIDERS = {
         apiKey,
         maxTokens: settings.maxTokens,
         timeout: settings.timeoutMs,
-        configuration: settings.baseUrl ? { baseURL: settings.baseUrl } : undefined,
+        configuration: { fetch: utf8BodyFetch, ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}) },
       });
     },
   },
@@ -51,7 +51,7 @@ export const PROVIDERS = {
         numPredict: settings.maxTokens,
         baseUrl: settings.baseUrl,
         fetch: (input, init) =>
-          fetch(input, { ...init, signal: deadline(init?.signal ?? undefined, settings.timeoutMs) }),
+          utf8BodyFetch(input, { ...init, signal: deadline(init?.signal ?? undefined, settings.timeoutMs) }),
       });
     },
   },

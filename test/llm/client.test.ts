@@ -1,4 +1,5 @@
-import { MemoryLlmCache, type LlmCache } from '../../generators/llm/cache.js';
+import { hashJson } from '../../core/hash.js';
+import { llmCacheKey, MemoryLlmCache, type LlmCache } from '../../generators/llm/cache.js';
 import { LlmClient, type LlmClientOptions } from '../../generators/llm/client.js';
 import { LlmError } from '../../generators/llm/errors.js';
 import type { LlmMessage } from '../../generators/llm/messages.js';
@@ -63,6 +64,36 @@ describe('LlmClient', () => {
       expect(variant({ timeoutMs: 5, maxRetries: 0, concurrency: 9 })).toBe(key);
       expect(base.cacheKey(ask('q2'))).not.toBe(key);
       expect(base.cacheKey([{ content: 'q', role: 'user' }])).toBe(base.cacheKey([{ role: 'user', content: 'q' }]));
+    });
+
+    test('a long first message shared by many requests: the same keys as hashing each whole', () => {
+      const tools = `Tools: ${JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ name: `t${i}`, d: 'é "q" \\ \u2028' })))}`;
+      const conversations: LlmMessage[][] = [
+        [
+          { role: 'system', content: tools },
+          { role: 'user', content: 'Question: a' },
+        ],
+        [
+          { role: 'system', content: tools },
+          { role: 'user', content: 'Question: b' },
+        ],
+        [{ content: tools, role: 'system' }],
+        [
+          { role: 'system', content: tools },
+          { role: 'assistant', content: '', toolCalls: [{ id: 'call_0', name: 't1', args: { x: [1, 'y'] } }] },
+          { role: 'tool', content: '{"rows": []}', toolCallId: 'call_0' },
+        ],
+        [{ role: 'assistant', content: tools, toolCalls: [{ id: 'c', name: 't', args: {} }] }],
+        [{ role: 'user', content: 'short' }],
+      ];
+      for (const messages of conversations) {
+        for (const params of [{}, { temperature: 0, tools: [{ type: 'function' }] }, { sample: 2 }]) {
+          const input = { provider: 'mistral', model: 'm', messages, params };
+          const whole = hashJson({ v: 1, provider: 'mistral', model: 'm', messages, params });
+          // Twice: the second from the remembered prefix.
+          expect([llmCacheKey(input), llmCacheKey(input)]).toEqual([whole, whole]);
+        }
+      }
     });
 
     test('cache: false calls again but still records the reply', async () => {

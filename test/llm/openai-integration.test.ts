@@ -45,6 +45,15 @@ describe('OpenAI-compatible protocol through @langchain/openai', () => {
     expect(client.usage.snapshot().total).toMatchObject({ requests: 1, inputTokens: 7, outputTokens: 3 });
   });
 
+  test('a long prompt beyond ASCII arrives as written (the body goes as its UTF-8 bytes)', async () => {
+    const { server, client } = await setup([completion('ok')]);
+    const text = `Évidence: 東京 🚲 "quoted" \\ ${'x'.repeat(100_000)} lone \ud800 end ${'東京 🚲 '.repeat(20_000)}`;
+    await client.complete([{ role: 'user', content: text }]);
+    const sent = (server.requests[0].body as { messages: { content: string }[] }).messages[0].content;
+    // JSON escapes the lone surrogate: it comes back as it was.
+    expect(sent).toBe(text);
+  });
+
   test('429 with Retry-After then success; 500s exhausted → llm:server_error', async () => {
     const retried = await setup([errorReply(429, { 'retry-after': '2' }), completion('{"operation": "x"}')]);
     expect(await completeStructured(retried.client, messages, Answer)).toMatchObject({ ok: true });

@@ -57,9 +57,11 @@ export async function startScriptedServer(script: ScriptedResponse[]): Promise<S
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      // Whole, then decoded: a character split between two chunks stays whole.
+      const raw = Buffer.concat(chunks).toString('utf8');
       const record: RecordedRequest = {
         method: req.method ?? '',
         url: req.url ?? '',
