@@ -126,6 +126,8 @@ export async function openEvalSession(
   const resolving = replaying
     ? replaying.then((replay) => [replay.model])
     : Promise.all(settings.models.map((id) => resolveModel(id, { config, index, stores, usage, extra: extraModels })));
+  // Handled here, awaited below: a model that cannot be made (a bad id, no key) must not be an unhandled rejection while the workers start.
+  resolving.catch(() => undefined);
   const live = await openLiveTools(dataset, config.source, config).catch(async (error: unknown) => {
     await resolving.catch(() => undefined);
     throw error;

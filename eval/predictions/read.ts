@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256 } from '../../core/hash.js';
 import { DatasetError } from '../dataset.js';
-import type { PredictionFormat } from './formats.js';
+import type { PredictionFormat, RecordCalls } from './formats.js';
 import { vakraRecordCalls } from './vakra.js';
 
 /**
@@ -91,8 +91,6 @@ function recordsOf(text: string): ({ value: unknown } | { error: string })[] {
       });
   }
 }
-
-export type RecordCalls = { id: string; calls: unknown[] } | { error: string };
 
 function nl2apiRecordCalls(record: unknown): RecordCalls {
   if (record === null || typeof record !== 'object') return { error: 'not an object' };

@@ -1,4 +1,4 @@
-import type { RecordCalls } from './read.js';
+import type { RecordCalls } from './formats.js';
 
 /**
  * IBM VAKRA's runner output read as nl2api calls (facts from IBM/vakra: benchmark/
