@@ -126,6 +126,13 @@ describe('scripted imperfect models get the hand-worked metrics', () => {
     expect(summary.completion.mean).toBe(0);
   });
 
+  test('a ReAct agent that only writes prose: instruction_alignment_failure, as in direct mode', async () => {
+    const model = scripted('react-prose', () => 'I think the answer is Winter Machine.');
+    const { line } = await scoreOf(model, { mode: 'react', budget: 3 });
+    expect(line.attempt!.react).toEqual({ turns: 3, budget: 3, answered: false });
+    expect(line.attempt!.scores.error).toBe('instruction_alignment_failure');
+  });
+
   test('Qwen-style <tool_call> blocks amid prose are read and score 1.0', async () => {
     const model = scripted('qwen-xml', (gold) => `Let me call the tools.\n${writeCalls('qwen', gold)}\nDone.`);
     const { line } = await scoreOf(model);
