@@ -108,9 +108,10 @@ function prepareCalls(
   const malformed = read.findIndex((c) => !isToolCall(c));
   const named = names.name((malformed < 0 ? read : read.slice(0, malformed)) as ReadCall[]);
   const calls = [...named, ...read.slice(named.length)];
-  const refusedAt = named.findIndex((c) => view.refusal(c) !== null);
+  const refusals = named.map((c) => view.refusal(c));
+  const refusedAt = refusals.findIndex((r) => r !== null);
   const runnable = (refusedAt < 0 ? named : named.slice(0, refusedAt)).map((c) => runnableCall(c, view));
-  if (refusedAt >= 0) return { calls, runnable, stop: refusalStep(named[refusedAt], view) };
+  if (refusedAt >= 0) return { calls, runnable, stop: refusalStep(named[refusedAt], refusals[refusedAt]!) };
   if (malformed >= 0) return { calls, runnable, stop: formatStep(read[malformed]) };
   return { calls, runnable };
 }
@@ -158,9 +159,10 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
     for (const [i, written] of decision.calls.entries()) {
       const call = isToolCall(written) ? named.shift()! : undefined;
       actions.push(call ?? written);
+      const refused = call && view.refusal(call);
       let step: Step;
       if (!call) step = formatStep(written);
-      else if (view.refusal(call)) step = refusalStep(call, view);
+      else if (refused) step = refusalStep(call, refused);
       else {
         const runnable = runnableCall(call, view);
         const result = await episode.call(runnable);
@@ -211,8 +213,7 @@ function runnableCall(call: NamedCall, view: ToolView): ToolCall {
   return view.fromModel({ name: call.name, arguments: call.arguments, label: call.label });
 }
 
-function refusalStep(call: NamedCall, view: ToolView): Step {
-  const refused = view.refusal(call)!;
+function refusalStep(call: NamedCall, refused: NonNullable<ReturnType<ToolView['refusal']>>): Step {
   return { call, ok: false, observation: { error: refused.error }, kind: refused.kind };
 }
 

@@ -32,8 +32,9 @@ export function scoreAttempt(input: {
   answer: Verdict;
 }): ItemScores {
   const calls = (input.predicted ?? []).filter(isToolCall).map((c, i) => ({ ...c, label: c.label ?? `#${i}` }));
-  const { intent, slot, pairs } = alignSequences(calls, input.gold);
-  const sequence = sequenceMatch(calls, input.gold);
+  const alignment = alignSequences(calls, input.gold);
+  const { intent, slot, pairs } = alignment;
+  const sequence = sequenceMatch(calls, input.gold, alignment);
   return {
     completed: input.answer.ok,
     answer: input.answer,

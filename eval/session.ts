@@ -128,10 +128,7 @@ export async function openEvalSession(
     : Promise.all(settings.models.map((id) => resolveModel(id, { config, index, stores, usage, extra: extraModels })));
   // Handled here, awaited below: a model that cannot be made (a bad id, no key) must not be an unhandled rejection while the workers start.
   resolving.catch(() => undefined);
-  const live = await openLiveTools(dataset, config.source, config).catch(async (error: unknown) => {
-    await resolving.catch(() => undefined);
-    throw error;
-  });
+  const live = await openLiveTools(dataset, config.source, config);
   const { databases, environment } = live;
   const { executor } = environment;
   try {

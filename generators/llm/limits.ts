@@ -16,7 +16,7 @@ export interface LlmLimits {
   local: boolean;
 }
 
-export const HOSTED_LIMITS = { requestsPerMinute: 60, concurrency: 4 } as const;
+const HOSTED_LIMITS = { requestsPerMinute: 60, concurrency: 4 } as const;
 /** The schema's bound: in effect, the caller's own concurrency decides. */
 const LOCAL_CONCURRENCY = 256;
 
@@ -49,7 +49,7 @@ export function describeLimits(
 }
 
 /** A base URL on loopback, or Ollama's default (http://127.0.0.1:11434). */
-export function isLocalServer(config: Pick<LlmConfig, 'provider' | 'baseUrl'>): boolean {
+function isLocalServer(config: Pick<LlmConfig, 'provider' | 'baseUrl'>): boolean {
   if (!config.baseUrl) return config.provider === 'ollama';
   let host: string;
   try {
