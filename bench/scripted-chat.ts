@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { unconsumedLabels } from '../eval/answer-labels.js';
+import { relabel } from '../eval/metrics/alignment.js';
 import type { EvalItem } from '../eval/dataset.js';
 
 /**
@@ -136,8 +137,8 @@ function completion(calls: readonly ScriptedCall[], messages: readonly WireMessa
   const handles = messages.filter((m) => m.role === 'tool').map(handleOf);
   const nameOf = (j: number) => (!native ? (calls[j].label ?? '') : react ? (handles[j] ?? '') : callId(j));
   const byLabel = new Map(calls.flatMap((c, j) => (c.label ? [[c.label, j] as const] : [])));
-  const renamed = (value: unknown): unknown =>
-    native ? renameReferences(value, (label) => (byLabel.has(label) ? nameOf(byLabel.get(label)!) : label)) : value;
+  const names = new Map([...byLabel].map(([label, j]) => [label, nameOf(j)]));
+  const renamed = (value: unknown): unknown => (native ? relabel(value, names) : value);
   const toolCall = (j: number) => ({
     id: callId(j),
     type: 'function',
@@ -183,16 +184,6 @@ function handleOf(message: WireMessage): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** `"$X$"` / `"$X.field$"` references with X renamed, anywhere in a value. */
-function renameReferences(value: unknown, rename: (label: string) => string): unknown {
-  if (typeof value === 'string')
-    return value.replace(/^\$([^.$]+)((?:\.[^$]*)?)\$$/, (_, x: string, f: string) => `$${rename(x)}${f}$`);
-  if (Array.isArray(value)) return value.map((v) => renameReferences(v, rename));
-  if (value !== null && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renameReferences(v, rename)]));
-  return value;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

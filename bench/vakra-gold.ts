@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { vakraHandlePrefix } from '../eval/predictions/vakra.js';
 
 /**
  * A generated dataset's gold calls written as IBM VAKRA's runner writes an agent's calls
@@ -7,24 +8,14 @@ import path from 'node:path';
  * status, error, duration_s, output: [{turn_id, query, answer, sequence: {tool_call}}]}`,
  * calls `{name, arguments}` with VAKRA's names, tables passed on by the handles VAKRA's
  * server gives them), for what VAKRA's tools can express: what `--predictions-format vakra`
- * is measured and tested on. The test of the reader checks these handles against a record
- * written by hand after VAKRA's own naming.
+ * is measured and tested on. Handles are named by the reader's rule (vakraHandlePrefix),
+ * which the reader's test checks against a record written by hand after VAKRA's own naming.
  */
 
 export interface GoldCall {
   name: string;
   arguments: Record<string, unknown>;
   label: string;
-}
-
-/** VAKRA's handle prefix for the table a tool makes (mcp_server.py); undefined: no table. */
-function prefixOf(name: string): string | undefined {
-  if (/^(aggregate_data|calculate|select_unique_values|get_)/.test(name)) return undefined;
-  if (/^(filter_data|select_data_)/.test(name)) return 'filtered';
-  if (name.startsWith('sort_data')) return 'sorted';
-  if (name === 'retrieve_data') return 'retrieved';
-  if (name.startsWith('transform_data')) return 'transformed';
-  return name === 'group_data_by' ? 'grouped' : 'result';
 }
 
 /**
@@ -41,7 +32,7 @@ export function vakraExpressible(calls: readonly GoldCall[]): boolean {
       const handle = typeof value === 'string' && /^\$([^.$]+)\$$/.exec(value);
       return /data_source$/.test(name) && !!handle && tables.has(handle[1]);
     });
-    if (prefixOf(call.name)) tables.add(call.label);
+    if (vakraHandlePrefix(call.name)) tables.add(call.label);
     return ok;
   });
 }
@@ -62,7 +53,7 @@ export function asVakraCalls(
     const aggregate = /^aggregate_data_(\w+)$/.exec(call.name);
     const getter = /^get_(\w+)$/.exec(call.name);
     const name = aggregate ? `compute_data_${aggregate[1]}` : getter ? `get_${getter[1]}s` : call.name;
-    const prefix = prefixOf(call.name);
+    const prefix = vakraHandlePrefix(call.name);
     if (prefix) {
       const n = (counters.get(prefix) ?? 0) + 1;
       counters.set(prefix, n);

@@ -71,7 +71,7 @@ function nl2apiCalls(
   calls.forEach((call, i) => {
     const label = `call_${i}`;
     if (call.name !== 'get_data') mapped.push({ ...mapCall(call, sel, handles), label });
-    const prefix = tablePrefix(call.name);
+    const prefix = vakraHandlePrefix(call.name);
     if (prefix === undefined) return;
     const n = (counters.get(prefix) ?? 0) + 1;
     counters.set(prefix, n);
@@ -85,9 +85,10 @@ const SEL_ONLY = /^(select_data_|compute_data_|sort_data_(ascending|descending)$
 
 /**
  * The handle prefix of a tool that returns a table (mcp_server.py: its own tools, `result`
- * for any other), or undefined: a scalar or a list gets no handle.
+ * for any other), or undefined: a scalar or a list gets no handle. nl2api's names of the same
+ * tools (`aggregate_data_<agg>`, `get_<key>`, `calculate`) get the same answer.
  */
-function tablePrefix(name: string): string | undefined {
+export function vakraHandlePrefix(name: string): string | undefined {
   if (NO_TABLE.test(name)) return undefined;
   if (name.startsWith('select_data_') || name === 'filter_data') return 'filtered';
   if (name.startsWith('sort_data')) return 'sorted';
