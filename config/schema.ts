@@ -175,7 +175,7 @@ export type EvaluateConfig = z.infer<typeof EvaluateConfigSchema>;
 
 /** `nl2api export`'s defaults: the CLI's and a config's `export` block's. */
 export const EXPORT_DEFAULTS = {
-  formats: ['nl2api', 'openai', 'hermes', 'xlam', 'live-api-bench', 'hf'],
+  formats: ['nl2api', 'openai', 'hermes', 'xlam', 'live-api-bench', 'vakra', 'hf'],
   /** `by-database`: no database in two splits (a benchmark's default); `by-question`: stratified by database and difficulty; `none`: all in `train`. */
   split: 'by-database',
   shares: { train: 0.8, validation: 0.1, test: 0.1 },

@@ -4,6 +4,7 @@ import { liveApiBenchExample, LiveApiBenchExampleSchema, liveApiBenchUnsupported
 import { nativeExample, NativeExampleSchema } from './native.js';
 import { chatExample, chatExampleLine, ChatExampleSchema, toolTexts } from './openai-chat.js';
 import { conversationOf, type ExportSample } from './sample.js';
+import { vakraExample, VakraExampleSchema, vakraUnsupported } from './vakra/records.js';
 import type { Line } from './writer.js';
 import { xlamExample, xlamExampleLine, XlamExampleSchema, xlamToolJson } from './xlam.js';
 
@@ -82,5 +83,12 @@ export const LINE_FORMATS = [
     example: liveApiBenchExample,
     unsupported: liveApiBenchUnsupported,
     schema: LiveApiBenchExampleSchema,
+  }),
+  format({
+    name: 'vakra',
+    description: "IBM VAKRA's benchmark files: SLOT/SEL as capability 1 (calls in its vocabulary, handles), REST as capability 2",
+    example: vakraExample,
+    unsupported: vakraUnsupported,
+    schema: VakraExampleSchema,
   }),
 ];

@@ -308,7 +308,7 @@ export function joinProblem(args: PublishedInitArguments): string | undefined {
 // Calls
 
 /** A SEL call as the SLOT call it binds (SEL tool names bind categorical arguments). */
-function slotView(call: ToolCall, bindings: Record<string, SelBinding> | undefined) {
+export function slotView(call: ToolCall, bindings: Record<string, SelBinding> | undefined) {
   const binding = bindings?.[call.name];
   return binding
     ? { tool: binding.slotTool, arguments: { ...binding.boundArguments, ...call.arguments } }

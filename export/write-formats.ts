@@ -7,6 +7,8 @@ import type { ExportSample } from './sample.js';
 import type { FormatName } from './settings.js';
 import { SPLIT_NAMES, type SplitName } from './splits.js';
 import { TokenCounter, type TokenEncoding, type TokenMemo, type TokenStats } from './tokens.js';
+import type { VakraExample } from './vakra/records.js';
+import { writeVakraFiles } from './vakra/write.js';
 import type { ExportWriter, Line } from './writer.js';
 
 /**
@@ -47,6 +49,12 @@ export async function writeFormats(
   const groups = groupsOf(samples);
   const memo: TokenMemo = new Map();
   for (const format of LINE_FORMATS.filter((f) => formats.includes(f.name as FormatName))) {
+    if (format.name === 'vakra') {
+      // One file per database holds its SLOT and SEL samples: every group's lines first.
+      const lines = groups.flatMap((group) => [...checkedExamples(format, group.samples, written, undefined)]);
+      await writeVakraFiles(writer, lines as { sample: ExportSample; example: VakraExample }[]);
+      continue;
+    }
     const perFormulation: Partial<Record<Formulation, TokenStats>> = {};
     for (const formulation of orderedFormulations([...new Set(groups.map((g) => g.formulation))])) {
       const counter = format.parts ? new TokenCounter(encoding, memo) : undefined;
