@@ -217,7 +217,10 @@ function sortCall(args: Record<string, unknown>, scope: Scope): Step {
   const key = scope.names.of(args.key_name);
   const ascending = args.ascending === true;
   const call = scope.sel
-    ? { name: ascending ? 'sort_data_ascending' : 'sort_data_descending', arguments: { data_label: source.handle, key_name: key } }
+    ? {
+        name: ascending ? 'sort_data_ascending' : 'sort_data_descending',
+        arguments: { data_label: source.handle, key_name: key },
+      }
     : { name: 'sort_data', arguments: { data_label: source.handle, key_name: key, ascending } };
   return { call, table: { firstKey: source.firstKey } };
 }
@@ -249,7 +252,8 @@ function retrieveCall(args: Record<string, unknown>, scope: Scope): Step {
 
 /** nl2api's distinct values of a key: VAKRA's select_unique_values takes a literal list, its retrieve_data a distinct key. */
 function uniqueValuesCall(args: Record<string, unknown>, scope: Scope): Step {
-  if (scope.sel) refuse("VAKRA's selection tools have no distinct column but select_unique_values over a written-in list");
+  if (scope.sel)
+    refuse("VAKRA's selection tools have no distinct column but select_unique_values over a written-in list");
   if (Array.isArray(args.key_name)) refuse("VAKRA's retrieve_data ignores distinct for several keys");
   return retrieveCall({ data_source: args.data_source, key_name: args.key_name, distinct: true }, scope);
 }
@@ -337,7 +341,9 @@ function calculatorCall(args: Record<string, unknown>, scope: Scope): Step {
   const input2 = valueOf(operand!.value, scope);
   if (typeof input1 !== 'number' || typeof input2 !== 'number') refuse("VAKRA's Calculator takes numbers");
   if (operation === 'divide')
-    scope.departures.add('divide: VAKRA divides as floats and gives NaN for a divisor ≤ 0, SQLite divides integers whole');
+    scope.departures.add(
+      'divide: VAKRA divides as floats and gives NaN for a divisor ≤ 0, SQLite divides integers whole',
+    );
   return { call: { name: 'Calculator', arguments: { input_1: input1, input_2: input2, operation } } };
 }
 
@@ -356,9 +362,11 @@ function concatenateCall(args: Record<string, unknown>, scope: Scope): Step {
 
 function tableOf(value: unknown, scope: Scope): { handle: string; firstKey: string } {
   const reference = typeof value === 'string' ? REFERENCE.exec(value) : null;
-  if (!reference || reference[2] !== undefined) return refuse('a call reads a column of another call; VAKRA passes tables only');
+  if (!reference || reference[2] !== undefined)
+    return refuse('a call reads a column of another call; VAKRA passes tables only');
   const produced = scope.produced.get(reference[1]);
-  if (produced?.kind !== 'table') return refuse("a call reads a list or a value as its table; VAKRA's handles are tables");
+  if (produced?.kind !== 'table')
+    return refuse("a call reads a list or a value as its table; VAKRA's handles are tables");
   return produced;
 }
 

@@ -22,14 +22,13 @@ export function firstColumnsOf(databases: string, db: string): Map<string, strin
 function readFirstColumns(file: string): Map<string, string> {
   const connection = openReadOnly(file);
   try {
-    const tables = connection
-      .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
-      .all() as { name: string }[];
+    const tables = connection.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").all() as {
+      name: string;
+    }[];
     const first = new Map<string, string>();
     for (const { name } of tables) {
       const column = connection.prepare('SELECT name FROM pragma_table_info(?) ORDER BY cid LIMIT 1').get(name) as
-        | { name: string }
-        | undefined;
+        { name: string } | undefined;
       if (column) first.set(name.toLowerCase(), column.name);
     }
     return first;
@@ -42,7 +41,8 @@ function readFirstColumns(file: string): Map<string, string> {
 function databaseFile(databases: string, db: string): string | undefined {
   const folders = [databases, path.join(databases, 'databases')];
   if (existsSync(databases))
-    for (const entry of readdirSync(databases)) if (entry.endsWith('_databases')) folders.push(path.join(databases, entry));
+    for (const entry of readdirSync(databases))
+      if (entry.endsWith('_databases')) folders.push(path.join(databases, entry));
   return folders
     .flatMap((folder) => [path.join(folder, db, `${db}.sqlite`), path.join(folder, `${db}.sqlite`)])
     .find((candidate) => existsSync(candidate));

@@ -49,13 +49,24 @@ export function vakraExample(sample: ExportSample): VakraExample {
   const { item } = sample;
   const uuid = vakraUuid(sample);
   const turn = { turn_id: TURN_ID, query: item.question };
-  const input = { uuid, domain: item.db, num_turns: 1 as const, dialogue: { turns: [turn] }, additional_instructions: '' };
+  const input = {
+    uuid,
+    domain: item.db,
+    num_turns: 1 as const,
+    dialogue: { turns: [turn] },
+    additional_instructions: '',
+  };
   const answer = item.gold.rows.map((row) => [...row]);
   const translated = translationOf(sample);
   if (!translated) {
     const tool_call = item.goldCalls.map((call) => ({ name: call.name, arguments: call.arguments }));
     const sequence = { tool_call, tool_response: sample.outputs };
-    return { capability: CAPABILITY_2, input, output: { uuid, domain: item.db, output: [{ ...turn, answer, sequence }] }, departures: [] };
+    return {
+      capability: CAPABILITY_2,
+      input,
+      output: { uuid, domain: item.db, output: [{ ...turn, answer, sequence }] },
+      departures: [],
+    };
   }
   const sequence = translated as VakraSequence;
   const [init] = sequence.calls;

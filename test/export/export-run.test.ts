@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
+import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../config/load.js';
 import { EXPORT_DEFAULTS } from '../../config/schema.js';
 import { packageRoot } from '../../core/package-root.js';
@@ -10,6 +11,7 @@ import type { ToolSpec } from '../../core/model.js';
 import { LINE_FORMATS } from '../../export/formats.js';
 import { REFUSAL } from '../../export/negatives.js';
 import { runExport, type ExportOptions } from '../../export/run.js';
+import { vakraVocabularyProblem } from './vakra-vocabulary.js';
 import { DEMO_SOURCE, generateDemo } from '../eval/fixtures.js';
 
 /**
@@ -76,7 +78,8 @@ describe('a whole export of the demo', () => {
   });
 
   test('every line read back from disk is valid against its format, and lines align with the provenance', () => {
-    for (const format of LINE_FORMATS.filter((f) => f.name !== 'live-api-bench')) {
+    // Live API-Bench and VAKRA write one JSON array per database (tested below).
+    for (const format of LINE_FORMATS.filter((f) => !['live-api-bench', 'vakra'].includes(f.name))) {
       for (const f of ['slot', 'sel', 'rest']) {
         for (const file of readdirSync(path.join(out, format.name, f))) {
           const lines = jsonl(path.join(out, format.name, f, file));
@@ -228,6 +231,74 @@ describe('a whole export of the demo', () => {
     expect(changed.written).toBeLessThan(Object.keys(changed.summary.files).length / 2);
     expect(changed.summary.counts.loaded).toBe(summary.counts.loaded - 1);
   }, 120_000);
+});
+
+describe("IBM VAKRA's files: what its runner, its evaluator and its mapping script read", () => {
+  const vakra = () => path.join(root, 'all', 'vakra');
+  const arrays = (folder: string) =>
+    existsSync(folder)
+      ? readdirSync(folder).map((file) => ({
+          db: file.replace(/\.json$/, ''),
+          records: JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as Record<string, unknown>[],
+        }))
+      : [];
+
+  test('per split and capability: input and ground truth pair by uuid and turn id, one file per domain', () => {
+    let records = 0;
+    for (const split of readdirSync(vakra()))
+      for (const capability of ['capability_1_bi_apis', 'capability_2_dashboard_apis']) {
+        const inputs = arrays(path.join(vakra(), split, capability, 'input'));
+        const outputs = arrays(path.join(vakra(), split, capability, 'output'));
+        expect(outputs.map((o) => o.db)).toEqual(inputs.map((i) => i.db));
+        inputs.forEach(({ db, records: input }, i) => {
+          const output = outputs[i].records as {
+            uuid: string;
+            domain: string;
+            output: { turn_id: number; sequence: unknown }[];
+          }[];
+          expect(output.map((r) => r.uuid)).toEqual(input.map((r) => r.uuid));
+          for (const [j, record] of input.entries()) {
+            const turns = (record as { dialogue: { turns: { turn_id: number }[] } }).dialogue.turns;
+            expect(record.domain).toBe(db);
+            expect(output[j].output.map((t) => t.turn_id)).toEqual(turns.map((t) => t.turn_id));
+            expect(Array.isArray(output[j].output[0].sequence)).toBe(false);
+            records++;
+          }
+        });
+      }
+    expect(records).toBeGreaterThan(0);
+  });
+
+  test("capability 1: every call in VAKRA's vocabulary, starting from initialize_active_data; one universe per sample", () => {
+    for (const split of readdirSync(vakra())) {
+      const universes = parseYaml(
+        readFileSync(path.join(vakra(), split, 'mcp_tool_universe_id_mapping.yaml'), 'utf8'),
+      ) as Record<string, { server_type: string; domain: string }>;
+      const samples = arrays(path.join(vakra(), split, 'capability_1_bi_apis', 'output')).flatMap((f) => f.records) as {
+        uuid: string;
+        domain: string;
+        output: { sequence: { tool_call: { name: string; arguments: Record<string, unknown> }[] } }[];
+      }[];
+      expect(Object.keys(universes).sort()).toEqual(samples.map((s) => s.uuid).sort());
+      for (const sample of samples) {
+        const [init, ...calls] = sample.output[0].sequence.tool_call;
+        expect(init.name).toBe('initialize_active_data');
+        const selection = universes[sample.uuid].server_type === 'selection';
+        expect(selection).toBe(sample.uuid.startsWith('sel-'));
+        for (const call of calls) expect(vakraVocabularyProblem(call, selection)).toBeUndefined();
+      }
+    }
+  });
+
+  test('what VAKRA cannot hold is left out with its reason: negatives, and calls it has no form for', () => {
+    const summary = JSON.parse(readFileSync(path.join(root, 'all', 'export.json'), 'utf8')) as {
+      counts: { negatives: number };
+      unsupported: { format: string; key: string; message: string }[];
+    };
+    const left = summary.unsupported.filter((u) => u.format === 'vakra');
+    expect(left.filter((u) => u.key.endsWith('!negative')).length).toBe(summary.counts.negatives);
+    for (const entry of left) expect(entry.message).toMatch(/VAKRA|table|value|column/);
+  });
 });
 
 describe('Live API-Bench: read by an independent harness, and re-imported to the same samples', () => {
