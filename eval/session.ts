@@ -26,7 +26,8 @@ import { promptSource, type PromptSettings } from './prompts.js';
 import { runSqlAttempt, sqlPromptSource } from './sql-baseline.js';
 import { predictionsModel } from './predictions/model.js';
 import type { PredictionFormat } from './predictions/formats.js';
-import { readPredictions } from './predictions/read.js';
+import { readPredictions, type Predictions } from './predictions/read.js';
+import { isOtherFormulationUuid, vakraUuid } from './predictions/vakra-uuid.js';
 import type { PredictionsReport, ResultLine, SummaryHeader } from './summary.js';
 import { toolView } from './tool-view.js';
 
@@ -260,6 +261,7 @@ async function replayedAgent(
   items: readonly EvalItem[],
 ): Promise<{ model: { model: EvalModel; key: unknown; limits?: string }; report: PredictionsReport }> {
   const predictions = await readPredictions(given.path, given.format);
+  if (given.format === 'vakra') keyByItemId(predictions, items);
   const ids = new Set(items.map((item) => item.id));
   const report: PredictionsReport = {
     path: given.path,
@@ -272,6 +274,21 @@ async function replayedAgent(
   };
   const id = `predictions:${path.basename(path.resolve(given.path))}`;
   return { model: { model: predictionsModel(id, predictions), key: { predictions: predictions.hash } }, report };
+}
+
+/**
+ * VAKRA records name their item by the uuid nl2api's export gave it (or, written by another
+ * tool, by the sample id): each keyed by its item's id; another formulation's are not this run's.
+ */
+function keyByItemId(predictions: Predictions, items: readonly EvalItem[]): void {
+  const byUuid = new Map(items.map((item) => [vakraUuid(item), item.id]));
+  const formulation = items[0]?.formulation ?? '';
+  for (const [uuid, calls] of [...predictions.calls]) {
+    const id = byUuid.get(uuid);
+    if (id === undefined && !isOtherFormulationUuid(uuid, formulation)) continue;
+    predictions.calls.delete(uuid);
+    if (id !== undefined) predictions.calls.set(id, calls);
+  }
 }
 
 function lineOf(

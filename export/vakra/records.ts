@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { vakraUuid } from '../../eval/predictions/vakra-uuid.js';
 import type { ExportSample } from '../sample.js';
 import { vakraSequence, type VakraSequence, type VakraTranslation } from './calls.js';
 import { firstColumnsOf } from './first-columns.js';
@@ -34,10 +35,6 @@ export interface VakraExample {
   departures: string[];
 }
 
-export function vakraUuid(sample: ExportSample): string {
-  return `${sample.item.formulation}-${sample.item.db}-${sample.item.id}`;
-}
-
 export function vakraUnsupported(sample: ExportSample): string | undefined {
   if (sample.negative) return 'VAKRA has no refusal items';
   if (sample.copy > 0) return 'a weighted copy: VAKRA lists each item once';
@@ -47,7 +44,7 @@ export function vakraUnsupported(sample: ExportSample): string | undefined {
 
 export function vakraExample(sample: ExportSample): VakraExample {
   const { item } = sample;
-  const uuid = vakraUuid(sample);
+  const uuid = vakraUuid(sample.item);
   const turn = { turn_id: TURN_ID, query: item.question };
   const input = {
     uuid,
