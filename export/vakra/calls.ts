@@ -116,9 +116,10 @@ function translate(
 ): VakraSequence {
   if (item.initialization.length !== 1)
     refuse("a nested SELECT starts from a second table; VAKRA's get_data loads one starting table");
-  const init = publishedInitialization(item.initialization[0], item.db);
-  const joined = joinProblem(init.arguments);
+  const published = publishedInitialization(item.initialization[0], item.db);
+  const joined = joinProblem(published.arguments);
   if (joined) refuse(joined);
+  const init = { ...published, arguments: inVakraOrder(published.arguments) };
   const sel = item.formulation === 'sel';
   const context = keyContextOf(item.initialization[0]);
   const names = new KeyNames(context);
@@ -141,8 +142,7 @@ function translate(
       responses.push({ handle });
     } else {
       const value = scalarOf(outputs[i]);
-      if (value === null && view.tool === 'aggregate_data')
-        departures.add('aggregate of no rows: VAKRA fails or answers 0 where SQLite answers NULL');
+      if (view.tool === 'aggregate_data') for (const departure of aggregateDepartures(value)) departures.add(departure);
       produced.set(call.label, { kind: 'value', value });
       responses.push(outputs[i] ?? null);
     }
@@ -388,7 +388,42 @@ function scalarOf(output: unknown): unknown {
   return output;
 }
 
+/** What an aggregate's value shows of VAKRA's departures: no rows, or a minimum or maximum of text. */
+function aggregateDepartures(value: unknown): string[] {
+  if (value === null) return ['aggregate of no rows: VAKRA fails or answers 0 where SQLite answers NULL'];
+  if (typeof value === 'string') return ['min/max of text: VAKRA computes them as numbers and fails'];
+  return [];
+}
+
 const positive = (value: unknown) => typeof value === 'number' && value > 0;
+
+/**
+ * The init arguments in the order VAKRA's universes hold them: its mapping script writes them
+ * with PyYAML's `yaml.dump`, which sorts keys, so `alias_to_table_dict` comes back sorted by
+ * alias (every entry of VAKRA's own mapping is). VAKRA's initialize_active_data starts FROM the
+ * first alias and joins each condition's table that is not joined yet, so the conditions are
+ * put in an order that reaches each table from those joined before it.
+ */
+function inVakraOrder(args: PublishedInitArguments): PublishedInitArguments {
+  const aliases = Object.keys(args.alias_to_table_dict).sort();
+  const joined = new Set(aliases.slice(0, 1));
+  const pending = [...args.condition_sequence];
+  const ordered: PublishedInitArguments['condition_sequence'] = [];
+  while (pending.length > 0) {
+    const next = pending.findIndex(([left, right]) => joined.has(aliasOf(left)) || joined.has(aliasOf(right)));
+    if (next < 0) return refuse('a joined table is not reached from the first alias');
+    const [condition] = pending.splice(next, 1);
+    joined.add(aliasOf(condition[0])).add(aliasOf(condition[1]));
+    ordered.push(condition);
+  }
+  return {
+    ...args,
+    condition_sequence: ordered,
+    alias_to_table_dict: Object.fromEntries(aliases.map((alias) => [alias, args.alias_to_table_dict[alias]])),
+  };
+}
+
+const aliasOf = (qualified: string) => qualified.slice(0, qualified.indexOf('.'));
 
 /** The departures a starting table brings: VAKRA's initialize_active_data joins INNER whatever the SQL says. */
 function initDepartures(args: PublishedInitArguments): string[] {

@@ -361,6 +361,34 @@ describe('what VAKRA cannot say is refused, with the reason', () => {
     ).toMatch(/rewrote it in place/);
   });
 
+  test("aliases in the order VAKRA's mapping holds them (sorted, as yaml.dump writes), each join reachable from the first", () => {
+    const chain = init(
+      [
+        ['T3', 'orders'],
+        ['T2', 'account'],
+        ['T1', 'district'],
+      ],
+      [
+        { type: 'inner', alias: 'T2', on: [{ left: 'T3.account_id', right: 'T2.account_id' }] },
+        { type: 'inner', alias: 'T1', on: [{ left: 'T2.district_id', right: 'T1.district_id' }] },
+      ],
+    );
+    const sequence = translated(
+      'slot',
+      [call('retrieve_data', { data_source: '$starting_table_var$', key_name: 'orders_amount' }, 'R')],
+      [],
+      [chain],
+    );
+    const args = sequence.calls[0].arguments as { condition_sequence: string[][]; alias_to_table_dict: object };
+    expect(Object.keys(args.alias_to_table_dict)).toEqual(['T1', 'T2', 'T3']);
+    expect(args.condition_sequence).toEqual([
+      ['T2.district_id', 'T1.district_id', 'INNER'],
+      ['T3.account_id', 'T2.account_id', 'INNER'],
+    ]);
+    // The first table is then district: its handle is named after it.
+    expect(sequence.calls[1].arguments.data_label).toBe('retrieved_district_1');
+  });
+
   test('a LEFT JOIN is kept and listed: VAKRA joins INNER', () => {
     const left = init(
       [
