@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { vakraUuid } from '../../eval/predictions/vakra-uuid.js';
 import type { ExportSample } from '../sample.js';
-import { vakraSequence, type VakraSequence, type VakraTranslation } from './calls.js';
-import { firstColumnsOf } from './first-columns.js';
+import { publishedSequence, type PublishedSequence, type PublishedTranslation } from '../published/calls.js';
+import { VAKRA } from '../published/dialects.js';
+import { firstColumnsOf } from '../published/first-columns.js';
 
 /**
  * A sample as IBM VAKRA's benchmark files hold it (IBM/vakra: benchmark/runner_helpers.py reads
@@ -65,30 +66,33 @@ export function vakraExample(sample: ExportSample): VakraExample {
       departures: [],
     };
   }
-  const sequence = translated as VakraSequence;
-  const [init] = sequence.calls;
+  const { init, calls, responses, departures } = translated as PublishedSequence;
+  // VAKRA's calls carry no label: tables pass by handle.
+  const tool_call = [init, ...calls].map((call) => ({ name: call.name, arguments: call.arguments }));
+  const tool_response = responses;
   return {
     capability: CAPABILITY_1,
     input,
-    output: {
-      uuid,
+    output: { uuid, domain: item.db, output: [{ ...turn, answer, sequence: { tool_call, tool_response } }] },
+    universe: {
       domain: item.db,
-      output: [{ ...turn, answer, sequence: { tool_call: sequence.calls, tool_response: sequence.responses } }],
+      server_type: item.formulation === 'sel' ? 'selection' : 'slot_filling',
+      init_args: init.arguments,
+      query: item.question,
     },
-    universe: { domain: item.db, server_type: sequence.serverType, init_args: init.arguments, query: item.question },
-    departures: sequence.departures,
+    departures,
   };
 }
 
 /** SLOT/SEL: the calls in VAKRA's vocabulary (once per sample); REST: undefined (its calls are VAKRA's as they are). */
-const translations = new WeakMap<ExportSample, VakraTranslation>();
-function translationOf(sample: ExportSample): VakraTranslation | undefined {
+const translations = new WeakMap<ExportSample, PublishedTranslation>();
+function translationOf(sample: ExportSample): PublishedTranslation | undefined {
   if (sample.item.formulation === 'rest') return undefined;
   let translated = translations.get(sample);
   if (!translated) {
     const columns = firstColumnsOf(sample.source.databases, sample.item.db);
     translated = columns
-      ? vakraSequence(sample.item, sample.outputs, (table) => columns.get(table.toLowerCase()))
+      ? publishedSequence(sample.item, sample.outputs, VAKRA, (table) => columns.get(table.toLowerCase()))
       : { problem: `no ${sample.item.db}.sqlite under ${sample.source.databases}` };
     translations.set(sample, translated);
   }

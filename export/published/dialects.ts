@@ -1,0 +1,99 @@
+import { vakraHandlePrefix } from '../../eval/predictions/vakra.js';
+
+/**
+ * Where the two published runtimes of SLOT/SEL differ (calls.ts translates for either):
+ *
+ * - VAKRA's capability-1 MCP server (IBM/vakra environment/m3/python_tools): tables stay on
+ *   the server under handles (`data_label`, `data_label_1`/`_2`), a value is written in (it
+ *   resolves no `$LABEL$`), `aggregation_operation`, a count of rows leaves `key_name` out (it
+ *   checks key names against the table), datetime parts and the Calculator exist; one starting
+ *   table per universe, its aliases sorted as its mapping holds them.
+ * - Live API-Bench's runtime (IBM/m3-train-eval invocable_api_hub/tool_calling): outputs are
+ *   passed by `$LABEL$` (`data_source`, `data_source_1`/`_2`), which it resolves for any output,
+ *   so SEL's truncate and select_unique_values read a getter's list; `aggregation_type`; a count
+ *   of rows is `key_name: ""`; transforms are substring and abs (SEL: substring only), no
+ *   calculator; an init call in the sequence starts a nested SELECT's table.
+ */
+
+export interface Dialect {
+  name: string;
+  /** Tables kept under handles (VAKRA) rather than passed by label. */
+  handles: boolean;
+  handlePrefix(tool: string): string;
+  names: { data: string; data1: string; data2: string; aggregation: string };
+  /** A count of rows: the arguments that say it. */
+  countRows: Record<string, unknown>;
+  slotTransforms: ReadonlySet<string>;
+  selTransforms: ReadonlySet<string>;
+  calculator: boolean;
+  /** SEL's select_unique_values and truncate may read a getter's list by reference. */
+  listsByReference: boolean;
+  nestedStartingTables: boolean;
+  cannotNest: string;
+  /** Where a nested SELECT's further init call finds the database (the runtime rewrites only the first's). */
+  nestedDatabasePath(db: string): string;
+  sortsAliases: boolean;
+  innerJoinsOnly: boolean;
+  /** What a filter with this condition and value meets of the runtime's departures from SQLite. */
+  filterDepartures(condition: string, value: unknown): string[];
+}
+
+/** Departures of the filter both runtimes share (slot_filling_tools.py filter_data). */
+function sharedFilterDepartures(name: string, condition: string, value: unknown): string[] {
+  const departures: string[] = [];
+  if (condition === 'contains') departures.push(`contains: ${name} matches case-insensitively, as a regex`);
+  if (typeof value === 'number' && !Number.isInteger(value))
+    departures.push(`fractional value: ${name} truncates it when the column holds integers`);
+  return departures;
+}
+
+export const VAKRA: Dialect = {
+  name: 'VAKRA',
+  handles: true,
+  handlePrefix: (tool) => vakraHandlePrefix(tool) ?? 'result',
+  names: { data: 'data_label', data1: 'data_label_1', data2: 'data_label_2', aggregation: 'aggregation_operation' },
+  countRows: {},
+  slotTransforms: new Set(['substring', 'abs', 'datetime']),
+  selTransforms: new Set(['substring', 'abs', 'datetime']),
+  calculator: true,
+  listsByReference: false,
+  nestedStartingTables: false,
+  cannotNest: "VAKRA's get_data loads one starting table",
+  nestedDatabasePath: (db) => `${db}/${db}.sqlite`,
+  sortsAliases: true,
+  innerJoinsOnly: true,
+  filterDepartures: (condition, value) => [
+    ...sharedFilterDepartures('VAKRA', condition, value),
+    ...(condition === 'like' ? ['like: VAKRA matches case-sensitively, as a regex, and fails on NULL'] : []),
+  ],
+};
+
+/** Live API-Bench's runtime; `databases` is where a nested SELECT's init call finds its database. */
+export function liveApiBenchDialect(databasePath: (db: string) => string): Dialect {
+  return {
+    name: 'the Live API-Bench runtime',
+    handles: false,
+    handlePrefix: () => '',
+    names: { data: 'data_source', data1: 'data_source_1', data2: 'data_source_2', aggregation: 'aggregation_type' },
+    countRows: { key_name: '' },
+    slotTransforms: new Set(['substring', 'abs']),
+    selTransforms: new Set(['substring']),
+    calculator: false,
+    listsByReference: true,
+    nestedStartingTables: true,
+    cannotNest: '',
+    nestedDatabasePath: databasePath,
+    sortsAliases: false,
+    innerJoinsOnly: false,
+    filterDepartures: (condition, value) => [
+      ...sharedFilterDepartures('the Live API-Bench runtime', condition, value),
+      ...(condition === 'like'
+        ? ['like: the Live API-Bench runtime swaps the pattern and the value, matches as a regex and fails on NULL']
+        : []),
+      ...(value === null ? ['null test: the Live API-Bench runtime compares with None and keeps no row'] : []),
+      ...(typeof value === 'string' && /^\d+$/.test(value)
+        ? ['digit string: the Live API-Bench runtime reads a CSV that retypes such a column as numbers']
+        : []),
+    ],
+  };
+}
