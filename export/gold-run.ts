@@ -2,6 +2,7 @@ import { unconsumedLabels } from '../eval/answer-labels.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { openEpisode, shown, type EnvironmentOptions } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
+import { keysForInitialization } from '../runtime/slot/specs.js';
 import { answeringEndpoints, rememberingCalls, type TriedCalls } from './negatives.js';
 
 /**
@@ -17,6 +18,12 @@ export interface GoldRun {
   outputs: unknown[];
   /** The tools that answer the item (its gold's, and for REST every endpoint found to). */
   answering: string[];
+  /**
+   * SLOT/SEL: the keys of the sample's starting tables, as its database names them (a
+   * database's tools list every table's keys and every sample's derived keys: these tell the
+   * sample's own from the rest). Empty for REST.
+   */
+  startKeys: string[];
 }
 
 /** A call's output failed where verification had it succeed: the dataset and its databases disagree. */
@@ -39,7 +46,9 @@ export async function runGold(
   const recorded = recordedAnswers(item);
   const outputs: unknown[] = [];
   const needsTools = item.goldCalls.some((call) => !recorded.has(call.label)) || findAnswering;
-  const episode = needsTools ? await openEpisode(item, await environment()) : undefined;
+  const sequence = item.initialization.length > 0;
+  const env = needsTools || sequence ? await environment() : undefined;
+  const episode = needsTools ? await openEpisode(item, env!) : undefined;
   for (const call of item.goldCalls) {
     const answer = recorded.get(call.label);
     if (answer !== undefined) {
@@ -56,7 +65,9 @@ export async function runGold(
     findAnswering && item.formulation === 'rest'
       ? await answeringEndpoints(item, item.tools, rememberingCalls(episode!, item.db, tried))
       : new Set(item.goldCalls.map((call) => call.name));
-  return { outputs, answering: [...answering].sort() };
+  const db = env?.databases.get(item.db);
+  const startKeys = sequence && db ? keysForInitialization(db, item.initialization).map((k) => k.key) : [];
+  return { outputs, answering: [...answering].sort(), startKeys };
 }
 
 /**

@@ -586,14 +586,11 @@ function signatureOf(
   return JSON.stringify([mode, inits.map((init) => init.arguments.tables), extra]);
 }
 
-/** A key's names from the starting tables alone (published names, or the key itself in nl2api's names). */
-function contextNamesOf(contexts: readonly KeyContext[], mode: 'own' | 'published'): (key: string) => string[] {
+/** A key's published names from the starting tables alone. */
+function contextNamesOf(contexts: readonly KeyContext[]): (key: string) => string[] {
   return (key) => {
-    if (key === '*') return [mode === 'own' ? key : ''];
-    const names = contexts.flatMap((context) =>
-      isLaterOccurrence(key, context) ? [] : (contextKeyName(key, context) ?? []),
-    );
-    return mode === 'own' ? (names.length > 0 ? [key] : []) : names;
+    if (key === '*') return [''];
+    return contexts.flatMap((context) => (isLaterOccurrence(key, context) ? [] : (contextKeyName(key, context) ?? [])));
   };
 }
 
@@ -622,7 +619,7 @@ function publishedTools(
   used: RenamedCalls['used'],
 ): PublishedTool[] {
   const contexts = inits.map(keyContextOf);
-  const fromTables = contextNamesOf(contexts, 'published');
+  const fromTables = contextNamesOf(contexts);
   const signature = signatureOf(inits, used, 'published', fromTables);
   const names = oncePerKey((key: string): string[] => [...new Set([...fromTables(key), ...(used.get(key) ?? [])])]);
   const offered = tools.filter((tool) => tool.function.name !== INITIALIZE);
@@ -640,16 +637,17 @@ const publishedSpecs = new WeakMap<Record<string, unknown>, Map<string, Publishe
 
 /**
  * The sample's own tools in nl2api's names, for the conversation formats: each key enum (and
- * each description's key list) narrowed to the keys `publishedTools` keeps (the sample's
- * starting tables' keys, those derived from them, `*` and any key its calls use), nothing
- * renamed. A database's tools list every key of every table and every sample: tens of
- * thousands of tokens a model need not read to answer one question.
+ * each description's key list) narrowed to the keys of the sample's starting tables
+ * (`startKeys`), `*` and any key its calls use, nothing renamed. A database's tools list every
+ * key of every table and every key any of its samples derives: tens of thousands of tokens a
+ * model need not read to answer one question, and other samples' keys besides.
  */
 export function ownTools(sample: ExportSample): ToolSpec[] {
   const { item } = sample;
   if (item.formulation === 'rest' || item.initialization.length === 0) return sample.tools;
   const { used } = publishedCalls(item.initialization, sample.negative ? [] : item.goldCalls, item.bindings);
-  const fromTables = contextNamesOf(item.initialization.map(keyContextOf), 'own');
+  const start = new Set(sample.startKeys);
+  const fromTables = (key: string): string[] => (key === '*' || start.has(key) ? [key] : []);
   const own = oncePerKey((key: string): string[] => (used.has(key) ? [key] : fromTables(key)));
   const signature = signatureOf(item.initialization, used, 'own', fromTables);
   // The same spec objects, and the same list, for the same narrowing: the formats write each once (shared-parts.ts).

@@ -24,6 +24,8 @@ export interface ExportSample {
   tools: ToolSpec[];
   /** Each gold call's output as a model sees it (none for a negative). */
   outputs: unknown[];
+  /** SLOT/SEL: the keys of its starting tables (gold-run.ts); its tools offer these and the keys its calls use. */
+  startKeys: readonly string[];
 }
 
 /** The conversation a sample is, for the chat formats. */
