@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { hermesExample, hermesExampleLine, HermesExampleSchema, systemPrompt } from './hermes.js';
 import { liveApiBenchExample, LiveApiBenchExampleSchema, liveApiBenchUnsupported } from './live-api-bench.js';
 import { nativeExample, NativeExampleSchema } from './native.js';
-import { chatExample, chatExampleLine, ChatExampleSchema, toolTexts } from './openai-chat.js';
+import { chatExample, chatExampleLine, ChatExampleSchema, keyGlossary, toolTexts } from './openai-chat.js';
 import { conversationOf, type ExportSample } from './sample.js';
 import type { Line } from './writer.js';
 import { xlamExample, xlamExampleLine, XlamExampleSchema, xlamToolJson } from './xlam.js';
@@ -60,21 +60,26 @@ export const LINE_FORMATS = [
     text: (example, sample) => hermesExampleLine(example, conversationOf(sample)),
     // Per line: the system turn lists one tool per line, a tool turn's output is a line of its own.
     parts: (example, sample) => {
-      const { tools, startLabels } = conversationOf(sample);
       const [, ...turns] = example.conversations;
-      return [systemPrompt(tools, startLabels).lines, ...turns.map((turn) => turn.value.split('\n'))];
+      return [systemPrompt(conversationOf(sample)).lines, ...turns.map((turn) => turn.value.split('\n'))];
     },
   }),
   format({
     name: 'xlam',
     description: 'xLAM / APIGen: query, tools and answers (JSON strings); a negative answers []',
     example: (sample, index) => {
-      const { question, evidence, calls, tools } = conversationOf(sample);
-      return xlamExample(index, evidence ? `${question}\nEvidence: ${evidence}` : question, calls, tools);
+      const { question, evidence, calls, tools, keys } = conversationOf(sample);
+      // xLAM has no system prompt: the keys' glossary follows the question.
+      const query = [
+        question,
+        ...(evidence ? [`Evidence: ${evidence}`] : []),
+        ...(keys.length ? [keyGlossary(keys)] : []),
+      ];
+      return xlamExample(index, query.join('\n'), calls, tools);
     },
     schema: XlamExampleSchema,
-    text: (example, sample) => xlamExampleLine(example, sample.tools),
-    parts: (example, sample) => [sample.tools.map(xlamToolJson), [example.query], [example.answers]],
+    text: (example, sample) => xlamExampleLine(example, conversationOf(sample).tools),
+    parts: (example, sample) => [conversationOf(sample).tools.map(xlamToolJson), [example.query], [example.answers]],
   }),
   format({
     name: 'live-api-bench',

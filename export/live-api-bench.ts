@@ -462,26 +462,69 @@ export interface PublishedTool {
 
 /**
  * A description listing keys (`…\nKeys:\n<key>: <what it is>` lines, a description possibly
- * running over several lines): each entry under its published names, entries of no name dropped.
+ * running over several lines): the text before the list, its entries and what follows it.
  * `known` (the keys of the enums) tells an entry's first line from a continuation.
  */
-function renameKeyList(text: string, known: ReadonlySet<string>, names: (key: string) => string[]): string {
+function keyListOf(text: string, known: ReadonlySet<string>): KeyList | undefined {
   const marker = text.indexOf(KEYS_HEADING);
-  if (marker < 0) return text;
+  if (marker < 0) return undefined;
   const trailer = KEY_LIST_TRAILERS.find((t) => text.endsWith(t)) ?? '';
-  const entries: { key: string | undefined; lines: string[] }[] = [];
+  const entries: KeyList['entries'] = [];
   for (const line of text.slice(marker + KEYS_HEADING.length, text.length - trailer.length).split('\n')) {
     const key = keyOfLine(line, known);
     if (key !== undefined || entries.length === 0) entries.push({ key, lines: [line] });
     else entries[entries.length - 1].lines.push(line);
   }
-  const body = entries.flatMap(({ key, lines }) => {
+  return { head: text.slice(0, marker), entries, trailer };
+}
+
+interface KeyList {
+  head: string;
+  /** An entry's lines start with its key (undefined: a line of no known key). */
+  entries: { key: string | undefined; lines: string[] }[];
+  trailer: string;
+}
+
+/** A description's key list with each entry under its published names, entries of no name dropped. */
+function renameKeyList(text: string, known: ReadonlySet<string>, names: (key: string) => string[]): string {
+  const list = keyListOf(text, known);
+  if (!list) return text;
+  const body = list.entries.flatMap(({ key, lines }) => {
     if (key === undefined) return lines;
     const rest = lines.join('\n').slice(key.length);
     return names(key).map((name) => name + rest);
   });
-  return `${text.slice(0, marker)}${KEYS_HEADING}${body.join('\n')}${trailer}`;
+  return `${list.head}${KEYS_HEADING}${body.join('\n')}${list.trailer}`;
 }
+
+/**
+ * A spec with its descriptions' key lists taken out, and what those lists said of each key
+ * (`key` → its description), once per spec: the conversation formats describe each key once
+ * per example rather than once per key argument of every tool.
+ */
+export const keyListsApart = perObject((tool: ToolSpec): { spec: ToolSpec; keys: ReadonlyMap<string, string> } => {
+  const known = new Set(keysOf(tool));
+  if (known.size === 0) return { spec: tool, keys: new Map() };
+  const keys = new Map<string, string>();
+  const strip = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(strip);
+    if (!node || typeof node !== 'object') return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([field, value]) => {
+        const list = field === 'description' && typeof value === 'string' ? keyListOf(value, known) : undefined;
+        if (!list) return [field, strip(value)];
+        for (const { key, lines } of list.entries)
+          if (key !== undefined && !keys.has(key)) keys.set(key, lines.join('\n').slice(key.length + 2));
+        return [field, `${list.head}${list.trailer}`];
+      }),
+    );
+  };
+  const properties = strip(propertiesOf(tool)) as Record<string, unknown>;
+  return {
+    spec: { ...tool, function: { ...tool.function, parameters: { ...tool.function.parameters, properties } } },
+    keys,
+  };
+});
 
 /** How nl2api's key specs introduce the list of keys in a description, and what may follow it (runtime/slot/specs.ts). */
 const KEYS_HEADING = '\nKeys:\n';

@@ -1,5 +1,6 @@
 import type { ToolSpec } from '../core/model.js';
 import type { EvalItem } from '../eval/dataset.js';
+import { conversationTools } from './conversation-tools.js';
 import type { CorpusSource } from './corpus.js';
 import { REFUSAL } from './negatives.js';
 import { answerInWords, type ConversationInput } from './openai-chat.js';
@@ -31,13 +32,15 @@ export interface ExportSample {
 /** The conversation a sample is, for the chat formats. */
 export function conversationOf(sample: ExportSample): ConversationInput {
   const { item } = sample;
+  const { tools, keys } = conversationTools(sample);
   return {
     question: item.question,
     evidence: item.evidence,
     startLabels: item.initialization.map((call) => call.label),
     calls: sample.negative ? [] : item.goldCalls,
     outputs: sample.negative ? [] : sample.outputs,
-    tools: sample.tools,
+    tools,
+    keys,
     answer: sample.negative ? REFUSAL : answerInWords(item.gold.rows),
   };
 }
