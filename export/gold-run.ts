@@ -14,7 +14,7 @@ import { answeringEndpoints, rememberingCalls, type TriedCalls } from './negativ
  */
 
 export interface GoldRun {
-  /** Each gold call's output as plain JSON (value, values or records), at most `rows` rows. */
+  /** Each gold call's output as plain JSON (value, values or records), at most `rows` rows (fewer for wide rows: `preview`). */
   outputs: unknown[];
   /** The tools that answer the item (its gold's, and for REST every endpoint found to). */
   answering: string[];
@@ -52,14 +52,14 @@ export async function runGold(
   for (const call of item.goldCalls) {
     const answer = recorded.get(call.label);
     if (answer !== undefined) {
-      outputs.push(shown(answer.value, rows));
+      outputs.push(preview(answer.value, rows));
       continue;
     }
     const step = await episode!.call(call);
     if (!step.ok)
       throw new GoldCallError(`gold_calls:${step.kind}`, `${call.name} (${call.label}) fails now: ${step.error}`);
     if ('status' in step.output) throw new GoldCallError('gold_calls:rest', `${call.name} is not the sample's answer`);
-    outputs.push(shown(plainOutput(step.output), rows));
+    outputs.push(preview(plainOutput(step.output), rows));
   }
   const answering =
     findAnswering && item.formulation === 'rest'
@@ -68,6 +68,21 @@ export async function runGold(
   const db = env?.databases.get(item.db);
   const startKeys = sequence && db ? keysForInitialization(db, item.initialization).map((k) => k.key) : [];
   return { outputs, answering: [...answering].sort(), startKeys };
+}
+
+/**
+ * The most characters of JSON a conversation shows of one tool output: a row of a wide joined
+ * table runs to kilobytes, and a SLOT conversation shows one such table per call. Fewer rows
+ * are shown until the output fits, never none.
+ */
+export const MAX_OUTPUT_CHARS = 2_000;
+
+/** An output's first `rows` rows (or values), fewer while they exceed MAX_OUTPUT_CHARS, at least one. */
+export function preview(value: unknown, rows: number): unknown {
+  let shownRows = shown(value, rows);
+  for (let n = rows - 1; n >= 1 && JSON.stringify(shownRows).length > MAX_OUTPUT_CHARS; n--)
+    shownRows = shown(value, n);
+  return shownRows;
 }
 
 /**
