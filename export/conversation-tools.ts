@@ -17,15 +17,15 @@ import { perObject } from './shared-parts.js';
 
 export interface ConversationTools {
   tools: ToolSpec[];
-  /** `<key>: <what it is>`, one line per key the tools take, in the order the tools name them. */
+  /** `<key>: <what it is>`, one line per key the tools take (those its name says all of left out), in the order the tools name them. */
   keys: string[];
 }
 
 /** Tools a SLOT/SEL example offers besides those its calls use (SEL: mostly other keys' getters). */
-export const DISTRACTORS = 4;
+export const DISTRACTORS = 3;
 
 /** The longest key description a glossary line keeps (BIRD's value descriptions run to paragraphs). */
-export const MAX_KEY_DESCRIPTION = 100;
+export const MAX_KEY_DESCRIPTION = 80;
 
 /** Once per sample: every format of an example reads the same lists. */
 export const conversationTools = perObject((sample: ExportSample): ConversationTools => {
@@ -46,6 +46,12 @@ export const conversationTools = perObject((sample: ExportSample): ConversationT
     keys: [...described].map(([key, description]) => `${key}: ${shortened(description)}`),
   };
 });
+
+/** Whether a description says more than its key's name (a column described by its own name is not listed). */
+function saysMore(key: string, description: string): boolean {
+  const bare = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+  return !bare(key).endsWith(bare(description));
+}
 
 /** One line, at most MAX_KEY_DESCRIPTION characters, cut at a word. */
 export function shortened(description: string): string {

@@ -75,7 +75,7 @@ export async function runGold(
  * table runs to kilobytes, and a SLOT conversation shows one such table per call. Fewer rows
  * are shown until the output fits, never none.
  */
-export const MAX_OUTPUT_CHARS = 2_000;
+export const MAX_OUTPUT_CHARS = 1_500;
 
 /** An output's first `rows` rows (or values), fewer while they exceed MAX_OUTPUT_CHARS, at least one. */
 export function preview(value: unknown, rows: number): unknown {
