@@ -29,6 +29,8 @@ interface ExportFlags {
   restTools?: number;
   rows?: number;
   encoding?: ExportSettings['encoding'];
+  maxTokens?: number;
+  dropOver?: boolean;
   concurrency?: number;
   sqlWorkers?: number;
   config?: string;
@@ -82,6 +84,15 @@ export function addExportCommand(program: Command): void {
     .addOption(
       new Option('--encoding <name>', 'tokenizer of the token statistics').choices(['o200k_base', 'cl100k_base']),
     )
+    .option(
+      '--max-tokens <n>',
+      'token budget of one example: those over it (in any training format) are reported per format and formulation',
+      positiveInt,
+    )
+    .option(
+      '--drop-over',
+      'with --max-tokens: leave the examples over the budget out of every format (listed in export.json)',
+    )
     .option('--concurrency <n>', withDefault('samples in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
     .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
     .option('--config <file>', 'JSON config file (its `export` block; flags override it)')
@@ -120,7 +131,11 @@ async function runExportCommand(flags: ExportFlags, command: Command): Promise<n
     restTools: flags.restTools,
     rows: flags.rows,
     encoding: flags.encoding,
+    maxTokens: flags.maxTokens,
+    dropOver: flags.dropOver,
   });
+  if (settings.dropOver && settings.maxTokens === undefined)
+    throw new UserFacingError('--drop-over needs a budget: --max-tokens <n> (or export.maxTokens in the config)');
   let last = 0;
   const result = await runExport({
     ...settings,

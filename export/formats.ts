@@ -2,8 +2,16 @@ import type { z } from 'zod';
 import { hermesExample, hermesExampleLine, HermesExampleSchema, systemPrompt } from './hermes.js';
 import { liveApiBenchExample, LiveApiBenchExampleSchema, liveApiBenchUnsupported } from './live-api-bench.js';
 import { nativeExample, NativeExampleSchema } from './native.js';
-import { chatExample, chatExampleLine, ChatExampleSchema, keyGlossary, toolTexts } from './openai-chat.js';
+import {
+  chatExample,
+  chatExampleLine,
+  ChatExampleSchema,
+  chatToolJson,
+  keyGlossary,
+  toolTexts,
+} from './openai-chat.js';
 import { conversationOf, type ExportSample } from './sample.js';
+import type { ExampleParts } from './tokens.js';
 import type { Line } from './writer.js';
 import { xlamExample, xlamExampleLine, XlamExampleSchema, xlamToolJson } from './xlam.js';
 
@@ -24,10 +32,10 @@ export interface LineFormat<T = unknown> {
   /** The line's text (default: its JSON); formats whose lines share big parts splice their bytes (shared-parts.ts). */
   text?(example: T, sample: ExportSample): Line;
   /**
-   * What a model reads of an example, for token statistics: its parts (the tool list, each
-   * message), each as segments (a tool, a line); absent: not a training format.
+   * What a model reads of an example, for token statistics: its tool specs and its messages,
+   * each as segments (a tool, a line); absent: not a training format.
    */
-  parts?(example: T, sample: ExportSample): string[][];
+  parts?(example: T, sample: ExportSample): ExampleParts;
 }
 
 const format = <T>(f: LineFormat<T>): LineFormat => f;
@@ -45,12 +53,12 @@ export const LINE_FORMATS = [
     example: (sample) => chatExample(conversationOf(sample)),
     schema: ChatExampleSchema,
     text: chatExampleLine,
-    parts: (example) => [
-      toolTexts(example),
-      ...example.messages.map((m) => [
+    parts: (example) => ({
+      tools: toolTexts(example),
+      messages: example.messages.map((m) => [
         m.role === 'assistant' && m.tool_calls ? JSON.stringify(m.tool_calls) : (m.content ?? ''),
       ]),
-    ],
+    }),
   }),
   format({
     name: 'hermes',
@@ -58,10 +66,14 @@ export const LINE_FORMATS = [
     example: (sample) => hermesExample(conversationOf(sample)),
     schema: HermesExampleSchema,
     text: (example, sample) => hermesExampleLine(example, conversationOf(sample)),
-    // Per line: the system turn lists one tool per line, a tool turn's output is a line of its own.
+    // Per line: the system turn lists one tool per line (its tool specs), a tool turn's output is a line of its own.
     parts: (example, sample) => {
       const [, ...turns] = example.conversations;
-      return [systemPrompt(conversationOf(sample)).lines, ...turns.map((turn) => turn.value.split('\n'))];
+      const input = conversationOf(sample);
+      return {
+        tools: input.tools.map(chatToolJson),
+        messages: [systemPrompt(input).frame, ...turns.map((turn) => turn.value.split('\n'))],
+      };
     },
   }),
   format({
@@ -79,7 +91,10 @@ export const LINE_FORMATS = [
     },
     schema: XlamExampleSchema,
     text: (example, sample) => xlamExampleLine(example, conversationOf(sample).tools),
-    parts: (example, sample) => [conversationOf(sample).tools.map(xlamToolJson), [example.query], [example.answers]],
+    parts: (example, sample) => ({
+      tools: conversationOf(sample).tools.map(xlamToolJson),
+      messages: [[example.query], [example.answers]],
+    }),
   }),
   format({
     name: 'live-api-bench',

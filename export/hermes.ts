@@ -72,7 +72,7 @@ export function hermesExampleLine(example: HermesExample, input: ConversationInp
 }
 
 /**
- * The system turn as text, as its lines (one per tool between `<tools>` and `</tools>`), and as
+ * The system turn as text (one line per tool between `<tools>` and `</tools>`), its lines but the tools', and as
  * a JSON string's pieces: once per tool list and start.
  */
 export function systemPrompt({
@@ -91,14 +91,15 @@ export function systemPrompt({
       ...tools.flatMap((tool) => ['\\n', escapedTool(tool)]),
       `\\n${escapedText(tail.join('\n'))}"`,
     ];
-    byStart.set(start, (prompt = { lines, text: lines.join('\n'), json }));
+    byStart.set(start, (prompt = { frame: [...head, ...tail], text: lines.join('\n'), json }));
   }
   return prompt;
 }
 
 interface SystemPrompt {
   text: string;
-  lines: string[];
+  /** Its lines but the tools' (one a tool). */
+  frame: string[];
   /** The text as a JSON string, in pieces. */
   json: Piece[];
 }

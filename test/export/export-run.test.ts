@@ -39,6 +39,7 @@ function options(out: string, overrides: Partial<ExportOptions> = {}): ExportOpt
     rows: 5,
     encoding: 'o200k_base',
     nearDuplicate: 0.8,
+    dropOver: false,
     from: [{ dir: dataset(), databases: DEMO_SOURCE, weight: 1 }],
     out: path.join(root, out),
     config: parseConfig({ source: DEMO_SOURCE, progress: 'none' }),
