@@ -7,6 +7,7 @@ import { positiveInt } from './args.js';
 import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
 import { textTable } from './table.js';
 import type { ExportResult } from '../export/run.js';
+import type { TokenStats } from '../export/tokens.js';
 import type { ExportSettings, FormatName, SplitMode } from '../export/settings.js';
 
 /**
@@ -166,23 +167,44 @@ export function exportReport({ summary, unchanged, written }: ExportResult): str
     f,
     ...splits.map((s) => String(perSplit?.[s] ?? 0)),
   ]);
+  const statsRow = (format: string, f: string, split: string, stats: TokenStats) => [
+    format,
+    f,
+    split,
+    String(stats.examples),
+    String(stats.total),
+    stats.mean.toFixed(0),
+    String(stats.p50),
+    String(stats.p95),
+    String(stats.max),
+    `${(stats.toolShare * 100).toFixed(0)}%`,
+  ];
   const tokens = Object.entries(summary.tokens).flatMap(([format, perFormulation]) =>
-    Object.entries(perFormulation).map(([f, stats]) => [
-      format,
-      f,
-      String(stats.examples),
-      String(stats.total),
-      stats.mean.toFixed(0),
-      String(stats.p95),
-      String(stats.max),
+    Object.entries(perFormulation).flatMap(([f, stats]) => [
+      statsRow(format, f, 'all', stats),
+      ...splits.flatMap((s) => (stats.splits[s] ? [statsRow(format, f, s, stats.splits[s])] : [])),
     ]),
   );
+  const budget = summary.budget;
+  const over = budget
+    ? Object.entries(budget.over).flatMap(([format, perFormulation]) =>
+        Object.entries(perFormulation).map(([f, n]) => `${format} ${f}: ${n}`),
+      )
+    : [];
   return [
     textTable([['formulation', ...splits], ...rows]),
     '',
     `${counts.loaded} samples read = ${counts.exported} exported + ${counts.duplicates} duplicates + ${counts.failed} failed; ${counts.negatives} negatives; ${counts.invalid} invalid lines; ${counts.unsupported} left out of a format that has no form for them`,
     '',
-    textTable([['format', 'formulation', 'examples', 'tokens', 'mean', 'p95', 'max'], ...tokens]),
+    textTable([
+      ['format', 'formulation', 'split', 'examples', 'tokens', 'mean', 'p50', 'p95', 'max', 'tools'],
+      ...tokens,
+    ]),
+    ...(budget
+      ? [
+          `over ${budget.maxTokens} tokens: ${over.length ? over.join(', ') : 'none'}${budget.dropped.length ? `; ${budget.dropped.length} examples dropped (--drop-over)` : ''}`,
+        ]
+      : []),
     '',
     `leakage: ${leakage.sharedDatabases.length} shared databases; question pairs across splits: ${leakage.identicalQuestions.pairs} identical, ${leakage.nearDuplicateQuestions.pairs} near-identical; ${leakage.identicalSql.pairs} identical SQL; ${leakage.identicalCalls.pairs} identical call sequences`,
     ...summary.failures.slice(0, 10).map((f) => `failed ${f.key}: ${f.category}: ${f.message}`),
