@@ -10,7 +10,8 @@ import {
   keyGlossary,
   toolTexts,
 } from './openai-chat.js';
-import { conversationOf, type ExportSample } from './sample.js';
+import { conversationOf } from './conversation.js';
+import type { ExportSample } from './sample.js';
 import type { ExampleParts } from './tokens.js';
 import type { Line } from './writer.js';
 import { xlamExample, xlamExampleLine, XlamExampleSchema, xlamToolJson } from './xlam.js';

@@ -92,10 +92,11 @@ export function tokensPerSample(
   { formats, encoding }: FormatOptions,
 ): Map<ExportSample, Record<string, number>> {
   const counter = new TokenCounter(encoding);
-  const tokens = new Map(samples.map((s) => [s, {} as Record<string, number>]));
-  for (const format of namedFormats(formats).filter((f) => f.parts))
-    for (const sample of samples)
-      tokens.get(sample)![format.name] = counter.count(format.parts!(format.example(sample, 0), sample)).total;
+  const tokens = new Map(samples.map((s): [ExportSample, Record<string, number>] => [s, {}]));
+  for (const format of namedFormats(formats))
+    if (format.parts)
+      for (const sample of samples)
+        tokens.get(sample)![format.name] = counter.count(format.parts(format.example(sample, 0), sample)).total;
   return tokens;
 }
 

@@ -8,7 +8,7 @@ import { packageRoot } from '../../core/package-root.js';
 import { generate } from '../../pipeline/generate.js';
 import type { ToolSpec } from '../../core/model.js';
 import { Ajv } from 'ajv';
-import { DISTRACTORS } from '../../export/conversation-tools.js';
+import { DISTRACTORS } from '../../export/conversation.js';
 import { LINE_FORMATS } from '../../export/formats.js';
 import { REFUSAL } from '../../export/negatives.js';
 import { runExport, type ExportOptions } from '../../export/run.js';
@@ -311,7 +311,7 @@ describe('a token budget', () => {
     const reported = (await runExport(options('budget-report', { formats }))).summary;
     const budget = Math.round(reported.tokens.openai.slot!.p50);
     const told = (await runExport(options('budget-told', { formats, maxTokens: budget }))).summary;
-    const overOpenai = told.budget!.over.openai!.slot!;
+    const overOpenai = told.budget!.over.openai.slot!;
     expect(overOpenai).toBeGreaterThan(0);
     expect(told.counts.dropped).toBe(0);
     expect(told.counts.examples).toEqual(reported.counts.examples);
@@ -320,7 +320,7 @@ describe('a token budget', () => {
     const { summary } = await runExport(options('budget-dropped', { formats, maxTokens: budget, dropOver: true }));
     const { dropped } = summary.budget!;
     expect(summary.counts.dropped).toBe(dropped.length);
-    expect(summary.budget!.over.openai!.slot).toBe(overOpenai);
+    expect(summary.budget!.over.openai.slot).toBe(overOpenai);
     for (const d of dropped) expect(Math.max(...Object.values(d.tokens))).toBeGreaterThan(budget);
     const total = (counts: typeof summary.counts) =>
       Object.values(counts.examples).reduce(

@@ -1,12 +1,14 @@
 import type { ToolSpec } from '../core/model.js';
 import { shortlist } from '../eval/tool-view.js';
 import { keyListsApart } from './live-api-bench.js';
+import { REFUSAL } from './negatives.js';
+import { answerInWords, type ConversationInput } from './openai-chat.js';
 import type { ExportSample } from './sample.js';
 import { perObject } from './shared-parts.js';
 
 /**
- * The tools a conversation example offers (openai, hermes, xlam), sized for training (issue
- * 32): a SLOT or SEL sample's own tools (key enums already narrowed to its own keys,
+ * A sample as the conversation formats (openai, hermes, xlam) show it: its question, calls,
+ * outputs and answer, and the tools it offers, sized for training (issue 32): a SLOT or SEL sample's own tools (key enums already narrowed to its own keys,
  * live-api-bench.ts `ownTools`) cut to the tools its calls use and a few distractors drawn
  * with a seed fixed by the sample's key, and every key described once, in a glossary of one
  * short line per key, rather than in the key list of every key argument of every tool (on
@@ -14,6 +16,22 @@ import { perObject } from './shared-parts.js';
  * shortlisted already (plan.ts, `--rest-tools`). Live API-Bench and the nl2api records keep
  * the sample's tools as the published format has them.
  */
+
+/** The conversation a sample is, for the chat formats. */
+export function conversationOf(sample: ExportSample): ConversationInput {
+  const { item } = sample;
+  const { tools, keys } = conversationTools(sample);
+  return {
+    question: item.question,
+    evidence: item.evidence,
+    startLabels: item.initialization.map((call) => call.label),
+    calls: sample.negative ? [] : item.goldCalls,
+    outputs: sample.negative ? [] : sample.outputs,
+    tools,
+    keys,
+    answer: sample.negative ? REFUSAL : answerInWords(item.gold.rows),
+  };
+}
 
 export interface ConversationTools {
   tools: ToolSpec[];
@@ -43,7 +61,9 @@ export const conversationTools = perObject((sample: ExportSample): ConversationT
       sample.tools,
       apart.map((a) => a.spec),
     ),
-    keys: [...described].map(([key, description]) => `${key}: ${shortened(description)}`),
+    keys: [...described].flatMap(([key, description]) =>
+      saysMore(key, description) ? [`${key}: ${shortened(description)}`] : [],
+    ),
   };
 });
 
@@ -67,7 +87,7 @@ export function shortened(description: string): string {
  */
 function canonicalList(from: readonly ToolSpec[], tools: ToolSpec[]): ToolSpec[] {
   let byId = lists.get(from);
-  if (!byId) lists.set(from, (byId = new Map()));
+  if (!byId) lists.set(from, (byId = new Map<string, ToolSpec[]>()));
   const id = tools.map(specId).join(',');
   let list = byId.get(id);
   if (!list) byId.set(id, (list = tools));
