@@ -25,7 +25,7 @@ export interface ExportFigures {
   files: number;
   mbPerFormat: Record<string, number>;
   counts: ExportSummary['counts'];
-  tokens: Record<string, Record<string, { total: number; mean: number; p95: number }>>;
+  tokens: Record<string, Record<string, { total: number; mean: number; p95: number; max: number; toolShare: number }>>;
   leakage: { sharedDatabases: number; nearDuplicatePairs: number; identicalSqlPairs: number };
   byQuestion: { sharedDatabases: number; nearDuplicatePairs: number; identicalQuestionPairs: number };
 }
@@ -69,7 +69,7 @@ export async function exportBench(sequenceOutput: string, restOutput: string, bi
           Object.fromEntries(
             Object.entries(perFormulation).map(([f, s]) => [
               f,
-              { total: s.total, mean: Math.round(s.mean), p95: s.p95 },
+              { total: s.total, mean: Math.round(s.mean), p95: s.p95, max: s.max, toolShare: s.toolShare },
             ]),
           ),
         ]),
@@ -110,7 +110,10 @@ export function exportLines(figures: ExportFigures, baselineMs: number): string[
     ...Object.entries(figures.tokens).map(
       ([format, perFormulation]) =>
         `  tokens ${format}: ${Object.entries(perFormulation)
-          .map(([f, s]) => `${f} ${(s.total / 1e6).toFixed(1)}M (mean ${s.mean}, p95 ${s.p95})`)
+          .map(
+            ([f, s]) =>
+              `${f} ${(s.total / 1e6).toFixed(1)}M (mean ${s.mean}, p95 ${s.p95}, max ${s.max}, tools ${(s.toolShare * 100).toFixed(0)}%)`,
+          )
           .join(', ')}`,
     ),
     `  leakage by-database: ${figures.leakage.sharedDatabases} shared databases, ${figures.leakage.nearDuplicatePairs} near-duplicate question pairs, ${figures.leakage.identicalSqlPairs} identical SQL pairs; by-question: ${figures.byQuestion.sharedDatabases} shared databases, ${figures.byQuestion.nearDuplicatePairs} near-duplicate and ${figures.byQuestion.identicalQuestionPairs} identical question pairs across splits`,

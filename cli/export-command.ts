@@ -7,6 +7,7 @@ import { positiveInt } from './args.js';
 import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
 import { textTable } from './table.js';
 import type { ExportResult } from '../export/run.js';
+import type { TokenStats } from '../export/tokens.js';
 import type { ExportSettings, FormatName, SplitMode } from '../export/settings.js';
 
 /**
@@ -29,6 +30,8 @@ interface ExportFlags {
   restTools?: number;
   rows?: number;
   encoding?: ExportSettings['encoding'];
+  maxTokens?: number;
+  dropOver?: boolean;
   concurrency?: number;
   sqlWorkers?: number;
   config?: string;
@@ -82,6 +85,15 @@ export function addExportCommand(program: Command): void {
     .addOption(
       new Option('--encoding <name>', 'tokenizer of the token statistics').choices(['o200k_base', 'cl100k_base']),
     )
+    .option(
+      '--max-tokens <n>',
+      'token budget of one example: those over it (in any training format) are reported per format and formulation',
+      positiveInt,
+    )
+    .option(
+      '--drop-over',
+      'with --max-tokens: leave the examples over the budget out of every format (listed in export.json)',
+    )
     .option('--concurrency <n>', withDefault('samples in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
     .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
     .option('--config <file>', 'JSON config file (its `export` block; flags override it)')
@@ -120,7 +132,11 @@ async function runExportCommand(flags: ExportFlags, command: Command): Promise<n
     restTools: flags.restTools,
     rows: flags.rows,
     encoding: flags.encoding,
+    maxTokens: flags.maxTokens,
+    dropOver: flags.dropOver,
   });
+  if (settings.dropOver && settings.maxTokens === undefined)
+    throw new UserFacingError('--drop-over needs a budget: --max-tokens <n> (or export.maxTokens in the config)');
   let last = 0;
   const result = await runExport({
     ...settings,
@@ -151,23 +167,44 @@ export function exportReport({ summary, unchanged, written }: ExportResult): str
     f,
     ...splits.map((s) => String(perSplit?.[s] ?? 0)),
   ]);
+  const statsRow = (format: string, f: string, split: string, stats: TokenStats) => [
+    format,
+    f,
+    split,
+    String(stats.examples),
+    String(stats.total),
+    stats.mean.toFixed(0),
+    String(stats.p50),
+    String(stats.p95),
+    String(stats.max),
+    `${(stats.toolShare * 100).toFixed(0)}%`,
+  ];
   const tokens = Object.entries(summary.tokens).flatMap(([format, perFormulation]) =>
-    Object.entries(perFormulation).map(([f, stats]) => [
-      format,
-      f,
-      String(stats.examples),
-      String(stats.total),
-      stats.mean.toFixed(0),
-      String(stats.p95),
-      String(stats.max),
+    Object.entries(perFormulation).flatMap(([f, stats]) => [
+      statsRow(format, f, 'all', stats),
+      ...splits.flatMap((s) => (stats.splits[s] ? [statsRow(format, f, s, stats.splits[s])] : [])),
     ]),
   );
+  const budget = summary.budget;
+  const over = budget
+    ? Object.entries(budget.over).flatMap(([format, perFormulation]) =>
+        Object.entries(perFormulation).map(([f, n]) => `${format} ${f}: ${n}`),
+      )
+    : [];
   return [
     textTable([['formulation', ...splits], ...rows]),
     '',
     `${counts.loaded} samples read = ${counts.exported} exported + ${counts.duplicates} duplicates + ${counts.failed} failed; ${counts.negatives} negatives; ${counts.invalid} invalid lines; ${counts.unsupported} left out of a format that has no form for them`,
     '',
-    textTable([['format', 'formulation', 'examples', 'tokens', 'mean', 'p95', 'max'], ...tokens]),
+    textTable([
+      ['format', 'formulation', 'split', 'examples', 'tokens', 'mean', 'p50', 'p95', 'max', 'tools'],
+      ...tokens,
+    ]),
+    ...(budget
+      ? [
+          `over ${budget.maxTokens} tokens: ${over.length ? over.join(', ') : 'none'}${budget.dropped.length ? `; ${budget.dropped.length} examples dropped (--drop-over)` : ''}`,
+        ]
+      : []),
     '',
     `leakage: ${leakage.sharedDatabases.length} shared databases; question pairs across splits: ${leakage.identicalQuestions.pairs} identical, ${leakage.nearDuplicateQuestions.pairs} near-identical; ${leakage.identicalSql.pairs} identical SQL; ${leakage.identicalCalls.pairs} identical call sequences`,
     ...summary.failures.slice(0, 10).map((f) => `failed ${f.key}: ${f.category}: ${f.message}`),

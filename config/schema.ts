@@ -193,6 +193,8 @@ export const EXPORT_DEFAULTS = {
   encoding: 'o200k_base',
   /** Word-set Jaccard similarity at which two questions count as near-duplicates in the leakage report. */
   nearDuplicate: 0.8,
+  /** With `maxTokens`: leave the examples over it out (else they are only reported). */
+  dropOver: false,
 } as const;
 
 /** A config's `export` block: `nl2api export`'s settings, each overridden by its flag. */
@@ -211,6 +213,9 @@ export const ExportConfigSchema = z
     rows: z.number().int().min(1).max(20).optional(),
     encoding: z.enum(['o200k_base', 'cl100k_base']).optional(),
     nearDuplicate: z.number().gt(0).max(1).optional(),
+    /** Token budget of one example (training formats): those over it are reported, per format and formulation. */
+    maxTokens: z.number().int().min(1).optional(),
+    dropOver: z.boolean().optional(),
   })
   .strict();
 export type ExportConfig = z.infer<typeof ExportConfigSchema>;

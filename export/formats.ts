@@ -2,8 +2,17 @@ import type { z } from 'zod';
 import { hermesExample, hermesExampleLine, HermesExampleSchema, systemPrompt } from './hermes.js';
 import { liveApiBenchExample, LiveApiBenchExampleSchema, liveApiBenchUnsupported } from './live-api-bench.js';
 import { nativeExample, NativeExampleSchema } from './native.js';
-import { chatExample, chatExampleLine, ChatExampleSchema, toolTexts } from './openai-chat.js';
-import { conversationOf, type ExportSample } from './sample.js';
+import {
+  chatExample,
+  chatExampleLine,
+  ChatExampleSchema,
+  chatToolJson,
+  keyGlossary,
+  toolTexts,
+} from './openai-chat.js';
+import { conversationOf } from './conversation.js';
+import type { ExportSample } from './sample.js';
+import type { ExampleParts } from './tokens.js';
 import { vakraExample, VakraExampleSchema, vakraUnsupported } from './vakra/records.js';
 import type { Line } from './writer.js';
 import { xlamExample, xlamExampleLine, XlamExampleSchema, xlamToolJson } from './xlam.js';
@@ -25,10 +34,10 @@ export interface LineFormat<T = unknown> {
   /** The line's text (default: its JSON); formats whose lines share big parts splice their bytes (shared-parts.ts). */
   text?(example: T, sample: ExportSample): Line;
   /**
-   * What a model reads of an example, for token statistics: its parts (the tool list, each
-   * message), each as segments (a tool, a line); absent: not a training format.
+   * What a model reads of an example, for token statistics: its tool specs and its messages,
+   * each as segments (a tool, a line); absent: not a training format.
    */
-  parts?(example: T, sample: ExportSample): string[][];
+  parts?(example: T, sample: ExportSample): ExampleParts;
 }
 
 const format = <T>(f: LineFormat<T>): LineFormat => f;
@@ -46,12 +55,12 @@ export const LINE_FORMATS = [
     example: (sample) => chatExample(conversationOf(sample)),
     schema: ChatExampleSchema,
     text: chatExampleLine,
-    parts: (example) => [
-      toolTexts(example),
-      ...example.messages.map((m) => [
+    parts: (example) => ({
+      tools: toolTexts(example),
+      messages: example.messages.map((m) => [
         m.role === 'assistant' && m.tool_calls ? JSON.stringify(m.tool_calls) : (m.content ?? ''),
       ]),
-    ],
+    }),
   }),
   format({
     name: 'hermes',
@@ -59,23 +68,35 @@ export const LINE_FORMATS = [
     example: (sample) => hermesExample(conversationOf(sample)),
     schema: HermesExampleSchema,
     text: (example, sample) => hermesExampleLine(example, conversationOf(sample)),
-    // Per line: the system turn lists one tool per line, a tool turn's output is a line of its own.
+    // Per line: the system turn lists one tool per line (its tool specs), a tool turn's output is a line of its own.
     parts: (example, sample) => {
-      const { tools, startLabels } = conversationOf(sample);
       const [, ...turns] = example.conversations;
-      return [systemPrompt(tools, startLabels).lines, ...turns.map((turn) => turn.value.split('\n'))];
+      const input = conversationOf(sample);
+      return {
+        tools: input.tools.map(chatToolJson),
+        messages: [systemPrompt(input).frame, ...turns.map((turn) => turn.value.split('\n'))],
+      };
     },
   }),
   format({
     name: 'xlam',
     description: 'xLAM / APIGen: query, tools and answers (JSON strings); a negative answers []',
     example: (sample, index) => {
-      const { question, evidence, calls, tools } = conversationOf(sample);
-      return xlamExample(index, evidence ? `${question}\nEvidence: ${evidence}` : question, calls, tools);
+      const { question, evidence, calls, tools, keys } = conversationOf(sample);
+      // xLAM has no system prompt: the keys' glossary follows the question.
+      const query = [
+        question,
+        ...(evidence ? [`Evidence: ${evidence}`] : []),
+        ...(keys.length ? [keyGlossary(keys)] : []),
+      ];
+      return xlamExample(index, query.join('\n'), calls, tools);
     },
     schema: XlamExampleSchema,
-    text: (example, sample) => xlamExampleLine(example, sample.tools),
-    parts: (example, sample) => [sample.tools.map(xlamToolJson), [example.query], [example.answers]],
+    text: (example, sample) => xlamExampleLine(example, conversationOf(sample).tools),
+    parts: (example, sample) => ({
+      tools: conversationOf(sample).tools.map(xlamToolJson),
+      messages: [[example.query], [example.answers]],
+    }),
   }),
   format({
     name: 'live-api-bench',
@@ -86,7 +107,8 @@ export const LINE_FORMATS = [
   }),
   format({
     name: 'vakra',
-    description: "IBM VAKRA's benchmark files: SLOT/SEL as capability 1 (calls in its vocabulary, handles), REST as capability 2",
+    description:
+      "IBM VAKRA's benchmark files: SLOT/SEL as capability 1 (calls in its vocabulary, handles), REST as capability 2",
     example: vakraExample,
     unsupported: vakraUnsupported,
     schema: VakraExampleSchema,

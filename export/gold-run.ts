@@ -2,6 +2,7 @@ import { unconsumedLabels } from '../eval/answer-labels.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { openEpisode, shown, type EnvironmentOptions } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
+import { keysForInitialization } from '../runtime/slot/specs.js';
 import { answeringEndpoints, rememberingCalls, type TriedCalls } from './negatives.js';
 
 /**
@@ -13,10 +14,16 @@ import { answeringEndpoints, rememberingCalls, type TriedCalls } from './negativ
  */
 
 export interface GoldRun {
-  /** Each gold call's output as plain JSON (value, values or records), at most `rows` rows. */
+  /** Each gold call's output as plain JSON (value, values or records), at most `rows` rows (fewer for wide rows: `preview`). */
   outputs: unknown[];
   /** The tools that answer the item (its gold's, and for REST every endpoint found to). */
   answering: string[];
+  /**
+   * SLOT/SEL: the keys of the sample's starting tables, as its database names them (a
+   * database's tools list every table's keys and every sample's derived keys: these tell the
+   * sample's own from the rest). Empty for REST.
+   */
+  startKeys: string[];
 }
 
 /** A call's output failed where verification had it succeed: the dataset and its databases disagree. */
@@ -39,24 +46,43 @@ export async function runGold(
   const recorded = recordedAnswers(item);
   const outputs: unknown[] = [];
   const needsTools = item.goldCalls.some((call) => !recorded.has(call.label)) || findAnswering;
-  const episode = needsTools ? await openEpisode(item, await environment()) : undefined;
+  const sequence = item.initialization.length > 0;
+  const env = needsTools || sequence ? await environment() : undefined;
+  const episode = needsTools ? await openEpisode(item, env!) : undefined;
   for (const call of item.goldCalls) {
     const answer = recorded.get(call.label);
     if (answer !== undefined) {
-      outputs.push(shown(answer.value, rows));
+      outputs.push(preview(answer.value, rows));
       continue;
     }
     const step = await episode!.call(call);
     if (!step.ok)
       throw new GoldCallError(`gold_calls:${step.kind}`, `${call.name} (${call.label}) fails now: ${step.error}`);
     if ('status' in step.output) throw new GoldCallError('gold_calls:rest', `${call.name} is not the sample's answer`);
-    outputs.push(shown(plainOutput(step.output), rows));
+    outputs.push(preview(plainOutput(step.output), rows));
   }
   const answering =
     findAnswering && item.formulation === 'rest'
       ? await answeringEndpoints(item, item.tools, rememberingCalls(episode!, item.db, tried))
       : new Set(item.goldCalls.map((call) => call.name));
-  return { outputs, answering: [...answering].sort() };
+  const db = env?.databases.get(item.db);
+  const startKeys = sequence && db ? keysForInitialization(db, item.initialization).map((k) => k.key) : [];
+  return { outputs, answering: [...answering].sort(), startKeys };
+}
+
+/**
+ * The most characters of JSON a conversation shows of one tool output: a row of a wide joined
+ * table runs to kilobytes, and a SLOT conversation shows one such table per call. Fewer rows
+ * are shown until the output fits, never none.
+ */
+export const MAX_OUTPUT_CHARS = 1_500;
+
+/** An output's first `rows` rows (or values), fewer while they exceed MAX_OUTPUT_CHARS, at least one. */
+export function preview(value: unknown, rows: number): unknown {
+  let shownRows = shown(value, rows);
+  for (let n = rows - 1; n >= 1 && JSON.stringify(shownRows).length > MAX_OUTPUT_CHARS; n--)
+    shownRows = shown(value, n);
+  return shownRows;
 }
 
 /**

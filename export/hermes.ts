@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../core/model.js';
-import { chatToolJson, type ConversationInput } from './openai-chat.js';
+import { chatToolJson, keyGlossary, type ConversationInput } from './openai-chat.js';
 import { escapedBytesOf, escapedText, perObject, perText } from './shared-parts.js';
 import type { Piece } from './writer.js';
 
@@ -46,7 +46,7 @@ const listsTools = perText((system: string) => /<tools>[\s\S]*<\/tools>/.test(sy
 
 export function hermesExample(input: ConversationInput): HermesExample {
   const conversations: HermesExample['conversations'] = [
-    { from: 'system', value: systemPrompt(input.tools, input.startLabels).text },
+    { from: 'system', value: systemPrompt(input).text },
     { from: 'human', value: input.evidence ? `${input.question}\nEvidence: ${input.evidence}` : input.question },
   ];
   input.calls.forEach((call, i) => {
@@ -66,35 +66,40 @@ export function hermesExampleLine(example: HermesExample, input: ConversationInp
   const [, ...turns] = example.conversations;
   return [
     '{"conversations":[{"from":"system","value":',
-    ...systemPrompt(input.tools, input.startLabels).json,
+    ...systemPrompt(input).json,
     `}${turns.map((turn) => `,${JSON.stringify(turn)}`).join('')}]}`,
   ];
 }
 
 /**
- * The system turn as text, as its lines (one per tool between `<tools>` and `</tools>`), and as
+ * The system turn as text (one line per tool between `<tools>` and `</tools>`), its lines but the tools', and as
  * a JSON string's pieces: once per tool list and start.
  */
-export function systemPrompt(tools: readonly ToolSpec[], startLabels: readonly string[]): SystemPrompt {
+export function systemPrompt({
+  tools,
+  startLabels,
+  keys,
+}: Pick<ConversationInput, 'tools' | 'startLabels' | 'keys'>): SystemPrompt {
   const byStart = promptsOf(tools);
-  const start = startLabels.join('\u0000');
+  const start = [...startLabels, '', ...keys].join('\u0000');
   let prompt = byStart.get(start);
   if (!prompt) {
-    const { head, tail } = promptFrame(startLabels);
+    const { head, tail } = promptFrame(startLabels, keys);
     const lines = [...head, ...tools.map(chatToolJson), ...tail];
     const json = [
       `"${escapedText(head.join('\n'))}`,
       ...tools.flatMap((tool) => ['\\n', escapedTool(tool)]),
       `\\n${escapedText(tail.join('\n'))}"`,
     ];
-    byStart.set(start, (prompt = { lines, text: lines.join('\n'), json }));
+    byStart.set(start, (prompt = { frame: [...head, ...tail], text: lines.join('\n'), json }));
   }
   return prompt;
 }
 
 interface SystemPrompt {
   text: string;
-  lines: string[];
+  /** Its lines but the tools' (one a tool). */
+  frame: string[];
   /** The text as a JSON string, in pieces. */
   json: Piece[];
 }
@@ -104,7 +109,7 @@ const promptsOf = perObject<readonly ToolSpec[], Map<string, SystemPrompt>>(() =
 const escapedTool = perObject((tool: ToolSpec) => escapedBytesOf(chatToolJson(tool)));
 
 /** The prompt's lines before its tools (ending with `<tools>`) and after them (from `</tools>`). */
-function promptFrame(startLabels: readonly string[]): { head: string[]; tail: string[] } {
+function promptFrame(startLabels: readonly string[], keys: readonly string[]): { head: string[]; tail: string[] } {
   return {
     head: [
       'You are a function calling AI model. You are provided with function signatures within <tools></tools> XML tags.',
@@ -114,6 +119,7 @@ function promptFrame(startLabels: readonly string[]): { head: string[]; tail: st
             `The data is in ${startLabels.map((l) => `"$${l}$"`).join(', ')}. Give each call a "label"; a later call uses an earlier call's output by passing "$LABEL$" as an argument.`,
           ]
         : []),
+      ...(keys.length ? keyGlossary(keys).split('\n') : []),
       '<tools>',
     ],
     tail: [

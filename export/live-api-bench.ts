@@ -462,26 +462,69 @@ export interface PublishedTool {
 
 /**
  * A description listing keys (`…\nKeys:\n<key>: <what it is>` lines, a description possibly
- * running over several lines): each entry under its published names, entries of no name dropped.
+ * running over several lines): the text before the list, its entries and what follows it.
  * `known` (the keys of the enums) tells an entry's first line from a continuation.
  */
-function renameKeyList(text: string, known: ReadonlySet<string>, names: (key: string) => string[]): string {
+function keyListOf(text: string, known: ReadonlySet<string>): KeyList | undefined {
   const marker = text.indexOf(KEYS_HEADING);
-  if (marker < 0) return text;
+  if (marker < 0) return undefined;
   const trailer = KEY_LIST_TRAILERS.find((t) => text.endsWith(t)) ?? '';
-  const entries: { key: string | undefined; lines: string[] }[] = [];
+  const entries: KeyList['entries'] = [];
   for (const line of text.slice(marker + KEYS_HEADING.length, text.length - trailer.length).split('\n')) {
     const key = keyOfLine(line, known);
     if (key !== undefined || entries.length === 0) entries.push({ key, lines: [line] });
     else entries[entries.length - 1].lines.push(line);
   }
-  const body = entries.flatMap(({ key, lines }) => {
+  return { head: text.slice(0, marker), entries, trailer };
+}
+
+interface KeyList {
+  head: string;
+  /** An entry's lines start with its key (undefined: a line of no known key). */
+  entries: { key: string | undefined; lines: string[] }[];
+  trailer: string;
+}
+
+/** A description's key list with each entry under its published names, entries of no name dropped. */
+function renameKeyList(text: string, known: ReadonlySet<string>, names: (key: string) => string[]): string {
+  const list = keyListOf(text, known);
+  if (!list) return text;
+  const body = list.entries.flatMap(({ key, lines }) => {
     if (key === undefined) return lines;
     const rest = lines.join('\n').slice(key.length);
     return names(key).map((name) => name + rest);
   });
-  return `${text.slice(0, marker)}${KEYS_HEADING}${body.join('\n')}${trailer}`;
+  return `${list.head}${KEYS_HEADING}${body.join('\n')}${list.trailer}`;
 }
+
+/**
+ * A spec with its descriptions' key lists taken out, and what those lists said of each key
+ * (`key` → its description), once per spec: the conversation formats describe each key once
+ * per example rather than once per key argument of every tool.
+ */
+export const keyListsApart = perObject((tool: ToolSpec): { spec: ToolSpec; keys: ReadonlyMap<string, string> } => {
+  const known = new Set(keysOf(tool));
+  if (known.size === 0) return { spec: tool, keys: new Map() };
+  const keys = new Map<string, string>();
+  const strip = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(strip);
+    if (!node || typeof node !== 'object') return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([field, value]) => {
+        const list = field === 'description' && typeof value === 'string' ? keyListOf(value, known) : undefined;
+        if (!list) return [field, strip(value)];
+        for (const { key, lines } of list.entries)
+          if (key !== undefined && !keys.has(key)) keys.set(key, lines.join('\n').slice(key.length + 2));
+        return [field, `${list.head}${list.trailer}`];
+      }),
+    );
+  };
+  const properties = strip(propertiesOf(tool)) as Record<string, unknown>;
+  return {
+    spec: { ...tool, function: { ...tool.function, parameters: { ...tool.function.parameters, properties } } },
+    keys,
+  };
+});
 
 /** How nl2api's key specs introduce the list of keys in a description, and what may follow it (runtime/slot/specs.ts). */
 const KEYS_HEADING = '\nKeys:\n';
@@ -586,14 +629,11 @@ function signatureOf(
   return JSON.stringify([mode, inits.map((init) => init.arguments.tables), extra]);
 }
 
-/** A key's names from the starting tables alone (published names, or the key itself in nl2api's names). */
-function contextNamesOf(contexts: readonly KeyContext[], mode: 'own' | 'published'): (key: string) => string[] {
+/** A key's published names from the starting tables alone. */
+function contextNamesOf(contexts: readonly KeyContext[]): (key: string) => string[] {
   return (key) => {
-    if (key === '*') return [mode === 'own' ? key : ''];
-    const names = contexts.flatMap((context) =>
-      isLaterOccurrence(key, context) ? [] : (contextKeyName(key, context) ?? []),
-    );
-    return mode === 'own' ? (names.length > 0 ? [key] : []) : names;
+    if (key === '*') return [''];
+    return contexts.flatMap((context) => (isLaterOccurrence(key, context) ? [] : (contextKeyName(key, context) ?? [])));
   };
 }
 
@@ -622,7 +662,7 @@ function publishedTools(
   used: RenamedCalls['used'],
 ): PublishedTool[] {
   const contexts = inits.map(keyContextOf);
-  const fromTables = contextNamesOf(contexts, 'published');
+  const fromTables = contextNamesOf(contexts);
   const signature = signatureOf(inits, used, 'published', fromTables);
   const names = oncePerKey((key: string): string[] => [...new Set([...fromTables(key), ...(used.get(key) ?? [])])]);
   const offered = tools.filter((tool) => tool.function.name !== INITIALIZE);
@@ -640,16 +680,17 @@ const publishedSpecs = new WeakMap<Record<string, unknown>, Map<string, Publishe
 
 /**
  * The sample's own tools in nl2api's names, for the conversation formats: each key enum (and
- * each description's key list) narrowed to the keys `publishedTools` keeps (the sample's
- * starting tables' keys, those derived from them, `*` and any key its calls use), nothing
- * renamed. A database's tools list every key of every table and every sample: tens of
- * thousands of tokens a model need not read to answer one question.
+ * each description's key list) narrowed to the keys of the sample's starting tables
+ * (`startKeys`), `*` and any key its calls use, nothing renamed. A database's tools list every
+ * key of every table and every key any of its samples derives: tens of thousands of tokens a
+ * model need not read to answer one question, and other samples' keys besides.
  */
 export function ownTools(sample: ExportSample): ToolSpec[] {
   const { item } = sample;
   if (item.formulation === 'rest' || item.initialization.length === 0) return sample.tools;
   const { used } = publishedCalls(item.initialization, sample.negative ? [] : item.goldCalls, item.bindings);
-  const fromTables = contextNamesOf(item.initialization.map(keyContextOf), 'own');
+  const start = new Set(sample.startKeys);
+  const fromTables = (key: string): string[] => (key === '*' || start.has(key) ? [key] : []);
   const own = oncePerKey((key: string): string[] => (used.has(key) ? [key] : fromTables(key)));
   const signature = signatureOf(item.initialization, used, 'own', fromTables);
   // The same spec objects, and the same list, for the same narrowing: the formats write each once (shared-parts.ts).

@@ -75,6 +75,8 @@ export interface ConversationInput {
   /** Each call's output as JSON, in call order (what the tool returned when the sample was exported). */
   outputs: readonly unknown[];
   tools: readonly ToolSpec[];
+  /** SLOT/SEL: one line per key the tools take (conversation-tools.ts), said once in the prompt. */
+  keys: readonly string[];
   /** The final answer in words (answerInWords of the gold answer; a negative's refusal). */
   answer: string;
 }
@@ -87,7 +89,8 @@ export function chatExample(input: ConversationInput): ChatExample {
       : '',
   ]
     .filter(Boolean)
-    .join(' ');
+    .join(' ')
+    .concat(input.keys.length ? `\n${keyGlossary(input.keys)}` : '');
   const messages: ChatExample['messages'] = [
     { role: 'system', content: system },
     { role: 'user', content: input.evidence ? `${input.question}\nEvidence: ${input.evidence}` : input.question },
@@ -108,6 +111,10 @@ export function chatExample(input: ConversationInput): ChatExample {
     parallel_tool_calls: false,
   };
 }
+
+/** The keys the tools take, each described once (the tools' key arguments list only their names). */
+export const keyGlossary = (keys: readonly string[]): string =>
+  `The keys (columns) the tools take:\n${keys.join('\n')}`;
 
 type ChatTool = ChatExample['tools'][number];
 

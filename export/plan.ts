@@ -71,7 +71,13 @@ export function exportSamples(
     const run = runs.get(entry.key);
     if (!run?.ok) continue;
     const { item } = entry;
-    const common = { unit: entry.unit, source: entry.source, item, split: assignment.get(splitKeyOf(entry))! };
+    const common = {
+      unit: entry.unit,
+      source: entry.source,
+      item,
+      split: assignment.get(splitKeyOf(entry))!,
+      startKeys: run.value.startKeys,
+    };
     samples.push(
       withOwnTools({
         ...common,

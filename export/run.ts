@@ -26,8 +26,7 @@ import { exportSamples, planExport, splitKeyOf, type ExportPlan } from './plan.j
 import { provenanceOf, type ExportSample } from './sample.js';
 import type { ExportSettings } from './settings.js';
 import { SPLIT_NAMES, type SplitName } from './splits.js';
-import type { TokenStats } from './tokens.js';
-import { groupsOf, writeFormats } from './write-formats.js';
+import { groupsOf, tokensPerSample, writeFormats, type FormulationTokens, type OverBudget } from './write-formats.js';
 import { ExportWriter, exists } from './writer.js';
 
 /**
@@ -73,12 +72,21 @@ export interface ExportSummary {
     invalid: number;
     /** Samples a format has no form for (`unsupported`), left out of that format only. */
     unsupported: number;
+    /** Examples over `--max-tokens` left out of every format (`--drop-over`; `budget.dropped`), not in `examples`. */
+    dropped: number;
   };
   duplicates: Duplicate[];
   failures: { key: string; category: string; message: string }[];
   invalid: { format: string; key: string; message: string }[];
   unsupported: { format: string; key: string; message: string }[];
-  tokens: Record<string, Partial<Record<Formulation, TokenStats>>>;
+  /** Per training format and formulation, over its splits and per split. */
+  tokens: Record<string, Partial<Record<Formulation, FormulationTokens>>>;
+  /** With `--max-tokens`: the examples over it per format and formulation (before any was dropped), and those dropped. */
+  budget?: {
+    maxTokens: number;
+    over: OverBudget;
+    dropped: { key: string; formulation: Formulation; split: SplitName; tokens: Record<string, number> }[];
+  };
   leakage: LeakageReport;
   /** Every file written, with its content hash. */
   files: Record<string, string>;
@@ -115,14 +123,14 @@ export async function runExport(options: ExportOptions): Promise<ExportResult> {
     const run = runs.get(e.key);
     return run && !run.ok ? [{ key: e.key, category: run.category, message: run.message }] : [];
   });
-  const samples = exportSamples(plan, runs, settings);
+  const { samples, dropped } = withinBudget(exportSamples(plan, runs, settings), settings);
   const writer = new ExportWriter(out, previous?.files ?? {});
   for (const group of groupsOf(samples))
     await writer.write(
       `provenance/${group.formulation}/${group.split}.jsonl`,
       jsonlText(group.samples.map(provenanceOf)),
     );
-  const { tokens, invalid, unsupported } = await writeFormats(writer, samples, settings.formats, settings.encoding);
+  const { tokens, invalid, unsupported, over } = await writeFormats(writer, samples, settings);
   const leakage = leakageReport(leakageItems(kept), assignment, settings.nearDuplicate);
 
   const examples: ExportSummary['counts']['examples'] = {};
@@ -149,12 +157,22 @@ export async function runExport(options: ExportOptions): Promise<ExportResult> {
       negatives: samples.filter((s) => s.negative).length,
       invalid: invalid.length,
       unsupported: unsupported.length,
+      dropped: dropped.length,
     },
     duplicates,
     failures,
     invalid,
     unsupported,
     tokens,
+    ...(settings.maxTokens !== undefined
+      ? {
+          budget: {
+            maxTokens: settings.maxTokens,
+            over: settings.dropOver ? overOf(dropped, settings.maxTokens) : over,
+            dropped,
+          },
+        }
+      : {}),
     leakage,
     files: {},
   };
@@ -218,6 +236,36 @@ async function runAllGold(
     await executor.close();
   }
   return runs;
+}
+
+/**
+ * With `--drop-over`, the examples within `--max-tokens` in every training format written, and
+ * those over it (left out of every format and the provenance alike, so that their lines stay
+ * aligned). Counting them first makes each example twice: only when asked.
+ */
+function withinBudget(
+  all: ExportSample[],
+  settings: ExportSettings,
+): { samples: ExportSample[]; dropped: NonNullable<ExportSummary['budget']>['dropped'] } {
+  const { maxTokens } = settings;
+  if (maxTokens === undefined || !settings.dropOver) return { samples: all, dropped: [] };
+  const tokens = tokensPerSample(all, settings);
+  const over = (sample: ExportSample) => Object.values(tokens.get(sample)!).some((n) => n > maxTokens);
+  return {
+    samples: all.filter((sample) => !over(sample)),
+    dropped: all
+      .filter(over)
+      .map((s) => ({ key: s.key, formulation: s.item.formulation, split: s.split, tokens: tokens.get(s)! })),
+  };
+}
+
+/** Per format and formulation, how many of the dropped examples that format counts over the budget. */
+function overOf(dropped: NonNullable<ExportSummary['budget']>['dropped'], maxTokens: number): OverBudget {
+  const over: OverBudget = {};
+  for (const { formulation, tokens } of dropped)
+    for (const [format, n] of Object.entries(tokens))
+      if (n > maxTokens) (over[format] ??= {})[formulation] = (over[format]?.[formulation] ?? 0) + 1;
+  return over;
 }
 
 /** A gold run as an outcome: the dataset disagreeing with its databases, or a fault of ours, fails the sample only. */

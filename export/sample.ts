@@ -1,8 +1,6 @@
 import type { ToolSpec } from '../core/model.js';
 import type { EvalItem } from '../eval/dataset.js';
 import type { CorpusSource } from './corpus.js';
-import { REFUSAL } from './negatives.js';
-import { answerInWords, type ConversationInput } from './openai-chat.js';
 import type { SplitName } from './splits.js';
 
 /**
@@ -24,20 +22,8 @@ export interface ExportSample {
   tools: ToolSpec[];
   /** Each gold call's output as a model sees it (none for a negative). */
   outputs: unknown[];
-}
-
-/** The conversation a sample is, for the chat formats. */
-export function conversationOf(sample: ExportSample): ConversationInput {
-  const { item } = sample;
-  return {
-    question: item.question,
-    evidence: item.evidence,
-    startLabels: item.initialization.map((call) => call.label),
-    calls: sample.negative ? [] : item.goldCalls,
-    outputs: sample.negative ? [] : sample.outputs,
-    tools: sample.tools,
-    answer: sample.negative ? REFUSAL : answerInWords(item.gold.rows),
-  };
+  /** SLOT/SEL: the keys of its starting tables (gold-run.ts); its tools offer these and the keys its calls use. */
+  startKeys: readonly string[];
 }
 
 /** Where a sample came from: the line beside it in the provenance file, and the fields of the record formats. */

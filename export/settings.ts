@@ -20,11 +20,16 @@ export interface ExportSettings {
   rows: number;
   encoding: 'o200k_base' | 'cl100k_base';
   nearDuplicate: number;
+  /** Examples over this many tokens (in any training format written) are reported, per format and formulation. */
+  maxTokens?: number;
+  /** With maxTokens: those examples are left out of every format (and listed). */
+  dropOver: boolean;
 }
 
 export function exportSettings(config: ExportConfig | undefined, flags: Partial<ExportSettings>): ExportSettings {
   const pick = <K extends keyof ExportSettings>(key: K, fallback: ExportSettings[K]): ExportSettings[K] =>
     flags[key] ?? (config?.[key as keyof ExportConfig] as ExportSettings[K] | undefined) ?? fallback;
+  const maxTokens = flags.maxTokens ?? config?.maxTokens;
   return {
     formats: pick('formats', [...EXPORT_DEFAULTS.formats]),
     ...(flags.formulations ? { formulations: flags.formulations } : {}),
@@ -36,5 +41,7 @@ export function exportSettings(config: ExportConfig | undefined, flags: Partial<
     rows: pick('rows', EXPORT_DEFAULTS.rows),
     encoding: pick('encoding', EXPORT_DEFAULTS.encoding),
     nearDuplicate: pick('nearDuplicate', EXPORT_DEFAULTS.nearDuplicate),
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    dropOver: pick('dropOver', EXPORT_DEFAULTS.dropOver),
   };
 }

@@ -2,8 +2,8 @@ import { countTokens as countCl100k } from 'gpt-tokenizer/encoding/cl100k_base';
 import { countTokens as countO200k } from 'gpt-tokenizer/encoding/o200k_base';
 
 /**
- * Token statistics of an export (issue 13), so that a user can budget a training run: per
- * format and formulation, each example's token count under a tokenizer that ships its
+ * Token statistics of an export (issues 13, 32), so that a user can budget a training run: per
+ * format, formulation and split, each example's token count under a tokenizer that ships its
  * vocabulary with the package (gpt-tokenizer, OpenAI's BPE in plain JS: `o200k_base` by
  * default, GPT-4o's; `cl100k_base`, GPT-4's). An example is counted as a model reads it
  * after its chat template: the text of each of its parts (the tool list, each message) plus a
@@ -22,6 +22,20 @@ export interface TokenStats {
   p50: number;
   p95: number;
   max: number;
+  /** The share of the tokens taken by the tool specs (0 to 1). */
+  toolShare: number;
+}
+
+/** What a model reads of an example: its tool specs (one segment per tool) and its messages (each as segments). */
+export interface ExampleParts {
+  tools: readonly string[];
+  messages: readonly (readonly string[])[];
+}
+
+/** One example's tokens, and how many of them are its tool specs'. */
+export interface ExampleTokens {
+  total: number;
+  tools: number;
 }
 
 /** What a chat template adds around each part (role markers, separators). */
@@ -63,26 +77,29 @@ export function piecesOf(text: string): string[] {
 /** Each distinct segment's and piece's count (a text's count, whichever it is), shared by the counters of one export. */
 export type TokenMemo = Map<string, number>;
 
-/** Counts examples given as their parts, each a list of segments; each distinct segment is encoded once. */
+/** Counts examples given as their parts; each distinct segment is encoded once. */
 export class TokenCounter {
-  private readonly counts: number[] = [];
-
   constructor(
     readonly encoding: TokenEncoding = 'o200k_base',
     private readonly memo: TokenMemo = new Map(),
   ) {}
 
-  add(parts: readonly (readonly string[])[]): void {
+  /** The tool list is one part, each message another, each with the template's markers. */
+  count({ tools, messages }: ExampleParts): ExampleTokens {
+    const toolTokens = tools.length > 0 ? TOKENS_PER_PART + this.segments(tools) : 0;
+    let total = toolTokens;
+    for (const segments of messages) total += TOKENS_PER_PART + this.segments(segments);
+    return { total, tools: toolTokens };
+  }
+
+  private segments(segments: readonly string[]): number {
     let total = 0;
-    for (const segments of parts) {
-      total += TOKENS_PER_PART;
-      for (const segment of segments) {
-        let count = this.memo.get(segment);
-        if (count === undefined) this.memo.set(segment, (count = this.countPieces(segment)));
-        total += count;
-      }
+    for (const segment of segments) {
+      let count = this.memo.get(segment);
+      if (count === undefined) this.memo.set(segment, (count = this.countPieces(segment)));
+      total += count;
     }
-    this.counts.push(total);
+    return total;
   }
 
   /** A segment's count as the sum of its pieces' (each distinct piece encoded once). */
@@ -95,20 +112,23 @@ export class TokenCounter {
     }
     return total;
   }
+}
 
-  stats(): TokenStats {
-    const counts = [...this.counts].sort((a, b) => a - b);
-    const total = counts.reduce((a, b) => a + b, 0);
-    // Nearest rank: the smallest count with at least q of the examples at or below it.
-    const quantile = (q: number) => (counts.length ? counts[Math.max(0, Math.ceil(q * counts.length) - 1)] : 0);
-    return {
-      encoding: this.encoding,
-      examples: counts.length,
-      total,
-      mean: counts.length ? total / counts.length : 0,
-      p50: quantile(0.5),
-      p95: quantile(0.95),
-      max: counts[counts.length - 1] ?? 0,
-    };
-  }
+/** Statistics of the examples' counts: total, mean, nearest-rank p50 and p95, max, the tool specs' share. */
+export function tokenStats(encoding: TokenEncoding, examples: readonly ExampleTokens[]): TokenStats {
+  const counts = examples.map((e) => e.total).sort((a, b) => a - b);
+  const total = counts.reduce((a, b) => a + b, 0);
+  const tools = examples.reduce((sum, e) => sum + e.tools, 0);
+  // Nearest rank: the smallest count with at least q of the examples at or below it.
+  const quantile = (q: number) => (counts.length ? counts[Math.max(0, Math.ceil(q * counts.length) - 1)] : 0);
+  return {
+    encoding,
+    examples: counts.length,
+    total,
+    mean: counts.length ? total / counts.length : 0,
+    p50: quantile(0.5),
+    p95: quantile(0.95),
+    max: counts[counts.length - 1] ?? 0,
+    toolShare: total ? tools / total : 0,
+  };
 }

@@ -6,7 +6,7 @@ import { liveApiBenchPieces, liveApiBenchRestTools } from './live-api-bench.js';
 import type { ExportSample } from './sample.js';
 import type { FormatName } from './settings.js';
 import { SPLIT_NAMES, type SplitName } from './splits.js';
-import { TokenCounter, type TokenEncoding, type TokenMemo, type TokenStats } from './tokens.js';
+import { TokenCounter, tokenStats, type ExampleTokens, type TokenEncoding, type TokenStats } from './tokens.js';
 import type { VakraExample } from './vakra/records.js';
 import { writeVakraFiles } from './vakra/write.js';
 import type { ExportWriter, Line } from './writer.js';
@@ -19,9 +19,23 @@ import type { ExportWriter, Line } from './writer.js';
 
 /** What writing some formats found: their token statistics, the lines refused and the samples a format has no form for. */
 export interface FormatsWritten {
-  tokens: Record<string, Partial<Record<Formulation, TokenStats>>>;
+  tokens: Record<string, Partial<Record<Formulation, FormulationTokens>>>;
   invalid: { format: string; key: string; message: string }[];
   unsupported: { format: string; key: string; message: string }[];
+  /** With a token budget: per format and formulation, the examples written over it. */
+  over: OverBudget;
+}
+
+/** A formulation's token statistics over its splits, and per split. */
+export type FormulationTokens = TokenStats & { splits: Partial<Record<SplitName, TokenStats>> };
+
+export type OverBudget = Record<string, Partial<Record<Formulation, number>>>;
+
+/** How the formats are written: which, the tokenizer of their statistics, the token budget reported. */
+export interface FormatOptions {
+  formats: readonly FormatName[];
+  encoding: TokenEncoding;
+  maxTokens?: number;
 }
 
 /** Formulation, then split, then source order: the order every format's files and the provenance share. */
@@ -42,43 +56,69 @@ export function groupsOf(
 export async function writeFormats(
   writer: ExportWriter,
   samples: readonly ExportSample[],
-  formats: readonly FormatName[],
-  encoding: TokenEncoding,
+  { formats, encoding, maxTokens }: FormatOptions,
 ): Promise<FormatsWritten> {
-  const written: FormatsWritten = { tokens: {}, invalid: [], unsupported: [] };
+  const written: FormatsWritten = { tokens: {}, invalid: [], unsupported: [], over: {} };
   const groups = groupsOf(samples);
-  const memo: TokenMemo = new Map();
-  for (const format of LINE_FORMATS.filter((f) => formats.includes(f.name as FormatName))) {
+  const counter = new TokenCounter(encoding);
+  for (const format of namedFormats(formats)) {
     if (format.name === 'vakra') {
       // One file per database holds its SLOT and SEL samples: every group's lines first.
-      const lines = groups.flatMap((group) => [...checkedExamples(format, group.samples, written, undefined)]);
+      const lines = groups.flatMap((group) => [...checkedExamples(format, group.samples, written, counter, undefined)]);
       await writeVakraFiles(writer, lines as { sample: ExportSample; example: VakraExample }[]);
       continue;
     }
-    const perFormulation: Partial<Record<Formulation, TokenStats>> = {};
+    const perFormulation: Partial<Record<Formulation, FormulationTokens>> = {};
     for (const formulation of orderedFormulations([...new Set(groups.map((g) => g.formulation))])) {
-      const counter = format.parts ? new TokenCounter(encoding, memo) : undefined;
+      const splits: Partial<Record<SplitName, ExampleTokens[]>> = {};
       for (const group of groups.filter((g) => g.formulation === formulation)) {
-        const lines = checkedExamples(format, group.samples, written, counter);
-        await writeFormatFiles(writer, format, group, lines);
+        const counts = (splits[group.split] = [] as ExampleTokens[]);
+        const count = format.parts ? (tokens: ExampleTokens) => counts.push(tokens) : undefined;
+        await writeFormatFiles(writer, format, group, checkedExamples(format, group.samples, written, counter, count));
       }
-      if (counter) perFormulation[formulation] = counter.stats();
+      if (!format.parts) continue;
+      const all = Object.values(splits).flat();
+      perFormulation[formulation] = {
+        ...tokenStats(encoding, all),
+        splits: Object.fromEntries(Object.entries(splits).map(([split, c]) => [split, tokenStats(encoding, c)])),
+      };
+      const over = maxTokens === undefined ? 0 : all.filter((t) => t.total > maxTokens).length;
+      if (over > 0) (written.over[format.name] ??= {})[formulation] = over;
     }
     if (format.parts) written.tokens[format.name] = perFormulation;
   }
   return written;
 }
 
+/** The formats named, in LINE_FORMATS order. */
+const namedFormats = (formats: readonly FormatName[]) =>
+  LINE_FORMATS.filter((f) => formats.includes(f.name as FormatName));
+
+/** Each sample's tokens in each training format named (those with `parts`), the line as it would be written. */
+export function tokensPerSample(
+  samples: readonly ExportSample[],
+  { formats, encoding }: FormatOptions,
+): Map<ExportSample, Record<string, number>> {
+  const counter = new TokenCounter(encoding);
+  const tokens = new Map(samples.map((s): [ExportSample, Record<string, number>] => [s, {}]));
+  for (const format of namedFormats(formats))
+    if (format.parts)
+      for (const sample of samples)
+        tokens.get(sample)![format.name] = counter.count(format.parts(format.example(sample, 0), sample)).total;
+  return tokens;
+}
+
 /**
  * Each sample's example, made as its file is written (an example is garbage once written);
- * those the format has no form for, or its schema refuses, left out (and listed). `counter`
- * counts the tokens of each example written.
+ * those the format has no form for, or its schema refuses, left out (and listed). `count`
+ * is given the tokens of each example written.
  */
 function* checkedExamples(
   format: LineFormat,
   samples: readonly ExportSample[],
   left: Pick<FormatsWritten, 'invalid' | 'unsupported'>,
-  counter: TokenCounter | undefined,
+  counter: TokenCounter,
+  count: ((tokens: ExampleTokens) => void) | undefined,
 ): Iterable<ExportLine> {
   let index = 0;
   for (const sample of samples) {
@@ -95,7 +135,7 @@ function* checkedExamples(
       continue;
     }
     index++;
-    counter?.add(format.parts!(example, sample));
+    count?.(counter.count(format.parts!(example, sample)));
     yield { sample, example };
   }
 }

@@ -8,6 +8,8 @@ import { EXPORT_DEFAULTS } from '../../config/schema.js';
 import { packageRoot } from '../../core/package-root.js';
 import { generate } from '../../pipeline/generate.js';
 import type { ToolSpec } from '../../core/model.js';
+import { Ajv } from 'ajv';
+import { DISTRACTORS } from '../../export/conversation.js';
 import { LINE_FORMATS } from '../../export/formats.js';
 import { REFUSAL } from '../../export/negatives.js';
 import { runExport, type ExportOptions } from '../../export/run.js';
@@ -41,6 +43,7 @@ function options(out: string, overrides: Partial<ExportOptions> = {}): ExportOpt
     rows: 5,
     encoding: 'o200k_base',
     nearDuplicate: 0.8,
+    dropOver: false,
     from: [{ dir: dataset(), databases: DEMO_SOURCE, weight: 1 }],
     out: path.join(root, out),
     config: parseConfig({ source: DEMO_SOURCE, progress: 'none' }),
@@ -163,6 +166,64 @@ describe('a whole export of the demo', () => {
     }
   });
 
+  test("SLOT and SEL conversations: every gold call valid against the example's own tools; each key described once, in the prompt", () => {
+    const ajv = new Ajv({ strict: false });
+    const lines = (format: string, f: string) =>
+      readdirSync(path.join(out, format, f)).flatMap((file) => jsonl(path.join(out, format, f, file)));
+    for (const f of ['slot', 'sel']) {
+      const chats = lines('openai', f);
+      const hermes = lines('hermes', f);
+      const xlam = lines('xlam', f);
+      expect(hermes).toHaveLength(chats.length);
+      chats.forEach((chat, i) => {
+        const tools = chat.tools as ToolSpec[];
+        const byName = new Map(tools.map((t) => [t.function.name, t.function.parameters]));
+        const messages = chat.messages as {
+          role: string;
+          content?: string;
+          tool_calls?: { function: { name: string; arguments: string } }[];
+        }[];
+        for (const { function: call } of messages.flatMap((m) => m.tool_calls ?? [])) {
+          // The name offered, every argument declared, every key and choice among its enum.
+          expect(byName.has(call.name)).toBe(true);
+          const valid = ajv.validate(byName.get(call.name)!, JSON.parse(call.arguments));
+          expect(ajv.errorsText()).toBe('No errors');
+          expect(valid).toBe(true);
+        }
+        // Keys are listed in no tool's description: once each, in the system prompt.
+        for (const tool of tools) expect(JSON.stringify(tool)).not.toContain('\\nKeys:\\n');
+        const glossary = (messages[0].content ?? '').split('\n').filter((line) => /^\S+: /.test(line));
+        const keys = glossary.map((line) => line.slice(0, line.indexOf(': ')));
+        expect(new Set(keys).size).toBe(keys.length);
+        // Hermes and xLAM offer the very same tools.
+        const system = (hermes[i].conversations as { value: string }[])[0].value;
+        for (const tool of tools) expect(system).toContain(JSON.stringify(tool));
+        const xlamTools = JSON.parse(xlam[i].tools as string) as { name: string }[];
+        expect(xlamTools.map((t) => t.name)).toEqual(tools.map((t) => t.function.name));
+      });
+    }
+  });
+
+  test('SLOT and SEL conversations offer the tools their calls use and a few others, the keys of their own tables', () => {
+    const chats = readdirSync(path.join(out, 'openai', 'slot')).flatMap((file) =>
+      jsonl(path.join(out, 'openai', 'slot', file)),
+    );
+    for (const chat of chats) {
+      const tools = chat.tools as ToolSpec[];
+      const messages = chat.messages as { tool_calls?: { function: { name: string } }[] }[];
+      const used = new Set(messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.name));
+      // A negative offers as many as its question's sample would, none it calls.
+      if (used.size > 0) expect(tools.length).toBeLessThanOrEqual(used.size + DISTRACTORS);
+      const filter = tools.find((t) => t.function.name === 'filter_data');
+      const keys = (filter?.function.parameters as { properties: { key_name: { enum: string[] } } } | undefined)
+        ?.properties.key_name.enum;
+      // A derived key (`…_equal_to`, `count_…`) is offered only to the sample whose calls use it.
+      const calls = JSON.stringify(messages.flatMap((m) => m.tool_calls ?? []));
+      for (const key of keys ?? [])
+        if (/_(equal_to|if_then_else|like|is_null)$|^count_/.test(key)) expect(calls).toContain(`\\"${key}\\"`);
+    }
+  });
+
   test('splits by database: no database in two splits; the leakage report says so', () => {
     expect(summary.leakage.sharedDatabases).toEqual([]);
     const leakage = JSON.parse(readFileSync(path.join(out, 'leakage.json'), 'utf8')) as typeof summary.leakage;
@@ -214,6 +275,20 @@ describe('a whole export of the demo', () => {
         expect(stats.p95).toBeGreaterThanOrEqual(stats.p50);
         expect(stats.max).toBeGreaterThanOrEqual(stats.p95);
       }
+  });
+
+  test("token statistics per split: they add up to the formulation's, with the tool specs' share", () => {
+    for (const format of ['openai', 'hermes', 'xlam'])
+      for (const f of ['slot', 'sel', 'rest'] as const) {
+        const stats = summary.tokens[format][f]!;
+        const splits = Object.values(stats.splits);
+        expect(splits.reduce((n, s) => n + s.examples, 0)).toBe(stats.examples);
+        expect(splits.reduce((n, s) => n + s.total, 0)).toBe(stats.total);
+        expect(Math.max(...splits.map((s) => s.max))).toBe(stats.max);
+        expect(stats.toolShare).toBeGreaterThan(0);
+        expect(stats.toolShare).toBeLessThan(1);
+      }
+    expect(summary.budget).toBeUndefined();
   });
 
   test('incremental: an unchanged output writes nothing; a changed one only the files that changed', async () => {
@@ -299,6 +374,47 @@ describe("IBM VAKRA's files: what its runner, its evaluator and its mapping scri
     expect(left.filter((u) => u.key.endsWith('!negative')).length).toBe(summary.counts.negatives);
     for (const entry of left) expect(entry.message).toMatch(/VAKRA|table|value|column/);
   });
+});
+
+describe('a token budget', () => {
+  test('--max-tokens reports the examples over it; --drop-over leaves them out of every format and the provenance', async () => {
+    const formats: ExportOptions['formats'] = ['nl2api', 'openai', 'xlam'];
+    const reported = (await runExport(options('budget-report', { formats }))).summary;
+    const budget = Math.round(reported.tokens.openai.slot!.p50);
+    const told = (await runExport(options('budget-told', { formats, maxTokens: budget }))).summary;
+    const overOpenai = told.budget!.over.openai.slot!;
+    expect(overOpenai).toBeGreaterThan(0);
+    expect(told.counts.dropped).toBe(0);
+    expect(told.counts.examples).toEqual(reported.counts.examples);
+
+    const dir = path.join(root, 'budget-dropped');
+    const { summary } = await runExport(options('budget-dropped', { formats, maxTokens: budget, dropOver: true }));
+    const { dropped } = summary.budget!;
+    expect(summary.counts.dropped).toBe(dropped.length);
+    expect(summary.budget!.over.openai.slot).toBe(overOpenai);
+    for (const d of dropped) expect(Math.max(...Object.values(d.tokens))).toBeGreaterThan(budget);
+    const total = (counts: typeof summary.counts) =>
+      Object.values(counts.examples).reduce(
+        (n, perSplit) => n + Object.values(perSplit ?? {}).reduce((a, b) => a + b, 0),
+        0,
+      );
+    expect(total(summary.counts) + dropped.length).toBe(total(reported.counts));
+    for (const format of ['openai', 'xlam'])
+      for (const [f, stats] of Object.entries(summary.tokens[format])) {
+        expect(stats.max).toBeLessThanOrEqual(budget);
+        expect(stats.examples + dropped.filter((d) => d.formulation === f).length).toBe(
+          reported.tokens[format][f as 'slot']!.examples,
+        );
+      }
+    // Every format's lines still align with the provenance, which lists none of the dropped.
+    const droppedKeys = new Set(dropped.map((d) => d.key));
+    for (const f of ['slot', 'sel', 'rest'])
+      for (const file of readdirSync(path.join(dir, 'provenance', f))) {
+        const provenance = jsonl(path.join(dir, 'provenance', f, file));
+        for (const line of provenance) expect(droppedKeys.has(line.key as string)).toBe(false);
+        for (const format of formats) expect(jsonl(path.join(dir, format, f, file))).toHaveLength(provenance.length);
+      }
+  }, 120_000);
 });
 
 describe('Live API-Bench: read by an independent harness, and re-imported to the same samples', () => {

@@ -37,6 +37,7 @@ const input = {
   calls,
   outputs: [{ columns: ['book_title'], rows: [['Winter Machine']] }],
   tools,
+  keys: ['book_title: the title of the book'],
   answer: answerInWords([['Winter Machine']]),
 };
 

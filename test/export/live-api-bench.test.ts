@@ -319,6 +319,7 @@ function exportSample(item: Partial<EvalItem> & Pick<EvalItem, 'goldCalls' | 'go
     negative,
     tools: negative ? full.tools.filter((t) => t.function.name !== 'aggregate_data') : full.tools,
     outputs: [],
+    startKeys: [],
   };
 }
 

@@ -30,6 +30,7 @@ const input = {
       function: { name: 'retrieve_data', description: 'Read a column', parameters: { type: 'object' } },
     },
   ],
+  keys: ['book_title: the title of the book', 'book_genre: its genre'],
   answer: answerInWords([['Winter Machine']]),
 };
 

@@ -1,5 +1,5 @@
 import { mulberry32 } from '../../core/random.js';
-import { countTokens, piecesOf, TokenCounter, TOKENS_PER_PART } from '../../export/tokens.js';
+import { countTokens, piecesOf, TokenCounter, tokenStats, TOKENS_PER_PART } from '../../export/tokens.js';
 
 /** Token statistics with a tokenizer that ships its vocabulary (no network). */
 
@@ -9,28 +9,46 @@ test('counts tokens with the bundled vocabularies', () => {
   expect(countTokens('')).toBe(0);
 });
 
-test('per-export statistics: an example is its parts plus the template per part; total, mean, nearest-rank p50 and p95, max', () => {
+test("an example is its tool list and its messages, each a part with the template's markers; its tool tokens apart", () => {
   const counter = new TokenCounter();
-  // Parts of 2, 1, 4 and 0 tokens, each with the template's markers.
-  counter.add([['hello world']]);
-  counter.add([['hello']]);
-  counter.add([['hello world'], ['hello', ' world']]);
-  counter.add([]);
   const p = TOKENS_PER_PART;
-  expect(counter.stats()).toEqual({
+  // Tools of 2 and 1 tokens, messages of 4 and 0.
+  expect(
+    counter.count({ tools: ['hello world', 'hello'], messages: [['hello world', ' hello', ' world'], []] }),
+  ).toEqual({
+    total: 3 + p + 4 + p + 0 + p,
+    tools: 3 + p,
+  });
+  // No tools: no tool part.
+  expect(counter.count({ tools: [], messages: [['hello']] })).toEqual({ total: 1 + p, tools: 0 });
+});
+
+test("statistics: total, mean, nearest-rank p50 and p95, max, and the tool specs' share of the tokens", () => {
+  const examples = [
+    { total: 10, tools: 5 },
+    { total: 20, tools: 10 },
+    { total: 30, tools: 0 },
+    { total: 40, tools: 30 },
+  ];
+  expect(tokenStats('o200k_base', examples)).toEqual({
     encoding: 'o200k_base',
     examples: 4,
-    total: 7 + 4 * p,
-    mean: (7 + 4 * p) / 4,
-    p50: 1 + p,
-    p95: 4 + 2 * p,
-    max: 4 + 2 * p,
+    total: 100,
+    mean: 25,
+    p50: 20,
+    p95: 40,
+    max: 40,
+    toolShare: 0.45,
   });
-  expect(new TokenCounter('cl100k_base').stats()).toMatchObject({
+  expect(tokenStats('cl100k_base', [])).toEqual({
     encoding: 'cl100k_base',
     examples: 0,
     total: 0,
+    mean: 0,
+    p50: 0,
     p95: 0,
+    max: 0,
+    toolShare: 0,
   });
 });
 

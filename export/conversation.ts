@@ -1,0 +1,99 @@
+import type { ToolSpec } from '../core/model.js';
+import { shortlist } from '../eval/tool-view.js';
+import { keyListsApart } from './live-api-bench.js';
+import { REFUSAL } from './negatives.js';
+import { answerInWords, type ConversationInput } from './openai-chat.js';
+import type { ExportSample } from './sample.js';
+import { perObject } from './shared-parts.js';
+
+/**
+ * A sample as the conversation formats (openai, hermes, xlam) show it: its question, calls,
+ * outputs and answer, and the tools it offers, sized for training (issue 32): a SLOT or SEL sample's own tools (key enums already narrowed to its own keys,
+ * live-api-bench.ts `ownTools`) cut to the tools its calls use and a few distractors drawn
+ * with a seed fixed by the sample's key, and every key described once, in a glossary of one
+ * short line per key, rather than in the key list of every key argument of every tool (on
+ * BIRD dev those lists were over half of a SLOT example's tokens). REST examples are
+ * shortlisted already (plan.ts, `--rest-tools`). Live API-Bench and the nl2api records keep
+ * the sample's tools as the published format has them.
+ */
+
+/** The conversation a sample is, for the chat formats. */
+export function conversationOf(sample: ExportSample): ConversationInput {
+  const { item } = sample;
+  const { tools, keys } = conversationTools(sample);
+  return {
+    question: item.question,
+    evidence: item.evidence,
+    startLabels: item.initialization.map((call) => call.label),
+    calls: sample.negative ? [] : item.goldCalls,
+    outputs: sample.negative ? [] : sample.outputs,
+    tools,
+    keys,
+    answer: sample.negative ? REFUSAL : answerInWords(item.gold.rows),
+  };
+}
+
+export interface ConversationTools {
+  tools: ToolSpec[];
+  /** `<key>: <what it is>`, one line per key the tools take (those its name says all of left out), in the order the tools name them. */
+  keys: string[];
+}
+
+/** Tools a SLOT/SEL example offers besides those its calls use (SEL: mostly other keys' getters). */
+export const DISTRACTORS = 3;
+
+/** The longest key description a glossary line keeps (BIRD's value descriptions run to paragraphs). */
+export const MAX_KEY_DESCRIPTION = 80;
+
+/** Once per sample: every format of an example reads the same lists. */
+export const conversationTools = perObject((sample: ExportSample): ConversationTools => {
+  const { item } = sample;
+  if (item.formulation === 'rest') return { tools: sample.tools, keys: [] };
+  // A negative offers as many tools as its question's sample, none that answers it (plan.ts).
+  const needed = new Set(item.goldCalls.map((call) => call.name)).size;
+  const offered = shortlist(sample.tools, sample.negative ? [] : item.goldCalls, sample.key, needed + DISTRACTORS);
+  const apart = offered.map(keyListsApart);
+  const described = new Map<string, string>();
+  for (const { keys } of apart)
+    for (const [key, description] of keys) if (!described.has(key)) described.set(key, description);
+  return {
+    tools: canonicalList(
+      sample.tools,
+      apart.map((a) => a.spec),
+    ),
+    keys: [...described].flatMap(([key, description]) =>
+      saysMore(key, description) ? [`${key}: ${shortened(description)}`] : [],
+    ),
+  };
+});
+
+/** Whether a description says more than its key's name (a column described by its own name is not listed). */
+function saysMore(key: string, description: string): boolean {
+  const bare = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+  return !bare(key).endsWith(bare(description));
+}
+
+/** One line, at most MAX_KEY_DESCRIPTION characters, cut at a word. */
+export function shortened(description: string): string {
+  const line = description.replace(/\s+/g, ' ').trim();
+  if (line.length <= MAX_KEY_DESCRIPTION) return line;
+  const cut = line.lastIndexOf(' ', MAX_KEY_DESCRIPTION - 1);
+  return `${line.slice(0, cut > 0 ? cut : MAX_KEY_DESCRIPTION - 1)}…`;
+}
+
+/**
+ * One array per distinct list of spec objects (cut from the same list): what the formats make
+ * once per list (a Hermes prompt, an xLAM tools string) is found for every sample offering it.
+ */
+function canonicalList(from: readonly ToolSpec[], tools: ToolSpec[]): ToolSpec[] {
+  let byId = lists.get(from);
+  if (!byId) lists.set(from, (byId = new Map<string, ToolSpec[]>()));
+  const id = tools.map(specId).join(',');
+  let list = byId.get(id);
+  if (!list) byId.set(id, (list = tools));
+  return list;
+}
+
+const lists = new WeakMap<readonly ToolSpec[], Map<string, ToolSpec[]>>();
+let specs = 0;
+const specId = perObject<ToolSpec, number>(() => ++specs);
