@@ -1,6 +1,20 @@
 import { z } from 'zod';
-import type { SelBinding, SqlValue, ToolCall, ToolSpec } from '../core/model.js';
+import type { SqlValue, ToolCall, ToolSpec } from '../core/model.js';
 import { REFUSAL } from './negatives.js';
+import { publishedSequence, type PublishedSequence, type PublishedTranslation } from './published/calls.js';
+import { liveApiBenchDialect } from './published/dialects.js';
+import { databaseFile } from './published/first-columns.js';
+import { publishedSelTools } from './published/sel-tools.js';
+import {
+  contextKeyName,
+  INITIALIZE,
+  joinProblem,
+  keyContextOf,
+  publishedInitialization,
+  publishedKeyName,
+  slotView,
+  type KeyContext,
+} from './published/names.js';
 import type { ExportSample } from './sample.js';
 import { bytesOf, checkedOncePerObject, perObject } from './shared-parts.js';
 import type { Piece } from './writer.js';
@@ -126,194 +140,7 @@ function floatText(value: number): string {
 }
 
 // ---------------------------------------------------------------------------------------
-// Key names
-
-/** The published runtime's `make_safe`, which it applies to every column name. */
-export function makeSafe(name: string): string {
-  return name
-    .trim()
-    .replaceAll(' ', '_')
-    .replaceAll('(', '')
-    .replaceAll(')', '')
-    .replaceAll('/', '_')
-    .replaceAll('-', '_');
-}
-
-/**
- * How one starting table's keys are renamed: nl2api keys its columns `<table>_<column>` (the
- * table's n-th occurrence in the join `<table>_<n>_<column>`, n = 2, 3, …); the published
- * runtime `<modified table name>_<safe column>` (second occurrence `<table>_1`, then `_2`, …)
- * or the bare safe column when the query names one table without an alias.
- */
-interface KeyPrefix {
-  nl2api: string;
-  published: string;
-}
-
-/** The key names of one initialization's starting table; `prefixes` longest first (`Player_Attributes_` before `Player_`). */
-export interface KeyContext {
-  prefixes: readonly KeyPrefix[];
-  /** Each table joined, with how many times. */
-  tables: readonly { table: string; occurrences: number }[];
-}
-
-interface StartingTable {
-  alias: string;
-  table: string;
-  /** 1 for the table's first occurrence in the join, 2 for its second, … */
-  occurrence: number;
-}
-
-const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
-
-function startingTables(init: ToolCall): StartingTable[] {
-  const refs = (init.arguments.tables ?? []) as { alias: string; table: string }[];
-  const seen = new Map<string, number>();
-  return refs.map((ref) => {
-    const occurrence = (seen.get(ref.table.toLowerCase()) ?? 0) + 1;
-    seen.set(ref.table.toLowerCase(), occurrence);
-    return { alias: ref.alias, table: ref.table, occurrence };
-  });
-}
-
-/** `FROM t` (nl2api writes alias t): the published runtime names this table's alias "" and its keys bare. */
-function isAliasless(tables: readonly StartingTable[]): boolean {
-  return tables.length === 1 && same(tables[0].alias, tables[0].table);
-}
-
-/** The published `modified_table_name`: the table, then `<table>_1`, `<table>_2` for its later occurrences. */
-function modifiedName(table: StartingTable): string {
-  return table.occurrence === 1 ? table.table : `${table.table}_${table.occurrence - 1}`;
-}
-
-export function keyContextOf(init: ToolCall): KeyContext {
-  const tables = startingTables(init);
-  const aliasless = isAliasless(tables);
-  const prefixes = tables.map((t) => ({
-    nl2api: t.occurrence === 1 ? `${t.table}_` : `${t.table}_${t.occurrence}_`,
-    // A joined table's columns are made safe after the prefix is added, a single table's before.
-    published: aliasless ? '' : `${tables.length > 1 ? makeSafe(modifiedName(t)) : modifiedName(t)}_`,
-  }));
-  const occurrences = new Map<string, { table: string; occurrences: number }>();
-  for (const t of tables) occurrences.set(t.table.toLowerCase(), { table: t.table, occurrences: t.occurrence });
-  return { prefixes: prefixes.sort((a, b) => b.nl2api.length - a.nl2api.length), tables: [...occurrences.values()] };
-}
-
-/** nl2api's key of a per-group aggregate (`count_<key>`, `sum_distinct_<key>`): the aggregate keeps its name, the key is renamed. */
-const AGGREGATE_KEY = /^((?:min|max|sum|mean|count|std|argmin|argmax)(?:_distinct)?_)(.+)$/;
-
-/** The published name of a key of this context's tables (or derived from one), undefined for any other key. */
-function contextKeyName(key: string, context: KeyContext): string | undefined {
-  const lower = key.toLowerCase();
-  const prefix = context.prefixes.find((p) => lower.startsWith(p.nl2api.toLowerCase()) && key.length > p.nl2api.length);
-  if (prefix) return prefix.published + makeSafe(key.slice(prefix.nl2api.length));
-  const aggregate = AGGREGATE_KEY.exec(key);
-  if (!aggregate) return undefined;
-  const inner = contextKeyName(aggregate[2], context);
-  return inner === undefined ? undefined : aggregate[1] + inner;
-}
-
-/**
- * The published runtime's name for an nl2api key in the starting table `context`: `"*"`
- * (count rows) is `""`; a column key `<table>[_<n>]_<column>` is re-prefixed and its column
- * made safe; anything else (a key a call derives, such as `count_rows`) is made safe as a whole.
- */
-export function publishedKeyName(key: string, context: KeyContext): string {
-  if (key === '*') return '';
-  return contextKeyName(key, context) ?? makeSafe(key);
-}
-
-// ---------------------------------------------------------------------------------------
-// The initialization
-
-const INITIALIZE = 'initialize_active_data' as const;
-
-interface JoinSpec {
-  type: 'inner' | 'left';
-  alias: string;
-  on: { left: string; right: string }[];
-}
-
-/** The published arguments of `initialize_active_data` (a type, not an interface: it must stay assignable to Record<string, unknown>). */
-export type PublishedInitArguments = {
-  /** Per join condition: `[left "alias.column", right "alias.column", kind]`, the newly joined table on the right. */
-  condition_sequence: [string, string, string][];
-  alias_to_table_dict: Record<string, { original_table_name: string; modified_table_name: string }>;
-  database_path: string;
-};
-
-const aliasOf = (qualified: string) => qualified.slice(0, qualified.indexOf('.'));
-
-/**
- * nl2api's `initialize_active_data(database, tables, joins)` as the published init object. The
- * published runtime merges each condition's right-hand table into the tables joined so far, so
- * a condition is turned to have the table it joins on the right. A join on several equalities
- * gives one condition each, which the published runtime cannot replay (the schema refuses it).
- * The database path is relative to the folder holding the databases (`<db>/<db>.sqlite`, as in
- * BIRD's `dev_databases`): a replay points it at its own copy, as the published scripts do.
- */
-export function publishedInitialization(
-  init: ToolCall,
-  db: string,
-): { name: typeof INITIALIZE; arguments: PublishedInitArguments; label: string } {
-  const tables = startingTables(init);
-  const aliasless = isAliasless(tables);
-  const joins = (init.arguments.joins ?? []) as JoinSpec[];
-  // SQL aliases ignore case, the published alias_to_table_dict does not: each side as the alias is declared.
-  const declared = new Map(tables.map((t) => [t.alias.toLowerCase(), t.alias]));
-  const side = (qualified: string) => {
-    const alias = aliasOf(qualified);
-    return `${declared.get(alias.toLowerCase()) ?? alias}${qualified.slice(alias.length)}`;
-  };
-  const conditions = joins.flatMap((join) =>
-    join.on.map(({ left, right }): [string, string, string] => {
-      const flip = same(aliasOf(left), join.alias) && !same(aliasOf(right), join.alias);
-      return [side(flip ? right : left), side(flip ? left : right), join.type.toUpperCase()];
-    }),
-  );
-  const aliases = Object.fromEntries(
-    tables.map((t) => [
-      aliasless ? '' : t.alias,
-      { original_table_name: t.table, modified_table_name: modifiedName(t) },
-    ]),
-  );
-  return {
-    name: INITIALIZE,
-    arguments: { condition_sequence: conditions, alias_to_table_dict: aliases, database_path: `${db}/${db}.sqlite` },
-    label: init.label,
-  };
-}
-
-/** Why the published runtime cannot build this starting table (undefined: it can). */
-export function joinProblem(args: PublishedInitArguments): string | undefined {
-  const aliases = Object.keys(args.alias_to_table_dict);
-  const joined = new Set<string>();
-  for (const [i, [left, right]] of args.condition_sequence.entries()) {
-    const [l, r] = [aliasOf(left), aliasOf(right)];
-    if (!(l in args.alias_to_table_dict) || !(r in args.alias_to_table_dict))
-      return `condition ${i} names an alias that alias_to_table_dict lacks`;
-    if (i === 0) joined.add(l);
-    if (!joined.has(l)) return `condition ${i}: ${left} is not of a table joined before it`;
-    if (joined.has(r))
-      return `condition ${i}: ${right} is of a table joined before it (a join on several equalities, or a cycle, has no published form)`;
-    joined.add(r);
-  }
-  const unjoined = aliases.filter((a) => !joined.has(a));
-  if (aliases.length > 1 && unjoined.length > 0)
-    return `${unjoined.map((a) => JSON.stringify(a)).join(', ')} never joined (a join without a column equality has no published form)`;
-  return undefined;
-}
-
-// ---------------------------------------------------------------------------------------
 // Calls
-
-/** A SEL call as the SLOT call it binds (SEL tool names bind categorical arguments). */
-export function slotView(call: ToolCall, bindings: Record<string, SelBinding> | undefined) {
-  const binding = bindings?.[call.name];
-  return binding
-    ? { tool: binding.slotTool, arguments: { ...binding.boundArguments, ...call.arguments } }
-    : { tool: call.name, arguments: call.arguments };
-}
 
 const REFERENCE = /^\$([^$.]+)(?:\.(.+))?\$$/;
 
@@ -347,67 +174,27 @@ function callContexts(inits: readonly ToolCall[], calls: readonly ToolCall[]): K
 }
 
 /** Argument names whose strings (or lists of strings) are keys. */
-const KEY_ARGUMENTS = new Set(['key_name', 'partition_by']);
+const KEY_ARGUMENTS = new Set(['key_name', 'partition_by', 'new_key_name']);
 
-/**
- * Arguments with every key renamed by `rename`: `key_name` and `partition_by` at any depth
- * (operands are `{key_name}`), `new_key_name` (the key a call gives its new column, renamed as
- * later calls that name that column are), and the key of a `"$LABEL.key$"` reference (renamed
- * in the context of LABEL).
- */
-function renameKeys(
-  value: unknown,
-  rename: (key: string) => string,
-  referenceKey: (label: string, key: string) => string,
-  field?: string,
-): unknown {
-  if (typeof value === 'string') {
-    if (field && (KEY_ARGUMENTS.has(field) || field === 'new_key_name')) return rename(value);
-    const reference = REFERENCE.exec(value);
-    return reference?.[2] !== undefined ? `$${reference[1]}.${referenceKey(reference[1], reference[2])}$` : value;
-  }
-  if (Array.isArray(value)) return value.map((v) => renameKeys(v, rename, referenceKey, field));
-  if (value && typeof value === 'object')
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renameKeys(v, rename, referenceKey, k)]));
-  return value;
+/** The keys an argument names: under `key_name`, `partition_by` and `new_key_name`, at any depth (operands are `{key_name}`). */
+function keysIn(value: unknown, field?: string): string[] {
+  if (typeof value === 'string') return field && KEY_ARGUMENTS.has(field) ? [value] : [];
+  if (Array.isArray(value)) return value.flatMap((v) => keysIn(v, field));
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => keysIn(v, k));
+  return [];
 }
 
-/** The published runtime reads SQL literals as floats: a filter's whole-number value is written `5.0`. */
-function floatLiterals(args: Record<string, unknown>): Record<string, unknown> {
-  if (!('value' in args)) return args;
-  const value = Array.isArray(args.value) ? args.value.map(asFloat) : asFloat(args.value);
-  return { ...args, value };
-}
+/** Per nl2api key the calls use, its published names (one per starting table it is used in): what a record's tools must offer. */
+type UsedKeys = Map<string, Set<string>>;
 
-interface RenamedCalls {
-  calls: ToolCall[];
-  /** Per nl2api key the calls use, its published names (one per starting table it is used in). */
-  used: Map<string, Set<string>>;
-}
-
-function publishedCalls(
-  inits: readonly ToolCall[],
-  calls: readonly ToolCall[],
-  bindings: Record<string, SelBinding> | undefined,
-): RenamedCalls {
+function usedKeys(inits: readonly ToolCall[], calls: readonly ToolCall[]): UsedKeys {
   const contexts = callContexts(inits, calls);
-  const byLabel = new Map<string, KeyContext>([
-    ...inits.map((init) => [init.label, keyContextOf(init)] as const),
-    ...calls.map((call, i) => [call.label, contexts[i]] as const),
-  ]);
-  const used = new Map<string, Set<string>>();
-  const renamed = calls.map((call, i) => {
-    const rename = (key: string) => {
-      const name = publishedKeyName(key, contexts[i]);
-      used.set(key, (used.get(key) ?? new Set()).add(name));
-      return name;
-    };
-    const referenceKey = (label: string, key: string) => publishedKeyName(key, byLabel.get(label) ?? contexts[i]);
-    const args = renameKeys(call.arguments, rename, referenceKey) as Record<string, unknown>;
-    const isFilter = slotView(call, bindings).tool === 'filter_data';
-    return { name: call.name, arguments: isFilter ? floatLiterals(args) : args, label: call.label };
+  const used: UsedKeys = new Map();
+  calls.forEach((call, i) => {
+    for (const key of keysIn(call.arguments))
+      used.set(key, (used.get(key) ?? new Set()).add(publishedKeyName(key, contexts[i])));
   });
-  return { calls: renamed, used };
+  return used;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -448,6 +235,24 @@ function floatColumns(sample: ExportSample): boolean[] {
     const view = slotView(call, item.bindings);
     return view.tool === 'aggregate_data' && FLOAT_AGGREGATES.has(String(view.arguments.aggregation_type));
   });
+}
+
+/**
+ * The answer's rows in the order the calls give them. An answer of several columns is several
+ * calls' outputs side by side, which the published runtime compares column by column in order
+ * (np.array_equal): without an ORDER BY, SQL's row order is not the calls' (an index may order
+ * the one, the table the other), so the recorded outputs give the order. Otherwise the gold rows.
+ */
+function answerRows(sample: ExportSample): readonly (readonly SqlValue[])[] {
+  const { item } = sample;
+  const labels = (item.published.answer_labels ?? []) as string[];
+  const parts = item.published.output_after_executing_api;
+  const width = item.gold.rows[0]?.length ?? 0;
+  if (labels.length < 2 || labels.length !== width || !Array.isArray(parts) || parts.length !== width)
+    return item.gold.rows;
+  const columns = parts.map((part) => (Array.isArray(part) ? (part as SqlValue[]) : [part as SqlValue]));
+  if (columns.some((column) => column.length !== item.gold.rows.length)) return item.gold.rows;
+  return item.gold.rows.map((_, i) => columns.map((column) => column[i]));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -617,7 +422,7 @@ const propertiesByNames = new WeakMap<ToolSpec, Map<string, Record<string, unkno
 /** What a sample's key renaming depends on. */
 function signatureOf(
   inits: readonly ToolCall[],
-  used: RenamedCalls['used'],
+  used: UsedKeys,
   mode: 'own' | 'published',
   contextNames: (key: string) => string[],
 ): string {
@@ -656,11 +461,7 @@ function isLaterOccurrence(key: string, context: KeyContext): boolean {
  * as `""`, and any other key its calls use; keys of the database's other tables are left out,
  * as the published records list only the sample's own keys.
  */
-function publishedTools(
-  tools: readonly ToolSpec[],
-  inits: readonly ToolCall[],
-  used: RenamedCalls['used'],
-): PublishedTool[] {
+function publishedTools(tools: readonly ToolSpec[], inits: readonly ToolCall[], used: UsedKeys): PublishedTool[] {
   const contexts = inits.map(keyContextOf);
   const fromTables = contextNamesOf(contexts);
   const signature = signatureOf(inits, used, 'published', fromTables);
@@ -688,7 +489,7 @@ const publishedSpecs = new WeakMap<Record<string, unknown>, Map<string, Publishe
 export function ownTools(sample: ExportSample): ToolSpec[] {
   const { item } = sample;
   if (item.formulation === 'rest' || item.initialization.length === 0) return sample.tools;
-  const { used } = publishedCalls(item.initialization, sample.negative ? [] : item.goldCalls, item.bindings);
+  const used = usedKeys(item.initialization, sample.negative ? [] : item.goldCalls);
   const start = new Set(sample.startKeys);
   const fromTables = (key: string): string[] => (key === '*' || start.has(key) ? [key] : []);
   const own = oncePerKey((key: string): string[] => (used.has(key) ? [key] : fromTables(key)));
@@ -727,26 +528,101 @@ function sampleIdOf(id: string): number | string {
 
 function sequenceExample(sample: ExportSample): SequenceExample {
   const { item } = sample;
-  const [first, ...more] = item.initialization;
+  const [first] = item.initialization;
   if (!first)
     throw new Error(`${sample.key}: a ${item.formulation.toUpperCase()} sample without initialize_active_data`);
   const calls = sample.negative ? [] : item.goldCalls;
-  const renamed = publishedCalls(item.initialization, calls, item.bindings);
+  const translated = sample.negative ? undefined : (translationOf(sample) as PublishedSequence);
+  const output = translated?.calls ?? [];
+  const used = usedKeys(item.initialization, calls);
+  const tools = publishedTools(sample.tools, item.initialization, used);
   return {
     query: item.sql,
     input: item.question,
     dataset_name: item.db,
     sample_id: sampleIdOf(item.id),
-    gold_answer: squeezeAnswer(item.gold.rows, floatColumns(sample)),
+    // A negative has no answer its tools can give: its expected reply is the refusal.
+    gold_answer: sample.negative ? null : squeezeAnswer(answerRows(sample), floatColumns(sample)),
     initialization_step: publishedInitialization(first, item.db),
     // A nested SELECT's own starting tables come first in `output`, as the published runtime runs any init call.
-    output: sample.negative ? [] : [...more.map((init) => publishedInitialization(init, item.db)), ...renamed.calls],
-    tools: publishedTools(sample.tools, item.initialization, renamed.used),
+    output,
+    tools: item.formulation === 'sel' ? publishedSelTools(tools, item.bindings, first, output) : tools,
     evidence: item.evidence,
     difficulty: item.difficulty,
     negative: sample.negative,
     ...(sample.negative ? { expected_reply: REFUSAL } : {}),
   };
+}
+
+/** The gold calls in the published runtime's vocabulary (export/published/calls.ts), once per sample. */
+const translations = new WeakMap<ExportSample, PublishedTranslation>();
+function translationOf(sample: ExportSample): PublishedTranslation {
+  let translated = translations.get(sample);
+  if (!translated) {
+    const { databases } = sample.source;
+    // A nested SELECT's further init call keeps its path (the runtime rewrites only the first's): the database's own file.
+    const dialect = liveApiBenchDialect((db) => databaseFile(databases, db) ?? `${db}/${db}.sqlite`);
+    // Its outputs pass by label, so no handle needs a table's first column.
+    translated = publishedSequence(sample.item, sample.outputs, dialect, () => '');
+    translations.set(sample, translated);
+  }
+  return translated;
+}
+
+/** Where the published runtime departs from SQLite in what a sample's calls use (none for REST and negatives). */
+export function liveApiBenchDepartures(sample: ExportSample): string[] {
+  if (sample.item.formulation === 'rest' || sample.negative) return [];
+  const translated = translationOf(sample);
+  return 'departures' in translated
+    ? [...translated.departures, ...answerDepartures(sample.item.gold.rows, sample.item.sql)]
+    : [];
+}
+
+/** The strings pandas' read_csv takes for a missing value by default (its `na_values`). */
+const PANDAS_MISSING = new Set([
+  '',
+  '#N/A',
+  '#N/A N/A',
+  '#NA',
+  '-1.#IND',
+  '-1.#QNAN',
+  '-NaN',
+  '-nan',
+  '1.#IND',
+  '1.#QNAN',
+  '<NA>',
+  'N/A',
+  'NA',
+  'NULL',
+  'NaN',
+  'None',
+  'n/a',
+  'nan',
+  'null',
+]);
+
+/**
+ * What an answer meets of the runtime's CSV round trip (every call's table is written to a CSV
+ * and read back by pandas: text of digits comes back as numbers, and an integer column that
+ * holds a NULL anywhere as floats) and of its comparison (several columns are compared in
+ * order with np.array_equal, where NaN equals nothing, though SQL orders no rows without an
+ * ORDER BY). SQLite's values and order are kept.
+ */
+function answerDepartures(rows: readonly (readonly SqlValue[])[], sql: string): string[] {
+  const values = rows.flat();
+  const departures: string[] = [];
+  if (values.some((v) => typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim())))
+    departures.push('digit text: the runtime reads it back from CSV as a number');
+  if (values.some((v) => typeof v === 'string' && PANDAS_MISSING.has(v)))
+    departures.push("text pandas reads as missing ('N/A', '', 'null', …): the runtime reads it back from CSV as NaN");
+  if (values.some((v) => typeof v === 'number' && Number.isInteger(v)))
+    departures.push('integers: the runtime reads a column that holds a NULL anywhere back from CSV as floats');
+  const width = rows[0]?.length ?? 0;
+  if (width > 1 && values.includes(null))
+    departures.push('NULL beside other columns: the runtime compares NaN, which equals nothing');
+  if (width > 1 && rows.length > 1 && !/\border\s+by\b/i.test(sql))
+    departures.push('several columns, no ORDER BY: the runtime compares rows in its order, which is not SQL');
+  return departures;
 }
 
 function restExample(sample: ExportSample): RestExample {
@@ -783,7 +659,8 @@ export function liveApiBenchExample(sample: ExportSample, index?: number): LiveA
 /**
  * Why the published format cannot hold this sample, if it cannot: a starting table whose
  * joins the published init object has no form for (two column equalities in one join, a
- * cycle, a join without an equality). REST samples always fit.
+ * cycle, a join without an equality), or calls the published runtime has no tools for
+ * (export/published/calls.ts says which). REST samples always fit.
  */
 export function liveApiBenchUnsupported(sample: ExportSample): string | undefined {
   if (sample.item.formulation === 'rest') return undefined;
@@ -791,7 +668,9 @@ export function liveApiBenchUnsupported(sample: ExportSample): string | undefine
     const problem = joinProblem(publishedInitialization(init, sample.item.db).arguments);
     if (problem) return `${init.label}: ${problem}`;
   }
-  return undefined;
+  if (sample.negative) return undefined;
+  const translated = translationOf(sample);
+  return 'problem' in translated ? translated.problem : undefined;
 }
 
 /** A database's REST endpoints in OpenAI function format: the published per-database tool list. */

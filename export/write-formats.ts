@@ -2,7 +2,12 @@ import { groupBy } from '../core/group.js';
 import { orderedFormulations, type Formulation } from '../core/model.js';
 import { jsonText } from '../pipeline/files.js';
 import { LINE_FORMATS, type LineFormat } from './formats.js';
-import { liveApiBenchPieces, liveApiBenchRestTools } from './live-api-bench.js';
+import {
+  liveApiBenchDepartures,
+  liveApiBenchPieces,
+  liveApiBenchRestTools,
+  liveApiBenchUnsupported,
+} from './live-api-bench.js';
 import type { ExportSample } from './sample.js';
 import type { FormatName } from './settings.js';
 import { SPLIT_NAMES, type SplitName } from './splits.js';
@@ -86,8 +91,17 @@ export async function writeFormats(
       if (over > 0) (written.over[format.name] ??= {})[formulation] = over;
     }
     if (format.parts) written.tokens[format.name] = perFormulation;
+    if (format.name === 'live-api-bench') await writer.write('live-api-bench/departures.json', jsonText(departures(samples)));
   }
   return written;
+}
+
+/** The exported SLOT/SEL samples whose calls or answer meet a construct where the published runtime departs from SQLite. */
+function departures(samples: readonly ExportSample[]) {
+  return samples.flatMap((sample) => {
+    const found = liveApiBenchUnsupported(sample) === undefined ? liveApiBenchDepartures(sample) : [];
+    return found.length > 0 ? [{ key: sample.key, split: sample.split, departures: found }] : [];
+  });
 }
 
 /** The formats named, in LINE_FORMATS order. */

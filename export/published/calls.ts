@@ -5,10 +5,12 @@ import {
   makeSafe,
   publishedInitialization,
   publishedKeyName,
+  NULL_TESTS,
+  PUBLISHED_CONDITIONS,
   slotView,
   type KeyContext,
   type PublishedInitArguments,
-} from '../live-api-bench.js';
+} from './names.js';
 import type { Dialect } from './dialects.js';
 
 /**
@@ -61,18 +63,6 @@ export interface TranslatedItem {
   bindings?: Record<string, SelBinding>;
 }
 
-const PAPER_CONDITIONS = new Set([
-  'equal_to',
-  'not_equal_to',
-  'greater_than',
-  'less_than',
-  'greater_than_equal_to',
-  'less_than_equal_to',
-  'contains',
-  'like',
-]);
-/** nl2api's null tests, which the published filter says as a comparison with None. */
-const NULL_TESTS: Record<string, string> = { is_null: 'equal_to', is_not_null: 'not_equal_to' };
 const AGGREGATES = new Set(['min', 'max', 'sum', 'mean', 'count', 'std']);
 const ARITHMETIC = new Set(['add', 'subtract', 'multiply', 'divide']);
 const DATE_PARTS = new Set(['%Y', '%m', '%d']);
@@ -225,7 +215,7 @@ function filterCall(args: Record<string, unknown>, label: string, scope: Scope):
   const source = tableOf(args.data_source, scope);
   const written = String(args.condition);
   const condition = NULL_TESTS[written] ?? written;
-  if (!PAPER_CONDITIONS.has(condition)) refuse(`${scope.dialect.name}'s filter has no condition ${written}`);
+  if (!PUBLISHED_CONDITIONS.has(condition)) refuse(`${scope.dialect.name}'s filter has no condition ${written}`);
   const value = condition === written ? valueOf(args.value, scope) : null;
   if (Array.isArray(value) || (value !== null && typeof value === 'object'))
     refuse(`${scope.dialect.name}'s filter compares with one value, not a list`);
@@ -324,6 +314,10 @@ function aggregateCall(args: Record<string, unknown>, label: string, output: unk
     scope.departures.add(`aggregate of no rows: ${scope.dialect.name} fails or answers 0 where SQLite answers NULL`);
   if (typeof value === 'string')
     scope.departures.add(`min/max of text: ${scope.dialect.name} computes them as numbers and fails`);
+  if (typeof value === 'number' && !Number.isInteger(value) && (operation === 'sum' || operation === 'mean'))
+    scope.departures.add(
+      `${operation} of fractions: ${scope.dialect.name} adds in another order than SQLite (the last digits differ)`,
+    );
   const key = counted ? scope.dialect.countRows : { key_name: scope.names.of(args.key_name) };
   const distinct = args.distinct === true;
   const data = { [scope.dialect.names.data]: tableArgument(source, scope) };

@@ -38,7 +38,7 @@ function readFirstColumns(file: string): Map<string, string> {
 }
 
 /** Where the source layouts keep a database (pipeline/sources): `<db>/<db>.sqlite` or `<db>.sqlite`, in the folder, `databases/` or BIRD's `<split>_databases/`. */
-function databaseFile(databases: string, db: string): string | undefined {
+export function databaseFile(databases: string, db: string): string | undefined {
   const folders = [databases, path.join(databases, 'databases')];
   if (existsSync(databases))
     for (const entry of readdirSync(databases))

@@ -5,18 +5,21 @@ import { fileURLToPath } from 'node:url';
 import type { GoldResult, SelBinding, SqlValue, ToolCall, ToolSpec } from '../../core/model.js';
 import type { EvalItem } from '../../eval/dataset.js';
 import {
-  joinProblem,
-  keyContextOf,
   liveApiBenchExample,
   LiveApiBenchExampleSchema,
+  liveApiBenchUnsupported,
   liveApiBenchJson,
   liveApiBenchRestTools,
-  makeSafe,
-  publishedInitialization,
-  publishedKeyName,
   PyFloat,
   squeezeAnswer,
 } from '../../export/live-api-bench.js';
+import {
+  joinProblem,
+  keyContextOf,
+  makeSafe,
+  publishedInitialization,
+  publishedKeyName,
+} from '../../export/published/names.js';
 import { REFUSAL } from '../../export/negatives.js';
 import type { ExportSample } from '../../export/sample.js';
 import { loadSource } from '../../pipeline/sources/index.js';
@@ -336,7 +339,7 @@ const MAX_CALLS: ToolCall[] = [
   },
   {
     name: 'filter_data',
-    arguments: { data_source: '$FILTER_1$', key_name: 'frpm_Enrollment (K-12)', condition: 'in', value: [5, 7.5, '9'] },
+    arguments: { data_source: '$FILTER_1$', key_name: 'frpm_Enrollment (K-12)', condition: 'greater_than', value: 5 },
     label: 'FILTER_2',
   },
   {
@@ -376,12 +379,12 @@ describe('a SLOT sample in the published form', () => {
     ]);
   });
 
-  test('a max is a float answer; whole-number filter literals are floats', () => {
+  test('a max is a float answer; a filter value is JSON as given (the runtime compares an int with a text column as text)', () => {
     expect(example.gold_answer).toEqual(new PyFloat(1200));
-    expect(example.output[1].arguments.value).toEqual([new PyFloat(5), 7.5, '9']);
+    expect(example.output[1].arguments.value).toBe(5);
     const text = liveApiBenchJson([example]);
     expect(text).toContain('"gold_answer": 1200.0');
-    expect(text).toContain('"value": [5.0, 7.5, "9"]');
+    expect(text).toContain('"value": 5,');
     expect(text).toContain('"value": "Alameda"');
   });
 
@@ -417,42 +420,67 @@ describe('a SLOT sample in the published form', () => {
     );
   });
 
-  test('a key a call names is renamed alike wherever it appears, new_key_name included', () => {
+  test("a transform rewrites its column in place, as the runtime's does: its new key is that column's name", () => {
     const calls: ToolCall[] = [
       {
         name: 'transform_data',
         arguments: {
           data_source: '$starting_table_var$',
-          key_name: 'frpm_Enrollment (K-12)',
-          operation_type: 'rank',
-          operation_args: { new_key_name: 'frpm_Enrollment rank', partition_by: ['frpm_County Name'] },
+          key_name: 'frpm_County Name',
+          operation_type: 'substring',
+          operation_args: { start_index: 0, end_index: 3 },
         },
-        label: 'RANK_1',
+        label: 'SUBSTRING_1',
       },
       {
         name: 'retrieve_data',
-        arguments: { data_source: '$RANK_1$', key_name: 'frpm_Enrollment rank' },
+        arguments: { data_source: '$SUBSTRING_1$', key_name: 'frpm_County Name_substring', distinct: true },
         label: 'SELECT_1',
-      },
-      {
-        name: 'calculate',
-        arguments: { value: '$RANK_1.frpm_Enrollment rank$', operation_type: 'abs' },
-        label: 'ABS_1',
       },
     ];
     const renamed = liveApiBenchExample(
-      exportSample({ goldCalls: calls, gold: gold([[1], [2]], 'SELECT …') }),
+      exportSample({ goldCalls: calls, gold: gold([['Ala'], ['Fre']], 'SELECT …') }),
     ) as Record<string, any>;
     expect(renamed.output.map((c: ToolCall) => c.arguments)).toEqual([
       {
         data_source: '$starting_table_var$',
-        key_name: 'Enrollment_K_12',
-        operation_type: 'rank',
-        operation_args: { new_key_name: 'Enrollment_rank', partition_by: ['County_Name'] },
+        key_name: 'County_Name',
+        operation_type: 'substring',
+        operation_args: { start_index: 0, end_index: 3 },
       },
-      { data_source: '$RANK_1$', key_name: 'Enrollment_rank' },
-      { value: '$RANK_1.Enrollment_rank$', operation_type: 'abs' },
+      { data_source: '$SUBSTRING_1$', key_name: 'County_Name', distinct: true },
     ]);
+  });
+
+  test('what the published runtime has no tools for is left out, with the reason', () => {
+    const rank = exportSample({
+      goldCalls: [
+        {
+          name: 'transform_data',
+          arguments: {
+            data_source: '$starting_table_var$',
+            key_name: 'frpm_Enrollment (K-12)',
+            operation_type: 'rank',
+          },
+          label: 'RANK_1',
+        },
+      ],
+      gold: gold([[1]], 'SELECT …'),
+    });
+    expect(liveApiBenchUnsupported(rank)).toMatch(/transform_data has no operation rank/);
+    const list = exportSample({
+      goldCalls: [
+        {
+          ...MAX_CALLS[1],
+          arguments: { ...MAX_CALLS[1].arguments, data_source: '$starting_table_var$', condition: 'in', value: [5, 7] },
+        },
+      ],
+      gold: gold([[1]], 'SELECT …'),
+    });
+    expect(liveApiBenchUnsupported(list)).toMatch(/no condition in/);
+    expect(
+      liveApiBenchUnsupported(exportSample({ goldCalls: MAX_CALLS, gold: gold([[1200]], 'SELECT …') })),
+    ).toBeUndefined();
   });
 
   test('a negative expects no call and the refusal; its tools are the ones it is offered', () => {
@@ -464,25 +492,25 @@ describe('a SLOT sample in the published form', () => {
       negative: true,
       output: [],
       expected_reply: REFUSAL,
-      gold_answer: new PyFloat(1200),
+      // Its tools cannot answer it: no positive answer a scorer could take for right.
+      gold_answer: null,
     });
     expect(negative.tools.map((t: { name: string }) => t.name)).not.toContain('aggregate_data');
   });
 
   test('a nested SELECT: its own starting table in output first, each call keyed in its own', () => {
     const item = exportSample({
-      sql: 'SELECT City FROM schools WHERE CDSCode = (SELECT CDSCode FROM frpm ORDER BY `Enrollment (K-12)` DESC LIMIT 1)',
+      sql: 'SELECT City FROM schools WHERE CDSCode = (SELECT MAX(`Enrollment (K-12)`) FROM frpm)',
       initialization: [init([['schools', 'schools']]), init([['T1', 'frpm']], [], 'starting_table_var_2')],
       goldCalls: [
         {
-          name: 'sort_data',
-          arguments: { data_source: '$starting_table_var_2$', key_name: 'frpm_Enrollment (K-12)', ascending: false },
-          label: 'SORT_1',
-        },
-        {
-          name: 'retrieve_data',
-          arguments: { data_source: '$SORT_1$', key_name: 'frpm_CDSCode', limit: 1 },
-          label: 'SELECT_1',
+          name: 'aggregate_data',
+          arguments: {
+            data_source: '$starting_table_var_2$',
+            key_name: 'frpm_Enrollment (K-12)',
+            aggregation_type: 'max',
+          },
+          label: 'MAX_1',
         },
         {
           name: 'filter_data',
@@ -490,7 +518,7 @@ describe('a SLOT sample in the published form', () => {
             data_source: '$starting_table_var$',
             key_name: 'schools_CDSCode',
             condition: 'equal_to',
-            value: '$SELECT_1$',
+            value: '$MAX_1$',
           },
           label: 'FILTER_1',
         },
@@ -507,11 +535,13 @@ describe('a SLOT sample in the published form', () => {
     expect(example.gold_answer).toBe('Oakland');
     expect(example.output.map((c: ToolCall) => [c.name, c.label, c.arguments.key_name])).toEqual([
       ['initialize_active_data', 'starting_table_var_2', undefined],
-      ['sort_data', 'SORT_1', 'frpm_Enrollment_K_12'],
-      ['retrieve_data', 'SELECT_1', 'frpm_CDSCode'],
+      ['aggregate_data', 'MAX_1', 'frpm_Enrollment_K_12'],
       ['filter_data', 'FILTER_1', 'CDSCode'],
       ['retrieve_data', 'SELECT_2', 'City'],
     ]);
+    // The runtime rewrites only the first init call's database path: a further one names the database's own file.
+    expect(example.output[0].arguments.database_path).toBe('california_schools/california_schools.sqlite');
+    expect(example.output[2].arguments.value).toBe('$MAX_1$');
     // The enum holds each starting table's keys under its own names.
     const retrieve = example.tools.find((t: { name: string }) => t.name === 'retrieve_data');
     expect(retrieve.arguments.key_name.enum).toEqual(
@@ -519,7 +549,7 @@ describe('a SLOT sample in the published form', () => {
     );
   });
 
-  test('a SEL sample: its calls read through their bindings (float aggregate, filter literal)', () => {
+  test("a SEL sample: its calls and tools under the runtime's names (compute_data_<aggregate>)", () => {
     const bindings: Record<string, SelBinding> = {
       select_data_greater_than: { slotTool: 'filter_data', boundArguments: { condition: 'greater_than' } },
       aggregate_data_mean: { slotTool: 'aggregate_data', boundArguments: { aggregation_type: 'mean' } },
@@ -546,14 +576,21 @@ describe('a SLOT sample in the published form', () => {
     const example = liveApiBenchExample(item) as Record<string, any>;
     expect(LiveApiBenchExampleSchema.parse(example)).toBeDefined();
     expect(example.gold_answer).toEqual(new PyFloat(350));
-    expect(example.output[0].arguments).toEqual({
-      data_source: '$starting_table_var$',
-      key_name: 'Enrollment_K_12',
-      value: new PyFloat(100),
-    });
+    expect(example.output).toEqual([
+      {
+        name: 'select_data_greater_than',
+        arguments: { data_source: '$starting_table_var$', key_name: 'Enrollment_K_12', value: 100 },
+        label: 'FILTER_1',
+      },
+      {
+        name: 'compute_data_mean',
+        arguments: { data_source: '$FILTER_1$', key_name: 'Enrollment_K_12', distinct: false },
+        label: 'AVG_1',
+      },
+    ]);
     expect(example.tools.map((t: { name: string }) => t.name)).toEqual([
       'select_data_greater_than',
-      'aggregate_data_mean',
+      'compute_data_mean',
     ]);
   });
 });
