@@ -2,12 +2,12 @@ import { unconsumedLabels } from '../eval/answer-labels.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { openEpisode, shown, type EnvironmentOptions } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
-import { answeringEndpoints, rememberingCalls, type TriedCalls } from './negatives.js';
+import { negativeOf, rememberingCalls, type NegativeVerdict, type TriedCalls } from './negatives.js';
 
 /**
  * What an export needs of the live tools for one sample: each gold call's output as a
- * conversation shows it, and for a REST question that gets a negative, the endpoints that
- * answer it. The answer's outputs are the sample's own recorded ones (verification computed
+ * conversation shows it, and for a question that gets a negative, the tools its negative
+ * loses (negatives.ts). The answer's outputs are the sample's own recorded ones (verification computed
  * them, whole): only the calls a later call consumes are run, for their first rows. So REST
  * runs nothing, and SEL sends the very SQL of SLOT (a memoized executor answers it once).
  */
@@ -15,8 +15,8 @@ import { answeringEndpoints, rememberingCalls, type TriedCalls } from './negativ
 export interface GoldRun {
   /** Each gold call's output as plain JSON (value, values or records), at most `rows` rows. */
   outputs: unknown[];
-  /** The tools that answer the item (its gold's, and for REST every endpoint found to). */
-  answering: string[];
+  /** The question's negative, when it gets one: the tools it loses, or why it has none. */
+  negative?: NegativeVerdict;
 }
 
 /** A call's output failed where verification had it succeed: the dataset and its databases disagree. */
@@ -32,13 +32,13 @@ export class GoldCallError extends Error {
 export async function runGold(
   item: EvalItem,
   environment: () => Promise<EnvironmentOptions>,
-  findAnswering: boolean,
+  withNegative: boolean,
   rows: number,
   tried: TriedCalls = new Map(),
 ): Promise<GoldRun> {
   const recorded = recordedAnswers(item);
   const outputs: unknown[] = [];
-  const needsTools = item.goldCalls.some((call) => !recorded.has(call.label)) || findAnswering;
+  const needsTools = item.goldCalls.some((call) => !recorded.has(call.label)) || withNegative;
   const episode = needsTools ? await openEpisode(item, await environment()) : undefined;
   for (const call of item.goldCalls) {
     const answer = recorded.get(call.label);
@@ -52,11 +52,9 @@ export async function runGold(
     if ('status' in step.output) throw new GoldCallError('gold_calls:rest', `${call.name} is not the sample's answer`);
     outputs.push(shown(plainOutput(step.output), rows));
   }
-  const answering =
-    findAnswering && item.formulation === 'rest'
-      ? await answeringEndpoints(item, item.tools, rememberingCalls(episode!, item.db, tried))
-      : new Set(item.goldCalls.map((call) => call.name));
-  return { outputs, answering: [...answering].sort() };
+  if (!withNegative) return { outputs };
+  const calls = item.formulation === 'rest' ? rememberingCalls(episode!, item.db, tried) : episode!;
+  return { outputs, negative: await negativeOf(item, calls, (await environment()).databases.get(item.db)) };
 }
 
 /**
