@@ -1,11 +1,11 @@
 import { hashJson } from '../core/hash.js';
-import type { DatabaseInfo, GoldResult, ToolCall, ToolOutput, ToolSpec } from '../core/model.js';
+import type { DatabaseInfo, GoldResult, SqlValue, ToolCall, ToolOutput, ToolSpec } from '../core/model.js';
 import { mulberry32 } from '../core/random.js';
-import { judgeAnswer } from '../eval/answer.js';
 import type { EvalItem } from '../eval/dataset.js';
-import type { Episode, StepResult } from '../eval/environment.js';
+import { OBSERVED_ROWS, type Episode, type StepResult } from '../eval/environment.js';
 import { keysForInitialization } from '../runtime/slot/specs.js';
-import type { RestResponse } from '../verifiers/rest.js';
+import { compareWithAcceptable } from '../verifiers/differential.js';
+import { answerTable, type RestResponse } from '../verifiers/rest.js';
 import { sequenceRule } from './negative-coverage.js';
 
 /**
@@ -35,9 +35,9 @@ export type NegativeVerdict =
 /**
  * The negative of `item`: its gold's tools removed, and
  * - SLOT / SEL: the coverage rule's (negative-coverage.ts): every narrowing tool, or, where
- *   only SEL getters are left, those that read the answer (or a column of it) off a starting
- *   table;
- * - REST: every endpoint that returns the answer when called with the question's arguments.
+ *   only SEL getters are left, those that read a column of the answer off a starting table;
+ * - REST: every endpoint whose response, called with the question's arguments, holds a column
+ *   of the answer.
  * None when the answer is empty (any call that finds nothing matches it, as the judge reads
  * an empty gold) or when no tool would be left.
  */
@@ -66,7 +66,7 @@ async function removalOf(
 ): Promise<NegativeVerdict> {
   const gold = item.goldCalls.map((call) => call.name);
   if (item.formulation === 'rest') {
-    const answering = await answeringTools(endpointCalls(item), [item.gold], episode);
+    const answering = await answeringTools(endpointCalls(item), columnsOf(item.gold), episode);
     return { ok: true, category: 'endpoints_tried', removed: [...new Set([...gold, ...answering])].sort() };
   }
   if (!db) throw new Error(`database ${item.db} is not open`);
@@ -159,8 +159,8 @@ function getterCalls(item: EvalItem, getters: readonly string[]): Candidates {
 }
 
 /**
- * The gold's columns, each as an unordered answer of its own: a getter gives one column, and
- * one whose values are a column's (in any order) could be part of the answer, so it goes.
+ * The gold's columns, each as an unordered answer of its own: a tool whose output holds one of
+ * them (in any order) gives part of the answer, and another call might give the rest.
  */
 function columnsOf(gold: GoldResult): GoldResult[] {
   return gold.columns.map((column, i) => ({
@@ -173,18 +173,23 @@ function columnsOf(gold: GoldResult): GoldResult[] {
   }));
 }
 
-/** The candidates whose call (any of them) gives one of `golds`, judged as evaluation judges answers. */
+/**
+ * The candidates one of whose calls gives a column of the answer (any column of its output
+ * that is one of `columns`, compared as evaluation compares answers), so the answer or a part
+ * of it: a response with more fields than the answer still holds it.
+ */
 async function answeringTools(
   candidates: Candidates,
-  golds: readonly GoldResult[],
+  columns: readonly GoldResult[],
   episode: Pick<Episode, 'call' | 'answer'>,
 ): Promise<string[]> {
   const answering: string[] = [];
   for (const [name, calls] of candidates)
     for (const call of calls) {
       const result = await episode.call(call);
-      if (!result.ok || golds.every((gold) => tooLong(result.output, gold))) continue;
-      if (await anyAnswers(call, result, golds, episode)) {
+      if (!result.ok) continue;
+      const output = await outputFor(call, result.output, columns, episode);
+      if (outputColumns(output).some((values) => columns.some((gold) => holds(values, gold)))) {
         answering.push(name);
         break;
       }
@@ -192,21 +197,37 @@ async function answeringTools(
   return answering;
 }
 
-async function anyAnswers(
+/**
+ * A call's output, as much of it as comparing with `columns` reads: a response read as the
+ * judge reads one (none if it is not rows); a sequence call's preview (its first rows) when
+ * it is whole or when no column is longer than it, else its output computed whole.
+ */
+async function outputFor(
   call: ToolCall,
-  result: StepResult,
-  golds: readonly GoldResult[],
+  output: ToolOutput | RestResponse,
+  columns: readonly GoldResult[],
   episode: Pick<Episode, 'answer'>,
-): Promise<boolean> {
-  for (const gold of golds) if ((await judgeAnswer([{ call, result }], gold, episode)).ok) return true;
-  return false;
+): Promise<ToolOutput | null> {
+  if ('status' in output) return output.status === 200 ? answerTable(output.body) : null;
+  const shown = output.kind === 'scalar' ? 1 : output.kind === 'list' ? output.values.length : output.rows.length;
+  const longest = Math.max(...columns.flatMap((gold) => (gold.acceptable ?? [gold.rows]).map((rows) => rows.length)));
+  if (shown <= OBSERVED_ROWS || longest < shown) return output;
+  if (!episode.answer) throw new Error('a tool-sequence episode computes its answer');
+  return (await episode.answer([call], [call.label]))[0];
+}
+
+function outputColumns(output: ToolOutput | null): SqlValue[][] {
+  if (!output) return [];
+  if (output.kind === 'scalar') return [[output.value]];
+  if (output.kind === 'list') return [output.values];
+  return output.columns.map((_, c) => output.rows.map((row) => row[c] ?? null));
 }
 
 /**
- * A list shown with more values than any acceptable answer has rows cannot be it (a call's
- * output is a preview of its first rows, and judging one whole would compute it whole).
+ * The values are the column, or begin with it: a response listing the first N of an ordering
+ * (a top 3) answers a question for its first (the top 1), read off its first rows.
  */
-function tooLong(output: ToolOutput | RestResponse, gold: GoldResult): boolean {
-  if (!('kind' in output) || output.kind !== 'list') return false;
-  return (gold.acceptable ?? [gold.rows]).every((rows) => output.values.length > rows.length);
+function holds(values: SqlValue[], column: GoldResult): boolean {
+  const prefix = values.slice(0, column.rows.length);
+  return [values, prefix].some((part) => compareWithAcceptable([{ kind: 'list', values: part }], column).ok);
 }
