@@ -142,6 +142,7 @@ function getterCalls(item: EvalItem, getters: readonly string[]): Candidates {
   );
   const windows = [...new Map([{}, ...named].map((window) => [JSON.stringify(window), window])).values()];
   const starts = item.initialization.map((init) => `$${init.label}$`);
+  let made = 0; // an episode's labels are unique: each candidate call is its own
   return new Map(
     getters.map((name) => [
       name,
@@ -150,7 +151,7 @@ function getterCalls(item: EvalItem, getters: readonly string[]): Candidates {
           windows.map((window) => ({
             name,
             arguments: { data_source: source, distinct, ...window },
-            label: 'CANDIDATE',
+            label: `CANDIDATE_${++made}`,
           })),
         ),
       ),
