@@ -1,11 +1,11 @@
 import { hashJson } from '../core/hash.js';
-import type { DatabaseInfo, GoldResult, SqlValue, ToolCall, ToolOutput, ToolSpec } from '../core/model.js';
+import type { DatabaseInfo, GoldResult, SqlValue, ToolOutput, ToolSpec } from '../core/model.js';
 import { mulberry32 } from '../core/random.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { OBSERVED_ROWS, type Episode, type StepResult } from '../eval/environment.js';
 import { keysForInitialization } from '../runtime/slot/specs.js';
 import { compareWithAcceptable } from '../verifiers/differential.js';
-import { answerTable, type RestResponse } from '../verifiers/rest.js';
+import { answerTable } from '../verifiers/rest.js';
 import { sequenceRule } from './negative-coverage.js';
 
 /**
@@ -66,7 +66,7 @@ async function removalOf(
 ): Promise<NegativeVerdict> {
   const gold = item.goldCalls.map((call) => call.name);
   if (item.formulation === 'rest') {
-    const answering = await answeringTools(endpointCalls(item), columnsOf(item.gold), episode);
+    const answering = await answeringTools(endpointReadings(item, episode), columnsOf(item.gold));
     return { ok: true, category: 'endpoints_tried', removed: [...new Set([...gold, ...answering])].sort() };
   }
   if (!db) throw new Error(`database ${item.db} is not open`);
@@ -75,7 +75,7 @@ async function removalOf(
     item.initialization.map((init) => keysForInitialization(db, [init]).length),
   );
   if (!rule.ok || rule.category === 'no_narrowing') return rule;
-  const answering = await answeringTools(getterCalls(item, rule.getters), columnsOf(item.gold), episode);
+  const answering = await answeringTools(getterReadings(item, rule.getters, episode), columnsOf(item.gold));
   return { ok: true, category: rule.category, removed: [...rule.removed, ...answering].sort() };
 }
 
@@ -107,56 +107,110 @@ export function rememberingCalls(episode: Pick<Episode, 'call'>, db: string, tri
   };
 }
 
-/** Calls of the tools that might answer, per tool: those made with the arguments the question gives (a window found by knowing the data is not an answer). */
-type Candidates = Map<string, ToolCall[]>;
-
 /**
- * Each endpoint other than the gold's, called with the gold call's arguments (those it
- * takes; one that needs any other is not tried).
+ * Per tool that might answer, what it gives when called with the arguments the question gives
+ * (a window found by knowing the data is not an answer): value lists, one per column.
  */
-function endpointCalls(item: EvalItem): Candidates {
-  const gold = new Set(item.goldCalls.map((call) => call.name));
-  const given = Object.assign({}, ...item.goldCalls.map((call) => call.arguments)) as Record<string, unknown>;
-  const candidates: Candidates = new Map();
-  for (const tool of item.tools) {
-    if (gold.has(tool.function.name)) continue;
-    const parameters = tool.function.parameters as { properties?: Record<string, unknown>; required?: string[] };
-    if ((parameters.required ?? []).some((name) => !(name in given))) continue;
-    const args = Object.fromEntries(
-      Object.keys(parameters.properties ?? {}).flatMap((n) => (n in given ? [[n, given[n]]] : [])),
-    );
-    candidates.set(tool.function.name, [{ name: tool.function.name, arguments: args, label: '' }]);
-  }
-  return candidates;
+type Readings = Map<string, () => Promise<SqlValue[][]>>;
+
+/** The tools one of whose value lists is a column of the answer, or begins with one (`holds`). */
+async function answeringTools(readings: Readings, columns: readonly GoldResult[]): Promise<string[]> {
+  const answering: string[] = [];
+  for (const [name, read] of readings)
+    if ((await read()).some((values) => columns.some((gold) => holds(values, gold)))) answering.push(name);
+  return answering;
 }
 
 /**
- * Each getter on each starting table, all of its column and its distinct values, each whole
- * and in every window (limit, offset) the gold's calls name.
+ * Each endpoint other than the gold's, called with the gold call's arguments (those it
+ * takes; one that needs any other is not tried): its response's fields, read as the judge
+ * reads a response.
  */
-function getterCalls(item: EvalItem, getters: readonly string[]): Candidates {
-  const named = item.goldCalls.flatMap(({ arguments: { limit, offset } }) =>
-    typeof limit === 'number' && limit > 0
-      ? [{ limit, ...(typeof offset === 'number' && offset > 0 ? { offset } : {}) }]
-      : [],
+function endpointReadings(item: EvalItem, episode: Pick<Episode, 'call'>): Readings {
+  const gold = new Set(item.goldCalls.map((call) => call.name));
+  const given = Object.assign({}, ...item.goldCalls.map((call) => call.arguments)) as Record<string, unknown>;
+  const readings: Readings = new Map();
+  for (const tool of item.tools) {
+    const name = tool.function.name;
+    const parameters = tool.function.parameters as { properties?: Record<string, unknown>; required?: string[] };
+    if (gold.has(name) || (parameters.required ?? []).some((n) => !(n in given))) continue;
+    const args = Object.fromEntries(
+      Object.keys(parameters.properties ?? {}).flatMap((n) => (n in given ? [[n, given[n]]] : [])),
+    );
+    readings.set(name, async () => {
+      const result = await episode.call({ name, arguments: args, label: '' });
+      const output = result.ok ? result.output : undefined;
+      const table = output && 'status' in output && output.status === 200 ? answerTable(output.body) : null;
+      return table ? table.columns.map((_, c) => table.rows.map((row) => row[c] ?? null)) : [];
+    });
+  }
+  return readings;
+}
+
+/**
+ * Each getter on each starting table: its column and its distinct values, and every window
+ * (limit, offset) of them the gold's calls name. Each read only as far as a comparison reads,
+ * so that most getters cost one short query.
+ */
+function getterReadings(
+  item: EvalItem,
+  getters: readonly string[],
+  episode: Pick<Episode, 'call' | 'answer'>,
+): Readings {
+  const windows = item.goldCalls.flatMap(({ arguments: { limit, offset } }) =>
+    typeof limit === 'number' && limit > 0 ? [{ limit, offset: typeof offset === 'number' ? offset : 0 }] : [],
   );
-  const windows = [...new Map([{}, ...named].map((window) => [JSON.stringify(window), window])).values()];
+  const rows = [item.gold.rows, ...(item.gold.acceptable ?? [])].map((answer) => answer.length);
+  const need = Math.max(...rows, ...windows.map((w) => w.offset + w.limit));
+  // The first `need` values and one more: as many as a comparison reads, and a sign of more.
+  const read = async (name: string, source: string, distinct: boolean): Promise<SqlValue[]> => {
+    // Unique in the episode (its labels must be), and the same in every episode of the same
+    // starting table: the same statement, which the memoized executor runs once.
+    const label = `CANDIDATE_${distinct ? 'DISTINCT' : 'ALL'}_${source.slice(1, -1)}_${name}`;
+    const call = { name, arguments: { data_source: source, distinct }, label };
+    const result = await episode.call(call);
+    if (!result.ok || 'status' in result.output) return [];
+    const shown = valuesOf(result.output); // a preview: its first rows
+    if (shown.length <= OBSERVED_ROWS || shown.length > need) return shown;
+    if (!episode.answer) throw new Error('a tool-sequence episode computes its answer');
+    const limited = { ...call, arguments: { ...call.arguments, limit: need + 1 } };
+    return valuesOf((await episode.answer([limited], [call.label]))[0]);
+  };
   const starts = item.initialization.map((init) => `$${init.label}$`);
-  let made = 0; // an episode's labels are unique: each candidate call is its own
   return new Map(
     getters.map((name) => [
       name,
-      starts.flatMap((source) =>
-        [false, true].flatMap((distinct) =>
-          windows.map((window) => ({
-            name,
-            arguments: { data_source: source, distinct, ...window },
-            label: `CANDIDATE_${++made}`,
-          })),
-        ),
-      ),
+      async () => {
+        const lists: SqlValue[][] = [];
+        for (const source of starts) {
+          const all = await read(name, source, false);
+          // A whole column's distinct values are its first occurrences; the first `need` values
+          // of a longer one, when all different, are its first distinct ones: no second query.
+          const whole = all.length <= need;
+          const distinct = whole
+            ? firstOccurrences(all)
+            : firstOccurrences(all.slice(0, need)).length === need
+              ? all
+              : await read(name, source, true);
+          for (const values of [all, distinct])
+            lists.push(values, ...windows.map((w) => values.slice(w.offset, w.offset + w.limit)));
+        }
+        return lists;
+      },
     ]),
   );
+}
+
+function valuesOf(output: ToolOutput): SqlValue[] {
+  return output.kind === 'scalar'
+    ? [output.value]
+    : output.kind === 'list'
+      ? output.values
+      : output.rows.map((r) => r[0]);
+}
+
+function firstOccurrences(values: readonly SqlValue[]): SqlValue[] {
+  return [...new Map(values.map((value) => [JSON.stringify(value), value])).values()];
 }
 
 /**
@@ -172,56 +226,6 @@ function columnsOf(gold: GoldResult): GoldResult[] {
     ordered: false,
     ties: undefined,
   }));
-}
-
-/**
- * The candidates one of whose calls gives a column of the answer (any column of its output
- * that is one of `columns`, compared as evaluation compares answers), so the answer or a part
- * of it: a response with more fields than the answer still holds it.
- */
-async function answeringTools(
-  candidates: Candidates,
-  columns: readonly GoldResult[],
-  episode: Pick<Episode, 'call' | 'answer'>,
-): Promise<string[]> {
-  const answering: string[] = [];
-  for (const [name, calls] of candidates)
-    for (const call of calls) {
-      const result = await episode.call(call);
-      if (!result.ok) continue;
-      const output = await outputFor(call, result.output, columns, episode);
-      if (outputColumns(output).some((values) => columns.some((gold) => holds(values, gold)))) {
-        answering.push(name);
-        break;
-      }
-    }
-  return answering;
-}
-
-/**
- * A call's output, as much of it as comparing with `columns` reads: a response read as the
- * judge reads one (none if it is not rows); a sequence call's preview (its first rows) when
- * it is whole or when no column is longer than it, else its output computed whole.
- */
-async function outputFor(
-  call: ToolCall,
-  output: ToolOutput | RestResponse,
-  columns: readonly GoldResult[],
-  episode: Pick<Episode, 'answer'>,
-): Promise<ToolOutput | null> {
-  if ('status' in output) return output.status === 200 ? answerTable(output.body) : null;
-  const shown = output.kind === 'scalar' ? 1 : output.kind === 'list' ? output.values.length : output.rows.length;
-  const longest = Math.max(...columns.flatMap((gold) => (gold.acceptable ?? [gold.rows]).map((rows) => rows.length)));
-  if (shown <= OBSERVED_ROWS || longest < shown) return output;
-  if (!episode.answer) throw new Error('a tool-sequence episode computes its answer');
-  return (await episode.answer([call], [call.label]))[0];
-}
-
-function outputColumns(output: ToolOutput | null): SqlValue[][] {
-  if (!output) return [];
-  if (output.kind === 'scalar') return [[output.value]];
-  if (output.kind === 'list') return [output.values];
-  return output.columns.map((_, c) => output.rows.map((row) => row[c] ?? null));
 }
 
 /**
