@@ -1,4 +1,4 @@
-import type { GoldResult, SelBinding, ToolSpec } from '../core/model.js';
+import type { GoldResult, SelBinding } from '../core/model.js';
 import type { EvalItem } from '../eval/dataset.js';
 
 /**
@@ -56,7 +56,7 @@ export function sequenceRule(
   startWidths: readonly number[],
 ): SequenceRule {
   const gold = new Set(item.goldCalls.map((call) => call.name));
-  const left = namesOf(item.tools).filter((name) => !gold.has(name));
+  const left = item.tools.map((tool) => tool.function.name).filter((name) => !gold.has(name));
   if (left.every((name) => isGetter(name, item.bindings)))
     return { ok: true, category: 'getters_only', removed: [...gold].sort(), getters: left };
   const width = answerWidth(item.gold);
@@ -74,8 +74,4 @@ export function sequenceRule(
 /** The answer's column count (its rows', for a gold whose column names were not kept). */
 function answerWidth(gold: GoldResult): number {
   return Math.max(gold.columns.length, ...gold.rows.map((row) => row.length));
-}
-
-export function namesOf(tools: readonly ToolSpec[]): string[] {
-  return tools.map((tool) => tool.function.name);
 }
