@@ -194,7 +194,7 @@ export function exportReport({ summary, unchanged, written }: ExportResult): str
   return [
     textTable([['formulation', ...splits], ...rows]),
     '',
-    `${counts.loaded} samples read = ${counts.exported} exported + ${counts.duplicates} duplicates + ${counts.failed} failed; ${counts.negatives} negatives; ${counts.invalid} invalid lines; ${counts.unsupported} left out of a format that has no form for them`,
+    `${counts.loaded} samples read = ${counts.exported} exported + ${counts.duplicates} duplicates + ${counts.failed} failed; ${counts.negatives} negatives (${counts.negativesDropped} drawn but dropped: export.json says why); ${counts.invalid} invalid lines; ${counts.unsupported} left out of a format that has no form for them`,
     '',
     textTable([
       ['format', 'formulation', 'split', 'examples', 'tokens', 'mean', 'p50', 'p95', 'max', 'tools'],

@@ -3,12 +3,12 @@ import type { EvalItem } from '../eval/dataset.js';
 import { openEpisode, shown, type EnvironmentOptions } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
 import { keysForInitialization } from '../runtime/slot/specs.js';
-import { answeringEndpoints, rememberingCalls, type TriedCalls } from './negatives.js';
+import { negativeOf, rememberingCalls, type NegativeVerdict, type TriedCalls } from './negatives.js';
 
 /**
  * What an export needs of the live tools for one sample: each gold call's output as a
- * conversation shows it, and for a REST question that gets a negative, the endpoints that
- * answer it. The answer's outputs are the sample's own recorded ones (verification computed
+ * conversation shows it, and for a question that gets a negative, the tools its negative
+ * loses (negatives.ts). The answer's outputs are the sample's own recorded ones (verification computed
  * them, whole): only the calls a later call consumes are run, for their first rows. So REST
  * runs nothing, and SEL sends the very SQL of SLOT (a memoized executor answers it once).
  */
@@ -16,14 +16,14 @@ import { answeringEndpoints, rememberingCalls, type TriedCalls } from './negativ
 export interface GoldRun {
   /** Each gold call's output as plain JSON (value, values or records), at most `rows` rows (fewer for wide rows: `preview`). */
   outputs: unknown[];
-  /** The tools that answer the item (its gold's, and for REST every endpoint found to). */
-  answering: string[];
   /**
    * SLOT/SEL: the keys of the sample's starting tables, as its database names them (a
    * database's tools list every table's keys and every sample's derived keys: these tell the
    * sample's own from the rest). Empty for REST.
    */
   startKeys: string[];
+  /** The question's negative, when it gets one: the tools it loses, or why it has none. */
+  negative?: NegativeVerdict;
 }
 
 /** A call's output failed where verification had it succeed: the dataset and its databases disagree. */
@@ -39,13 +39,13 @@ export class GoldCallError extends Error {
 export async function runGold(
   item: EvalItem,
   environment: () => Promise<EnvironmentOptions>,
-  findAnswering: boolean,
+  withNegative: boolean,
   rows: number,
   tried: TriedCalls = new Map(),
 ): Promise<GoldRun> {
   const recorded = recordedAnswers(item);
   const outputs: unknown[] = [];
-  const needsTools = item.goldCalls.some((call) => !recorded.has(call.label)) || findAnswering;
+  const needsTools = item.goldCalls.some((call) => !recorded.has(call.label)) || withNegative;
   const sequence = item.initialization.length > 0;
   const env = needsTools || sequence ? await environment() : undefined;
   const episode = needsTools ? await openEpisode(item, env!) : undefined;
@@ -61,13 +61,11 @@ export async function runGold(
     if ('status' in step.output) throw new GoldCallError('gold_calls:rest', `${call.name} is not the sample's answer`);
     outputs.push(preview(plainOutput(step.output), rows));
   }
-  const answering =
-    findAnswering && item.formulation === 'rest'
-      ? await answeringEndpoints(item, item.tools, rememberingCalls(episode!, item.db, tried))
-      : new Set(item.goldCalls.map((call) => call.name));
   const db = env?.databases.get(item.db);
   const startKeys = sequence && db ? keysForInitialization(db, item.initialization).map((k) => k.key) : [];
-  return { outputs, answering: [...answering].sort(), startKeys };
+  if (!withNegative) return { outputs, startKeys };
+  const calls = item.formulation === 'rest' ? rememberingCalls(episode!, item.db, tried) : episode!;
+  return { outputs, startKeys, negative: await negativeOf(item, calls, db) };
 }
 
 /**

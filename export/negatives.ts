@@ -1,16 +1,19 @@
 import { hashJson } from '../core/hash.js';
-import type { ToolCall, ToolSpec } from '../core/model.js';
+import type { DatabaseInfo, GoldResult, SqlValue, ToolOutput, ToolSpec } from '../core/model.js';
 import { mulberry32 } from '../core/random.js';
-import { judgeAnswer } from '../eval/answer.js';
 import type { EvalItem } from '../eval/dataset.js';
-import type { Episode, StepResult } from '../eval/environment.js';
+import { OBSERVED_ROWS, type Episode, type StepResult } from '../eval/environment.js';
+import { keysForInitialization } from '../runtime/slot/specs.js';
+import { compareWithAcceptable } from '../verifiers/differential.js';
+import { answerTable } from '../verifiers/rest.js';
+import { sequenceRule } from './negative-coverage.js';
 
 /**
  * Negatives (APIGen's and BFCL's "relevance" items): a variant of a question whose tools
- * cannot answer it, whose expected output is no call and a refusal. Its tool universe lacks
- * the gold's tools and, for REST, every endpoint of the database that returns the gold answer
- * for the question's arguments, found by calling it. Which questions get one is a seeded draw
- * per question, so the same export gives the same negatives.
+ * cannot answer it, whose expected output is no call and a refusal. Which questions get one
+ * is a seeded draw per question, so the same export gives the same negatives. What a negative
+ * offers is its question's tools less every tool that answers it or could (`negativeOf`), and
+ * a question for which that cannot be made sure of gets no negative (the verdict says why).
  */
 
 export const REFUSAL = 'None of the tools I have can answer this question, so I cannot answer it.';
@@ -24,10 +27,68 @@ export function withoutTools(tools: readonly ToolSpec[], excluded: ReadonlySet<s
   return tools.filter((tool) => !excluded.has(tool.function.name));
 }
 
+/** A question's negative: the tools it loses (and by which rule), or why it has none. */
+export type NegativeVerdict =
+  | { ok: true; category: 'no_narrowing' | 'getters_only' | 'endpoints_tried'; removed: string[] }
+  | { ok: false; category: string; message: string };
+
+/**
+ * The negative of `item`: its gold's tools removed, and
+ * - SLOT / SEL: the coverage rule's (negative-coverage.ts): every narrowing tool, or, where
+ *   only SEL getters are left, those that read a column of the answer off a starting table;
+ * - REST: every endpoint whose response, called with the question's arguments, holds a column
+ *   of the answer.
+ * None when the answer is empty (any call that finds nothing matches it, as the judge reads
+ * an empty gold) or when no tool would be left.
+ */
+export async function negativeOf(
+  item: EvalItem,
+  episode: Pick<Episode, 'call' | 'answer'>,
+  db: DatabaseInfo | undefined,
+): Promise<NegativeVerdict> {
+  if (isEmptyAnswer(item.gold))
+    return {
+      ok: false,
+      category: 'negative:empty_answer',
+      message: 'the answer is empty: any call that finds nothing gives it',
+    };
+  const verdict = await removalOf(item, episode, db);
+  if (!verdict.ok) return verdict;
+  if (withoutTools(item.tools, new Set(verdict.removed)).length === 0)
+    return { ok: false, category: 'negative:nothing_left', message: 'every tool answers the question or could' };
+  return verdict;
+}
+
+async function removalOf(
+  item: EvalItem,
+  episode: Pick<Episode, 'call' | 'answer'>,
+  db: DatabaseInfo | undefined,
+): Promise<NegativeVerdict> {
+  const gold = item.goldCalls.map((call) => call.name);
+  if (item.formulation === 'rest') {
+    const answering = await answeringTools(endpointReadings(item, episode), columnsOf(item.gold));
+    return { ok: true, category: 'endpoints_tried', removed: [...new Set([...gold, ...answering])].sort() };
+  }
+  if (!db) throw new Error(`database ${item.db} is not open`);
+  const rule = sequenceRule(
+    item,
+    item.initialization.map((init) => keysForInitialization(db, [init]).length),
+  );
+  if (!rule.ok || rule.category === 'no_narrowing') return rule;
+  const answering = await answeringTools(getterReadings(item, rule.getters, episode), columnsOf(item.gold));
+  return { ok: true, category: rule.category, removed: [...rule.removed, ...answering].sort() };
+}
+
+/** No rows in any acceptable answer: the judge then takes any empty answer, of any width (eval/answer.ts). */
+function isEmptyAnswer(gold: GoldResult): boolean {
+  return gold.rows.length === 0 && !gold.acceptable?.some((rows) => rows.length > 0);
+}
+
 /**
  * The endpoint calls a dataset's negatives made, and their results: a read-only API answers
  * the same request alike, and the negatives of a database try many of the same (each of its
- * endpoints that needs no argument, for every one of them).
+ * endpoints that needs no argument, for every one of them). Not SEL's getters: their
+ * `$starting_table_var$` is each sample's own starting table.
  */
 export type TriedCalls = Map<string, Promise<StepResult>>;
 
@@ -47,32 +108,131 @@ export function rememberingCalls(episode: Pick<Episode, 'call'>, db: string, tri
 }
 
 /**
- * The endpoints of `candidates` that answer the item: called with the gold call's arguments
- * (those an endpoint takes; one that needs any other is not tried), an endpoint whose response
- * is the gold answer answers it.
+ * Per tool that might answer, what it gives when called with the arguments the question gives
+ * (a window found by knowing the data is not an answer): value lists, one per column.
  */
-export async function answeringEndpoints(
-  item: EvalItem,
-  candidates: readonly ToolSpec[],
-  episode: Pick<Episode, 'call'>,
-): Promise<Set<string>> {
-  const answering = new Set(item.goldCalls.map((call) => call.name));
-  const given = Object.assign({}, ...item.goldCalls.map((call) => call.arguments)) as Record<string, unknown>;
-  for (const tool of candidates) {
-    if (answering.has(tool.function.name)) continue;
-    const parameters = tool.function.parameters as { properties?: Record<string, unknown>; required?: string[] };
-    if ((parameters.required ?? []).some((name) => !(name in given))) continue;
-    const call: ToolCall = {
-      name: tool.function.name,
-      arguments: Object.fromEntries(
-        Object.keys(parameters.properties ?? {}).flatMap((n) => (n in given ? [[n, given[n]]] : [])),
-      ),
-      label: '',
-    };
-    const result = await episode.call(call);
-    if (!result.ok) continue;
-    const verdict = await judgeAnswer([{ call, result }], item.gold, {});
-    if (verdict.ok) answering.add(tool.function.name);
-  }
+type Readings = Map<string, () => Promise<SqlValue[][]>>;
+
+/** The tools one of whose value lists is a column of the answer, or begins with one (`holds`). */
+async function answeringTools(readings: Readings, columns: readonly GoldResult[]): Promise<string[]> {
+  const answering: string[] = [];
+  for (const [name, read] of readings)
+    if ((await read()).some((values) => columns.some((gold) => holds(values, gold)))) answering.push(name);
   return answering;
+}
+
+/**
+ * Each endpoint other than the gold's, called with the gold call's arguments (those it
+ * takes; one that needs any other is not tried): its response's fields, read as the judge
+ * reads a response.
+ */
+function endpointReadings(item: EvalItem, episode: Pick<Episode, 'call'>): Readings {
+  const gold = new Set(item.goldCalls.map((call) => call.name));
+  const given = Object.assign({}, ...item.goldCalls.map((call) => call.arguments)) as Record<string, unknown>;
+  const readings: Readings = new Map();
+  for (const tool of item.tools) {
+    const name = tool.function.name;
+    const parameters = tool.function.parameters as { properties?: Record<string, unknown>; required?: string[] };
+    if (gold.has(name) || (parameters.required ?? []).some((n) => !(n in given))) continue;
+    const args = Object.fromEntries(
+      Object.keys(parameters.properties ?? {}).flatMap((n) => (n in given ? [[n, given[n]]] : [])),
+    );
+    readings.set(name, async () => {
+      const result = await episode.call({ name, arguments: args, label: '' });
+      const output = result.ok ? result.output : undefined;
+      const table = output && 'status' in output && output.status === 200 ? answerTable(output.body) : null;
+      return table ? table.columns.map((_, c) => table.rows.map((row) => row[c] ?? null)) : [];
+    });
+  }
+  return readings;
+}
+
+/**
+ * Each getter on each starting table: its column and its distinct values, and every window
+ * (limit, offset) of them the gold's calls name. Each read only as far as a comparison reads,
+ * so that most getters cost one short query.
+ */
+function getterReadings(
+  item: EvalItem,
+  getters: readonly string[],
+  episode: Pick<Episode, 'call' | 'answer'>,
+): Readings {
+  const windows = item.goldCalls.flatMap(({ arguments: { limit, offset } }) =>
+    typeof limit === 'number' && limit > 0 ? [{ limit, offset: typeof offset === 'number' ? offset : 0 }] : [],
+  );
+  const rows = [item.gold.rows, ...(item.gold.acceptable ?? [])].map((answer) => answer.length);
+  const need = Math.max(...rows, ...windows.map((w) => w.offset + w.limit));
+  // The first `need` values and one more: as many as a comparison reads, and a sign of more.
+  const read = async (name: string, source: string, distinct: boolean): Promise<SqlValue[]> => {
+    // Unique in the episode (its labels must be), and the same in every episode of the same
+    // starting table: the same statement, which the memoized executor runs once.
+    const label = `CANDIDATE_${distinct ? 'DISTINCT' : 'ALL'}_${source.slice(1, -1)}_${name}`;
+    const call = { name, arguments: { data_source: source, distinct }, label };
+    const result = await episode.call(call);
+    if (!result.ok || 'status' in result.output) return [];
+    const shown = valuesOf(result.output); // a preview: its first rows
+    if (shown.length <= OBSERVED_ROWS || shown.length > need) return shown;
+    if (!episode.answer) throw new Error('a tool-sequence episode computes its answer');
+    const limited = { ...call, arguments: { ...call.arguments, limit: need + 1 } };
+    return valuesOf((await episode.answer([limited], [call.label]))[0]);
+  };
+  const starts = item.initialization.map((init) => `$${init.label}$`);
+  return new Map(
+    getters.map((name) => [
+      name,
+      async () => {
+        const lists: SqlValue[][] = [];
+        for (const source of starts) {
+          const all = await read(name, source, false);
+          // A whole column's distinct values are its first occurrences; the first `need` values
+          // of a longer one, when all different, are its first distinct ones: no second query.
+          const whole = all.length <= need;
+          const distinct = whole
+            ? firstOccurrences(all)
+            : firstOccurrences(all.slice(0, need)).length === need
+              ? all
+              : await read(name, source, true);
+          for (const values of [all, distinct])
+            lists.push(values, ...windows.map((w) => values.slice(w.offset, w.offset + w.limit)));
+        }
+        return lists;
+      },
+    ]),
+  );
+}
+
+function valuesOf(output: ToolOutput): SqlValue[] {
+  return output.kind === 'scalar'
+    ? [output.value]
+    : output.kind === 'list'
+      ? output.values
+      : output.rows.map((r) => r[0]);
+}
+
+function firstOccurrences(values: readonly SqlValue[]): SqlValue[] {
+  return [...new Map(values.map((value) => [JSON.stringify(value), value])).values()];
+}
+
+/**
+ * The gold's columns, each as an unordered answer of its own: a tool whose output holds one of
+ * them (in any order) gives part of the answer, and another call might give the rest.
+ */
+function columnsOf(gold: GoldResult): GoldResult[] {
+  return gold.columns.map((column, i) => ({
+    ...gold,
+    columns: [column],
+    rows: gold.rows.map((row) => [row[i]]),
+    acceptable: gold.acceptable?.map((rows) => rows.map((row) => [row[i]])),
+    ordered: false,
+    ties: undefined,
+  }));
+}
+
+/**
+ * The values are the column, or begin with it: a response listing the first N of an ordering
+ * (a top 3) answers a question for its first (the top 1), read off its first rows.
+ */
+function holds(values: SqlValue[], column: GoldResult): boolean {
+  const prefix = values.slice(0, column.rows.length);
+  return [values, prefix].some((part) => compareWithAcceptable([{ kind: 'list', values: part }], column).ok);
 }

@@ -56,7 +56,7 @@ function assignSplits(kept: readonly CorpusItem[], settings: ExportSettings): Ma
     : splitByQuestion(keys, settings.shares, settings.seed);
 }
 
-/** The examples, in source order: each sample's weighted copies, then its negative (if it gets one). */
+/** The examples, in source order: each sample's weighted copies, then its negative (if it gets one and can have one). */
 export function exportSamples(
   { kept, assignment, negativeUnits }: ExportPlan,
   runs: ReadonlyMap<string, Outcome<GoldRun>>,
@@ -88,7 +88,8 @@ export function exportSamples(
         outputs: run.value.outputs,
       }),
     );
-    if (entry.copy === 0 && negativeUnits.has(entry.unit)) {
+    const negative = run.value.negative;
+    if (entry.copy === 0 && negativeUnits.has(entry.unit) && negative?.ok) {
       const key = `${entry.key}!negative`;
       samples.push(
         withOwnTools({
@@ -96,7 +97,7 @@ export function exportSamples(
           key,
           copy: 0,
           negative: true,
-          tools: offer(item, withoutTools(item.tools, new Set(run.value.answering)), [], key),
+          tools: offer(item, withoutTools(item.tools, new Set(negative.removed)), [], key),
           outputs: [],
         }),
       );

@@ -68,6 +68,8 @@ export interface ExportSummary {
     /** Examples per formulation and split, weighted copies and negatives included. */
     examples: Partial<Record<Formulation, Partial<Record<SplitName, number>>>>;
     negatives: number;
+    /** Questions drawn for a negative that cannot have one (`negativesDropped`). */
+    negativesDropped: number;
     /** Lines refused by their format's schema (`invalid`): 0 unless there is a bug. */
     invalid: number;
     /** Samples a format has no form for (`unsupported`), left out of that format only. */
@@ -77,6 +79,8 @@ export interface ExportSummary {
   };
   duplicates: Duplicate[];
   failures: { key: string; category: string; message: string }[];
+  /** Why a question drawn for a negative has none: its answer is empty, or what is left of its tools could give it. */
+  negativesDropped: { key: string; category: string; message: string }[];
   invalid: { format: string; key: string; message: string }[];
   unsupported: { format: string; key: string; message: string }[];
   /** Per training format and formulation, over its splits and per split. */
@@ -123,6 +127,11 @@ export async function runExport(options: ExportOptions): Promise<ExportResult> {
     const run = runs.get(e.key);
     return run && !run.ok ? [{ key: e.key, category: run.category, message: run.message }] : [];
   });
+  const negativesDropped = kept.flatMap((e) => {
+    const run = runs.get(e.key);
+    const negative = run?.ok ? run.value.negative : undefined;
+    return negative && !negative.ok ? [{ key: e.key, category: negative.category, message: negative.message }] : [];
+  });
   const { samples, dropped } = withinBudget(exportSamples(plan, runs, settings), settings);
   const writer = new ExportWriter(out, previous?.files ?? {});
   for (const group of groupsOf(samples))
@@ -155,12 +164,14 @@ export async function runExport(options: ExportOptions): Promise<ExportResult> {
       exported: kept.length - failures.length,
       examples,
       negatives: samples.filter((s) => s.negative).length,
+      negativesDropped: negativesDropped.length,
       invalid: invalid.length,
       unsupported: unsupported.length,
       dropped: dropped.length,
     },
     duplicates,
     failures,
+    negativesDropped,
     invalid,
     unsupported,
     tokens,

@@ -91,7 +91,8 @@ export async function writeFormats(
       if (over > 0) (written.over[format.name] ??= {})[formulation] = over;
     }
     if (format.parts) written.tokens[format.name] = perFormulation;
-    if (format.name === 'live-api-bench') await writer.write('live-api-bench/departures.json', jsonText(departures(samples)));
+    if (format.name === 'live-api-bench')
+      await writer.write('live-api-bench/departures.json', jsonText(departures(samples)));
   }
   return written;
 }
