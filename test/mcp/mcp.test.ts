@@ -9,7 +9,7 @@ import { packageRoot } from '../../core/package-root.js';
 import { loadEvalDataset, type EvalDataset, type EvalItem } from '../../eval/dataset.js';
 import { openLiveTools, type LiveTools } from '../../eval/live-tools.js';
 import { replaySample } from '../../mcp/replay.js';
-import { serveHttp, type McpHttpServer } from '../../mcp/server.js';
+import { createMcpServer, serveHttp, type McpHttpServer } from '../../mcp/server.js';
 import { DEMO_SOURCE, generateDemo } from '../eval/fixtures.js';
 
 /**
@@ -58,7 +58,9 @@ describe.each(['slot', 'sel', 'rest'] as Formulation[])('%s over Streamable HTTP
   test.each(DBS)(
     '%s: the published tools, and every sample replayed gives its recorded output',
     async (db) => {
-      const server: McpHttpServer = await serveHttp({ dataset, db, environment: live.environment, maxRows: 100_000 });
+      const server: McpHttpServer = await serveHttp(() =>
+        createMcpServer({ dataset, db, environment: live.environment, maxRows: 100_000 }),
+      );
       const client = await httpClient(server.url);
       try {
         const { tools } = await client.listTools();
@@ -111,7 +113,9 @@ test('over stdio: `nl2api mcp` as the client starts it is one session, its label
 test('over HTTP, requests outside a session are refused in the project format; the server binds to loopback', async () => {
   const dataset = await loadEvalDataset(path.join(root, 'dataset'), { formulation: 'slot', dbIds: ['bookstore'] });
   const live = await openLiveTools(dataset, DEMO_SOURCE, parseConfig({ progress: 'none' }));
-  const server = await serveHttp({ dataset, db: 'bookstore', environment: live.environment, maxRows: 10 });
+  const server = await serveHttp(() =>
+    createMcpServer({ dataset, db: 'bookstore', environment: live.environment, maxRows: 10 }),
+  );
   try {
     expect(new URL(server.url).hostname).toBe('127.0.0.1');
     const post = (body: string, headers: Record<string, string> = {}) =>
