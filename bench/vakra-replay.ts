@@ -35,14 +35,17 @@ interface GroundTruth {
 export async function vakraReplay(vakraSplit: string, generated: string, birdDir: string): Promise<ReplayFigures[]> {
   const folder = path.join(vakraSplit, 'capability_1_bi_apis', 'output');
   const figures = new Map<string, ReplayFigures>();
-  for (const file of readdirSync(folder).filter((f) => f.endsWith('.json')).sort()) {
+  for (const file of readdirSync(folder)
+    .filter((f) => f.endsWith('.json'))
+    .sort()) {
     const records = JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as GroundTruth[];
     const client = await startServer(file.slice(0, -'.json'.length), generated, birdDir);
     try {
       for (const record of records) {
         const formulation = record.uuid.slice(0, record.uuid.indexOf('-'));
         let f = figures.get(formulation);
-        if (!f) figures.set(formulation, (f = { formulation, records: 0, equal: 0, calls: 0, seconds: 0, problems: [] }));
+        if (!f)
+          figures.set(formulation, (f = { formulation, records: 0, equal: 0, calls: 0, seconds: 0, problems: [] }));
         const started = performance.now();
         const [turn] = record.output;
         const calls = [
@@ -95,11 +98,18 @@ async function startServer(db: string, generated: string, birdDir: string): Prom
  */
 export function answerDiffers(texts: readonly string[], answer: readonly unknown[][]): string | undefined {
   const width = answer[0]?.length ?? 1;
-  if (width === 1 || texts[texts.length - 1]?.startsWith('{') && JSON.parse(texts[texts.length - 1]).key_details?.length === width)
+  if (
+    width === 1 ||
+    (texts[texts.length - 1]?.startsWith('{') && JSON.parse(texts[texts.length - 1]).key_details?.length === width)
+  )
     return differs(texts[texts.length - 1] ?? '', answer);
   const last = texts.slice(-width);
   for (const [i, text] of last.entries()) {
-    const problem = differs(text, answer.map((row) => [row[i]]), false);
+    const problem = differs(
+      text,
+      answer.map((row) => [row[i]]),
+      false,
+    );
     if (problem) return `column ${i + 1}: ${problem}`;
   }
   return undefined;
@@ -113,7 +123,9 @@ function differs(text: string, answer: readonly unknown[][], whole = true): stri
     if (peek.num_records !== answer.length) return `${peek.num_records} records, the answer has ${answer.length}`;
     const width = answer[0]?.length ?? peek.key_details.length;
     if (peek.key_details.length !== width) return `${peek.key_details.length} keys, the answer has ${width} columns`;
-    const rows = (peek.key_details[0]?.first_3_values ?? []).map((_, i) => peek.key_details!.map((k) => k.first_3_values[i]));
+    const rows = (peek.key_details[0]?.first_3_values ?? []).map((_, i) =>
+      peek.key_details!.map((k) => k.first_3_values[i]),
+    );
     const pool = answer.map((row) => JSON.stringify(row.map(canonical)));
     for (const row of rows) {
       const at = pool.indexOf(JSON.stringify(row.map(canonical)));
@@ -125,12 +137,19 @@ function differs(text: string, answer: readonly unknown[][], whole = true): stri
   if (text.startsWith('[')) {
     const values = (JSON.parse(text) as unknown[]).map((v) => JSON.stringify(canonical(v))).sort();
     const expected = answer.map((row) => JSON.stringify(canonical(row[0]))).sort();
-    return JSON.stringify(values) === JSON.stringify(expected) ? undefined : `list ${text.slice(0, 120)} ≠ ${JSON.stringify(answer).slice(0, 120)}`;
+    return JSON.stringify(values) === JSON.stringify(expected)
+      ? undefined
+      : `list ${text.slice(0, 120)} ≠ ${JSON.stringify(answer).slice(0, 120)}`;
   }
-  if (whole && (answer.length !== 1 || answer[0].length !== 1)) return `scalar ${text}, the answer has ${answer.length} rows`;
+  if (whole && (answer.length !== 1 || answer[0].length !== 1))
+    return `scalar ${text}, the answer has ${answer.length} rows`;
+  // str() of a text that reads as a number is that number's text: equal either way.
+  if (typeof answer[0]?.[0] === 'string' && text === answer[0][0]) return undefined;
   const expected = canonical(answer[0]?.[0]);
   const got = text === 'None' ? null : Number.isNaN(Number(text)) || text.trim() === '' ? text : Number(text);
-  return JSON.stringify(canonical(got)) === JSON.stringify(expected) ? undefined : `scalar ${text} ≠ ${JSON.stringify(answer[0][0])}`;
+  return JSON.stringify(canonical(got)) === JSON.stringify(expected)
+    ? undefined
+    : `scalar ${text} ≠ ${JSON.stringify(answer[0][0])}`;
 }
 
 /** A value as compared: a number to 9 significant digits (floats computed two ways). */
@@ -150,7 +169,9 @@ export function vakraReplayLine(f: ReplayFigures): string {
 if (process.argv[1] && path.resolve(process.argv[1]) === path.join(packageRoot(), 'dist', 'bench', 'vakra-replay.js')) {
   const [split, generated, birdDir] = process.argv.slice(2);
   if (!split || !generated || !birdDir) {
-    process.stderr.write('usage: node dist/bench/vakra-replay.js <export>/vakra/<split> <generated output> <BIRD dir>\n');
+    process.stderr.write(
+      'usage: node dist/bench/vakra-replay.js <export>/vakra/<split> <generated output> <BIRD dir>\n',
+    );
     process.exit(2);
   }
   for (const f of await vakraReplay(split, generated, birdDir)) process.stdout.write(`${vakraReplayLine(f)}\n`);

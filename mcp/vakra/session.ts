@@ -222,7 +222,7 @@ function invalidKeys(
 /**
  * The keys of a call's table as VAKRA names them: its source's, in their order; a transform
  * rewrites its key in place (nl2api's result is the column it adds), a projection keeps the
- * keys it retrieved.
+ * keys it retrieved, in its order.
  */
 function keysOf(
   output: ToolOutput,
@@ -237,8 +237,8 @@ function keysOf(
   }
   // A list is one key's values: nl2api's retrieve_data of the key asked for.
   if (output.kind === 'list') return source.keys.filter(([, key]) => key === retrieved);
-  const names = new Map(source.keys.map(([name, key]) => [key, name]));
-  return columns.map((column) => [names.get(column) ?? column, column] as const);
+  // nl2api's table also holds the column a transform rewrote (VAKRA's does not): only the keys VAKRA has.
+  return columns.flatMap((column) => source.keys.filter(([, key]) => key === column));
 }
 
 function rowsOf(output: ToolOutput): SqlValue[][] {
