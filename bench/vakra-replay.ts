@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -14,7 +14,10 @@ import { packageRoot } from '../core/package-root.js';
  * value; a list with the values (as a multiset); a table's peek, which is all VAKRA shows of a
  * table, by its number of records and its first rows (each one of the answer's rows).
  *
- *   node dist/bench/vakra-replay.js <export>/vakra/<split> <generated output> <BIRD dir>
+ * The export's universe mapping is given to the server (`--universes`) as VAKRA's server reads
+ * it; `--dataset-only`: the universes of the generated dataset alone.
+ *
+ *   node dist/bench/vakra-replay.js <export>/vakra/<split> <generated output> <BIRD dir> [--dataset-only]
  */
 
 export interface ReplayFigures {
@@ -32,14 +35,22 @@ interface GroundTruth {
   output: [{ answer: unknown[][]; sequence: { tool_call: { name: string; arguments: Record<string, unknown> }[] } }];
 }
 
-export async function vakraReplay(vakraSplit: string, generated: string, birdDir: string): Promise<ReplayFigures[]> {
+export async function vakraReplay(
+  vakraSplit: string,
+  generated: string,
+  birdDir: string,
+  withMapping = true,
+): Promise<ReplayFigures[]> {
   const folder = path.join(vakraSplit, 'capability_1_bi_apis', 'output');
   const figures = new Map<string, ReplayFigures>();
+  // The export's universe mapping, as VAKRA's server loads it (when the export wrote one).
+  const written = path.join(vakraSplit, 'mcp_tool_universe_id_mapping.yaml');
+  const mapping = withMapping && existsSync(written) ? written : undefined;
   for (const file of readdirSync(folder)
     .filter((f) => f.endsWith('.json'))
     .sort()) {
     const records = JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as GroundTruth[];
-    const client = await startServer(file.slice(0, -'.json'.length), generated, birdDir);
+    const client = await startServer(file.slice(0, -'.json'.length), generated, birdDir, mapping);
     try {
       for (const record of records) {
         const formulation = record.uuid.slice(0, record.uuid.indexOf('-'));
@@ -77,13 +88,17 @@ export async function vakraReplay(vakraSplit: string, generated: string, birdDir
   return [...figures.values()];
 }
 
-async function startServer(db: string, generated: string, birdDir: string): Promise<Client> {
+async function startServer(db: string, generated: string, birdDir: string, mapping?: string): Promise<Client> {
   const client = new Client({ name: 'nl2api-vakra-replay', version: '1' });
   const cli = path.join(packageRoot(), 'dist', 'cli', 'main.js');
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [cli, 'mcp', '--protocol', 'vakra', '--out', generated, '--source', birdDir],
+      args: [
+        cli,
+        ...['mcp', '--protocol', 'vakra', '--out', generated, '--source', birdDir],
+        ...(mapping ? ['--universes', mapping] : []),
+      ],
       env: { ...(process.env as Record<string, string>), MCP_DOMAIN: db },
       stderr: 'inherit',
     }),
@@ -167,12 +182,13 @@ export function vakraReplayLine(f: ReplayFigures): string {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.join(packageRoot(), 'dist', 'bench', 'vakra-replay.js')) {
-  const [split, generated, birdDir] = process.argv.slice(2);
+  const [split, generated, birdDir, flag] = process.argv.slice(2);
   if (!split || !generated || !birdDir) {
     process.stderr.write(
       'usage: node dist/bench/vakra-replay.js <export>/vakra/<split> <generated output> <BIRD dir>\n',
     );
     process.exit(2);
   }
-  for (const f of await vakraReplay(split, generated, birdDir)) process.stdout.write(`${vakraReplayLine(f)}\n`);
+  for (const f of await vakraReplay(split, generated, birdDir, flag !== '--dataset-only'))
+    process.stdout.write(`${vakraReplayLine(f)}\n`);
 }

@@ -1,7 +1,14 @@
 import type { DatabaseInfo, SqlValue, ToolOutput } from '../../core/model.js';
 import { asStep, type EnvironmentOptions } from '../../eval/environment.js';
 import { vakraHandlePrefix } from '../../eval/predictions/vakra.js';
-import { keyContextOf, liveApiBenchJson, PyFloat, publishedKeyName } from '../../export/live-api-bench.js';
+import {
+  keyContextOf,
+  liveApiBenchJson,
+  makeSafe,
+  publishedKeyName,
+  PyFloat,
+  type PublishedInitArguments,
+} from '../../export/live-api-bench.js';
 import { ToolSession } from '../../runtime/slot/execute.js';
 import { nl2apiForm, slotFillingForm, type HeldTable } from './calls.js';
 import { GET_DATA, getterName, vakraTools, type VakraTool } from './tools.js';
@@ -126,8 +133,10 @@ export class VakraSession {
     const [first] = universe.initialization;
     const output = await session.output(first.label, { maxRows: PEEK_ROWS });
     if (output.kind !== 'table') throw new Error(`the starting table of ${universe.id} is not a table`);
-    const context = keyContextOf(first);
-    const keys = output.columns.map((key) => [publishedKeyName(key, context), key] as const);
+    const keys = vakraOrder(
+      output.columns.map((key) => [publishedKeyName(key, keyContextOf(first)), key] as const),
+      universe.published,
+    );
     const tools = vakraTools(
       universe.serverType,
       keys.map(([vakra]) => vakra),
@@ -199,6 +208,25 @@ interface Peek {
   key_details: { name: string; dtype: string; first_3_values: SqlValue[] }[];
 }
 
+/**
+ * The starting table's keys in the order VAKRA's initialize_active_data gives them: table by
+ * table as its published arguments list them (its SELECT names every column of the first
+ * alias, then the next), which is the order the handle's suffix is read from.
+ */
+function vakraOrder(keys: HeldTable['keys'], args: PublishedInitArguments): HeldTable['keys'] {
+  const prefixes = Object.entries(args.alias_to_table_dict).map(([alias, table], i) => ({
+    prefix: alias === '' ? '' : `${makeSafe(table.modified_table_name)}_`,
+    i,
+  }));
+  const tableOf = (name: string) =>
+    prefixes.filter(({ prefix }) => name.startsWith(prefix)).sort((a, b) => b.prefix.length - a.prefix.length)[0]?.i ??
+    0;
+  return keys
+    .map((key, position) => ({ key, table: tableOf(key[0]), position }))
+    .sort((a, b) => a.table - b.table || a.position - b.position)
+    .map(({ key }) => key);
+}
+
 /** VAKRA's key check: every key a call names is one of its table's (the first it reads). */
 function invalidKeys(
   current: Current,
@@ -230,9 +258,9 @@ function keysOf(
   { transformed, retrieved }: { transformed?: string; retrieved: unknown },
 ): HeldTable['keys'] {
   const columns = output.kind === 'table' ? output.columns : [];
-  const known = new Set(source.keys.map(([, key]) => key));
   if (transformed !== undefined) {
-    const added = columns.find((column) => !known.has(column)) as string;
+    // nl2api's transform appends its column (the table keeps columns VAKRA no longer shows).
+    const added = columns[columns.length - 1];
     return source.keys.map(([name, key]) => [name, name === transformed ? added : key] as const);
   }
   // A list is one key's values: nl2api's retrieve_data of the key asked for.

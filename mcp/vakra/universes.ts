@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { UserFacingError } from '../../core/errors.js';
 import type { ToolCall } from '../../core/model.js';
 import { DatasetError, loadEvalDataset, type EvalDataset, type EvalItem } from '../../eval/dataset.js';
-import type { PublishedInitArguments } from '../../export/live-api-bench.js';
+import { publishedInitialization, type PublishedInitArguments } from '../../export/live-api-bench.js';
 
 /**
  * VAKRA's tool universes (capability 1): one per sample, named by a uuid, each a starting
@@ -23,6 +23,8 @@ export interface Universe {
   serverType: ServerType;
   /** nl2api's `initialize_active_data` calls: the first is VAKRA's starting table (a second, of a nested SELECT, is defined for the calls that read it). */
   initialization: ToolCall[];
+  /** VAKRA's init arguments of the starting table: the order of its keys (its tables as listed). */
+  published: PublishedInitArguments;
 }
 
 /**
@@ -43,15 +45,16 @@ export function datasetUniverses(items: readonly EvalItem[]): Universe[] {
             id: universeId(item),
             serverType: item.formulation === 'sel' ? ('selection' as const) : ('slot_filling' as const),
             initialization: item.initialization,
+            published: publishedInitialization(item.initialization[0], item.db).arguments,
           },
         ],
   );
 }
 
 /**
- * The universes of `db`: its SLOT then SEL samples in a generated dataset, then those of a
- * mapping file that the dataset does not hold; and the datasets read (their databases are the
- * ones the tools run on).
+ * The universes of `db`: its SLOT then SEL samples in a generated dataset, and those of a
+ * mapping file (in its place where a uuid is in both); and the datasets read (their databases
+ * are the ones the tools run on).
  */
 export async function loadUniverses(
   out: string,
@@ -67,12 +70,9 @@ export async function loadUniverses(
     }
   }
   if (datasets.length === 0) throw new UserFacingError(`${out} has no SLOT or SEL samples of ${db}`);
-  const found = [
-    ...datasets.flatMap((d) => datasetUniverses(d.items)),
-    ...(mapping ? await mappingUniverses(mapping, db) : []),
-  ];
-  const universes = new Map<string, Universe>();
-  for (const universe of found) if (!universes.has(universe.id)) universes.set(universe.id, universe);
+  // A mapping's universe is what VAKRA's own server would load under its uuid: it replaces the dataset's.
+  const universes = new Map(datasets.flatMap((d) => datasetUniverses(d.items)).map((u) => [u.id, u]));
+  for (const universe of mapping ? await mappingUniverses(mapping, db) : []) universes.set(universe.id, universe);
   return { universes, datasets };
 }
 
@@ -102,30 +102,38 @@ export async function mappingUniverses(file: string, db: string): Promise<Univer
   }
   return Object.entries(parsed)
     .filter(([, entry]) => entry.domain === db)
-    .map(([id, entry]) => ({
-      id,
-      serverType: entry.server_type,
-      initialization: [nl2apiInitialization({ database_path: '', ...entry.init_args }, db)],
-    }));
+    .map(([id, entry]) => {
+      const published = { database_path: '', ...entry.init_args };
+      return { id, serverType: entry.server_type, initialization: [nl2apiInitialization(published, db)], published };
+    });
 }
 
 /**
- * The published init arguments (export/live-api-bench.ts `publishedInitialization`) back as
- * nl2api's call: alias "" is a query's one unaliased table; each condition joins its
- * right-hand alias, consecutive conditions on one alias are one join's equalities; the join's
- * kind is kept (nl2api joins LEFT where the SQL did, which VAKRA's runtime does not).
+ * The published init arguments (export/live-api-bench.ts `publishedInitialization`) as nl2api's
+ * call, joined as VAKRA's initialize_active_data joins them: from the first alias listed (""
+ * is a query's one unaliased table), each condition joining whichever of its two aliases is
+ * not joined yet (a condition between two joined aliases is one more equality of the last
+ * join). The join's kind is kept: nl2api joins LEFT where the SQL did, VAKRA's runtime does not.
  */
 export function nl2apiInitialization(args: PublishedInitArguments, db: string): ToolCall {
-  const tables = Object.entries(args.alias_to_table_dict).map(([alias, table]) => ({
-    alias: alias || table.original_table_name,
-    table: table.original_table_name,
-  }));
+  const entries = Object.entries(args.alias_to_table_dict);
+  const aliasOf = (qualified: string) => qualified.slice(0, qualified.indexOf('.'));
+  const tableOf = (alias: string) => ({
+    alias: alias || args.alias_to_table_dict[alias].original_table_name,
+    table: args.alias_to_table_dict[alias].original_table_name,
+  });
+  const tables = entries.length > 0 ? [tableOf(entries[0][0])] : [];
+  const joined = new Set(entries.slice(0, 1).map(([alias]) => alias));
   const joins: { type: string; alias: string; on: { left: string; right: string }[] }[] = [];
   for (const [left, right, kind] of args.condition_sequence) {
-    const alias = right.slice(0, right.indexOf('.'));
-    const last = joins[joins.length - 1];
-    if (last?.alias === alias) last.on.push({ left, right });
-    else joins.push({ type: kind.toLowerCase(), alias, on: [{ left, right }] });
+    const alias = [aliasOf(right), aliasOf(left)].find((a) => !joined.has(a) && a in args.alias_to_table_dict);
+    if (alias === undefined) {
+      joins[joins.length - 1]?.on.push({ left, right });
+      continue;
+    }
+    joined.add(alias);
+    tables.push(tableOf(alias));
+    joins.push({ type: kind.toLowerCase(), alias, on: [{ left, right }] });
   }
   return { name: 'initialize_active_data', arguments: { database: db, tables, joins }, label: STARTING_TABLE };
 }
