@@ -113,13 +113,10 @@ async function startServer(db: string, generated: string, birdDir: string, mappi
  */
 export function answerDiffers(texts: readonly string[], answer: readonly unknown[][]): string | undefined {
   const width = answer[0]?.length ?? 1;
-  if (
-    width === 1 ||
-    (texts[texts.length - 1]?.startsWith('{') && JSON.parse(texts[texts.length - 1]).key_details?.length === width)
-  )
-    return differs(texts[texts.length - 1] ?? '', answer);
-  const last = texts.slice(-width);
-  for (const [i, text] of last.entries()) {
+  const last = texts[texts.length - 1] ?? '';
+  const lastWidth = last.startsWith('{') ? (JSON.parse(last) as Partial<Peek>).key_details?.length : undefined;
+  if (width === 1 || lastWidth === width) return differs(last, answer);
+  for (const [i, text] of texts.slice(-width).entries()) {
     const problem = differs(
       text,
       answer.map((row) => [row[i]]),
@@ -133,7 +130,7 @@ export function answerDiffers(texts: readonly string[], answer: readonly unknown
 /** Why an answer's text is not the rows `answer` (undefined: it is); `whole`: a scalar is the whole answer. */
 function differs(text: string, answer: readonly unknown[][], whole = true): string | undefined {
   if (text.startsWith('{')) {
-    const peek = JSON.parse(text) as { num_records?: number; key_details?: { first_3_values: unknown[] }[] };
+    const peek = JSON.parse(text) as Partial<Peek>;
     if (!peek.key_details) return `not a peek: ${text}`;
     if (peek.num_records !== answer.length) return `${peek.num_records} records, the answer has ${answer.length}`;
     const width = answer[0]?.length ?? peek.key_details.length;
@@ -165,6 +162,12 @@ function differs(text: string, answer: readonly unknown[][], whole = true): stri
   return JSON.stringify(canonical(got)) === JSON.stringify(expected)
     ? undefined
     : `scalar ${text} ≠ ${JSON.stringify(answer[0][0])}`;
+}
+
+/** VAKRA's answer for a table. */
+interface Peek {
+  num_records: number;
+  key_details: { first_3_values: unknown[] }[];
 }
 
 /** A value as compared: a number to 9 significant digits (floats computed two ways). */

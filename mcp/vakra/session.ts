@@ -95,14 +95,16 @@ export class VakraSession {
     return { text: liveApiBenchJson(await this.peek(current, name, held, output)) };
   }
 
-  private async getData(id: unknown): Promise<VakraReply> {
-    if (id !== undefined && id !== null) {
-      const universe = this.universes.get(String(id));
+  private async getData(given: unknown): Promise<VakraReply> {
+    if (given !== undefined && given !== null) {
+      // VAKRA's GetDataInput takes a string; anything else is named as JSON.
+      const id = typeof given === 'string' ? given : JSON.stringify(given);
+      const universe = this.universes.get(id);
       if (!universe) {
         const available = [...this.universes.keys()].slice(0, 10);
         return {
           text: liveApiBenchJson({
-            error: `Error: Unknown universe ID '${String(id)}'. Available IDs (first 10): [${available.map((a) => `'${a}'`).join(', ')}]...`,
+            error: `Error: Unknown universe ID '${id}'. Available IDs (first 10): [${available.map((a) => `'${a}'`).join(', ')}]...`,
           }),
         };
       }
@@ -142,7 +144,9 @@ export class VakraSession {
       keys.map(([vakra]) => vakra),
     );
     const getters =
-      universe.serverType === 'selection' ? new Map(keys.map(([vakra]) => [getterName(vakra), vakra])) : new Map();
+      universe.serverType === 'selection'
+        ? new Map(keys.map(([vakra]) => [getterName(vakra), vakra]))
+        : new Map<string, string>();
     return {
       universe,
       session,
