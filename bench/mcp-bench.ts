@@ -6,7 +6,7 @@ import type { Formulation } from '../core/model.js';
 import { loadEvalDataset } from '../eval/dataset.js';
 import { openLiveTools } from '../eval/live-tools.js';
 import { replaySample } from '../mcp/replay.js';
-import { serveHttp } from '../mcp/server.js';
+import { createMcpServer, serveHttp } from '../mcp/server.js';
 
 /**
  * `nl2api mcp` on a generated BIRD dev output: every published sample of each formulation
@@ -34,7 +34,9 @@ export async function mcpBench(output: string, birdDir: string, formulation: For
   const started = performance.now();
   try {
     for (const db of dataset.databases.keys()) {
-      const server = await serveHttp({ dataset, db, environment: live.environment, maxRows: WHOLE });
+      const server = await serveHttp(() =>
+        createMcpServer({ dataset, db, environment: live.environment, maxRows: WHOLE }),
+      );
       try {
         for (const item of dataset.items.filter((i) => i.db === db)) {
           const client = new Client({ name: 'nl2api-bench', version: '1' });

@@ -131,7 +131,6 @@ export async function openEpisode(item: EvalItem, options: EnvironmentOptions): 
   }
 }
 
-/** A call's output, or its error as the model is told it (faults of ours are thrown). */
 /**
  * A formulation's tools for one database, live and bound to no item: a session in which each
  * call's output is kept under its label for later calls (`"$LABEL$"`), the starting table
@@ -157,7 +156,8 @@ export function openToolSession(
   return { call: (call) => asStep(() => session.call(call, { maxRows: maxRows + 1 })) };
 }
 
-async function asStep(run: () => Promise<ToolOutput>): Promise<StepResult> {
+/** A call's output, or its error as the model is told it (faults of ours are thrown). */
+export async function asStep(run: () => Promise<ToolOutput>): Promise<StepResult> {
   try {
     return { ok: true, output: await run() };
   } catch (error) {

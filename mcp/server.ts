@@ -57,20 +57,71 @@ export function createMcpServer(options: McpToolsOptions): Server {
     },
     { capabilities: { tools: {} } },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: tools.map((tool) => ({
+  const samples = new Map(options.dataset.items.filter((i) => i.db === options.db).map((item) => [item.id, item]));
+  const listed = [
+    ...tools.map((tool) => ({
       name: tool.function.name,
       description: tool.function.description,
       inputSchema: tool.function.parameters as { type: 'object'; properties?: Record<string, object> },
     })),
-  }));
+    ...(options.dataset.formulation === 'rest' ? [] : [startSampleTool([...samples.keys()])]),
+  ];
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    if (request.params.name === START_SAMPLE && options.dataset.formulation !== 'rest') {
+      const item = samples.get(String(request.params.arguments?.sample_id));
+      if (!item)
+        return {
+          isError: true,
+          content: [
+            {
+              type: 'text',
+              text: `tool:bad_value: no sample ${JSON.stringify(request.params.arguments?.sample_id)} of ${options.db}`,
+            },
+          ],
+        };
+      return startSample(item, (call) => session.call(call), options.maxRows);
+    }
     const given = request.params._meta?.[LABEL_META];
     const label = typeof given === 'string' && given ? given : `CALL_${++calls}`;
     const result = await session.call({ name: request.params.name, arguments: request.params.arguments ?? {}, label });
     return { ...resultOf(result, options.maxRows), _meta: { [LABEL_META]: label } };
   });
   return server;
+}
+
+/**
+ * The listed start of a SLOT or SEL sample: its starting tables (`initialize_active_data`,
+ * which no model is shown) defined in the session under their labels, so that a client that
+ * reads only the tool list can begin where a sample begins and pass `"$starting_table_var$"`.
+ */
+export const START_SAMPLE = 'start_sample';
+
+function startSampleTool(ids: readonly string[]) {
+  return {
+    name: START_SAMPLE,
+    description:
+      'Start a sample: loads its starting table(s) into this session and answers each under its label (`starting_table_var`, …), which later calls pass as `"$starting_table_var$"`.',
+    inputSchema: {
+      type: 'object' as const,
+      properties: { sample_id: { type: 'string', enum: [...ids], description: 'The sample to start.' } },
+      required: ['sample_id'],
+    },
+  };
+}
+
+async function startSample(
+  item: EvalItem,
+  call: (call: EvalItem['initialization'][number]) => Promise<StepResult>,
+  maxRows: number,
+): Promise<CallToolResult> {
+  const tables: Record<string, unknown> = {};
+  for (const init of item.initialization) {
+    const result = await call(init);
+    if (!result.ok) return resultOf(result, maxRows);
+    tables[init.label] = JSON.parse((resultOf(result, maxRows).content[0] as { text: string }).text);
+  }
+  return { content: [{ type: 'text', text: JSON.stringify(tables) }] };
 }
 
 /**
@@ -93,8 +144,7 @@ function resultOf(result: StepResult, maxRows: number): Pick<CallToolResult, 'co
 }
 
 /** Serves one client over stdin/stdout until it goes away. */
-export async function serveStdio(options: McpToolsOptions): Promise<void> {
-  const server = createMcpServer(options);
+export async function serveStdio(server: Server): Promise<void> {
   const closed = new Promise<void>((resolve) => (server.onclose = resolve));
   await server.connect(new StdioServerTransport());
   await closed;
@@ -112,7 +162,7 @@ export const MCP_PATH = '/mcp';
  * Serves clients over Streamable HTTP at `/mcp` (127.0.0.1 unless told otherwise): a session
  * per client, its tool session with it, until the client ends it or the server closes.
  */
-export async function serveHttp(options: McpToolsOptions, host = '127.0.0.1', port = 0): Promise<McpHttpServer> {
+export async function serveHttp(newServer: () => Server, host = '127.0.0.1', port = 0): Promise<McpHttpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     if (new URL(request.url ?? '/', 'http://localhost').pathname !== MCP_PATH)
@@ -131,7 +181,7 @@ export async function serveHttp(options: McpToolsOptions, host = '127.0.0.1', po
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
-    await createMcpServer(options).connect(transport);
+    await newServer().connect(transport);
     return transport.handleRequest(request, response, body);
   };
   const http = createServer((request, response) => {

@@ -28,7 +28,7 @@ import type { RecordCalls } from './formats.js';
  * query parameters, nl2api's own form.
  */
 
-interface VakraCall {
+export interface VakraCall {
   name: string;
   arguments: Record<string, unknown>;
 }
@@ -70,7 +70,7 @@ function nl2apiCalls(
   const mapped: { name: string; arguments: Record<string, unknown>; label: string }[] = [];
   calls.forEach((call, i) => {
     const label = `call_${i}`;
-    if (call.name !== 'get_data') mapped.push({ ...mapCall(call, sel, handles), label });
+    if (call.name !== 'get_data') mapped.push({ ...mapCall(call, sel, (value) => reference(value, handles)), label });
     const prefix = vakraHandlePrefix(call.name);
     if (prefix === undefined) return;
     const n = (counters.get(prefix) ?? 0) + 1;
@@ -102,11 +102,16 @@ export function vakraHandlePrefix(name: string): string | undefined {
 /** VAKRA's tools that answer with a scalar or a list: aggregates, the calculator, unique values, getters. */
 const NO_TABLE = /^(aggregate_data|compute_data_|Calculator$|calculate|select_unique_values$|truncate$|get_(?!data$))/;
 
-function mapCall(call: VakraCall, sel: boolean, handles: ReadonlyMap<string, string>): VakraCall {
+/**
+ * One VAKRA call as nl2api's (module comment); `table` turns a `data_label*` argument (a
+ * handle) into what nl2api passes as `data_source` (a `$LABEL$` reference). Shared with
+ * `nl2api mcp --protocol vakra`, which runs VAKRA's calls on nl2api's runtime.
+ */
+export function mapCall(call: VakraCall, sel: boolean, table: (handle: unknown) => unknown): VakraCall {
   const args: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(call.arguments)) {
     const renamed = ARGUMENTS[name] ?? name;
-    args[renamed] = renamed.endsWith('data_source') ? reference(value, handles) : value;
+    args[renamed] = renamed.endsWith('data_source') ? table(value) : value;
   }
   // VAKRA's defaults, which nl2api asks for: "no limit", a descending sort, a count of rows.
   if (args.limit === -1) delete args.limit;

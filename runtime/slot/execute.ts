@@ -122,6 +122,15 @@ export class ToolSession {
     return runRelation(limited, this.db, this.executor, this.opts.timeoutMs);
   }
 
+  /** How many rows (a list: values) the output of a call defined earlier has; a scalar is one. */
+  async size(label: string): Promise<number> {
+    const relation = this.compiler.relation(label);
+    if (relation.kind === 'scalar') return 1;
+    const counted = { ...relation, kind: 'scalar' as const, sql: `SELECT count(*) FROM (${relation.sql})` };
+    const output = await runRelation(counted, this.db, this.executor, this.opts.timeoutMs);
+    return Number((output as { value: unknown }).value);
+  }
+
   /** Labels answered so far (initialization included). */
   labels(): string[] {
     return this.compiler.labels();

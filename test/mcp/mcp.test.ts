@@ -8,8 +8,8 @@ import type { Formulation } from '../../core/model.js';
 import { packageRoot } from '../../core/package-root.js';
 import { loadEvalDataset, type EvalDataset, type EvalItem } from '../../eval/dataset.js';
 import { openLiveTools, type LiveTools } from '../../eval/live-tools.js';
-import { replaySample } from '../../mcp/replay.js';
-import { serveHttp, type McpHttpServer } from '../../mcp/server.js';
+import { recordedAnswers, replaySample } from '../../mcp/replay.js';
+import { createMcpServer, LABEL_META, serveHttp, START_SAMPLE, type McpHttpServer } from '../../mcp/server.js';
 import { DEMO_SOURCE, generateDemo } from '../eval/fixtures.js';
 
 /**
@@ -58,18 +58,22 @@ describe.each(['slot', 'sel', 'rest'] as Formulation[])('%s over Streamable HTTP
   test.each(DBS)(
     '%s: the published tools, and every sample replayed gives its recorded output',
     async (db) => {
-      const server: McpHttpServer = await serveHttp({ dataset, db, environment: live.environment, maxRows: 100_000 });
+      const server: McpHttpServer = await serveHttp(() =>
+        createMcpServer({ dataset, db, environment: live.environment, maxRows: 100_000 }),
+      );
       const client = await httpClient(server.url);
       try {
         const { tools } = await client.listTools();
         const published = dataset.databases.get(db)!.tools;
-        expect(tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))).toEqual(
-          published.map((t) => ({
+        expect(tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))).toEqual([
+          ...published.map((t) => ({
             name: t.function.name,
             description: t.function.description,
             inputSchema: t.function.parameters,
           })),
-        );
+          // SLOT and SEL: the listed start of a sample (its starting tables are not a published tool).
+          ...(formulation === 'rest' ? [] : [expect.objectContaining({ name: START_SAMPLE })]),
+        ]);
         const items = dataset.items.filter((item) => item.db === db);
         expect(await expectReplays(() => httpClient(server.url), items)).toBeGreaterThan(0);
         // A call the tools refuse is a tool error the client reads, not a protocol failure.
@@ -111,7 +115,9 @@ test('over stdio: `nl2api mcp` as the client starts it is one session, its label
 test('over HTTP, requests outside a session are refused in the project format; the server binds to loopback', async () => {
   const dataset = await loadEvalDataset(path.join(root, 'dataset'), { formulation: 'slot', dbIds: ['bookstore'] });
   const live = await openLiveTools(dataset, DEMO_SOURCE, parseConfig({ progress: 'none' }));
-  const server = await serveHttp({ dataset, db: 'bookstore', environment: live.environment, maxRows: 10 });
+  const server = await serveHttp(() =>
+    createMcpServer({ dataset, db: 'bookstore', environment: live.environment, maxRows: 10 }),
+  );
   try {
     expect(new URL(server.url).hostname).toBe('127.0.0.1');
     const post = (body: string, headers: Record<string, string> = {}) =>
@@ -148,5 +154,41 @@ test('over HTTP, requests outside a session are refused in the project format; t
   } finally {
     await server.close();
     await live.close();
+  }
+}, 60_000);
+
+test('start_sample: a client that reads only the tool list starts a sample, then calls its gold tools by label', async () => {
+  for (const formulation of ['slot', 'sel'] as const) {
+    const dataset = await loadEvalDataset(path.join(root, 'dataset'), { formulation, dbIds: ['bookstore'] });
+    const live = await openLiveTools(dataset, DEMO_SOURCE, parseConfig({ progress: 'none' }));
+    const server = await serveHttp(() =>
+      createMcpServer({ dataset, db: 'bookstore', environment: live.environment, maxRows: 100_000 }),
+    );
+    const client = await httpClient(server.url);
+    try {
+      const item = dataset.items.find((i) => i.goldCalls.length === 2)!;
+      const started = await client.callTool({ name: START_SAMPLE, arguments: { sample_id: item.id } });
+      expect(Object.keys(JSON.parse(text(started)))).toEqual(item.initialization.map((i) => i.label));
+      const outputs = [];
+      for (const call of item.goldCalls) {
+        const result = await client.callTool({
+          name: call.name,
+          arguments: call.arguments,
+          _meta: { [LABEL_META]: call.label },
+        });
+        expect(result.isError).toBeFalsy();
+        outputs.push(JSON.parse(text(result)));
+      }
+      expect(outputs[outputs.length - 1]).toEqual(recordedAnswers(item).values().next().value);
+      const unknown = await client.callTool({ name: START_SAMPLE, arguments: { sample_id: 'nope' } });
+      expect({ isError: unknown.isError, text: text(unknown) }).toEqual({
+        isError: true,
+        text: expect.stringMatching(/no sample "nope"/),
+      });
+    } finally {
+      await client.close();
+      await server.close();
+      await live.close();
+    }
   }
 }, 60_000);
