@@ -7,6 +7,7 @@ import {
   publishedKeyName,
   NULL_TESTS,
   PUBLISHED_CONDITIONS,
+  sortedAliases,
   slotView,
   type KeyContext,
   type PublishedInitArguments,
@@ -162,6 +163,7 @@ function startingTable(
   const problem = joinProblem(published.arguments);
   if (problem) refuse(problem);
   const args = dialect.sortsAliases ? sortedAliases(published.arguments) : published.arguments;
+  if (!args) return refuse('a joined table is not reached from the first alias');
   if (args.condition_sequence.some(([, , kind]) => kind !== 'INNER') && dialect.innerJoinsOnly)
     scope.departures.add(`LEFT JOIN: ${dialect.name} joins every table INNER`);
   const firstKey = startingFirstKey(args, firstColumn);
@@ -466,34 +468,6 @@ function scalarOf(output: unknown): unknown {
 }
 
 const positive = (value: unknown) => typeof value === 'number' && value > 0;
-
-/**
- * The init arguments with aliases sorted, as VAKRA's universes hold them (its mapping script
- * writes them with PyYAML's `yaml.dump`, which sorts keys; every entry of VAKRA's own mapping
- * is sorted). Its initialize_active_data starts FROM the first alias and joins each
- * condition's table not joined yet, so the conditions are ordered to reach each table from
- * those joined before it.
- */
-function sortedAliases(args: PublishedInitArguments): PublishedInitArguments {
-  const aliases = Object.keys(args.alias_to_table_dict).sort();
-  const joined = new Set(aliases.slice(0, 1));
-  const pending = [...args.condition_sequence];
-  const ordered: PublishedInitArguments['condition_sequence'] = [];
-  while (pending.length > 0) {
-    const next = pending.findIndex(([left, right]) => joined.has(aliasOf(left)) || joined.has(aliasOf(right)));
-    if (next < 0) return refuse('a joined table is not reached from the first alias');
-    const [condition] = pending.splice(next, 1);
-    joined.add(aliasOf(condition[0])).add(aliasOf(condition[1]));
-    ordered.push(condition);
-  }
-  return {
-    ...args,
-    condition_sequence: ordered,
-    alias_to_table_dict: Object.fromEntries(aliases.map((alias) => [alias, args.alias_to_table_dict[alias]])),
-  };
-}
-
-const aliasOf = (qualified: string) => qualified.slice(0, qualified.indexOf('.'));
 
 /** The first key of a starting table: its first table's prefix, or the first column when the query names one unaliased table. */
 function startingFirstKey(args: PublishedInitArguments, firstColumn: FirstColumn): string {

@@ -207,3 +207,29 @@ export const PUBLISHED_CONDITIONS = new Set([
 ]);
 /** nl2api's null tests, which the published filter says as a comparison with None. */
 export const NULL_TESTS: Record<string, string> = { is_null: 'equal_to', is_not_null: 'not_equal_to' };
+
+/**
+ * The init arguments with aliases sorted, as VAKRA's universes hold them (its mapping script
+ * writes them with PyYAML's `yaml.dump`, which sorts keys; every entry of VAKRA's own mapping
+ * is sorted). Its initialize_active_data starts FROM the first alias and joins each
+ * condition's table not joined yet, so the conditions are ordered to reach each table from
+ * those joined before it; undefined when a joined table is not reached from the first alias.
+ */
+export function sortedAliases(args: PublishedInitArguments): PublishedInitArguments | undefined {
+  const aliases = Object.keys(args.alias_to_table_dict).sort();
+  const joined = new Set(aliases.slice(0, 1));
+  const pending = [...args.condition_sequence];
+  const ordered: PublishedInitArguments['condition_sequence'] = [];
+  while (pending.length > 0) {
+    const next = pending.findIndex(([left, right]) => joined.has(aliasOf(left)) || joined.has(aliasOf(right)));
+    if (next < 0) return undefined;
+    const [condition] = pending.splice(next, 1);
+    joined.add(aliasOf(condition[0])).add(aliasOf(condition[1]));
+    ordered.push(condition);
+  }
+  return {
+    ...args,
+    condition_sequence: ordered,
+    alias_to_table_dict: Object.fromEntries(aliases.map((alias) => [alias, args.alias_to_table_dict[alias]])),
+  };
+}

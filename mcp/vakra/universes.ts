@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { UserFacingError } from '../../core/errors.js';
 import type { ToolCall } from '../../core/model.js';
 import { DatasetError, loadEvalDataset, type EvalDataset, type EvalItem } from '../../eval/dataset.js';
-import { publishedInitialization, type PublishedInitArguments } from '../../export/live-api-bench.js';
+import { vakraUuid } from '../../eval/predictions/vakra-uuid.js';
+import { publishedInitialization, sortedAliases, type PublishedInitArguments } from '../../export/published/names.js';
 
 /**
  * VAKRA's tool universes (capability 1): one per sample, named by a uuid, each a starting
@@ -27,13 +28,8 @@ export interface Universe {
   published: PublishedInitArguments;
 }
 
-/**
- * The uuid nl2api's VAKRA export gives a sample (export/vakra/records.ts `vakraUuid`, which
- * takes a whole export sample; test/mcp/vakra.test.ts holds the two to the same name).
- */
-export function universeId(item: Pick<EvalItem, 'formulation' | 'db' | 'id'>): string {
-  return `${item.formulation}-${item.db}-${item.id}`;
-}
+/** Init arguments in the order VAKRA's mapping holds them (aliases sorted, as the export writes them), where that order can join them. */
+const vakraOrder = (args: PublishedInitArguments) => sortedAliases(args) ?? args;
 
 /** The universes of a dataset's SLOT and SEL samples (REST samples are VAKRA's capability 2: none). */
 export function datasetUniverses(items: readonly EvalItem[]): Universe[] {
@@ -42,10 +38,10 @@ export function datasetUniverses(items: readonly EvalItem[]): Universe[] {
       ? []
       : [
           {
-            id: universeId(item),
+            id: vakraUuid(item),
             serverType: item.formulation === 'sel' ? ('selection' as const) : ('slot_filling' as const),
             initialization: item.initialization,
-            published: publishedInitialization(item.initialization[0], item.db).arguments,
+            published: vakraOrder(publishedInitialization(item.initialization[0], item.db).arguments),
           },
         ],
   );
