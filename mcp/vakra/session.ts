@@ -84,7 +84,11 @@ export class VakraSession {
     const source = tables.get(String(args.data_label ?? args.data_label_1)) as HeldTable;
     const held = {
       label,
-      keys: keysOf(output, source, { transformed: translated.transformed, retrieved: translated.arguments.key_name }),
+      keys: keysOf(output, source, {
+        transformed: translated.transformed,
+        retrieved: translated.arguments.key_name,
+        projection: name === 'retrieve_data',
+      }),
     };
     return { text: liveApiBenchJson(await this.peek(current, name, held, output)) };
   }
@@ -248,12 +252,12 @@ function invalidKeys(
 /**
  * The keys of a call's table as VAKRA names them: its source's, in their order; a transform
  * rewrites its key in place (nl2api's result is the column it adds), a projection keeps the
- * keys it retrieved, in its order.
+ * keys it retrieved, in the order asked for.
  */
 function keysOf(
   output: ToolOutput,
   source: HeldTable,
-  { transformed, retrieved }: { transformed?: string; retrieved: unknown },
+  { transformed, retrieved, projection }: { transformed?: string; retrieved: unknown; projection: boolean },
 ): HeldTable['keys'] {
   const columns = output.kind === 'table' ? output.columns : [];
   if (transformed !== undefined) {
@@ -263,8 +267,11 @@ function keysOf(
   }
   // A list is one key's values: nl2api's retrieve_data of the key asked for.
   if (output.kind === 'list') return source.keys.filter(([, key]) => key === retrieved);
-  // nl2api's table also holds the column a transform rewrote (VAKRA's does not): only the keys VAKRA has.
-  return columns.flatMap((column) => source.keys.filter(([, key]) => key === column));
+  // A projection's keys come in the order asked for; any other table keeps its source's order
+  // (nl2api's columns follow its own join order). nl2api's table also holds the column a
+  // transform rewrote (VAKRA's does not): only the keys VAKRA has.
+  if (projection) return columns.flatMap((column) => source.keys.filter(([, key]) => key === column));
+  return source.keys.filter(([, key]) => columns.includes(key));
 }
 
 function rowsOf(output: ToolOutput): SqlValue[][] {
