@@ -195,7 +195,7 @@ export function slotView(call: ToolCall, bindings: Record<string, SelBinding> | 
 }
 
 /** The filter conditions the published runtimes have. */
-export const PUBLISHED_CONDITIONS = new Set([
+export const PUBLISHED_CONDITION_NAMES = [
   'equal_to',
   'not_equal_to',
   'greater_than',
@@ -204,7 +204,8 @@ export const PUBLISHED_CONDITIONS = new Set([
   'less_than_equal_to',
   'contains',
   'like',
-]);
+] as const;
+export const PUBLISHED_CONDITIONS: ReadonlySet<string> = new Set(PUBLISHED_CONDITION_NAMES);
 /** nl2api's null tests, which the published filter says as a comparison with None. */
 export const NULL_TESTS: Record<string, string> = { is_null: 'equal_to', is_not_null: 'not_equal_to' };
 

@@ -1,4 +1,5 @@
 import type { ServerType } from './universes.js';
+import { PUBLISHED_CONDITION_NAMES } from '../../export/published/names.js';
 
 /**
  * The tools VAKRA's capability-1 server lists (IBM/vakra environment/m3/python_tools:
@@ -29,16 +30,7 @@ const HANDLE = {
     "Handle string referencing a stored data table (e.g. 'retrieved_data_1'). Pass the handle returned by a previous tool call.",
 };
 
-const CONDITIONS = [
-  'equal_to',
-  'not_equal_to',
-  'greater_than',
-  'less_than',
-  'greater_than_equal_to',
-  'less_than_equal_to',
-  'contains',
-  'like',
-] as const;
+const CONDITIONS = PUBLISHED_CONDITION_NAMES;
 export const AGGREGATIONS = ['min', 'max', 'sum', 'mean', 'count', 'std', 'argmin', 'argmax'] as const;
 const AGGREGATION_WORDS: Record<(typeof AGGREGATIONS)[number], string> = {
   min: 'minimum',
