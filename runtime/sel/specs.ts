@@ -1,13 +1,22 @@
 import type { SelBinding, ToolPool, ToolSpec } from '../../core/model.js';
-import { AGGREGATIONS, CONDITIONS, OPERATIONS, SET_OPERATIONS, type Choice, type SlotTool } from '../slot/catalog.js';
+import {
+  AGGREGATIONS,
+  CONDITIONS,
+  OPERATIONS,
+  SET_OPERATIONS,
+  type Choice,
+  type OperationChoice,
+  type SlotTool,
+} from '../slot/catalog.js';
 import { slotToolSpec, type KeyDoc } from '../slot/specs.js';
 
 /**
  * SEL tool specs: the SLOT tool's spec without its bound arguments, renamed, with a
- * description that states what the binding fixes.
+ * description that states what the binding fixes. A tool binding an operation_type
+ * (transform_data_<o>, calculate_<o>) describes only that operation's operation_args.
  */
 export function selToolSpec(name: string, binding: SelBinding, keys: KeyDoc[], pool: ToolPool): ToolSpec {
-  const slot = slotToolSpec(binding.slotTool as SlotTool, keys, pool).function;
+  const slot = slotToolSpec(binding.slotTool as SlotTool, keys, pool, boundOperation(binding)).function;
   const parameters = slot.parameters as { properties: Record<string, unknown>; required: string[] };
   const bound = Object.keys(binding.boundArguments);
   const properties = Object.fromEntries(Object.entries(parameters.properties).filter(([p]) => !bound.includes(p)));
@@ -20,6 +29,13 @@ export function selToolSpec(name: string, binding: SelBinding, keys: KeyDoc[], p
       parameters: { ...parameters, properties, required },
     },
   };
+}
+
+/** The operation a transform_data / calculate binding fixes (undefined if it is none the catalog has). */
+function boundOperation(binding: SelBinding): OperationChoice | undefined {
+  if (binding.slotTool !== 'transform_data' && binding.slotTool !== 'calculate') return undefined;
+  const operation = binding.boundArguments.operation_type;
+  return OPERATIONS.find((op) => op.name === operation);
 }
 
 function describe(binding: SelBinding, keys: KeyDoc[], slotDescription: string): string {

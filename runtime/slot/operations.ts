@@ -55,9 +55,10 @@ const OPERAND_FUNCTIONS: Record<string, (x: Frag, y: Frag) => Frag> = {
 };
 
 /** Operation arguments only the extended pool offers. */
-const EXTENDED_ARGS: Partial<Record<OperationChoice['shape'], string[]>> = { datetime: ['modifiers'] };
+export const EXTENDED_ARGS: Partial<Record<OperationChoice['shape'], string[]>> = { datetime: ['modifiers'] };
 
-const SHAPE_ARGS: Record<OperationChoice['shape'], string[]> = {
+/** The `operation_args` each shape takes (`new_key_name`, transform_data's own, aside). */
+export const SHAPE_ARGS: Record<OperationChoice['shape'], string[]> = {
   none: [],
   operand: ['operand'],
   cast: ['to'],
@@ -68,6 +69,20 @@ const SHAPE_ARGS: Record<OperationChoice['shape'], string[]> = {
   values: ['values'],
   if_then_else: ['then', 'else'],
   rank: ['ascending', 'dense', 'partition_by'],
+};
+
+/** The `operation_args` each shape cannot do without (what `need` below asks for). */
+export const SHAPE_REQUIRED: Record<OperationChoice['shape'], string[]> = {
+  none: [],
+  operand: ['operand'],
+  cast: ['to'],
+  round: [],
+  substring: ['start_index'],
+  substr: ['start'],
+  datetime: ['pattern'],
+  values: ['values'],
+  if_then_else: ['then'],
+  rank: [],
 };
 
 export function operationSql(

@@ -9,8 +9,10 @@ import {
   SET_OPERATIONS,
   toolsOf,
   type Choice,
+  type OperationChoice,
   type SlotTool,
 } from './catalog.js';
+import { SHAPE_ARGS, SHAPE_REQUIRED } from './operations.js';
 import { LruMap } from '../../core/lru.js';
 import { SlotCompiler } from './compiler.js';
 import { startingTableKeys, type StartingTableRef } from './keys.js';
@@ -143,60 +145,138 @@ function oneOrMoreKeys(keys: KeyDoc[], pool: ToolPool, what: string): Record<str
   };
 }
 
-function operationArgs(pool: ToolPool, withKeys: KeyDoc[] | undefined): Record<string, unknown> {
+interface OperationArgDoc {
+  name: string;
+  /** The operations it is for, as the SLOT spec names them. */
+  of: string;
+  schema: Record<string, unknown>;
+  what: string;
+}
+
+/**
+ * The arguments `operation_args` may hold: per argument, the operations it is for (as the SLOT
+ * spec, listing all of them, prefixes it), its schema and what it is. `withKeys`: transform_data,
+ * whose rows have keys; calculate's value has none.
+ */
+function operationArgDocs(pool: ToolPool, withKeys: KeyDoc[] | undefined): OperationArgDoc[] {
   const operand = {
     type: 'object',
     description: withKeys
       ? 'The second operand: {"key_name": <key>} for another column of the row, or {"value": <literal or "$LABEL$">}.'
       : 'The second operand: {"value": <literal or "$LABEL$">}.',
   };
-  const properties: Record<string, unknown> = {
-    start_index: {
-      type: 'integer',
-      description: 'substring: first character, 0-based (negative counts from the end).',
+  const docs: OperationArgDoc[] = [
+    {
+      name: 'start_index',
+      of: 'substring',
+      schema: { type: 'integer' },
+      what: 'first character, 0-based (negative counts from the end).',
     },
-    end_index: { type: 'integer', description: 'substring: end position, exclusive (omit for the rest of the text).' },
-    pattern: { type: 'string', description: "datetime: SQLite strftime pattern, e.g. '%Y' for the year." },
-  };
-  if (withKeys) properties.new_key_name = { type: 'string', description: 'Key of the new column (optional).' };
+    {
+      name: 'end_index',
+      of: 'substring',
+      schema: { type: 'integer' },
+      what: 'end position, exclusive (omit for the rest of the text).',
+    },
+    {
+      name: 'pattern',
+      of: 'datetime',
+      schema: { type: 'string' },
+      what: "SQLite strftime pattern, e.g. '%Y' for the year.",
+    },
+  ];
   if (withKeys && pool === 'extended') {
-    Object.assign(properties, {
-      ascending: { type: 'boolean', description: 'rank: the smallest value first (default false: the largest).' },
-      dense: { type: 'boolean', description: 'rank: no gaps after tied rows (DENSE_RANK; default false: RANK).' },
-      partition_by: {
-        type: 'array',
-        items: keySchema(withKeys, 'A key whose rows are ranked among themselves.'),
-        description: 'rank: keys whose values divide the rows into groups ranked separately.',
+    docs.push(
+      {
+        name: 'ascending',
+        of: 'rank',
+        schema: { type: 'boolean' },
+        what: 'the smallest value first (default false: the largest).',
       },
-    });
+      {
+        name: 'dense',
+        of: 'rank',
+        schema: { type: 'boolean' },
+        what: 'no gaps after tied rows (DENSE_RANK; default false: RANK).',
+      },
+      {
+        name: 'partition_by',
+        of: 'rank',
+        schema: { type: 'array', items: keySchema(withKeys, 'A key whose rows are ranked among themselves.') },
+        what: 'keys whose values divide the rows into groups ranked separately.',
+      },
+    );
   }
   if (pool === 'extended') {
-    Object.assign(properties, {
-      operand,
-      to: { type: 'string', enum: [...CAST_TYPES], description: 'cast: the target type.' },
-      digits: { type: 'integer', description: 'round: number of decimal digits (default 0).' },
-      values: { type: 'array', description: 'in / not_in: the values (or a "$LABEL$" of a list).' },
-      then: { ...operand, description: 'if_then_else: operand used where the key is true.' },
-      else: { ...operand, description: 'if_then_else: operand used otherwise (null if omitted).' },
-      start: {
-        ...operand,
-        description: 'substr: operand giving the first character, 1-based (negative counts from the end).',
+    docs.push(
+      { name: 'operand', of: '', schema: operand, what: operand.description },
+      { name: 'to', of: 'cast', schema: { type: 'string', enum: [...CAST_TYPES] }, what: 'the target type.' },
+      { name: 'digits', of: 'round', schema: { type: 'integer' }, what: 'number of decimal digits (default 0).' },
+      { name: 'values', of: 'in / not_in', schema: { type: 'array' }, what: 'the values (or a "$LABEL$" of a list).' },
+      { name: 'then', of: 'if_then_else', schema: operand, what: 'operand used where the key is true.' },
+      { name: 'else', of: 'if_then_else', schema: operand, what: 'operand used otherwise (null if omitted).' },
+      {
+        name: 'start',
+        of: 'substr',
+        schema: operand,
+        what: 'operand giving the first character, 1-based (negative counts from the end).',
       },
-      length: {
-        ...operand,
-        description:
-          'substr: operand giving the number of characters (negative: the characters before start; omit for the rest of the text).',
+      {
+        name: 'length',
+        of: 'substr',
+        schema: operand,
+        what: 'operand giving the number of characters (negative: the characters before start; omit for the rest of the text).',
       },
-      modifiers: {
-        type: 'array',
-        items: { type: 'string' },
-        description:
-          "datetime: SQLite date/time modifiers applied in order before formatting, e.g. ['+1 day'], ['start of month', '-1 month'], ['weekday 0'] (not 'localtime' / 'utc').",
+      {
+        name: 'modifiers',
+        of: 'datetime',
+        schema: { type: 'array', items: { type: 'string' } },
+        what: "SQLite date/time modifiers applied in order before formatting, e.g. ['+1 day'], ['start of month', '-1 month'], ['weekday 0'] (not 'localtime' / 'utc').",
       },
-    });
+    );
   }
-  return { type: 'object', description: 'Arguments of the operation (see operation_type).', properties };
+  return docs;
 }
+
+const NEW_KEY_NAME = { type: 'string', description: 'Key of the new column (optional).' };
+
+/**
+ * The `operation_args` schema: of every operation (the SLOT tool, whose operation_type is an
+ * argument), or of `op` alone (a SEL tool binding it): only that operation's arguments, those
+ * it needs required and no others, as the runtime checks them (operations.ts). Listing every
+ * operation's arguments in each SEL tool cost about a thousand tokens a tool on BIRD (the
+ * rank arguments' key list among them), for arguments the tool refuses.
+ */
+function operationArgs(pool: ToolPool, withKeys: KeyDoc[] | undefined, op?: OperationChoice): Record<string, unknown> {
+  const docs = operationArgDocs(pool, withKeys);
+  const properties: Record<string, unknown> = {};
+  if (op === undefined) {
+    for (const doc of docs) {
+      properties[doc.name] =
+        doc.name === 'operand' ? doc.schema : { ...doc.schema, description: `${doc.of}: ${doc.what}` };
+      if (doc.name === 'pattern' && withKeys) properties.new_key_name = NEW_KEY_NAME;
+    }
+    return { type: 'object', description: 'Arguments of the operation (see operation_type).', properties };
+  }
+  for (const name of SHAPE_ARGS[op.shape]) {
+    const doc = docs.find((d) => d.name === name);
+    if (doc) properties[name] = { ...doc.schema, description: capitalized(doc.what) };
+  }
+  if (withKeys) properties.new_key_name = NEW_KEY_NAME;
+  const required = SHAPE_REQUIRED[op.shape].filter((name) => name in properties);
+  return {
+    type: 'object',
+    description:
+      Object.keys(properties).length === 0
+        ? `${op.name} takes no arguments: omit operation_args, or pass {}.`
+        : `Arguments of ${op.name}.`,
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    additionalProperties: false,
+  };
+}
+
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 function fn(name: string, description: string, properties: Record<string, unknown>, required: string[]): ToolSpec {
   return {
@@ -205,8 +285,14 @@ function fn(name: string, description: string, properties: Record<string, unknow
   };
 }
 
-export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool): ToolSpec {
+/**
+ * A SLOT tool's spec. `operation` (transform_data and calculate): the spec a SEL tool binding
+ * that operation_type starts from, its operation_args those of that operation only, and
+ * required when the operation needs some.
+ */
+export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool, operation?: OperationChoice): ToolSpec {
   const key = (what: string) => keySchema(keys, what);
+  const needsArgs = operation !== undefined && SHAPE_REQUIRED[operation.shape].length > 0;
   switch (tool) {
     case 'filter_data':
       return fn(
@@ -304,9 +390,9 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool): To
           data_source: SOURCE,
           key_name: key('The column to transform.'),
           operation_type: choiceSchema(choicesOf(OPERATIONS, pool), 'The operation:'),
-          operation_args: operationArgs(pool, keys),
+          operation_args: operationArgs(pool, keys, operation),
         },
-        ['data_source', 'key_name', 'operation_type'],
+        ['data_source', 'key_name', 'operation_type', ...(needsArgs ? ['operation_args'] : [])],
       );
     case 'union_data':
       return fn(
@@ -322,9 +408,9 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool): To
         {
           value: VALUE,
           operation_type: choiceSchema(choicesOf(OPERATIONS, pool), 'The operation:'),
-          operation_args: operationArgs(pool, undefined),
+          operation_args: operationArgs(pool, undefined, operation),
         },
-        ['value', 'operation_type'],
+        ['value', 'operation_type', ...(needsArgs ? ['operation_args'] : [])],
       );
     case 'combine_data':
       return fn(

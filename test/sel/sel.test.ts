@@ -1,6 +1,16 @@
+import { Validator } from '@cfworker/json-schema';
 import type { SelSequence, SlotSequence, SqlValue, ToolCall } from '../../core/model.js';
 import { expandToSel } from '../../generators/sel/expand.js';
-import { executeSelSequence, sanitizeToolName, selToolSpecs, TOOL_NAME_PATTERN } from '../../runtime/sel/index.js';
+import {
+  executeSelSequence,
+  sanitizeToolName,
+  selToolSpec,
+  selToolSpecs,
+  TOOL_NAME_PATTERN,
+} from '../../runtime/sel/index.js';
+import { choicesOf, OPERATIONS } from '../../runtime/slot/catalog.js';
+import { SHAPE_ARGS, SHAPE_REQUIRED } from '../../runtime/slot/operations.js';
+import { slotToolSpec } from '../../runtime/slot/specs.js';
 import { ToolRegistry } from '../../pipeline/tool-registry.js';
 import { executeSequence, keysForInitialization, ToolError } from '../../runtime/slot/index.js';
 import { createDb, createTestDb, INIT_ITEM, INIT_JOIN, int, pick, prng, type TestDb } from '../runtime/helpers.js';
@@ -268,6 +278,64 @@ describe('SEL expansion', () => {
       'paper',
     );
     expect(paper).toMatchObject({ ok: false, category: 'unsupported:invalid_slot:not_in_pool' });
+  });
+});
+
+describe('SEL specs of a bound operation', () => {
+  const keys = [
+    { key: 'item_qty', description: 'quantity' },
+    { key: 'item_grp', description: 'group' },
+  ];
+  type Schema = { properties: Record<string, Schema>; required?: string[]; additionalProperties?: boolean };
+  const parameters = (spec: { function: { parameters: unknown } }) => spec.function.parameters as Schema;
+
+  test.each(['paper', 'extended'] as const)(
+    '%s: transform_data_<o> / calculate_<o> list only the operation_args of o, those it needs required',
+    (pool) => {
+      for (const op of choicesOf(OPERATIONS, pool)) {
+        for (const tool of ['transform_data', 'calculate'] as const) {
+          const spec = selToolSpec(
+            `${tool}_${op.name}`,
+            { slotTool: tool, boundArguments: { operation_type: op.name } },
+            keys,
+            pool,
+          );
+          const params = parameters(spec);
+          const args = params.properties.operation_args;
+          const everyOperation = parameters(slotToolSpec(tool, keys, pool)).properties.operation_args.properties;
+          const own = SHAPE_ARGS[op.shape].filter((name) => name in everyOperation);
+          const expected = tool === 'transform_data' ? [...own, 'new_key_name'] : own;
+          expect(Object.keys(args.properties).sort()).toEqual([...expected].sort());
+          expect(args.additionalProperties).toBe(false);
+          expect(args.required ?? []).toEqual(SHAPE_REQUIRED[op.shape].filter((name) => own.includes(name)));
+          expect((params.required ?? []).includes('operation_args')).toBe((args.required ?? []).length > 0);
+          expect(params.properties.operation_type).toBeUndefined();
+        }
+      }
+    },
+  );
+
+  test("a call the runtime takes validates; another operation's argument or a missing one does not", () => {
+    const spec = (op: string, tool = 'transform_data') =>
+      new Validator(
+        selToolSpec(op, { slotTool: tool, boundArguments: { operation_type: op } }, keys, 'extended').function
+          .parameters,
+        '2020-12',
+        false,
+      );
+    const table = { data_source: '$starting_table_var$', key_name: 'item_qty' };
+    expect(spec('abs').validate({ ...table, operation_args: {} }).valid).toBe(true);
+    expect(spec('abs').validate(table).valid).toBe(true);
+    expect(spec('abs').validate({ ...table, operation_args: { new_key_name: 'q' } }).valid).toBe(true);
+    expect(spec('divide').validate({ ...table, operation_args: { operand: { value: 2 } } }).valid).toBe(true);
+    expect(spec('divide').validate(table).valid).toBe(false);
+    expect(spec('divide').validate({ ...table, operation_args: { to: 'real' } }).valid).toBe(false);
+    expect(spec('rank').validate({ ...table, operation_args: { partition_by: ['item_grp'] } }).valid).toBe(true);
+    expect(spec('rank').validate({ ...table, operation_args: { partition_by: ['nope'] } }).valid).toBe(false);
+    expect(spec('cast', 'calculate').validate({ value: 1, operation_args: { to: 'real' } }).valid).toBe(true);
+    expect(
+      spec('cast', 'calculate').validate({ value: 1, operation_args: { to: 'real', new_key_name: 'x' } }).valid,
+    ).toBe(false);
   });
 });
 
