@@ -6,6 +6,7 @@ import { EXPORT_DEFAULTS } from '../../config/schema.js';
 import type { GoldResult, SelBinding, ToolCall, ToolSpec } from '../../core/model.js';
 import { NARROWING, sequenceRule } from '../../export/negative-coverage.js';
 import { runExport, type ExportSummary } from '../../export/run.js';
+import { toolsOf } from '../../runtime/slot/catalog.js';
 import { DEMO_SOURCE, generateDemo } from '../eval/fixtures.js';
 
 /**
@@ -24,18 +25,7 @@ const gold = (columns: number): GoldResult => ({
   ordered: false,
   distinct: false,
 });
-const SLOT_TOOLS = [
-  'filter_data',
-  'sort_data',
-  'retrieve_data',
-  'aggregate_data',
-  'group_data_by',
-  'select_unique_values',
-  'transform_data',
-  'union_data',
-  'calculate',
-  'combine_data',
-].map(spec);
+const SLOT_TOOLS = toolsOf('extended').map(spec);
 
 describe('the coverage rule (SLOT and SEL)', () => {
   test('a removed max: a descending sort with limit 1 and a retrieve would give it, so every narrowing tool goes too', () => {
