@@ -6,12 +6,14 @@ import { liveApiBenchDialect } from './published/dialects.js';
 import { databaseFile } from './published/first-columns.js';
 import { publishedSelTools } from './published/sel-tools.js';
 import {
+  callContexts,
   contextKeyName,
   INITIALIZE,
   joinProblem,
   keyContextOf,
   publishedInitialization,
   publishedKeyName,
+  REFERENCE,
   slotView,
   type KeyContext,
 } from './published/names.js';
@@ -141,37 +143,6 @@ function floatText(value: number): string {
 
 // ---------------------------------------------------------------------------------------
 // Calls
-
-const REFERENCE = /^\$([^$.]+)(?:\.(.+))?\$$/;
-
-/** The label a call reads its table from: `data_source`'s, else its first reference. */
-function sourceLabel(call: ToolCall): string | undefined {
-  const first = (value: unknown): string | undefined => {
-    if (typeof value === 'string') return REFERENCE.exec(value)?.[1];
-    if (Array.isArray(value)) return value.map(first).find((label) => label !== undefined);
-    if (value && typeof value === 'object')
-      return Object.values(value)
-        .map(first)
-        .find((l) => l !== undefined);
-    return undefined;
-  };
-  return first(call.arguments.data_source) ?? first(call.arguments);
-}
-
-/**
- * Each call's key context: that of the initialization its input descends from (a sample with
- * a nested SELECT has several starting tables, each keyed on its own).
- */
-function callContexts(inits: readonly ToolCall[], calls: readonly ToolCall[]): KeyContext[] {
-  const byLabel = new Map(inits.map((init) => [init.label, keyContextOf(init)]));
-  const fallback: KeyContext = inits.length > 0 ? keyContextOf(inits[0]) : { prefixes: [], tables: [] };
-  return calls.map((call) => {
-    const source = sourceLabel(call);
-    const context = (source !== undefined ? byLabel.get(source) : undefined) ?? fallback;
-    byLabel.set(call.label, context);
-    return context;
-  });
-}
 
 /** Argument names whose strings (or lists of strings) are keys. */
 const KEY_ARGUMENTS = new Set(['key_name', 'partition_by', 'new_key_name']);

@@ -1,12 +1,13 @@
 import type { SelBinding, ToolCall } from '../../core/model.js';
 import {
   joinProblem,
-  keyContextOf,
   makeSafe,
   publishedInitialization,
   publishedKeyName,
   NULL_TESTS,
   PUBLISHED_CONDITIONS,
+  REFERENCE,
+  callContexts,
   sortedAliases,
   slotView,
   type KeyContext,
@@ -75,8 +76,6 @@ const SEL_TRANSFORMS: Record<string, string> = {
 /** SEL's end of a substring with no end (its `end_index` is a required int; Python slices past the end). */
 const TO_THE_END = 2 ** 31 - 1;
 
-const REFERENCE = /^\$([^$.]+)(?:\.(.+))?\$$/;
-
 class Untranslatable extends Error {}
 const refuse = (why: string): never => {
   throw new Untranslatable(why);
@@ -130,12 +129,12 @@ function translate(
     scope.calls.push({ ...call, arguments: { ...call.arguments, database_path: dialect.nestedDatabasePath(item.db) } });
     scope.responses.push(null);
   }
+  const contexts = callContexts(item.initialization, item.goldCalls);
   item.goldCalls.forEach((call, i) => {
     const view = slotView(call, item.bindings);
-    scope.names.context = scope.names.contextOf(view.arguments);
+    scope.names.context = contexts[i];
     const made = translateCall(view.tool, view.arguments, call.label, outputs[i], scope);
     scope.made.set(call.label, made);
-    scope.names.follow(call.label, view.arguments);
   });
   return { init, calls: scope.calls, responses: scope.responses, departures: [...scope.departures].sort() };
 }
@@ -167,7 +166,6 @@ function startingTable(
   if (args.condition_sequence.some(([, , kind]) => kind !== 'INNER') && dialect.innerJoinsOnly)
     scope.departures.add(`LEFT JOIN: ${dialect.name} joins every table INNER`);
   const firstKey = startingFirstKey(args, firstColumn);
-  scope.names.start(init.label, keyContextOf(init));
   scope.made.set(init.label, {
     kind: 'table',
     label: init.label,
@@ -480,28 +478,13 @@ function startingFirstKey(args: PublishedInitArguments, firstColumn: FirstColumn
 
 /**
  * nl2api keys as the runtime names them: in the context of the starting table a call's input
- * descends from (a nested SELECT has several), following the runtime's in-place transforms.
+ * descends from (`context`, set per call from callContexts: a nested SELECT has several),
+ * following the runtime's in-place transforms.
  */
 class KeyNames {
   context: KeyContext = { prefixes: [], tables: [] };
-  private readonly contexts = new Map<string, KeyContext>();
   private readonly renamed = new Map<string, string>();
   private readonly overwritten = new Set<string>();
-
-  start(label: string, context: KeyContext): void {
-    this.contexts.set(label, context);
-    this.context = context;
-  }
-
-  /** The context of the table a call reads (its data_source's), else the current one. */
-  contextOf(args: Record<string, unknown>): KeyContext {
-    const source = typeof args.data_source === 'string' ? REFERENCE.exec(args.data_source)?.[1] : undefined;
-    return (source !== undefined ? this.contexts.get(source) : undefined) ?? this.context;
-  }
-
-  follow(label: string, args: Record<string, unknown>): void {
-    this.contexts.set(label, this.contextOf(args));
-  }
 
   of(key: unknown): string {
     if (typeof key !== 'string') return refuse('a key is not a string');

@@ -234,3 +234,35 @@ export function sortedAliases(args: PublishedInitArguments): PublishedInitArgume
     alias_to_table_dict: Object.fromEntries(aliases.map((alias) => [alias, args.alias_to_table_dict[alias]])),
   };
 }
+
+/** A `"$LABEL$"` or `"$LABEL.key$"` reference. */
+export const REFERENCE = /^\$([^$.]+)(?:\.(.+))?\$$/;
+
+/** The label a call reads its table from: `data_source`'s, else its first reference. */
+function sourceLabel(call: ToolCall): string | undefined {
+  const first = (value: unknown): string | undefined => {
+    if (typeof value === 'string') return REFERENCE.exec(value)?.[1];
+    if (Array.isArray(value)) return value.map(first).find((label) => label !== undefined);
+    if (value && typeof value === 'object')
+      return Object.values(value)
+        .map(first)
+        .find((l) => l !== undefined);
+    return undefined;
+  };
+  return first(call.arguments.data_source) ?? first(call.arguments);
+}
+
+/**
+ * Each call's key context: that of the initialization its input descends from (a sample with
+ * a nested SELECT has several starting tables, each keyed on its own).
+ */
+export function callContexts(inits: readonly ToolCall[], calls: readonly ToolCall[]): KeyContext[] {
+  const byLabel = new Map(inits.map((init) => [init.label, keyContextOf(init)]));
+  const fallback: KeyContext = inits.length > 0 ? keyContextOf(inits[0]) : { prefixes: [], tables: [] };
+  return calls.map((call) => {
+    const source = sourceLabel(call);
+    const context = (source !== undefined ? byLabel.get(source) : undefined) ?? fallback;
+    byLabel.set(call.label, context);
+    return context;
+  });
+}
