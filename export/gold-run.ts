@@ -3,6 +3,7 @@ import type { EvalItem } from '../eval/dataset.js';
 import { openEpisode, shown, type EnvironmentOptions } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
 import { keysForInitialization } from '../runtime/slot/specs.js';
+import { pandasReading, type PandasReading } from './published/pandas-reading.js';
 import { negativeOf, rememberingCalls, type NegativeVerdict, type TriedCalls } from './negatives.js';
 
 /**
@@ -24,6 +25,14 @@ export interface GoldRun {
   startKeys: string[];
   /** The question's negative, when it gets one: the tools it loses, or why it has none. */
   negative?: NegativeVerdict;
+  /** SLOT/SEL, when the Live API-Bench format is written: what its runtime's pandas makes of the sample's data. */
+  pandas?: PandasReading;
+}
+
+/** What a gold run computes beside the outputs: the question's negative, the Live API-Bench runtime's reading of the data. */
+export interface GoldRunNeeds {
+  negative: boolean;
+  pandas: boolean;
 }
 
 /** A call's output failed where verification had it succeed: the dataset and its databases disagree. */
@@ -39,10 +48,11 @@ export class GoldCallError extends Error {
 export async function runGold(
   item: EvalItem,
   environment: () => Promise<EnvironmentOptions>,
-  withNegative: boolean,
+  needs: GoldRunNeeds,
   rows: number,
   tried: TriedCalls = new Map(),
 ): Promise<GoldRun> {
+  const withNegative = needs.negative;
   const recorded = recordedAnswers(item);
   const outputs: unknown[] = [];
   const needsTools = item.goldCalls.some((call) => !recorded.has(call.label)) || withNegative;
@@ -63,9 +73,20 @@ export async function runGold(
   }
   const db = env?.databases.get(item.db);
   const startKeys = sequence && db ? keysForInitialization(db, item.initialization).map((k) => k.key) : [];
-  if (!withNegative) return { outputs, startKeys };
+  const pandas =
+    needs.pandas && sequence && db
+      ? {
+          pandas: await pandasReading(item, {
+            db,
+            executor: env!.executor,
+            pool: env!.pool,
+            timeoutMs: env!.timeoutMs,
+          }),
+        }
+      : {};
+  if (!withNegative) return { outputs, startKeys, ...pandas };
   const calls = item.formulation === 'rest' ? rememberingCalls(episode!, item.db, tried) : episode!;
-  return { outputs, startKeys, negative: await negativeOf(item, calls, db) };
+  return { outputs, startKeys, ...pandas, negative: await negativeOf(item, calls, db) };
 }
 
 /**

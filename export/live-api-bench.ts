@@ -4,6 +4,7 @@ import { REFUSAL } from './negatives.js';
 import { publishedSequence, type PublishedSequence, type PublishedTranslation } from './published/calls.js';
 import { liveApiBenchDialect } from './published/dialects.js';
 import { databaseFile } from './published/first-columns.js';
+import type { ColumnReading } from './published/pandas-reading.js';
 import { publishedSelTools } from './published/sel-tools.js';
 import {
   callContexts,
@@ -194,7 +195,11 @@ export function squeezeAnswer(
 /** Aggregates the published runtime returns as Python floats (`float(np.max(…))`); count and argmin/argmax stay ints. */
 const FLOAT_AGGREGATES = new Set(['min', 'max', 'sum', 'mean', 'std']);
 
-/** Per answer column: whether the call giving it is a float aggregate (answer_labels name one call per column). */
+/**
+ * Per answer column: whether the runtime gives its whole numbers as floats: the call giving it
+ * is a float aggregate, or it reads a stored column that its pandas reads back as floats (a
+ * NULL or a fraction anywhere in it: pandas-reading.ts). answer_labels name one call per column.
+ */
 function floatColumns(sample: ExportSample): boolean[] {
   const { item } = sample;
   const labels = (item.published.answer_labels ?? []) as string[];
@@ -204,26 +209,49 @@ function floatColumns(sample: ExportSample): boolean[] {
     const call = calls.get(label);
     if (!call) return false;
     const view = slotView(call, item.bindings);
-    return view.tool === 'aggregate_data' && FLOAT_AGGREGATES.has(String(view.arguments.aggregation_type));
+    if (view.tool === 'aggregate_data') return FLOAT_AGGREGATES.has(String(view.arguments.aggregation_type));
+    return RETRIEVALS.has(view.tool) && readingOf(sample, view.arguments.key_name)?.floats === true;
   });
 }
 
+const RETRIEVALS = new Set(['retrieve_data', 'select_unique_values']);
+
+/** How the runtime reads back the stored column a starting key names (undefined: not a starting key, or not known). */
+const readingOf = (sample: ExportSample, key: unknown): ColumnReading | undefined =>
+  typeof key === 'string' ? sample.pandas?.columns[key] : undefined;
+
 /**
- * The answer's rows in the order the calls give them. An answer of several columns is several
- * calls' outputs side by side, which the published runtime compares column by column in order
- * (np.array_equal): without an ORDER BY, SQL's row order is not the calls' (an index may order
- * the one, the table the other), so the recorded outputs give the order. Otherwise the gold rows.
+ * The answer's rows in the order the runtime gives them. An answer of several columns is
+ * several calls' outputs side by side, which the published runtime compares column by column
+ * in order (np.array_equal): without an ORDER BY, SQL's rows have no order, so they are written
+ * in the runtime's (its joins nested in join order: pandas-reading.ts), else in the order the
+ * recorded outputs give them. Either only when it holds the very rows of the answer.
  */
 function answerRows(sample: ExportSample): readonly (readonly SqlValue[])[] {
   const { item } = sample;
+  const gold = item.gold.rows;
+  const joinOrder = sample.pandas?.joinOrderRows;
+  if (joinOrder && sameRows(joinOrder, gold)) return joinOrder;
   const labels = (item.published.answer_labels ?? []) as string[];
   const parts = item.published.output_after_executing_api;
-  const width = item.gold.rows[0]?.length ?? 0;
-  if (labels.length < 2 || labels.length !== width || !Array.isArray(parts) || parts.length !== width)
-    return item.gold.rows;
+  const width = gold[0]?.length ?? 0;
+  if (labels.length < 2 || labels.length !== width || !Array.isArray(parts) || parts.length !== width) return gold;
   const columns = parts.map((part) => (Array.isArray(part) ? (part as SqlValue[]) : [part as SqlValue]));
-  if (columns.some((column) => column.length !== item.gold.rows.length)) return item.gold.rows;
-  return item.gold.rows.map((_, i) => columns.map((column) => column[i]));
+  if (columns.some((column) => column.length !== gold.length)) return gold;
+  return gold.map((_, i) => columns.map((column) => column[i]));
+}
+
+/** The same rows, in any order. */
+function sameRows(a: readonly (readonly SqlValue[])[], b: readonly (readonly SqlValue[])[]): boolean {
+  if (a.length !== b.length) return false;
+  const counts = new Map<string, number>();
+  for (const row of a) counts.set(JSON.stringify(row), (counts.get(JSON.stringify(row)) ?? 0) + 1);
+  for (const row of b) {
+    const n = counts.get(JSON.stringify(row)) ?? 0;
+    if (n === 0) return false;
+    counts.set(JSON.stringify(row), n - 1);
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -532,7 +560,10 @@ function translationOf(sample: ExportSample): PublishedTranslation {
   if (!translated) {
     const { databases } = sample.source;
     // A nested SELECT's further init call keeps its path (the runtime rewrites only the first's): the database's own file.
-    const dialect = liveApiBenchDialect((db) => databaseFile(databases, db) ?? `${db}/${db}.sqlite`);
+    const dialect = liveApiBenchDialect(
+      (db) => databaseFile(databases, db) ?? `${db}/${db}.sqlite`,
+      sample.pandas?.columns,
+    );
     // Its outputs pass by label, so no handle needs a table's first column.
     translated = publishedSequence(sample.item, sample.outputs, dialect, () => '');
     translations.set(sample, translated);
@@ -544,9 +575,7 @@ function translationOf(sample: ExportSample): PublishedTranslation {
 export function liveApiBenchDepartures(sample: ExportSample): string[] {
   if (sample.item.formulation === 'rest' || sample.negative) return [];
   const translated = translationOf(sample);
-  return 'departures' in translated
-    ? [...translated.departures, ...answerDepartures(sample.item.gold.rows, sample.item.sql)]
-    : [];
+  return 'departures' in translated ? [...translated.departures, ...answerDepartures(sample)] : [];
 }
 
 /** The strings pandas' read_csv takes for a missing value by default (its `na_values`). */
@@ -574,27 +603,58 @@ const PANDAS_MISSING = new Set([
 
 /**
  * What an answer meets of the runtime's CSV round trip (every call's table is written to a CSV
- * and read back by pandas: text of digits comes back as numbers, and an integer column that
- * holds a NULL anywhere as floats) and of its comparison (several columns are compared in
- * order with np.array_equal, where NaN equals nothing, though SQL orders no rows without an
- * ORDER BY). SQLite's values and order are kept.
+ * and read back by pandas: text of digits comes back as numbers, a numeric column with a NULL
+ * or a fraction anywhere as floats) and of its comparison (several columns are compared in
+ * order with np.array_equal, where NaN equals nothing). SQLite's values are kept; whole
+ * numbers are written as floats where the runtime's reading of their column is known
+ * (floatColumns), and the rows of several columns in the runtime's order (answerRows).
  */
-function answerDepartures(rows: readonly (readonly SqlValue[])[], sql: string): string[] {
+function answerDepartures(sample: ExportSample): string[] {
+  const { item } = sample;
+  const rows = item.gold.rows;
   const values = rows.flat();
   const departures: string[] = [];
   if (values.some((v) => typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v.trim())))
     departures.push('digit text: the runtime reads it back from CSV as a number');
   if (values.some((v) => typeof v === 'string' && PANDAS_MISSING.has(v)))
     departures.push("text pandas reads as missing ('N/A', '', 'null', …): the runtime reads it back from CSV as NaN");
-  if (values.some((v) => typeof v === 'number' && Number.isInteger(v)))
+  const known = knownColumns(sample);
+  if (rows.some((row) => row.some((v, c) => !known[c] && typeof v === 'number' && Number.isInteger(v))))
     departures.push('integers: the runtime reads a column that holds a NULL anywhere back from CSV as floats');
   const width = rows[0]?.length ?? 0;
   if (width > 1 && values.includes(null))
     departures.push('NULL beside other columns: the runtime compares NaN, which equals nothing');
-  if (width > 1 && rows.length > 1 && !/\border\s+by\b/i.test(sql))
-    departures.push('several columns, no ORDER BY: the runtime compares rows in its order, which is not SQL');
+  if (width > 1 && rows.length > 1 && !/\border\s+by\b/i.test(item.sql)) {
+    const joinOrder = sample.pandas?.joinOrderRows;
+    if (!joinOrder || !sameRows(joinOrder, rows))
+      departures.push('several columns, no ORDER BY: the runtime compares rows in its order, which is not SQL');
+    else if (startingTables(item) > 1)
+      departures.push(
+        "several columns of a join: pandas before 2.2 orders a merge's rows by key, not as the left table",
+      );
+  }
   return departures;
 }
+
+/** Per answer column: whether the export knows how the runtime types it (an aggregate, or a stored column it has read). */
+function knownColumns(sample: ExportSample): boolean[] {
+  const { item } = sample;
+  const labels = (item.published.answer_labels ?? []) as string[];
+  const calls = new Map(item.goldCalls.map((call) => [call.label, call]));
+  return labels.map((label) => {
+    const call = calls.get(label);
+    if (!call) return false;
+    const view = slotView(call, item.bindings);
+    return (
+      view.tool === 'aggregate_data' ||
+      (RETRIEVALS.has(view.tool) && readingOf(sample, view.arguments.key_name) !== undefined)
+    );
+  });
+}
+
+/** How many tables the sample's first starting table joins. */
+const startingTables = (item: ExportSample['item']): number =>
+  ((item.initialization[0]?.arguments.tables ?? []) as unknown[]).length;
 
 function restExample(sample: ExportSample): RestExample {
   const { item } = sample;

@@ -77,6 +77,7 @@ export function exportSamples(
       item,
       split: assignment.get(splitKeyOf(entry))!,
       startKeys: run.value.startKeys,
+      ...(run.value.pandas ? { pandas: run.value.pandas } : {}),
     };
     samples.push(
       withOwnTools({

@@ -219,6 +219,8 @@ async function runAllGold(
   const pool = createSqlPool({ size: config.sqlWorkers });
   const executor = memoizeExecutor(pool);
   let done = 0;
+  // Only the Live API-Bench records are written for its runtime's pandas.
+  const pandas = options.formats.includes('live-api-bench');
   try {
     for (const { source, dataset } of datasets) {
       const entries = kept.filter((e) => e.source === source && e.item.formulation === dataset.formulation);
@@ -233,7 +235,9 @@ async function runAllGold(
             limit(async () => {
               runs.set(
                 e.key,
-                await goldOutcome(() => runGold(e.item, environment, negativeUnits.has(e.unit), options.rows, tried)),
+                await goldOutcome(() =>
+                  runGold(e.item, environment, { negative: negativeUnits.has(e.unit), pandas }, options.rows, tried),
+                ),
               );
               options.onProgress?.(++done, kept.length);
             }),

@@ -1,6 +1,7 @@
 import type { ToolSpec } from '../core/model.js';
 import type { EvalItem } from '../eval/dataset.js';
 import type { CorpusSource } from './corpus.js';
+import type { PandasReading } from './published/pandas-reading.js';
 import type { SplitName } from './splits.js';
 
 /**
@@ -24,6 +25,8 @@ export interface ExportSample {
   outputs: unknown[];
   /** SLOT/SEL: the keys of its starting tables (gold-run.ts); its tools offer these and the keys its calls use. */
   startKeys: readonly string[];
+  /** SLOT/SEL, when the Live API-Bench format is written: what its runtime's pandas makes of the sample's data. */
+  pandas?: PandasReading;
 }
 
 /** Where a sample came from: the line beside it in the provenance file, and the fields of the record formats. */

@@ -216,15 +216,17 @@ function filterCall(args: Record<string, unknown>, label: string, scope: Scope):
   const written = String(args.condition);
   const condition = NULL_TESTS[written] ?? written;
   if (!PUBLISHED_CONDITIONS.has(condition)) refuse(`${scope.dialect.name}'s filter has no condition ${written}`);
-  const value = condition === written ? valueOf(args.value, scope) : null;
-  if (Array.isArray(value) || (value !== null && typeof value === 'object'))
+  const given = condition === written ? valueOf(args.value, scope) : null;
+  if (Array.isArray(given) || (given !== null && typeof given === 'object'))
     refuse(`${scope.dialect.name}'s filter compares with one value, not a list`);
-  for (const departure of scope.dialect.filterDepartures(condition, value)) scope.departures.add(departure);
   const key = scope.names.of(args.key_name);
+  const filter = scope.dialect.filter(String(args.key_name), condition, given);
+  for (const departure of filter.departures) scope.departures.add(departure);
+  const { value } = filter;
   const data = { [scope.dialect.names.data]: tableArgument(source, scope) };
   const call = scope.sel
-    ? { name: `select_data_${condition}`, arguments: { ...data, key_name: key, value } }
-    : { name: 'filter_data', arguments: { ...data, key_name: key, value, condition } };
+    ? { name: `select_data_${filter.condition}`, arguments: { ...data, key_name: key, value } }
+    : { name: 'filter_data', arguments: { ...data, key_name: key, value, condition: filter.condition } };
   return addTable(call, label, source.firstKey, scope);
 }
 
@@ -314,6 +316,8 @@ function aggregateCall(args: Record<string, unknown>, label: string, output: unk
     scope.departures.add(`aggregate of no rows: ${scope.dialect.name} fails or answers 0 where SQLite answers NULL`);
   if (typeof value === 'string')
     scope.departures.add(`min/max of text: ${scope.dialect.name} computes them as numbers and fails`);
+  if (scope.dialect.minMaxAsIntegers && (operation === 'min' || operation === 'max') && !isWhole(value))
+    scope.departures.add(`min/max of fractions: ${scope.dialect.name} truncates them to integers`);
   if (typeof value === 'number' && !Number.isInteger(value) && (operation === 'sum' || operation === 'mean'))
     scope.departures.add(
       `${operation} of fractions: ${scope.dialect.name} adds in another order than SQLite (the last digits differ)`,
@@ -466,6 +470,7 @@ function scalarOf(output: unknown): unknown {
 }
 
 const positive = (value: unknown) => typeof value === 'number' && value > 0;
+const isWhole = (value: unknown) => typeof value !== 'number' || Number.isInteger(value);
 
 /** The first key of a starting table: its first table's prefix, or the first column when the query names one unaliased table. */
 function startingFirstKey(args: PublishedInitArguments, firstColumn: FirstColumn): string {

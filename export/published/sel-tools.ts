@@ -84,5 +84,24 @@ export function publishedSelTools(
   const used = new Set(calls.map((call) => call.name));
   const extra = Object.values(LIST_TOOLS).filter((tool) => used.has(tool.name));
   const seen = new Set<string>();
-  return [...named, ...extra].filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
+  const offered = [...named, ...extra].filter((tool) => !seen.has(tool.name) && seen.add(tool.name));
+  return [...offered, ...containsTools(offered, used)];
+}
+
+/**
+ * `select_data_contains`, where the calls use it and the sample's tools lack it: the export
+ * writes a `LIKE '%text%'` filter as it (dialects.ts), on the sample's `select_data_like`.
+ */
+function containsTools(offered: readonly NamedTool[], used: ReadonlySet<string>): NamedTool[] {
+  const like = offered.find((tool) => tool.name === 'select_data_like');
+  if (!used.has('select_data_contains') || !like || offered.some((tool) => tool.name === 'select_data_contains'))
+    return [];
+  return [
+    {
+      ...like,
+      name: 'select_data_contains',
+      description:
+        'Filters a table: returns a table with only the rows where the column key_name contains the text value, ignoring case.',
+    },
+  ];
 }

@@ -1,0 +1,176 @@
+import type { DatabaseInfo, SqlValue, ToolCall, ToolPool } from '../../core/model.js';
+import { LruMap } from '../../core/lru.js';
+import { SlotCompiler } from '../../runtime/slot/compiler.js';
+import { materialize } from '../../runtime/slot/execute.js';
+import { startingTableKeys, type StartingTableRef } from '../../runtime/slot/keys.js';
+import { emptyFacts, probeSourceFacts } from '../../runtime/slot/source-facts.js';
+import { INITIALIZE_TOOL } from '../../runtime/slot/catalog.js';
+import type { SqlExecutor } from '../../runtime/sql/executor.js';
+import { castAffinity } from '../../generators/sql/normalize.js';
+import { slotView } from './names.js';
+import { unconsumedLabels } from '../../eval/answer-labels.js';
+import type { EvalItem } from '../../eval/dataset.js';
+
+/**
+ * What the Live API-Bench runtime (IBM/m3-train-eval invocable_api_hub) makes of a sample's
+ * data, so that the export can write its gold in a form that runtime compares equal to
+ * SQLite's answer, without changing the answer:
+ *
+ * - Its tables pass through pandas: `read_sql_query`, then a CSV file between every two
+ *   calls, read back by `read_csv`. A numeric column with a NULL or a fraction anywhere comes
+ *   back as floats (`375.0`); a column whose text is all digits comes back as numbers, which
+ *   text never equals (its filter turns an integer into text, not text into a number).
+ * - Its starting table is a chain of pandas inner merges, which keep the left table's row
+ *   order (pandas ≥ 2.2; documented): each table's rows in its scan order, the joined tables
+ *   nested in join order. nl2api's runtime enumerates a join as SQLite's planner nests it.
+ *
+ * Read in the export's gold run, which has the database open (gold-run.ts).
+ */
+
+/** How the runtime reads a stored column back, as far as the export writes for it. */
+export interface ColumnReading {
+  /** Its whole numbers come back as floats (`375.0`): numbers with a NULL or a fraction among them. */
+  floats: boolean;
+  /**
+   * It comes back as numbers (numbers, or text that is all integers), and SQLite compares it
+   * with integer text as with that integer (a numeric column holding numbers converts the
+   * text; a TEXT column the integer): so a filter's integer text is written as the number.
+   */
+  comparedAsNumbers: boolean;
+}
+
+export interface PandasReading {
+  /** Per starting key (nl2api's name) of the sample's starting tables. */
+  columns: Record<string, ColumnReading>;
+  /**
+   * The answer's rows in the runtime's order (joins nested in join order, each table in scan
+   * order), for an answer of several columns whose calls sort nothing: the runtime compares
+   * such columns in order. Absent otherwise (and where the calls do not compile alone).
+   */
+  joinOrderRows?: SqlValue[][];
+}
+
+export interface ReadingContext {
+  db: DatabaseInfo;
+  executor: SqlExecutor;
+  pool: ToolPool;
+  timeoutMs: number;
+}
+
+export async function pandasReading(item: EvalItem, context: ReadingContext): Promise<PandasReading> {
+  const columns: Record<string, ColumnReading> = {};
+  for (const init of item.initialization) {
+    if (init.name !== INITIALIZE_TOOL) continue;
+    const refs = (init.arguments.tables ?? []) as StartingTableRef[];
+    for (const key of startingTableKeys(context.db, refs)) {
+      const readings = await tableReadings(key.table, context);
+      const reading = readings.get(key.column);
+      if (reading) columns[key.key] ??= reading;
+    }
+  }
+  const views = item.goldCalls.map((call) => ({ ...slotView(call, item.bindings), label: call.label }));
+  const severalColumns = (item.gold.rows[0]?.length ?? 0) > 1 && item.gold.rows.length > 1;
+  const joinOrderRows =
+    severalColumns && !views.some((view) => view.tool === 'sort_data')
+      ? await rowsInJoinOrder(
+          item.initialization,
+          views.map((view) => ({ name: view.tool, arguments: view.arguments, label: view.label })),
+          answerLabelsOf(item),
+          context,
+        )
+      : undefined;
+  return { columns, ...(joinOrderRows ? { joinOrderRows } : {}) };
+}
+
+/** One scan per table (cached by database content): per column, how the runtime reads it back. */
+const readingCache = new LruMap<string, Map<string, ColumnReading>>(1024);
+
+async function tableReadings(table: string, { db, executor, timeoutMs }: ReadingContext) {
+  const cacheKey = `${db.fingerprint}\n${db.path}\n${table}`;
+  const known = readingCache.get(cacheKey);
+  if (known) return known;
+  const info = db.tables.find((t) => t.name === table);
+  const readings = new Map<string, ColumnReading>();
+  if (!info || info.columns.length === 0) return readings;
+  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+  // Per column: NULLs, fractions, text, and text that is an integer (an optional minus, digits).
+  const parts = info.columns.flatMap(({ name }) => {
+    const c = quote(name);
+    return [
+      `sum(${c} IS NULL)`,
+      `sum(typeof(${c}) = 'real')`,
+      `sum(typeof(${c}) IN ('text', 'blob'))`,
+      `sum(typeof(${c}) = 'text' AND (${c} GLOB '[0-9]*' OR ${c} GLOB '-[0-9]*') AND ltrim(${c}, '-') NOT GLOB '*[^0-9]*' AND length(${c}) - length(ltrim(${c}, '-')) <= 1)`,
+    ];
+  });
+  const result = await executor.run({
+    dbPath: db.path,
+    sql: `SELECT ${parts.join(', ')} FROM ${quote(info.name)}`,
+    params: [],
+    timeoutMs,
+  });
+  const row = result.rows[0] ?? [];
+  info.columns.forEach((column, i) => {
+    const [nulls, fractions, text, integerText] = row.slice(4 * i, 4 * i + 4).map((v) => Number(v ?? 0));
+    readings.set(
+      column.name,
+      columnReading({ nulls, fractions, text, integerText }, castAffinity(column.type.toUpperCase())),
+    );
+  });
+  readingCache.set(cacheKey, readings);
+  return readings;
+}
+
+/** How pandas reads back a column with these counts (read_sql_query, then to_csv and read_csv), and how SQLite compares it. */
+export function columnReading(
+  counts: { nulls: number; fractions: number; text: number; integerText: number },
+  affinity: string,
+): ColumnReading {
+  if (counts.text > 0) {
+    const digits = counts.integerText === counts.text && counts.fractions === 0;
+    return { floats: false, comparedAsNumbers: digits && affinity === 'text' };
+  }
+  return {
+    floats: counts.nulls > 0 || counts.fractions > 0,
+    comparedAsNumbers: affinity === 'integer' || affinity === 'real' || affinity === 'numeric',
+  };
+}
+
+/**
+ * The answer columns' values row by row, computed as nl2api's runtime computes them but with
+ * the starting table enumerated in join order (no planner nesting): each joined table's rows
+ * nested inside the previous ones', in rowid order. Undefined when the calls do not compile.
+ */
+async function rowsInJoinOrder(
+  initialization: readonly ToolCall[],
+  calls: readonly ToolCall[],
+  answerLabels: readonly string[],
+  { db, executor, pool, timeoutMs }: ReadingContext,
+): Promise<SqlValue[][] | undefined> {
+  const facts = emptyFacts();
+  await probeSourceFacts(db, pool, initialization, executor, timeoutMs, facts);
+  facts.sourceOrders.clear();
+  const compiler = new SlotCompiler(db, pool, facts);
+  try {
+    for (const call of initialization) compiler.define(call, { initialization: true });
+    for (const call of calls) compiler.define(call);
+  } catch {
+    return undefined;
+  }
+  const columns: SqlValue[][] = [];
+  for (const label of answerLabels) {
+    const relation = compiler.relation(label);
+    const result = await executor.run({ dbPath: db.path, sql: relation.sql, params: relation.params, timeoutMs });
+    const output = materialize(result, relation.kind);
+    if (output.kind === 'scalar') return undefined;
+    if (output.kind === 'list') columns.push(output.values);
+    else output.columns.forEach((_, c) => columns.push(output.rows.map((row) => row[c])));
+  }
+  if (columns.length < 2) return undefined;
+  const length = columns[0]?.length ?? 0;
+  if (columns.some((column) => column.length !== length)) return undefined;
+  return Array.from({ length }, (_, i) => columns.map((column) => column[i]));
+}
+
+const answerLabelsOf = (item: EvalItem): readonly string[] =>
+  (item.published.answer_labels as string[] | undefined) ?? unconsumedLabels(item.goldCalls);
