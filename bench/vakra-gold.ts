@@ -22,11 +22,17 @@ export interface GoldCall {
  * Gold VAKRA's handles can carry: one starting table, and every output a later call uses is a
  * table VAKRA names (its aggregates are scalars, its retrieve a table and not a list for an
  * "in" filter), passed as the data source. Joins of two starting tables, group-bys and
- * subqueries are nl2api's own. REST calls are operationIds, VAKRA's as they are.
+ * subqueries are nl2api's own, and so is reading a column after a transform of it. REST calls
+ * are operationIds, VAKRA's as they are.
  */
 export function vakraExpressible(calls: readonly GoldCall[]): boolean {
   const tables = new Set(['starting_table_var']);
+  // VAKRA's transform rewrites its column in place: a later call cannot read the original.
+  const rewritten = new Set<string>();
   return calls.every((call) => {
+    if (typeof call.arguments.key_name === 'string' && rewritten.has(call.arguments.key_name)) return false;
+    if (call.name.startsWith('transform_data') && typeof call.arguments.key_name === 'string')
+      rewritten.add(call.arguments.key_name);
     const ok = Object.entries(call.arguments).every(([name, value]) => {
       if (!/\$[^$]+\$/.test(JSON.stringify(value))) return true;
       const handle = typeof value === 'string' && /^\$([^.$]+)\$$/.exec(value);

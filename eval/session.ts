@@ -27,6 +27,7 @@ import { runSqlAttempt, sqlPromptSource } from './sql-baseline.js';
 import { predictionsModel } from './predictions/model.js';
 import type { PredictionFormat } from './predictions/formats.js';
 import { readPredictions, type Predictions } from './predictions/read.js';
+import { withNl2apiKeys } from './predictions/vakra-keys.js';
 import { isOtherFormulationUuid, vakraUuid } from './predictions/vakra-uuid.js';
 import type { PredictionsReport, ResultLine, SummaryHeader } from './summary.js';
 import { toolView } from './tool-view.js';
@@ -278,16 +279,18 @@ async function replayedAgent(
 
 /**
  * VAKRA records name their item by the uuid nl2api's export gave it (or, written by another
- * tool, by the sample id): each keyed by its item's id; another formulation's are not this run's.
+ * tool, by the sample id): each keyed by its item's id, its keys put in nl2api's
+ * (vakra-keys.ts); another formulation's are not this run's.
  */
 function keyByItemId(predictions: Predictions, items: readonly EvalItem[]): void {
   const byUuid = new Map(items.map((item) => [vakraUuid(item), item.id]));
+  const byId = new Map(items.map((item) => [item.id, item]));
   const formulation = items[0]?.formulation ?? '';
   for (const [uuid, calls] of [...predictions.calls]) {
-    const id = byUuid.get(uuid);
+    const id = byUuid.get(uuid) ?? (byId.has(uuid) ? uuid : undefined);
     if (id === undefined && !isOtherFormulationUuid(uuid, formulation)) continue;
     predictions.calls.delete(uuid);
-    if (id !== undefined) predictions.calls.set(id, calls);
+    if (id !== undefined) predictions.calls.set(id, withNl2apiKeys(calls, byId.get(id)!));
   }
 }
 

@@ -10,6 +10,8 @@ import {
   callContexts,
   contextKeyName,
   INITIALIZE,
+  KEY_ARGUMENTS,
+  keyEnums,
   joinProblem,
   keyContextOf,
   publishedInitialization,
@@ -144,9 +146,6 @@ function floatText(value: number): string {
 
 // ---------------------------------------------------------------------------------------
 // Calls
-
-/** Argument names whose strings (or lists of strings) are keys. */
-const KEY_ARGUMENTS = new Set(['key_name', 'partition_by', 'new_key_name']);
 
 /** The keys an argument names: under `key_name`, `partition_by` and `new_key_name`, at any depth (operands are `{key_name}`). */
 function keysIn(value: unknown, field?: string): string[] {
@@ -340,17 +339,6 @@ function keyOfLine(line: string, known: ReadonlySet<string>): string | undefined
     if (known.has(line.slice(0, at))) return line.slice(0, at);
   }
   return undefined;
-}
-
-/** The string values of the key enums (under `key_name` and `partition_by`, also in `anyOf` / `items`). */
-function keyEnums(node: unknown, inKey = false): string[] {
-  if (Array.isArray(node)) return node.flatMap((n) => keyEnums(n, inKey));
-  if (!node || typeof node !== 'object') return [];
-  return Object.entries(node).flatMap(([field, value]) =>
-    field === 'enum' && inKey && Array.isArray(value)
-      ? value.filter((v): v is string => typeof v === 'string')
-      : keyEnums(value, inKey || KEY_ARGUMENTS.has(field)),
-  );
 }
 
 /** A spec's argument schemas with their key enums and the key lists of their descriptions renamed. */

@@ -119,6 +119,11 @@ export function mapCall(call: VakraCall, sel: boolean, table: (handle: unknown) 
   if (name === 'sort_data' && !('ascending' in args)) args.ascending = false;
   if ((name === 'aggregate_data' || name.startsWith('compute_data_')) && !('key_name' in args)) args.key_name = '*';
   let match: RegExpExecArray | null;
+  // VAKRA's comparison with None is a null test (as nl2api's export writes one).
+  if (args.value === null && name === 'filter_data' && NULL_TESTS[String(args.condition)])
+    return { name, arguments: { ...without(args, 'value'), condition: NULL_TESTS[String(args.condition)] } };
+  if (args.value === null && (match = /^select_data_(\w+)$/.exec(name)) && NULL_TESTS[match[1]])
+    return { name: `select_data_${NULL_TESTS[match[1]]}`, arguments: without(args, 'value') };
   if ((match = /^compute_data_(\w+)$/.exec(name)))
     return { name: `aggregate_data_${match[1]}`, arguments: without(args, 'aggregation_type') };
   if (name.startsWith('select_data_')) return { name, arguments: without(args, 'condition') };
@@ -140,6 +145,9 @@ export function mapCall(call: VakraCall, sel: boolean, table: (handle: unknown) 
   if ((match = /^get_(?!data$)(\w+?)s$/.exec(name))) return { name: `get_${match[1]}`, arguments: args };
   return { name, arguments: args };
 }
+
+/** VAKRA's comparisons that, with None, are nl2api's null tests. */
+const NULL_TESTS: Record<string, string> = { equal_to: 'is_null', not_equal_to: 'is_not_null' };
 
 const ARGUMENTS: Record<string, string> = {
   data_label: 'data_source',

@@ -266,3 +266,17 @@ export function callContexts(inits: readonly ToolCall[], calls: readonly ToolCal
     return context;
   });
 }
+
+/** Argument names whose strings (or lists of strings) are keys. */
+export const KEY_ARGUMENTS: ReadonlySet<string> = new Set(['key_name', 'partition_by', 'new_key_name']);
+
+/** The string values of the key enums in a spec (under `key_name` and `partition_by`, also in `anyOf` / `items`). */
+export function keyEnums(node: unknown, inKey = false): string[] {
+  if (Array.isArray(node)) return node.flatMap((n) => keyEnums(n, inKey));
+  if (!node || typeof node !== 'object') return [];
+  return Object.entries(node).flatMap(([field, value]) =>
+    field === 'enum' && inKey && Array.isArray(value)
+      ? value.filter((v): v is string => typeof v === 'string')
+      : keyEnums(value, inKey || KEY_ARGUMENTS.has(field)),
+  );
+}

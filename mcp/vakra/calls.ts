@@ -110,12 +110,7 @@ export function nl2apiForm(call: VakraCall, tables: ReadonlyMap<string, HeldTabl
         answer: 'scalar',
         float: args.operation === 'divide',
       };
-    case 'filter_data': {
-      // VAKRA's comparison with None is a null test (as nl2api's export writes one).
-      const test = args.value === null ? NULL_TESTS[String(args.condition)] : undefined;
-      const filter = test ? { ...without(args, 'value'), condition: test } : args;
-      return { ...mapCall({ name: call.name, arguments: filter }, false, table), answer: 'table' };
-    }
+    case 'filter_data':
     case 'concatenate_data':
       return { ...mapCall({ name: call.name, arguments: args }, false, table), answer: 'table' };
     default:
@@ -143,8 +138,6 @@ function retrieve(args: Record<string, unknown>, table: (handle: unknown) => unk
     answer: 'table',
   };
 }
-
-const NULL_TESTS: Record<string, string> = { equal_to: 'is_null', not_equal_to: 'is_not_null' };
 
 function without(args: Record<string, unknown>, name: string): Record<string, unknown> {
   const { [name]: _dropped, ...rest } = args;

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parquetReadObjects } from 'hyparquet';
 import { parse as parseYaml } from 'yaml';
@@ -14,7 +14,8 @@ import { LINE_FORMATS } from '../../export/formats.js';
 import { REFUSAL } from '../../export/negatives.js';
 import { runExport, type ExportOptions } from '../../export/run.js';
 import { vakraVocabularyProblem } from './vakra-vocabulary.js';
-import { DEMO_SOURCE, generateDemo } from '../eval/fixtures.js';
+import { DEMO_SOURCE, evalOptions, generateDemo } from '../eval/fixtures.js';
+import { runEval } from '../../eval/run.js';
 
 /**
  * `nl2api export` end to end on the embedded demo: every format for every formulation, each
@@ -364,6 +365,49 @@ describe("IBM VAKRA's files: what its runner, its evaluator and its mapping scri
       }
     }
   });
+
+  test.each(['slot', 'sel'] as const)(
+    "%s: the ground truth's calls, read back as VAKRA's runner writes an agent's, complete every sample (keys in VAKRA's names)",
+    async (formulation) => {
+      // The runner records the agent's calls after its own get_data: the ground truth's, init left out.
+      const predictions = path.join(root, `vakra-as-predictions-${formulation}`);
+      mkdirSync(predictions, { recursive: true });
+      // An aggregate's value a later call uses is written in (VAKRA references no value): read
+      // back, nothing says the aggregate was used, so it counts as part of the answer.
+      let written = 0;
+      let writtenIn = 0;
+      for (const split of readdirSync(vakra()))
+        for (const { db, records } of arrays(path.join(vakra(), split, 'capability_1_bi_apis', 'output'))) {
+          const mine = (records as { uuid: string; output: { sequence: { tool_call: unknown[] } }[] }[])
+            .filter((r) => r.uuid.startsWith(`${formulation}-`))
+            .map((r) => ({
+              ...r,
+              output: r.output.map((turn) => ({
+                ...turn,
+                sequence: { tool_call: turn.sequence.tool_call.slice(1) },
+              })),
+            }));
+          written += mine.length;
+          writtenIn += mine.filter((r) => {
+            const calls = r.output[0].sequence.tool_call as { name: string }[];
+            return calls.some((c, i) => /^(aggregate_data|compute_data_)/.test(c.name) && i < calls.length - 1);
+          }).length;
+          writeFileSync(path.join(predictions, `${split}-${db}.json`), JSON.stringify(mine));
+        }
+      const { summary } = await runEval(
+        evalOptions(root, {
+          formulation,
+          predictions: { path: predictions, format: 'vakra' },
+          report: `vakra-gt-${formulation}`,
+        }),
+      );
+      expect(written).toBeGreaterThan(0);
+      expect(summary.predictions).toMatchObject({ read: written, unknown: [], invalid: [], duplicates: [] });
+      const [model] = summary.models;
+      expect(Math.round(model.completion.mean * model.attempts)).toBe(written - writtenIn);
+    },
+    120_000,
+  );
 
   test('what VAKRA cannot hold is left out with its reason: negatives, and calls it has no form for', () => {
     const summary = JSON.parse(readFileSync(path.join(root, 'all', 'export.json'), 'utf8')) as {
