@@ -127,7 +127,7 @@ const columnCache = new Map<string, Map<string, string[]>>();
 
 function columnsOf(file: string, table: string): string[] {
   let tables = columnCache.get(file);
-  if (!tables) columnCache.set(file, (tables = new Map()));
+  if (!tables) columnCache.set(file, (tables = new Map<string, string[]>()));
   let columns = tables.get(table);
   if (!columns) {
     const connection = openReadOnly(file);
@@ -162,7 +162,10 @@ export function keyDescriptions(databases: string, db: string, init: PublishedIn
       return { alias, column, key: prefix + column };
     }),
   );
-  const described = path.basename(path.dirname(file)) === db ? descriptionsOf(path.dirname(file)) : new Map();
+  const described =
+    path.basename(path.dirname(file)) === db
+      ? descriptionsOf(path.dirname(file))
+      : new Map<string, DescribedColumn[]>();
   const listed: KeyDescription[] = [];
   const done = new Set<string>();
   for (const table of new Set(aliases.map(([, t]) => t.original_table_name))) {
