@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { EXPORT_DEFAULTS } from '../config/schema.js';
+import { EXPORT_DEFAULTS, LIVE_API_BENCH_LAYOUTS } from '../config/schema.js';
 import { FORMULATIONS, type Formulation } from '../core/model.js';
 import { UserFacingError } from '../core/errors.js';
 import { positiveInt } from './args.js';
@@ -32,6 +32,7 @@ interface ExportFlags {
   encoding?: ExportSettings['encoding'];
   maxTokens?: number;
   dropOver?: boolean;
+  liveApiBenchLayout?: ExportSettings['liveApiBenchLayout'];
   concurrency?: number;
   sqlWorkers?: number;
   config?: string;
@@ -94,6 +95,12 @@ export function addExportCommand(program: Command): void {
       '--drop-over',
       'with --max-tokens: leave the examples over the budget out of every format (listed in export.json)',
     )
+    .addOption(
+      new Option(
+        '--live-api-bench-layout <layout>',
+        `Live API-Bench SLOT/SEL files: records (arrays per database), builder (IBM/live-api-bench's builder output), m3 (IBM/m3-train-eval's reader) (default ${EXPORT_DEFAULTS.liveApiBenchLayout})`,
+      ).choices([...LIVE_API_BENCH_LAYOUTS]),
+    )
     .option('--concurrency <n>', withDefault('samples in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
     .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
     .option('--config <file>', 'JSON config file (its `export` block; flags override it)')
@@ -134,6 +141,7 @@ async function runExportCommand(flags: ExportFlags, command: Command): Promise<n
     encoding: flags.encoding,
     maxTokens: flags.maxTokens,
     dropOver: flags.dropOver,
+    liveApiBenchLayout: flags.liveApiBenchLayout,
   });
   if (settings.dropOver && settings.maxTokens === undefined)
     throw new UserFacingError('--drop-over needs a budget: --max-tokens <n> (or export.maxTokens in the config)');

@@ -195,7 +195,18 @@ export const EXPORT_DEFAULTS = {
   nearDuplicate: 0.8,
   /** With `maxTokens`: leave the examples over it out (else they are only reported). */
   dropOver: false,
+  /** How Live API-Bench's SLOT/SEL files are laid out (export/live-api-bench-layouts.ts): `records`, `builder` or `m3`. */
+  liveApiBenchLayout: 'records',
 } as const;
+
+/**
+ * Live API-Bench's SLOT/SEL file layouts: `records` (one array per database, `initialization_step`
+ * apart, trimmed tools), `builder` (IBM/live-api-bench's builder output: the init call first in
+ * `output`, `key_values_and_descriptions`, no tools), `m3` (IBM/m3-train-eval's reader:
+ * `slot_filling_bird_<db>.json` / `sequencing_bird_<db>.json`, `{"data": [...]}`, full tool specs).
+ */
+export const LIVE_API_BENCH_LAYOUTS = ['records', 'builder', 'm3'] as const;
+export type LiveApiBenchLayout = (typeof LIVE_API_BENCH_LAYOUTS)[number];
 
 /** A config's `export` block: `nl2api export`'s settings, each overridden by its flag. */
 export const ExportConfigSchema = z
@@ -216,6 +227,7 @@ export const ExportConfigSchema = z
     /** Token budget of one example (training formats): those over it are reported, per format and formulation. */
     maxTokens: z.number().int().min(1).optional(),
     dropOver: z.boolean().optional(),
+    liveApiBenchLayout: z.enum(LIVE_API_BENCH_LAYOUTS).optional(),
   })
   .strict();
 export type ExportConfig = z.infer<typeof ExportConfigSchema>;

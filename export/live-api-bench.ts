@@ -131,7 +131,7 @@ interface SharedText {
 /** The texts of the parts many samples share (their tools), written once: liveApiBenchJson splices them. */
 const partTexts = new WeakMap<object, SharedText>();
 
-function sharedPart<T extends object>(part: T): T {
+export function sharedPart<T extends object>(part: T): T {
   partTexts.set(part, { text: liveApiBenchJson(part) });
   return part;
 }
@@ -823,6 +823,6 @@ const RestExampleSchema = z
 
 export const LiveApiBenchExampleSchema = z.union([SequenceExampleSchema, RestExampleSchema]);
 
-type SequenceExample = z.infer<typeof SequenceExampleSchema>;
+export type SequenceExample = z.infer<typeof SequenceExampleSchema>;
 type RestExample = z.infer<typeof RestExampleSchema>;
 export type LiveApiBenchExample = z.infer<typeof LiveApiBenchExampleSchema>;

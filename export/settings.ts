@@ -1,5 +1,5 @@
 import type { ExportConfig } from '../config/schema.js';
-import { EXPORT_DEFAULTS } from '../config/schema.js';
+import { EXPORT_DEFAULTS, type LiveApiBenchLayout } from '../config/schema.js';
 import type { Formulation } from '../core/model.js';
 import type { SplitShares } from './splits.js';
 
@@ -24,6 +24,8 @@ export interface ExportSettings {
   maxTokens?: number;
   /** With maxTokens: those examples are left out of every format (and listed). */
   dropOver: boolean;
+  /** How Live API-Bench's SLOT/SEL files are laid out (REST's are the same in every layout); default `records`. */
+  liveApiBenchLayout?: LiveApiBenchLayout;
 }
 
 export function exportSettings(config: ExportConfig | undefined, flags: Partial<ExportSettings>): ExportSettings {
@@ -43,5 +45,6 @@ export function exportSettings(config: ExportConfig | undefined, flags: Partial<
     nearDuplicate: pick('nearDuplicate', EXPORT_DEFAULTS.nearDuplicate),
     ...(maxTokens !== undefined ? { maxTokens } : {}),
     dropOver: pick('dropOver', EXPORT_DEFAULTS.dropOver),
+    liveApiBenchLayout: pick('liveApiBenchLayout', EXPORT_DEFAULTS.liveApiBenchLayout),
   };
 }

@@ -1,3 +1,4 @@
+import type { LiveApiBenchLayout } from '../config/schema.js';
 import { groupBy } from '../core/group.js';
 import { orderedFormulations, type Formulation } from '../core/model.js';
 import { jsonText } from '../pipeline/files.js';
@@ -7,7 +8,9 @@ import {
   liveApiBenchPieces,
   liveApiBenchRestTools,
   liveApiBenchUnsupported,
+  type SequenceExample,
 } from './live-api-bench.js';
+import { layoutFile, layoutPath, layoutRecord } from './live-api-bench-layouts.js';
 import type { ExportSample } from './sample.js';
 import type { FormatName } from './settings.js';
 import { SPLIT_NAMES, type SplitName } from './splits.js';
@@ -36,11 +39,13 @@ export type FormulationTokens = TokenStats & { splits: Partial<Record<SplitName,
 
 export type OverBudget = Record<string, Partial<Record<Formulation, number>>>;
 
-/** How the formats are written: which, the tokenizer of their statistics, the token budget reported. */
+/** How the formats are written: which, the tokenizer of their statistics, the token budget reported, Live API-Bench's layout. */
 export interface FormatOptions {
   formats: readonly FormatName[];
   encoding: TokenEncoding;
   maxTokens?: number;
+  /** Default `records`. */
+  liveApiBenchLayout?: LiveApiBenchLayout;
 }
 
 /** Formulation, then split, then source order: the order every format's files and the provenance share. */
@@ -61,7 +66,7 @@ export function groupsOf(
 export async function writeFormats(
   writer: ExportWriter,
   samples: readonly ExportSample[],
-  { formats, encoding, maxTokens }: FormatOptions,
+  { formats, encoding, maxTokens, liveApiBenchLayout = 'records' }: FormatOptions,
 ): Promise<FormatsWritten> {
   const written: FormatsWritten = { tokens: {}, invalid: [], unsupported: [], over: {} };
   const groups = groupsOf(samples);
@@ -79,7 +84,8 @@ export async function writeFormats(
       for (const group of groups.filter((g) => g.formulation === formulation)) {
         const counts = (splits[group.split] = [] as ExampleTokens[]);
         const count = format.parts ? (tokens: ExampleTokens) => counts.push(tokens) : undefined;
-        await writeFormatFiles(writer, format, group, checkedExamples(format, group.samples, written, counter, count));
+        const lines = checkedExamples(format, group.samples, written, counter, count);
+        await writeFormatFiles(writer, format, group, lines, liveApiBenchLayout);
       }
       if (!format.parts) continue;
       const all = Object.values(splits).flat();
@@ -165,6 +171,7 @@ async function writeFormatFiles(
   format: LineFormat,
   group: { formulation: Formulation; split: SplitName },
   lines: Iterable<ExportLine>,
+  layout: LiveApiBenchLayout,
 ): Promise<void> {
   const dir = `${format.name}/${group.formulation}`;
   if (format.name !== 'live-api-bench') {
@@ -173,14 +180,20 @@ async function writeFormatFiles(
     await writer.writeLines(`${dir}/${group.split}.jsonl`, mapLazily(lines, text));
     return;
   }
-  // As published: one JSON array per database; REST's endpoints, per database, beside them.
+  // As published: one file per database; REST's endpoints, per database, beside them.
   for (const [db, entries] of groupBy([...lines], (l) => l.sample.item.db)) {
+    if (group.formulation !== 'rest') {
+      // SLOT/SEL in the layout asked for (export/live-api-bench-layouts.ts), each record made from the checked one.
+      const records = entries.map((l) => layoutRecord(layout, l.example as SequenceExample, l.sample));
+      const file = `${format.name}/${layoutPath(layout, group.formulation, group.split, db)}`;
+      await writer.writePieces(file, liveApiBenchPieces(layoutFile(layout, records)));
+      continue;
+    }
     await writer.writePieces(`${dir}/${group.split}/${db}.json`, liveApiBenchPieces(entries.map((l) => l.example)));
-    if (group.formulation === 'rest')
-      await writer.write(
-        `${dir}/tools/${db}.json`,
-        jsonText(liveApiBenchRestTools(entries.find((l) => !l.sample.negative)?.sample.item.tools ?? [])),
-      );
+    await writer.write(
+      `${dir}/tools/${db}.json`,
+      jsonText(liveApiBenchRestTools(entries.find((l) => !l.sample.negative)?.sample.item.tools ?? [])),
+    );
   }
 }
 

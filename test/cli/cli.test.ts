@@ -99,6 +99,12 @@ describe('nl2api CLI', () => {
     const badFormulation = cli('generate', '--source', demo, '--formulations', 'slot,graphql');
     expect(badFormulation.code).toBe(1);
     expect(badFormulation.stderr).toMatch(/formulations/);
+
+    const badLayout = cli('export', '--from', dir, '--out', path.join(dir, 'x'), '--live-api-bench-layout', 'flat');
+    expect(badLayout.code).toBe(1);
+    expect(badLayout.stderr).toMatch(
+      /option '--live-api-bench-layout <layout>' argument 'flat' is invalid\. Allowed choices are records, builder, m3/,
+    );
   });
 
   test('--help shows the defaults, taken from the config schema', () => {

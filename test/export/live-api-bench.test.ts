@@ -1,7 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseConfig } from '../../config/load.js';
+import { ExportConfigSchema, type LiveApiBenchLayout } from '../../config/schema.js';
 import type { GoldResult, SelBinding, SqlValue, ToolCall, ToolSpec } from '../../core/model.js';
 import type { EvalItem } from '../../eval/dataset.js';
 import {
@@ -20,12 +22,16 @@ import {
   publishedInitialization,
   publishedKeyName,
 } from '../../export/published/names.js';
+import { parseDescriptionCsv } from '../../export/published/key-descriptions.js';
 import { REFUSAL } from '../../export/negatives.js';
+import { runExport } from '../../export/run.js';
+import { exportSettings } from '../../export/settings.js';
 import type { ExportSample } from '../../export/sample.js';
 import { loadSource } from '../../pipeline/sources/index.js';
 import { liveApiBenchLayout } from '../../pipeline/sources/live-api-bench.js';
 import { slotToolSpecs } from '../../runtime/slot/specs.js';
 import { selToolSpecs } from '../../runtime/sel/specs.js';
+import { DEMO_SOURCE, generateDemo } from '../eval/fixtures.js';
 import { createDb, removeTempDirs, tempDir } from '../sql/fixtures.js';
 
 /**
@@ -915,5 +921,172 @@ const hasPython = spawnSync('python3', ['--version']).status === 0;
       "key 'frpm_Enrollment (K-12)' is not identifier-safe (make_safe makes it 'frpm_Enrollment_K_12')",
       "key 'frpm_Enrollment (K-12)' is not in its tool's key enum",
     ]);
+  });
+});
+
+describe('the SLOT/SEL file layouts (--live-api-bench-layout), on the demo', () => {
+  let demo: string;
+  beforeAll(async () => {
+    demo = await generateDemo();
+  }, 120_000);
+  afterAll(() => rmSync(demo, { recursive: true, force: true }));
+
+  const exported = async (layout: LiveApiBenchLayout | undefined) => {
+    const out = path.join(demo, `layout-${layout ?? 'default'}`);
+    await runExport({
+      ...exportSettings(undefined, { formats: ['live-api-bench'], negatives: 0.3, seed: 7 }),
+      ...(layout ? { liveApiBenchLayout: layout } : {}),
+      from: [{ dir: path.join(demo, 'dataset'), databases: DEMO_SOURCE, weight: 1 }],
+      out,
+      config: parseConfig({ source: DEMO_SOURCE, progress: 'none' }),
+    });
+    const root = path.join(out, 'live-api-bench');
+    const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.json')).sort();
+    const read = (file: string): any => JSON.parse(readFileSync(path.join(root, file), 'utf8'));
+    return { files, read };
+  };
+  /** The records layout's SLOT/SEL records by `<formulation>/<split>/<db>`. */
+  let records: Awaited<ReturnType<typeof exported>>;
+  beforeAll(async () => {
+    records = await exported(undefined);
+  }, 120_000);
+  const recordsOf = (formulation: string, split: string, db: string) =>
+    records.read(`${formulation}/${split}/${db}.json`) as any[];
+  const sequenceFiles = () =>
+    records.files
+      .map((f) => f.split('/'))
+      .filter(([f, split]) => ['slot', 'sel'].includes(f) && split !== 'tools')
+      .map(([formulation, split, file]) => ({ formulation, split, db: file.slice(0, -'.json'.length) }));
+
+  test('records (the default): <slot|sel>/<split>/<db>.json, REST and departures.json beside them', () => {
+    expect(sequenceFiles().length).toBeGreaterThanOrEqual(2);
+    expect(records.files).toContain('departures.json');
+    expect(records.files.some((f) => f.startsWith('rest/tools/'))).toBe(true);
+    const [first] = sequenceFiles();
+    expect(Object.keys(recordsOf(first.formulation, first.split, first.db)[0])).toEqual(
+      expect.arrayContaining(['initialization_step', 'output', 'tools']),
+    );
+  });
+
+  test('builder: <split>/<slot|sel>/<db>.json, bare arrays, the init call first in output, keys described, no tools', async () => {
+    const builder = await exported('builder');
+    const rest = records.files.filter((f) => f.startsWith('rest/') || f === 'departures.json');
+    const expected = sequenceFiles().map(({ formulation, split, db }) => `${split}/${formulation}/${db}.json`);
+    expect(builder.files).toEqual([...rest, ...expected].sort());
+    for (const file of rest) expect(builder.read(file)).toEqual(records.read(file));
+    for (const { formulation, split, db } of sequenceFiles()) {
+      const mine = builder.read(`${split}/${formulation}/${db}.json`) as any[];
+      const theirs = recordsOf(formulation, split, db);
+      expect(mine.map((r) => [r.sample_id, r.negative])).toEqual(theirs.map((r) => [r.sample_id, r.negative]));
+      mine.forEach((record, i) => {
+        const { initialization_step, output, tools, ...same } = theirs[i];
+        expect(tools.length).toBeGreaterThan(0);
+        expect(record).toEqual({
+          ...same,
+          output: [initialization_step, ...output],
+          key_values_and_descriptions: expect.any(Array),
+        });
+        expect(record.output[0]).toMatchObject({ name: 'initialize_active_data', label: 'starting_table_var' });
+        expect(Object.keys(record).slice(0, 7)).toEqual([
+          'query',
+          'input',
+          'dataset_name',
+          'sample_id',
+          'gold_answer',
+          'output',
+          'key_values_and_descriptions',
+        ]);
+        // Every key of the starting table, under its published name, described from the BIRD CSV.
+        const keys = record.key_values_and_descriptions as { key_name: string; description: unknown; dtype: string }[];
+        expect(keys.length).toBeGreaterThan(0);
+        expect(new Set(keys.map((k) => k.key_name)).size).toBe(keys.length);
+        for (const key of keys) {
+          expect(Object.keys(key)).toEqual(['key_name', 'description', 'dtype']);
+          expect(['string', 'integer', 'number', 'object']).toContain(key.dtype);
+          expect(key.key_name).toBe(makeSafe(key.key_name));
+        }
+        const used = (record.output as { arguments: Record<string, unknown> }[])
+          .slice(1)
+          .flatMap((call) => (typeof call.arguments.key_name === 'string' ? [call.arguments.key_name] : []))
+          .filter((key) => key !== '');
+        const named = new Set(keys.map((k) => k.key_name));
+        if (record.output.filter((c: { name: string }) => c.name === 'initialize_active_data').length === 1)
+          for (const key of used.filter((k) => !/^(min|max|sum|mean|count|std)_/.test(k))) expect(named).toContain(key);
+      });
+    }
+  }, 60_000);
+
+  test('m3: <split>/slot_filling_bird_<db>.json and sequencing_bird_<db>.json, {"data": [...]}, full tool specs', async () => {
+    const m3 = await exported('m3');
+    const expected = sequenceFiles().map(
+      ({ formulation, split, db }) =>
+        `${split}/${formulation === 'sel' ? 'sequencing' : 'slot_filling'}_bird_${db}.json`,
+    );
+    expect(m3.files.filter((f) => !f.startsWith('rest/') && f !== 'departures.json')).toEqual(expected.sort());
+    for (const { formulation, split, db } of sequenceFiles()) {
+      const file = m3.read(`${split}/${formulation === 'sel' ? 'sequencing' : 'slot_filling'}_bird_${db}.json`);
+      expect(Object.keys(file)).toEqual(['data']);
+      // What m3's reader takes the database and builder from.
+      const theirs = recordsOf(formulation, split, db);
+      (file.data as any[]).forEach((record, i) => {
+        const { initialization_step, output, tools, ...same } = theirs[i];
+        expect(record).toMatchObject({ ...same, output: [initialization_step, ...output] });
+        expect(record.key_values_and_descriptions.length).toBeGreaterThan(0);
+        const specs = record.tools as { name: string; description: string; parameters: any }[];
+        expect(specs[0].name).toBe('initialize_active_data');
+        expect(specs[0].parameters.required).toEqual(['condition_sequence', 'alias_to_table_dict', 'database_path']);
+        // m3 trims a spec to {description, name, arguments: parameters.properties}: the records layout's tools.
+        expect(
+          specs
+            .slice(1)
+            .map((spec) => ({ description: spec.description, name: spec.name, arguments: spec.parameters.properties })),
+        ).toEqual(tools);
+        for (const spec of specs) {
+          expect(spec.parameters.type).toBe('object');
+          for (const name of spec.parameters.required) expect(Object.keys(spec.parameters.properties)).toContain(name);
+        }
+      });
+    }
+  }, 60_000);
+
+  test('the layout is an export setting: from the config, a flag over it; an unknown one is refused', () => {
+    expect(exportSettings(undefined, {}).liveApiBenchLayout).toBe('records');
+    expect(exportSettings({ liveApiBenchLayout: 'm3' }, {}).liveApiBenchLayout).toBe('m3');
+    expect(exportSettings({ liveApiBenchLayout: 'm3' }, { liveApiBenchLayout: 'builder' }).liveApiBenchLayout).toBe(
+      'builder',
+    );
+    const refused = ExportConfigSchema.safeParse({ liveApiBenchLayout: 'flat' });
+    expect(refused.success).toBe(false);
+    expect(refused.error?.message).toMatch(
+      /liveApiBenchLayout[\s\S]*expected one of \\"records\\"\|\\"builder\\"\|\\"m3\\"/,
+    );
+  });
+});
+
+describe('BIRD description CSVs read as the published builders read them (pandas)', () => {
+  test('description as written (missing → null); dtype from data_format as their translate_data_type gives it', () => {
+    const csv =
+      '\ufefforiginal_column_name,column_name,column_description,data_format,value_description\r\n' +
+      'Enrollment (K-12),,Enrollment,integer,\r\n' +
+      'City , city,,text ,\r\n' +
+      'OpenDate,,"the date, opened",date,\r\n' +
+      'Rate,,N/A,real,\r\n' +
+      'Notes,,free text,,\r\n' +
+      'Odd,,odd,TEXT,\r\n' +
+      ',,no column,text,\r\n';
+    expect(parseDescriptionCsv(Buffer.from(csv))).toEqual([
+      { column: 'Enrollment_K_12', description: 'Enrollment', dtype: 'integer' },
+      { column: 'City', description: null, dtype: 'string' },
+      { column: 'OpenDate', description: 'the date, opened', dtype: 'object' },
+      { column: 'Rate', description: null, dtype: 'number' },
+      { column: 'Notes', description: 'free text', dtype: 'number' },
+      { column: 'Odd', description: 'odd', dtype: 'object' },
+    ]);
+    // Not UTF-8: Latin-1, as pandas is retried with.
+    expect(
+      parseDescriptionCsv(
+        Buffer.from('original_column_name,column_description,data_format\nA,\x95 bullet,text\n', 'latin1'),
+      ),
+    ).toEqual([{ column: 'A', description: '\x95 bullet', dtype: 'string' }]);
   });
 });
