@@ -4,7 +4,7 @@ import { REFUSAL } from './negatives.js';
 import { publishedSequence, type PublishedSequence, type PublishedTranslation } from './published/calls.js';
 import { liveApiBenchDialect } from './published/dialects.js';
 import { databaseFile } from './published/first-columns.js';
-import type { ColumnReading } from './published/pandas-reading.js';
+import { PANDAS_MISSING, type ColumnReading } from './published/pandas-reading.js';
 import { publishedSelTools } from './published/sel-tools.js';
 import {
   callContexts,
@@ -565,29 +565,6 @@ export function liveApiBenchDepartures(sample: ExportSample): string[] {
   const translated = translationOf(sample);
   return 'departures' in translated ? [...translated.departures, ...answerDepartures(sample)] : [];
 }
-
-/** The strings pandas' read_csv takes for a missing value by default (its `na_values`). */
-const PANDAS_MISSING = new Set([
-  '',
-  '#N/A',
-  '#N/A N/A',
-  '#NA',
-  '-1.#IND',
-  '-1.#QNAN',
-  '-NaN',
-  '-nan',
-  '1.#IND',
-  '1.#QNAN',
-  '<NA>',
-  'N/A',
-  'NA',
-  'NULL',
-  'NaN',
-  'None',
-  'n/a',
-  'nan',
-  'null',
-]);
 
 /**
  * What an answer meets of the runtime's CSV round trip (every call's table is written to a CSV

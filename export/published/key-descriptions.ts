@@ -4,6 +4,7 @@ import { parse } from 'csv-parse/sync';
 import { openReadOnly } from '../../runtime/sql/readonly.js';
 import { databaseFile } from './first-columns.js';
 import { makeSafe, type PublishedInitArguments } from './names.js';
+import { PANDAS_MISSING } from './pandas-reading.js';
 
 /**
  * A starting table's `key_values_and_descriptions` as the published builders list them
@@ -46,32 +47,9 @@ const DTYPES: Record<string, string> = {
   '': 'object',
 };
 
-/** The strings pandas' read_csv takes for a missing value by default (its `na_values`). */
-const PANDAS_NA = new Set([
-  '',
-  '#N/A',
-  '#N/A N/A',
-  '#NA',
-  '-1.#IND',
-  '-1.#QNAN',
-  '-NaN',
-  '-nan',
-  '1.#IND',
-  '1.#QNAN',
-  '<NA>',
-  'N/A',
-  'NA',
-  'NULL',
-  'NaN',
-  'None',
-  'n/a',
-  'nan',
-  'null',
-]);
-
 const dtypeOf = (format: string) => (Object.hasOwn(DTYPES, format) ? DTYPES[format] : 'object');
 
-const missing = (value: string | undefined): value is undefined => value === undefined || PANDAS_NA.has(value);
+const missing = (value: string | undefined): value is undefined => value === undefined || PANDAS_MISSING.has(value);
 
 /** pandas' read_csv of one description file: UTF-8 (its BOM dropped), else Latin-1, as the published loaders retry. */
 export function parseDescriptionCsv(bytes: Uint8Array): DescribedColumn[] {

@@ -174,3 +174,26 @@ async function rowsInJoinOrder(
 
 const answerLabelsOf = (item: EvalItem): readonly string[] =>
   (item.published.answer_labels as string[] | undefined) ?? unconsumedLabels(item.goldCalls);
+
+/** The strings pandas' read_csv takes for a missing value by default (its `na_values`). */
+export const PANDAS_MISSING: ReadonlySet<string> = new Set([
+  '',
+  '#N/A',
+  '#N/A N/A',
+  '#NA',
+  '-1.#IND',
+  '-1.#QNAN',
+  '-NaN',
+  '-nan',
+  '1.#IND',
+  '1.#QNAN',
+  '<NA>',
+  'N/A',
+  'NA',
+  'NULL',
+  'NaN',
+  'None',
+  'n/a',
+  'nan',
+  'null',
+]);
