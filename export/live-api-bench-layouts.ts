@@ -2,7 +2,7 @@ import type { LiveApiBenchLayout } from '../config/schema.js';
 import type { Formulation, ToolSpec } from '../core/model.js';
 import { sharedPart, type PublishedTool, type SequenceExample } from './live-api-bench.js';
 import { keyDescriptions, type KeyDescription } from './published/key-descriptions.js';
-import { INITIALIZE } from './published/names.js';
+import { INITIALIZE } from '../eval/predictions/published-names.js';
 import type { ExportSample } from './sample.js';
 import { perObject } from './shared-parts.js';
 import type { SplitName } from './splits.js';

@@ -19,7 +19,7 @@ import {
   REFERENCE,
   slotView,
   type KeyContext,
-} from './published/names.js';
+} from '../eval/predictions/published-names.js';
 import type { ExportSample } from './sample.js';
 import { bytesOf, checkedOncePerObject, perObject } from './shared-parts.js';
 import type { Piece } from './writer.js';

@@ -1,5 +1,5 @@
 import type { EvalItem } from '../dataset.js';
-import { keyContextOf, keyEnums, KEY_ARGUMENTS, publishedKeyName } from '../../export/published/names.js';
+import { keyContextOf, keyEnums, KEY_ARGUMENTS, publishedKeyName } from './published-names.js';
 
 /**
  * VAKRA's runner records keys as VAKRA's server names a sample's columns (export/published/

@@ -12,7 +12,7 @@ import {
   slotView,
   type KeyContext,
   type PublishedInitArguments,
-} from './names.js';
+} from '../../eval/predictions/published-names.js';
 import type { Dialect } from './dialects.js';
 
 /**

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { openReadOnly } from '../../runtime/sql/readonly.js';
 import { databaseFile } from './first-columns.js';
-import { makeSafe, type PublishedInitArguments } from './names.js';
+import { makeSafe, type PublishedInitArguments } from '../../eval/predictions/published-names.js';
 import { PANDAS_MISSING } from './pandas-reading.js';
 
 /**

@@ -7,7 +7,7 @@ import { emptyFacts, probeSourceFacts } from '../../runtime/slot/source-facts.js
 import { INITIALIZE_TOOL } from '../../runtime/slot/catalog.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { castAffinity } from '../../generators/sql/normalize.js';
-import { slotView } from './names.js';
+import { slotView } from '../../eval/predictions/published-names.js';
 import { unconsumedLabels } from '../../eval/answer-labels.js';
 import type { EvalItem } from '../../eval/dataset.js';
 

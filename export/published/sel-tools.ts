@@ -1,5 +1,10 @@
 import type { SelBinding, ToolCall } from '../../core/model.js';
-import { keyContextOf, NULL_TESTS, PUBLISHED_CONDITIONS, publishedKeyName } from './names.js';
+import {
+  keyContextOf,
+  NULL_TESTS,
+  PUBLISHED_CONDITIONS,
+  publishedKeyName,
+} from '../../eval/predictions/published-names.js';
 
 /**
  * A SEL sample's tools under the names the published runtime serves (IBM/m3-train-eval

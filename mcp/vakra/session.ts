@@ -2,7 +2,12 @@ import type { DatabaseInfo, SqlValue, ToolOutput } from '../../core/model.js';
 import { asStep, type EnvironmentOptions } from '../../eval/environment.js';
 import { vakraHandlePrefix } from '../../eval/predictions/vakra.js';
 import { liveApiBenchJson, PyFloat } from '../../export/live-api-bench.js';
-import { keyContextOf, makeSafe, publishedKeyName, type PublishedInitArguments } from '../../export/published/names.js';
+import {
+  keyContextOf,
+  makeSafe,
+  publishedKeyName,
+  type PublishedInitArguments,
+} from '../../eval/predictions/published-names.js';
 import { ToolSession } from '../../runtime/slot/execute.js';
 import { nl2apiForm, slotFillingForm, type HeldTable } from './calls.js';
 import { GET_DATA, getterName, vakraTools, type VakraTool } from './tools.js';

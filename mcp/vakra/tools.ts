@@ -1,5 +1,5 @@
 import type { ServerType } from './universes.js';
-import { PUBLISHED_CONDITION_NAMES } from '../../export/published/names.js';
+import { PUBLISHED_CONDITION_NAMES } from '../../eval/predictions/published-names.js';
 
 /**
  * The tools VAKRA's capability-1 server lists (IBM/vakra environment/m3/python_tools:

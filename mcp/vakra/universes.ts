@@ -5,7 +5,11 @@ import { UserFacingError } from '../../core/errors.js';
 import type { ToolCall } from '../../core/model.js';
 import { DatasetError, loadEvalDataset, type EvalDataset, type EvalItem } from '../../eval/dataset.js';
 import { vakraUuid } from '../../eval/predictions/vakra-uuid.js';
-import { publishedInitialization, sortedAliases, type PublishedInitArguments } from '../../export/published/names.js';
+import {
+  publishedInitialization,
+  sortedAliases,
+  type PublishedInitArguments,
+} from '../../eval/predictions/published-names.js';
 
 /**
  * VAKRA's tool universes (capability 1): one per sample, named by a uuid, each a starting

@@ -21,7 +21,7 @@ import {
   makeSafe,
   publishedInitialization,
   publishedKeyName,
-} from '../../export/published/names.js';
+} from '../../eval/predictions/published-names.js';
 import { parseDescriptionCsv } from '../../export/published/key-descriptions.js';
 import { REFUSAL } from '../../export/negatives.js';
 import { runExport } from '../../export/run.js';

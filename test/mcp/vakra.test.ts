@@ -11,7 +11,7 @@ import { vakraUuid as universeId } from '../../eval/predictions/vakra-uuid.js';
 import { publishedSequence } from '../../export/published/calls.js';
 import { VAKRA } from '../../export/published/dialects.js';
 import { firstColumnsOf } from '../../export/published/first-columns.js';
-import { publishedInitialization } from '../../export/published/names.js';
+import { publishedInitialization } from '../../eval/predictions/published-names.js';
 import { nl2apiInitialization } from '../../mcp/vakra/universes.js';
 import { DEMO_SOURCE, generateDemo } from '../eval/fixtures.js';
 

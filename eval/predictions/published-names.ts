@@ -4,7 +4,9 @@ import type { SelBinding, ToolCall } from '../../core/model.js';
  * How the published SLOT/SEL runtimes (Live API-Bench's and VAKRA's, one lineage of pandas
  * tools) name what nl2api names otherwise: column keys (`make_safe`, table prefixes, bare
  * columns of one unaliased table), the starting table's `initialize_active_data` arguments,
- * and a SEL call as the SLOT call it binds. Shared by every format that writes for them.
+ * and a SEL call as the SLOT call it binds. Shared by every format that writes for them
+ * (export/published/), by the reader of their agents' calls (vakra-keys.ts) and by
+ * `nl2api mcp --protocol vakra`: so it sits in eval, the lowest of those layers.
  */
 
 // ---------------------------------------------------------------------------------------
