@@ -6,6 +6,7 @@ import { parseConfig } from '../config/load.js';
 import { EXPORT_DEFAULTS } from '../config/schema.js';
 import { runExport, type ExportSummary } from '../export/run.js';
 import { exportSettings } from '../export/settings.js';
+import { vakraReplay, type ReplayFigures } from './vakra-replay.js';
 
 /**
  * `nl2api export` on a generated BIRD dev output (SLOT and SEL from one folder, REST from
@@ -13,7 +14,8 @@ import { exportSettings } from '../export/settings.js';
  * SQL baseline measured in the same bench run), a rerun on the unchanged output (target: it
  * writes nothing), the size of each format's files, token totals, the lines each format left
  * out or refused, and the leakage report of the default split. The bar is a whole export in
- * under 10 s on the bench machine.
+ * under 10 s on the bench machine. Then its VAKRA ground truth replayed through `nl2api mcp
+ * --protocol vakra` as VAKRA's runner and evaluator would run it (vakra-replay.ts), every split.
  */
 
 export const EXPORT_TARGET_MS = 10_000;
@@ -28,6 +30,8 @@ export interface ExportFigures {
   tokens: Record<string, Record<string, { total: number; mean: number; p95: number; max: number; toolShare: number }>>;
   leakage: { sharedDatabases: number; nearDuplicatePairs: number; identicalSqlPairs: number };
   byQuestion: { sharedDatabases: number; nearDuplicatePairs: number; identicalQuestionPairs: number };
+  /** Per formulation, the VAKRA ground truth's records whose replay gave their answer. */
+  vakraReplay: Omit<ReplayFigures, 'problems'>[];
 }
 
 export async function exportBench(sequenceOutput: string, restOutput: string, birdDir: string): Promise<ExportFigures> {
@@ -56,6 +60,10 @@ export async function exportBench(sequenceOutput: string, restOutput: string, bi
       ]),
     );
     const { summary } = cold;
+    const vakra = path.join(work, 'all', 'vakra');
+    const replays: ReplayFigures[] = [];
+    for (const split of readdirSync(vakra).sort())
+      replays.push(...(await vakraReplay(path.join(vakra, split), sequenceOutput, birdDir)));
     return {
       coldMs: Math.round(coldMs),
       rerunMs: Math.round(rerunMs),
@@ -84,10 +92,17 @@ export async function exportBench(sequenceOutput: string, restOutput: string, bi
         nearDuplicatePairs: byQuestion.summary.leakage.nearDuplicateQuestions.pairs,
         identicalQuestionPairs: byQuestion.summary.leakage.identicalQuestions.pairs,
       },
+      vakraReplay: ['slot', 'sel'].map((formulation) => sumReplays(formulation, replays)),
     };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+function sumReplays(formulation: string, replays: readonly ReplayFigures[]): Omit<ReplayFigures, 'problems'> {
+  const mine = replays.filter((r) => r.formulation === formulation);
+  const sum = (field: 'records' | 'equal' | 'calls' | 'seconds') => mine.reduce((n, r) => n + r[field], 0);
+  return { formulation, records: sum('records'), equal: sum('equal'), calls: sum('calls'), seconds: sum('seconds') };
 }
 
 function folderBytes(dir: string): number {
@@ -116,6 +131,9 @@ export function exportLines(figures: ExportFigures, baselineMs: number): string[
           )
           .join(', ')}`,
     ),
+    `  VAKRA ground truth replayed through nl2api mcp --protocol vakra: ${figures.vakraReplay
+      .map((r) => `${r.formulation} ${r.equal}/${r.records} (${r.calls} calls, ${r.seconds.toFixed(1)} s)`)
+      .join(', ')}`,
     `  leakage by-database: ${figures.leakage.sharedDatabases} shared databases, ${figures.leakage.nearDuplicatePairs} near-duplicate question pairs, ${figures.leakage.identicalSqlPairs} identical SQL pairs; by-question: ${figures.byQuestion.sharedDatabases} shared databases, ${figures.byQuestion.nearDuplicatePairs} near-duplicate and ${figures.byQuestion.identicalQuestionPairs} identical question pairs across splits`,
   ];
 }

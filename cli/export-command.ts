@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { EXPORT_DEFAULTS, LIVE_API_BENCH_LAYOUTS } from '../config/schema.js';
+import { EXPORT_DEFAULTS, LIVE_API_BENCH_LAYOUTS, LIVE_API_BENCH_PANDAS } from '../config/schema.js';
 import { FORMULATIONS, type Formulation } from '../core/model.js';
 import { UserFacingError } from '../core/errors.js';
 import { positiveInt } from './args.js';
@@ -33,6 +33,7 @@ interface ExportFlags {
   maxTokens?: number;
   dropOver?: boolean;
   liveApiBenchLayout?: ExportSettings['liveApiBenchLayout'];
+  liveApiBenchPandas?: ExportSettings['liveApiBenchPandas'];
   concurrency?: number;
   sqlWorkers?: number;
   config?: string;
@@ -101,6 +102,12 @@ export function addExportCommand(program: Command): void {
         `Live API-Bench SLOT/SEL files: records (arrays per database), builder (IBM/live-api-bench's builder output), m3 (IBM/m3-train-eval's reader) (default ${EXPORT_DEFAULTS.liveApiBenchLayout})`,
       ).choices([...LIVE_API_BENCH_LAYOUTS]),
     )
+    .addOption(
+      new Option(
+        '--live-api-bench-pandas <version>',
+        `the pandas Live API-Bench's runtime runs on, which orders a join's rows: 2.2 (2.2 and later: the left table's order) or 1.5 (before 2.2, e.g. Debian 12's: grouped by join key) (default ${EXPORT_DEFAULTS.liveApiBenchPandas})`,
+      ).choices([...LIVE_API_BENCH_PANDAS]),
+    )
     .option('--concurrency <n>', withDefault('samples in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
     .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
     .option('--config <file>', 'JSON config file (its `export` block; flags override it)')
@@ -142,6 +149,7 @@ async function runExportCommand(flags: ExportFlags, command: Command): Promise<n
     maxTokens: flags.maxTokens,
     dropOver: flags.dropOver,
     liveApiBenchLayout: flags.liveApiBenchLayout,
+    liveApiBenchPandas: flags.liveApiBenchPandas,
   });
   if (settings.dropOver && settings.maxTokens === undefined)
     throw new UserFacingError('--drop-over needs a budget: --max-tokens <n> (or export.maxTokens in the config)');

@@ -197,6 +197,8 @@ export const EXPORT_DEFAULTS = {
   dropOver: false,
   /** How Live API-Bench's SLOT/SEL files are laid out (export/live-api-bench-layouts.ts): `records`, `builder` or `m3`. */
   liveApiBenchLayout: 'records',
+  /** The pandas Live API-Bench's runtime runs on, for the order of a join's rows: `2.2` and later, or `1.5` (before 2.2). */
+  liveApiBenchPandas: '2.2',
 } as const;
 
 /**
@@ -207,6 +209,14 @@ export const EXPORT_DEFAULTS = {
  */
 export const LIVE_API_BENCH_LAYOUTS = ['records', 'builder', 'm3'] as const;
 export type LiveApiBenchLayout = (typeof LIVE_API_BENCH_LAYOUTS)[number];
+
+/**
+ * The pandas Live API-Bench's runtime merges its starting table with (export/published/
+ * pandas-reading.ts): from 2.2 an inner merge keeps the left table's row order; before, it
+ * groups the rows by join key. The order of an answer of several columns depends on it.
+ */
+export const LIVE_API_BENCH_PANDAS = ['2.2', '1.5'] as const;
+export type LiveApiBenchPandas = (typeof LIVE_API_BENCH_PANDAS)[number];
 
 /** A config's `export` block: `nl2api export`'s settings, each overridden by its flag. */
 export const ExportConfigSchema = z
@@ -228,6 +238,7 @@ export const ExportConfigSchema = z
     maxTokens: z.number().int().min(1).optional(),
     dropOver: z.boolean().optional(),
     liveApiBenchLayout: z.enum(LIVE_API_BENCH_LAYOUTS).optional(),
+    liveApiBenchPandas: z.enum(LIVE_API_BENCH_PANDAS).optional(),
   })
   .strict();
 export type ExportConfig = z.infer<typeof ExportConfigSchema>;

@@ -3,6 +3,7 @@ import type { EvalItem } from '../eval/dataset.js';
 import { openEpisode, shown, type EnvironmentOptions } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
 import { keysForInitialization } from '../runtime/slot/specs.js';
+import type { LiveApiBenchPandas } from '../config/schema.js';
 import { pandasReading, type PandasReading } from './published/pandas-reading.js';
 import { negativeOf, rememberingCalls, type NegativeVerdict, type TriedCalls } from './negatives.js';
 
@@ -29,10 +30,10 @@ export interface GoldRun {
   pandas?: PandasReading;
 }
 
-/** What a gold run computes beside the outputs: the question's negative, the Live API-Bench runtime's reading of the data. */
+/** What a gold run computes beside the outputs: the question's negative, the Live API-Bench runtime's reading of the data (for the pandas it runs on). */
 export interface GoldRunNeeds {
   negative: boolean;
-  pandas: boolean;
+  pandas?: LiveApiBenchPandas;
 }
 
 /** A call's output failed where verification had it succeed: the dataset and its databases disagree. */
@@ -81,6 +82,7 @@ export async function runGold(
             executor: env!.executor,
             pool: env!.pool,
             timeoutMs: env!.timeoutMs,
+            pandas: needs.pandas,
           }),
         }
       : {};

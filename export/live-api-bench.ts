@@ -595,7 +595,9 @@ function answerDepartures(sample: ExportSample): string[] {
       departures.push('several columns, no ORDER BY: the runtime compares rows in its order, which is not SQL');
     else if (startingTables(item) > 1)
       departures.push(
-        "several columns of a join: pandas before 2.2 orders a merge's rows by key, not as the left table",
+        sample.pandas?.pandas === '1.5'
+          ? "several columns of a join: pandas 2.2 and later keep the left table's order, not the merge's by key"
+          : "several columns of a join: pandas before 2.2 orders a merge's rows by key, not as the left table",
       );
   }
   return departures;

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import pLimit from 'p-limit';
-import type { Config } from '../config/schema.js';
+import { EXPORT_DEFAULTS, type Config } from '../config/schema.js';
 import { groupBy } from '../core/group.js';
 import { hashJson, sha256 } from '../core/hash.js';
 import { orderedFormulations, type Formulation } from '../core/model.js';
@@ -220,7 +220,9 @@ async function runAllGold(
   const executor = memoizeExecutor(pool);
   let done = 0;
   // Only the Live API-Bench records are written for its runtime's pandas.
-  const pandas = options.formats.includes('live-api-bench');
+  const pandas = options.formats.includes('live-api-bench')
+    ? (options.liveApiBenchPandas ?? EXPORT_DEFAULTS.liveApiBenchPandas)
+    : undefined;
   try {
     for (const { source, dataset } of datasets) {
       const entries = kept.filter((e) => e.source === source && e.item.formulation === dataset.formulation);

@@ -1,5 +1,5 @@
 import type { ExportConfig } from '../config/schema.js';
-import { EXPORT_DEFAULTS, type LiveApiBenchLayout } from '../config/schema.js';
+import { EXPORT_DEFAULTS, type LiveApiBenchLayout, type LiveApiBenchPandas } from '../config/schema.js';
 import type { Formulation } from '../core/model.js';
 import type { SplitShares } from './splits.js';
 
@@ -26,6 +26,8 @@ export interface ExportSettings {
   dropOver: boolean;
   /** How Live API-Bench's SLOT/SEL files are laid out (REST's are the same in every layout); default `records`. */
   liveApiBenchLayout?: LiveApiBenchLayout;
+  /** The pandas Live API-Bench's runtime runs on: the order of a join's rows (default `2.2`). */
+  liveApiBenchPandas?: LiveApiBenchPandas;
 }
 
 export function exportSettings(config: ExportConfig | undefined, flags: Partial<ExportSettings>): ExportSettings {
@@ -46,5 +48,6 @@ export function exportSettings(config: ExportConfig | undefined, flags: Partial<
     ...(maxTokens !== undefined ? { maxTokens } : {}),
     dropOver: pick('dropOver', EXPORT_DEFAULTS.dropOver),
     liveApiBenchLayout: pick('liveApiBenchLayout', EXPORT_DEFAULTS.liveApiBenchLayout),
+    liveApiBenchPandas: pick('liveApiBenchPandas', EXPORT_DEFAULTS.liveApiBenchPandas),
   };
 }

@@ -10,6 +10,7 @@ import { castAffinity } from '../../generators/sql/normalize.js';
 import { slotView } from '../../eval/predictions/published-names.js';
 import { unconsumedLabels } from '../../eval/answer-labels.js';
 import type { EvalItem } from '../../eval/dataset.js';
+import type { LiveApiBenchPandas } from '../../config/schema.js';
 
 /**
  * What the Live API-Bench runtime (IBM/m3-train-eval invocable_api_hub) makes of a sample's
@@ -40,6 +41,8 @@ export interface ColumnReading {
 }
 
 export interface PandasReading {
+  /** The pandas these were read for. */
+  pandas: LiveApiBenchPandas;
   /** Per starting key (nl2api's name) of the sample's starting tables. */
   columns: Record<string, ColumnReading>;
   /**
@@ -55,6 +58,8 @@ export interface ReadingContext {
   executor: SqlExecutor;
   pool: ToolPool;
   timeoutMs: number;
+  /** The pandas the runtime runs on: the order of its merges' rows. */
+  pandas: LiveApiBenchPandas;
 }
 
 export async function pandasReading(item: EvalItem, context: ReadingContext): Promise<PandasReading> {
@@ -79,7 +84,7 @@ export async function pandasReading(item: EvalItem, context: ReadingContext): Pr
           context,
         )
       : undefined;
-  return { columns, ...(joinOrderRows ? { joinOrderRows } : {}) };
+  return { pandas: context.pandas, columns, ...(joinOrderRows ? { joinOrderRows } : {}) };
 }
 
 /** One scan per table (cached by database content): per column, how the runtime reads it back. */
@@ -139,14 +144,17 @@ export function columnReading(
 /**
  * The answer columns' values row by row, computed as nl2api's runtime computes them but with
  * the starting table enumerated in join order (no planner nesting): each joined table's rows
- * nested inside the previous ones', in rowid order. Undefined when the calls do not compile.
+ * nested inside the previous ones', in rowid order, which is pandas' order from 2.2; for pandas
+ * before 2.2 (`'1.5'`), its merges' order instead (mergeOrderOf). Undefined when the calls do
+ * not compile alone, or the order cannot be known.
  */
 async function rowsInJoinOrder(
   initialization: readonly ToolCall[],
   calls: readonly ToolCall[],
   answerLabels: readonly string[],
-  { db, executor, pool, timeoutMs }: ReadingContext,
+  context: ReadingContext,
 ): Promise<SqlValue[][] | undefined> {
+  const { db, executor, pool, timeoutMs } = context;
   const facts = emptyFacts();
   await probeSourceFacts(db, pool, initialization, executor, timeoutMs, facts);
   facts.sourceOrders.clear();
@@ -158,18 +166,94 @@ async function rowsInJoinOrder(
     return undefined;
   }
   const columns: SqlValue[][] = [];
+  let identities: SqlValue[][] | undefined;
   for (const label of answerLabels) {
-    const relation = compiler.relation(label);
+    const relation = compiler.relation(label, { withOrder: identities === undefined });
     const result = await executor.run({ dbPath: db.path, sql: relation.sql, params: relation.params, timeoutMs });
-    const output = materialize(result, relation.kind);
+    const width = relation.keys.length;
+    if (relation.orderColumns) identities = result.rows.map((row) => row.slice(width));
+    const output = materialize({ ...result, rows: result.rows.map((row) => row.slice(0, width)) }, relation.kind);
     if (output.kind === 'scalar') return undefined;
     if (output.kind === 'list') columns.push(output.values);
     else output.columns.forEach((_, c) => columns.push(output.rows.map((row) => row[c])));
+    if (relation.orderColumns && !relation.orderColumns.every((column, i) => column === `__rid_${i + 1}`))
+      identities = []; // not one rowid per joined table: the merge order is not known
   }
   if (columns.length < 2) return undefined;
   const length = columns[0]?.length ?? 0;
   if (columns.some((column) => column.length !== length)) return undefined;
-  return Array.from({ length }, (_, i) => columns.map((column) => column[i]));
+  const rows = Array.from({ length }, (_, i) => columns.map((column) => column[i]));
+  if (context.pandas !== '1.5') return rows;
+  const [init] = initialization;
+  const order = identities?.length === length && init ? await mergeOrderOf(init, context) : undefined;
+  if (!order) return undefined;
+  const position = (i: number) => order.get(identities![i].join(',')) ?? Infinity;
+  return rows
+    .map((row, i) => ({ row, at: position(i) }))
+    .sort((a, b) => a.at - b.at)
+    .map(({ row }) => row);
+}
+
+/**
+ * pandas before 2.2: the position of each row of the starting table (its joined tables'
+ * rowids, `1,7,3`) as its inner merges order them. A merge of the table so far with the next
+ * one groups its rows by join key, keys in the order they first occur on the left, each
+ * group's left rows in their order, each with the matching right rows in theirs. Undefined
+ * for a join pandas does not make of one equality per table, or past a million rows.
+ */
+async function mergeOrderOf(init: ToolCall, context: ReadingContext): Promise<Map<string, number> | undefined> {
+  const refs = (init.arguments.tables ?? []) as StartingTableRef[];
+  const joins = (init.arguments.joins ?? []) as { on?: { left: string; right: string }[] }[];
+  const aliases = refs.map((ref) => ref.alias.toLowerCase());
+  const split = (qualified: string) => {
+    const dot = qualified.indexOf('.');
+    return { table: aliases.indexOf(qualified.slice(0, dot).toLowerCase()), column: qualified.slice(dot + 1) };
+  };
+  let merged: number[][] = (await tableRows(refs[0].table, [], context)).map(({ rowid }) => [rowid]);
+  for (const [i, join] of joins.entries()) {
+    const [on] = join.on ?? [];
+    if (!on || join.on!.length !== 1) return undefined;
+    const [a, b] = [split(on.left), split(on.right)];
+    const [left, right] = a.table === i + 1 ? [b, a] : [a, b];
+    if (right.table !== i + 1 || left.table < 0 || left.table > i) return undefined;
+    const leftValues = new Map(
+      (await tableRows(refs[left.table].table, [left.column], context)).map((r) => [r.rowid, r.values[0]]),
+    );
+    const matches = new Map<string, number[]>();
+    for (const r of await tableRows(refs[i + 1].table, [right.column], context)) {
+      if (r.values[0] === null) continue;
+      const key = String(r.values[0]);
+      (matches.get(key) ?? matches.set(key, []).get(key)!).push(r.rowid);
+    }
+    const groups = new Map<string, number[][]>();
+    for (const row of merged) {
+      const value = leftValues.get(row[left.table]) ?? null;
+      if (value === null || !matches.has(String(value))) continue;
+      const key = String(value);
+      (groups.get(key) ?? groups.set(key, []).get(key)!).push(row);
+    }
+    merged = [...groups].flatMap(([key, rows]) => rows.flatMap((row) => matches.get(key)!.map((rid) => [...row, rid])));
+    if (merged.length > MAX_MERGED_ROWS) return undefined;
+  }
+  return new Map(merged.map((row, position) => [row.join(','), position]));
+}
+
+const MAX_MERGED_ROWS = 1_000_000;
+
+/** A table's rows in scan (rowid) order: each one's rowid and the named columns' values. */
+async function tableRows(
+  table: string,
+  columns: readonly string[],
+  { db, executor, timeoutMs }: ReadingContext,
+): Promise<{ rowid: number; values: SqlValue[] }[]> {
+  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
+  const result = await executor.run({
+    dbPath: db.path,
+    sql: `SELECT rowid, ${[...columns.map(quote), 'NULL'].join(', ')} FROM ${quote(table)} ORDER BY rowid`,
+    params: [],
+    timeoutMs,
+  });
+  return result.rows.map((row) => ({ rowid: Number(row[0]), values: row.slice(1) }));
 }
 
 const answerLabelsOf = (item: EvalItem): readonly string[] =>

@@ -52,6 +52,8 @@ export interface CompiledRelation {
   sql: string;
   /** Bound parameters of `sql`, in textual order. */
   params: SqlParam[];
+  /** Asked for: the hidden columns after the keys that order the rows. */
+  orderColumns?: string[];
 }
 
 export interface DerivedKey {
@@ -119,13 +121,18 @@ export class SlotCompiler {
     return [...this.rels.keys()];
   }
 
-  relation(label: string): CompiledRelation {
+  /**
+   * `withOrder`: each row also carries the values it is ordered by (after the keys, in
+   * `orderColumns`): an unsorted table's are its source rows' identities.
+   */
+  relation(label: string, { withOrder = false }: { withOrder?: boolean } = {}): CompiledRelation {
     const rel = this.rels.get(label);
     if (!rel) throw new ToolError('bad_reference', label, `no output labelled "${label}"`);
+    const ordering = withOrder && rel.kind !== 'scalar' ? rel.order.map((term) => term.column) : [];
     const select =
       rel.kind === 'scalar'
         ? sql`SELECT "__v" FROM ${cte(rel.cte)}`
-        : sql`SELECT ${join(rel.keys.map(ident), ', ')} FROM ${cte(rel.cte)} ORDER BY ${orderBy(rel.order)}`;
+        : sql`SELECT ${join([...rel.keys, ...ordering].map(ident), ', ')} FROM ${cte(rel.cte)} ORDER BY ${orderBy(rel.order)}`;
     const query = this.withCtes(select);
     return {
       label,
@@ -135,6 +142,7 @@ export class SlotCompiler {
       sorted: rel.sorted,
       sql: query.sql,
       params: query.params,
+      ...(withOrder ? { orderColumns: ordering } : {}),
     };
   }
 

@@ -4,7 +4,13 @@ import { columnReading, pandasReading } from '../../export/published/pandas-read
 import { createDb, createTestDb, INIT_JOIN, prng, int, type TestDb } from '../runtime/helpers.js';
 import type { SqlValue, ToolCall } from '../../core/model.js';
 
-const context = (t: TestDb) => ({ db: t.info, executor: t.executor, pool: 'extended' as const, timeoutMs: 5_000 });
+const context = (t: TestDb, pandas: '2.2' | '1.5' = '2.2') => ({
+  db: t.info,
+  executor: t.executor,
+  pool: 'extended' as const,
+  timeoutMs: 5_000,
+  pandas,
+});
 
 /** A SLOT item over `init` whose answer is the listed retrievals, with `rows` as its gold. */
 function item(init: ToolCall, calls: ToolCall[], answerLabels: string[], rows: SqlValue[][]): EvalItem {
@@ -104,6 +110,82 @@ describe("how the Live API-Bench runtime's pandas reads a sample's data", () => 
       } finally {
         await t.cleanup();
       }
+    }
+  });
+
+  test("for pandas before 2.2, a merge's rows grouped by key as pandas 1.5.3 gives them", async () => {
+    // pandas 1.5.3, merge(L, R, left_on='k', right_on='k2', how='inner'), read off the real
+    // library: [(a, x), (a, y), (c, x), (c, y), (b, w), (b, z), (e, w), (e, z)]; 2.2 and later
+    // keep L's order: a, b, c, e.
+    const t = createDb({
+      L: {
+        columns: [
+          ['k', 'INTEGER'],
+          ['l', 'TEXT'],
+        ],
+        rows: [
+          [2, 'a'],
+          [1, 'b'],
+          [2, 'c'],
+          [3, 'd'],
+          [1, 'e'],
+        ],
+      },
+      R: {
+        columns: [
+          ['k2', 'INTEGER'],
+          ['r', 'TEXT'],
+        ],
+        rows: [
+          [1, 'w'],
+          [2, 'x'],
+          [2, 'y'],
+          [1, 'z'],
+        ],
+      },
+    });
+    try {
+      const init: ToolCall = {
+        name: 'initialize_active_data',
+        label: 'starting_table_var',
+        arguments: {
+          database: 'test',
+          tables: [
+            { alias: 'T1', table: 'L' },
+            { alias: 'T2', table: 'R' },
+          ],
+          joins: [{ type: 'inner', alias: 'T2', on: [{ left: 'T1.k', right: 'T2.k2' }] }],
+        },
+      };
+      const calls: ToolCall[] = [
+        { name: 'retrieve_data', label: 'A', arguments: { data_source: '$starting_table_var$', key_name: 'L_l' } },
+        { name: 'retrieve_data', label: 'B', arguments: { data_source: '$starting_table_var$', key_name: 'R_r' } },
+      ];
+      const gold = [
+        ['e', 'z'],
+        ['a', 'x'],
+        ['b', 'w'],
+        ['c', 'y'],
+        ['a', 'y'],
+        ['c', 'x'],
+        ['e', 'w'],
+        ['b', 'z'],
+      ];
+      const old = await pandasReading(item(init, calls, ['A', 'B'], gold), context(t, '1.5'));
+      expect(old.joinOrderRows).toEqual([
+        ['a', 'x'],
+        ['a', 'y'],
+        ['c', 'x'],
+        ['c', 'y'],
+        ['b', 'w'],
+        ['b', 'z'],
+        ['e', 'w'],
+        ['e', 'z'],
+      ]);
+      const current = await pandasReading(item(init, calls, ['A', 'B'], gold), context(t));
+      expect(current.joinOrderRows?.map(([l]) => l)).toEqual(['a', 'a', 'b', 'b', 'c', 'c', 'e', 'e']);
+    } finally {
+      await t.cleanup();
     }
   });
 
