@@ -21,8 +21,9 @@ import type { RecordCalls } from './formats.js';
  * `data_source`, `data_label_2` → `other_data_source`, `aggregation_operation` →
  * `aggregation_type`; SEL's `compute_data_<agg>` → `aggregate_data_<agg>`, getters
  * `get_<key>s` → `get_<key>`, `transform_data_to_<op>` → `transform_data_<op>`;
- * `concatenate_data` → `combine_data` (union all); `Calculator` → `calculate`. Keys pass as
- * written (VAKRA's `<table>_<column>` keys are nl2api's). `select_unique_values` over a
+ * `concatenate_data` → `combine_data` (union all); `Calculator` → `calculate`; a comparison
+ * with None → a null test. Keys pass as written here; once the record's item is known they are
+ * put in nl2api's names (vakra-keys.ts). `select_unique_values` over a
  * literal list and `truncate` have no nl2api form: they are kept as written, and refused when
  * replayed, as any unknown tool is. REST calls (capability 2) are an operationId and its
  * query parameters, nl2api's own form.
