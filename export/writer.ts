@@ -1,5 +1,6 @@
+import { makeDirectoryAsync } from '../core/directories.js';
 import { createHash } from 'node:crypto';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256 } from '../core/hash.js';
 import { temporarySibling, writeFileAtomic } from '../pipeline/files.js';
@@ -93,7 +94,7 @@ const BATCH_BYTES = 1 << 22;
 const MAX_BUFFERS = 1024;
 
 async function streamToTemporary(file: string, pieces: Iterable<Piece>): Promise<{ tmp: string; hash: string }> {
-  await mkdir(path.dirname(file), { recursive: true });
+  await makeDirectoryAsync(path.dirname(file));
   const tmp = temporarySibling(file);
   const handle = await open(tmp, 'w');
   const hash = createHash('sha256');

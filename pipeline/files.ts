@@ -1,6 +1,7 @@
+import { makeDirectory, makeDirectoryAsync } from '../core/directories.js';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -8,7 +9,7 @@ import path from 'node:path';
  * so a reader or a killed run never sees a half-written output file.
  */
 export async function writeFileAtomic(file: string, content: string | Uint8Array): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
+  await makeDirectoryAsync(path.dirname(file));
   const tmp = temporarySibling(file);
   try {
     await writeFile(tmp, content);
@@ -56,7 +57,7 @@ export function isAlive(pid: number): boolean {
 export async function buildDirectoryOnce(final: string, build: (dir: string) => Promise<void>): Promise<string> {
   if (existsSync(final)) return final;
   const parent = path.dirname(final);
-  mkdirSync(parent, { recursive: true });
+  makeDirectory(parent);
   const prefix = `${path.basename(final)}.building-`;
   for (const name of readdirSync(parent)) {
     if (name.startsWith(prefix) && !isAlive(Number(name.slice(prefix.length)))) {

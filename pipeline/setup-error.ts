@@ -1,4 +1,5 @@
-import { mkdirSync, mkdtempSync, rmdirSync, statSync } from 'node:fs';
+import { makeDirectory } from '../core/directories.js';
+import { mkdtempSync, rmdirSync, statSync } from 'node:fs';
 import { UserFacingError } from '../core/errors.js';
 import path from 'node:path';
 
@@ -18,7 +19,7 @@ export class SetupError extends UserFacingError {
  */
 export function ensureWritableDir(dir: string, what: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeDirectory(dir);
     rmdirSync(mkdtempSync(path.join(dir, '.nl2api-write-check-')));
   } catch (error) {
     throw new SetupError(`${what} ${dir} cannot be written: ${whyNotWritable(dir, error as NodeJS.ErrnoException)}`);
@@ -30,6 +31,8 @@ function whyNotWritable(dir: string, error: NodeJS.ErrnoException): string {
   if (file) return `${file} is a file, not a folder`;
   if (error.code === 'EACCES' || error.code === 'EPERM') return 'permission denied';
   if (error.code === 'EROFS') return 'read-only file system';
+  // Under a folder that exists (the walk created the rest): the filesystem makes no folders there (procfs, say).
+  if (error.code === 'ENOENT' && error.path) return `the filesystem would not create ${error.path}`;
   return error.message;
 }
 

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { makeDirectory } from '../../core/directories.js';
+
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -66,7 +67,7 @@ export class RunStore implements OutcomeStore {
   private lastCommit = 0;
 
   constructor(options: RunStoreOptions) {
-    mkdirSync(options.dir, { recursive: true });
+    makeDirectory(options.dir);
     this.db = new Database(path.join(options.dir, 'run-store.sqlite'));
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');

@@ -1,5 +1,6 @@
+import { makeDirectory } from '../../core/directories.js';
 import { createHash } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { VariantTableRequest, VariantTableResult } from './executor.js';
@@ -32,7 +33,7 @@ export function buildVariantTable(request: VariantTableRequest): VariantTableRes
   try {
     const table = tableOf(source, request.table);
     if (!table) return 'unsupported';
-    mkdirSync(path.dirname(request.file), { recursive: true });
+    makeDirectory(path.dirname(request.file));
     const temporary = `${request.file}.${process.pid}.${Date.now()}.tmp`;
     try {
       writeVariant(source, table, request, temporary);

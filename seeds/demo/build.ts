@@ -5,7 +5,8 @@
  *
  *   npx tsx seeds/demo/build.ts [outDir]      (default: next to this script)
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { makeDirectory } from '../../core/directories.js';
+import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -436,7 +437,7 @@ function main(): void {
   const root = process.argv[2] ?? dirname(fileURLToPath(import.meta.url));
   for (const db of DATABASES) {
     const dir = join(root, 'dev_databases', db.dbId);
-    mkdirSync(join(dir, 'database_description'), { recursive: true });
+    makeDirectory(join(dir, 'database_description'));
     const rows = GENERATORS[db.dbId](prng(SEEDS[db.dbId]));
     writeSqlite(join(dir, `${db.dbId}.sqlite`), db, rows);
     for (const table of db.tables)

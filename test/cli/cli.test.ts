@@ -154,6 +154,26 @@ describe('nl2api CLI', () => {
     expect(readdirSync(out)).toEqual([]); // checked before the run: nothing was written
   });
 
+  // procfs answers ENOENT to mkdir under a folder that exists, where node's recursive mkdir spins forever.
+  (existsSync('/proc/self') ? test : test.skip)(
+    'an --out on a filesystem that makes no folders (/proc/x) exits 1 in one line, at once',
+    () => {
+      const started = Date.now();
+      const generate = cli('generate', '--source', demo, '--out', '/proc/x');
+      expect([generate.code, generate.stderr]).toEqual([
+        1,
+        'nl2api: output folder (--out) /proc/x cannot be written: the filesystem would not create /proc/x\n',
+      ]);
+      const exported = cli('export', '--from', path.join(dir, 'none'), '--source', demo, '--out', '/proc/x/y');
+      expect([exported.code, exported.stderr]).toEqual([
+        1,
+        'nl2api: the export folder /proc/x/y cannot be written: the filesystem would not create /proc/x\n',
+      ]);
+      // Each exits as soon as it starts (the bar is 2 s; a loaded machine gets the rest).
+      expect(Date.now() - started).toBeLessThan(30_000);
+    },
+  );
+
   const unprivileged = unprivilegedUser();
   (unprivileged ? test : test.skip)('a read-only --out exits 1 in one line before any work', () => {
     const readOnly = path.join(dir, 'read-only');
