@@ -1,6 +1,7 @@
 import type { DatabaseInfo, ToolCall, ToolOutput, ToolPool } from '../core/model.js';
 import { callOverHttp } from '../pipeline/stages/rest-execute.js';
-import type { ArgumentValue } from '../runtime/rest/spec.js';
+import { argumentTypeProblem } from '../runtime/rest/parameters.js';
+import type { ArgumentValue, ParameterSpec } from '../runtime/rest/spec.js';
 import { executeSequence, ToolSession } from '../runtime/slot/execute.js';
 import { executeSelSequence, SelToolSession } from '../runtime/sel/execute.js';
 import { ToolError } from '../runtime/slot/errors.js';
@@ -47,8 +48,8 @@ export interface EnvironmentOptions {
   timeoutMs: number;
   /** REST: the served endpoints' base URL. */
   restUrl?: string;
-  /** REST: each operationId's path, per database. */
-  restPaths?: ReadonlyMap<string, ReadonlyMap<string, string>>;
+  /** REST: each operationId's path and parameters, per database. */
+  restEndpoints?: ReadonlyMap<string, ReadonlyMap<string, { path: string; parameters: readonly ParameterSpec[] }>>;
 }
 
 /** Rows of a tool's output a model is shown (and the trace keeps); one more tells that there are more. */
@@ -169,9 +170,10 @@ export async function asStep(run: () => Promise<ToolOutput>): Promise<StepResult
 }
 
 function restEpisode(dbId: string, options: EnvironmentOptions): Episode {
-  const { restUrl, restPaths } = options;
-  if (!restUrl || !restPaths) throw new Error('REST evaluation without a served API');
-  const paths = restPaths.get(dbId) ?? new Map<string, string>();
+  const { restUrl, restEndpoints } = options;
+  if (!restUrl || !restEndpoints) throw new Error('REST evaluation without a served API');
+  const endpoints =
+    restEndpoints.get(dbId) ?? new Map<string, { path: string; parameters: readonly ParameterSpec[] }>();
   const episode: Episode = {
     runAll: async (calls) => {
       const results: StepResult[] = [];
@@ -182,10 +184,20 @@ function restEpisode(dbId: string, options: EnvironmentOptions): Episode {
       return { results };
     },
     call: async (call) => {
-      const path = paths.get(call.name);
-      if (!path) return { ok: false, kind: 'tool:unknown_tool', error: `unknown endpoint "${call.name}"` };
+      const endpoint = endpoints.get(call.name);
+      if (!endpoint) return { ok: false, kind: 'tool:unknown_tool', error: `unknown endpoint "${call.name}"` };
+      // A value of the wrong type never reaches the endpoint (the server refuses the rest: unknown names, text that is no number).
+      for (const [name, value] of Object.entries(call.arguments)) {
+        const param = endpoint.parameters.find((p) => p.name === name);
+        const problem = param && argumentTypeProblem(name, value, param);
+        if (problem) return { ok: false, kind: 'tool:wrong_type', error: problem };
+      }
       const args = Object.fromEntries(Object.entries(call.arguments).map(([name, value]) => [name, queryValue(value)]));
-      const response = await callOverHttp(restUrl, { name: call.name, path, arguments: args }, options.timeoutMs);
+      const response = await callOverHttp(
+        restUrl,
+        { name: call.name, path: endpoint.path, arguments: args },
+        options.timeoutMs,
+      );
       if (response.status === 200) return { ok: true, output: response };
       const message = (response.body as { error?: { message?: string } } | null)?.error?.message;
       return { ok: false, kind: `http_${response.status}`, error: message ?? `HTTP ${response.status}` };

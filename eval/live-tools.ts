@@ -62,10 +62,10 @@ export async function openLiveTools(
       });
       opened.unshift(['the REST server', () => server.close()]);
       environment.restUrl = server.url;
-      environment.restPaths = new Map(
+      environment.restEndpoints = new Map(
         [...dataset.databases].map(([db, { endpoints }]) => [
           db,
-          new Map((endpoints ?? []).map((e) => [e.operationId, e.path])),
+          new Map((endpoints ?? []).map((e) => [e.operationId, { path: e.path, parameters: e.parameters }])),
         ]),
       );
     }

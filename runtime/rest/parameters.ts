@@ -68,6 +68,32 @@ export function valueFitsType(value: unknown, type: ParameterSpec['type']): valu
   }
 }
 
+/**
+ * Why a value a tool call gives (JSON, from an MCP client or a model) is not of the parameter's
+ * type, in one line; undefined when it is, or when only the server can tell (text for a number
+ * is a query string's own form: the server reads it and refuses what is not a number). A list,
+ * an object or null is never a query parameter; a number or a boolean is not text.
+ */
+export function argumentTypeProblem(name: string, value: unknown, param: ParameterSpec): string | undefined {
+  const given =
+    value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : typeof value;
+  if (
+    given === 'null' ||
+    given === 'a list' ||
+    given === 'an object' ||
+    (param.type === 'string' && given !== 'string')
+  )
+    return `argument '${name}' must be ${ARTICLED[param.type]}, not ${given === 'number' || given === 'boolean' ? `a ${given}` : given}`;
+  return undefined;
+}
+
+const ARTICLED: Record<ParameterSpec['type'], string> = {
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'a boolean',
+};
+
 /** Names in a parsed query whose name or value is not valid text (parseQuery): the validator refuses them. */
 export const MALFORMED = Symbol('malformed');
 export type ParsedQuery = Record<string, string | string[]> & { [MALFORMED]?: string[] };

@@ -89,6 +89,40 @@ describe.each(['slot', 'sel', 'rest'] as Formulation[])('%s over Streamable HTTP
   );
 });
 
+test('REST over MCP: a value of the wrong type for any parameter of any endpoint is a tool error, never a request', async () => {
+  const dataset = await loadEvalDataset(path.join(root, 'dataset'), { formulation: 'rest' });
+  const live = await openLiveTools(dataset, DEMO_SOURCE, parseConfig({ progress: 'none' }));
+  let refused = 0;
+  try {
+    for (const db of DBS) {
+      const server = await serveHttp(() =>
+        createMcpServer({ dataset, db, environment: live.environment, maxRows: 10 }),
+      );
+      const client = await httpClient(server.url);
+      try {
+        for (const endpoint of dataset.databases.get(db)!.endpoints ?? [])
+          for (const param of endpoint.parameters) {
+            const wrong: unknown[] = [[1, [2]], { a: 1 }, null, ...(param.type === 'string' ? [7, true] : [])];
+            for (const value of wrong) {
+              const result = await client.callTool({ name: endpoint.operationId, arguments: { [param.name]: value } });
+              expect({ isError: result.isError, text: text(result) }).toEqual({
+                isError: true,
+                text: expect.stringMatching(new RegExp(`^tool:wrong_type: argument '${param.name}' must be an? \\w+, not `)),
+              });
+              refused++;
+            }
+          }
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    }
+  } finally {
+    await live.close();
+  }
+  expect(refused).toBeGreaterThan(0);
+}, 120_000);
+
 test('over stdio: `nl2api mcp` as the client starts it is one session, its labelled outputs kept across calls', async () => {
   // The built CLI (`npm test` builds first), as the other CLI tests run it: through tsx, each session's
   // process and its SQL workers spent a second or more transpiling the sources.
