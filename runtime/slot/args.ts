@@ -59,6 +59,9 @@ export class Args {
     if (typeof value !== 'number' || !Number.isInteger(value)) {
       this.fail('wrong_type', `argument "${name}" must be an integer`);
     }
+    // 1e308 is an integer to JavaScript; SQLite binds none past 64 bits (its driver's own message otherwise).
+    if (!Number.isSafeInteger(value))
+      this.fail('bad_value', `argument "${name}" is ${value}; it must lie within ±${Number.MAX_SAFE_INTEGER}`);
     return value;
   }
 

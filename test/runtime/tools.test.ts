@@ -162,6 +162,8 @@ describe('ToolError codes', () => {
     ],
     ['wrong_type', [c('sort_data', 'a', { data_source: S, key_name: 'place_pop', ascending: 'yes' })]],
     ['wrong_type', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop', limit: 1.5 })]],
+    // An integer to JavaScript that SQLite cannot bind: refused by the tool, not by the driver.
+    ['bad_value', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop', limit: 1e308 })]],
     [
       'wrong_type',
       [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value: { x: 1 } })],
