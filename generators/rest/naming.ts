@@ -38,12 +38,19 @@ export function operationSlug(operationId: string): string {
   return slug(words(operationId).join('-'));
 }
 
-/** Cuts a camelCase identifier to `max` characters at a word boundary. */
+/**
+ * Cuts a camelCase identifier to `max` characters: before a connective (`And`, `By`, `With`,
+ * `Of`, `For`, `In`), so that what is left names whole phrases (`…ByGenderAndMinBirthDateYear`,
+ * not `…AndMaxBirth`, nor a dangling `…And`); else at a word boundary. The words cut off are
+ * the parameters' and fields' own descriptions' to tell.
+ */
 export function truncateIdentifier(id: string, max = 64): string {
   if (id.length <= max) return id;
-  const cut = id.slice(0, max);
-  const boundary = Math.max(...[...cut.matchAll(/[A-Z_]/g)].map((m) => m.index ?? 0));
-  return boundary > max / 2 ? cut.slice(0, boundary) : cut;
+  const within = (boundaries: number[]) => Math.max(0, ...boundaries.filter((at) => at <= max && at > max / 2));
+  const phrase = within([...id.matchAll(/(?<=[a-z0-9])(?:And|By|With|Of|For|In)(?=[A-Z])/g)].map((m) => m.index));
+  if (phrase > 0) return id.slice(0, phrase);
+  const word = within([...id.matchAll(/(?<=[a-z0-9])(?=[A-Z_])/g)].map((m) => m.index));
+  return word > 0 ? id.slice(0, word) : id.slice(0, max);
 }
 
 /** Cuts text to `max` characters with an ellipsis. */

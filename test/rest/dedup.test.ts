@@ -100,7 +100,7 @@ describe('dedupEndpoints', () => {
     );
     const names = result.canonical.map((s) => s.operationId);
     expect(names).toEqual([
-      'getSchoolsByCountyCountyNameBySchoolEnrollmentAboveNameOf',
+      'getSchoolsByCountyCountyNameBySchoolEnrollmentAboveName',
       'getSchoolsBySchoolEnrollmentBelow',
       'getSchoolsCodeOfSchool',
       'GETSCHOOLSByCountyCountyNameNot',

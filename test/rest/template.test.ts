@@ -3,6 +3,7 @@ import type { DatabaseInfo } from '../../core/model.js';
 import { checkEndpointSpec } from '../../generators/rest/format-check.js';
 import { ENDPOINT_PATH, OPERATION_ID, type SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { synthesizeFromTemplate } from '../../generators/rest/template.js';
+import { truncateIdentifier } from '../../generators/rest/naming.js';
 import { bindPlaceholders } from '../../runtime/rest/bind.js';
 import { querystringSchema } from '../../runtime/rest/parameters.js';
 import { Ajv } from 'ajv';
@@ -148,5 +149,28 @@ describe('synthesizeFromTemplate', () => {
   test('unparseable SQL is synth_failed', () => {
     const outcome = synthesizeFromTemplate(instance('SELECT nope FROM school'), db, 'test');
     expect(outcome).toMatchObject({ ok: false, category: 'synth_failed' });
+  });
+});
+
+describe('an operationId past 64 characters', () => {
+  test('is cut before a connective, naming whole phrases; else at a word boundary', () => {
+    // Seen on BIRD dev: a plain 64-character cut left `…AndMaxBirth` and `…MinDatePartAnd`.
+    expect(truncateIdentifier('getClientIdAndAccountIdByRegionAndMinBirthDateYearAndMaxBirthDateYear')).toBe(
+      'getClientIdAndAccountIdByRegionAndMinBirthDateYear',
+    );
+    expect(truncateIdentifier('getRatioOverallRatingByPlayerFifaApiPlayerNameAndMinDatePartAndMaxDatePart')).toBe(
+      'getRatioOverallRatingByPlayerFifaApiPlayerNameAndMinDatePart',
+    );
+    for (const id of [
+      'getCountCdsCodeByCharterFundingTypeAndCountyNameAndMaxNumTstTakrAndMinEnrollment',
+      `get${'Very'.repeat(20)}Long`,
+      'x'.repeat(80),
+    ]) {
+      const cut = truncateIdentifier(id);
+      expect(cut.length).toBeLessThanOrEqual(64);
+      expect(id.startsWith(cut)).toBe(true);
+      expect(cut).not.toMatch(/(And|By|With|Of|For|In)$/);
+    }
+    expect(truncateIdentifier('getNameById')).toBe('getNameById');
   });
 });
