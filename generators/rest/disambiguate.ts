@@ -1,7 +1,7 @@
 import type { DatabaseInfo } from '../../core/model.js';
 import type { EndpointSpec, ParameterSpec } from '../../runtime/rest/spec.js';
 import { placeholderName, tokenize } from '../../runtime/sql/lexer.js';
-import { columnResolver } from './columns.js';
+import { scopedColumnResolver } from './columns.js';
 import { parseEndpointSql } from './endpoint-query.js';
 import { endpointFeatures, type Feature } from './features.js';
 import { clip, operationSlug, pascal, truncateIdentifier } from './naming.js';
@@ -134,11 +134,11 @@ function withDistinctParameters(spec: EndpointSpec, db: DatabaseInfo): EndpointS
   const tokens = tokenize(spec.sql);
   const columns = new Map<string, string>();
   if (parsed.ok) {
-    const resolve = columnResolver(parsed.value.query, db);
+    const resolve = scopedColumnResolver(tokens, parsed.value.query, db);
     for (const site of findValueSites(tokens)) {
       const name = placeholderName(tokens[site.first]);
-      const ref = site.columns.find((r) => resolve(r));
-      const column = ref && resolve(ref);
+      const ref = site.columns.find((r) => resolve(r, site.first));
+      const column = ref && resolve(ref, site.first);
       if (name === null || !ref || !column || columns.has(name)) continue;
       const role = ref.qualifier ? joinRole(ref.qualifier, parsed.value.query, db) : null;
       const roleText = role

@@ -2,7 +2,7 @@ import type { DatabaseInfo, Verdict } from '../../core/model.js';
 import { schemaIdentifiers } from '../sql/double-quotes.js';
 import type { Query } from '../sql/ast.js';
 import { parseQuery } from '../sql/normalize.js';
-import { columnResolver } from './columns.js';
+import { scopedColumnResolver } from './columns.js';
 import { isWord, significant, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 import { slug } from './naming.js';
 import { jsonKeyPrefix, LruMap } from '../../core/lru.js';
@@ -238,9 +238,9 @@ function checkTypes(spec: EndpointSpec, db: DatabaseInfo, query: Query): Verdict
       );
     }
   }
-  const resolve = columnResolver(query, db);
   const byName = new Map(spec.parameters.map((p) => [p.name, p]));
   const tokens = tokenize(spec.sql);
+  const resolve = scopedColumnResolver(tokens, query, db);
   for (const site of findValueSites(tokens)) {
     const token = tokens[site.last];
     if (token.kind !== 'param' || site.first !== site.last) continue;
@@ -248,7 +248,7 @@ function checkTypes(spec: EndpointSpec, db: DatabaseInfo, query: Query): Verdict
     if ((site.op === 'LIKE' || site.op === 'NOT LIKE') && param.type !== 'string') {
       return fail('parameter_type', `${param.name} is a LIKE pattern but declared ${param.type}`);
     }
-    const column = site.bare ? resolve(site.columns[0]) : null;
+    const column = site.bare ? resolve(site.columns[0], site.first) : null;
     if (column && !typeFitsColumn(param.type, column)) {
       return fail(
         'parameter_type',

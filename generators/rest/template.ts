@@ -3,7 +3,13 @@ import { accept, reject, type Outcome } from '../../core/outcome.js';
 import type { Query, SelectQuery } from '../sql/ast.js';
 import { resolveDoubleQuotedStrings, schemaIdentifiers } from '../sql/double-quotes.js';
 import { parseQuery } from '../sql/normalize.js';
-import { columnAffinity, columnResolver, type ColumnResolver, type ResolvedColumn } from './columns.js';
+import {
+  columnAffinity,
+  columnResolver,
+  scopedColumnResolver,
+  type ColumnResolver,
+  type ResolvedColumn,
+} from './columns.js';
 import { splice, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 import {
   clip,
@@ -54,13 +60,14 @@ export function synthesizeFromTemplate(
   const query = parsed.value.query;
   const resolve = columnResolver(query, db);
   const tokens = tokenize(sql);
+  const resolveAt = scopedColumnResolver(tokens, query, db);
 
   const taken = new Set<string>();
   const parameters: Parameter[] = [];
   const replacements = new Map<number, string>();
   for (const site of findValueSites(tokens)) {
     if (!PARAMETER_CLAUSES.has(site.clause)) continue;
-    const resolved = resolveSite(site, resolve);
+    const resolved = resolveSite(site, resolveAt);
     const column = resolved?.column ?? null;
     const typed = typedValue(tokens, site, column);
     if (typed === null) continue;
@@ -84,9 +91,12 @@ export function synthesizeFromTemplate(
   return accept({ spec, call: { name: spec.operationId, path: spec.path, arguments: args } });
 }
 
-function resolveSite(site: ValueSite, resolve: ColumnResolver): { column: ResolvedColumn; ref: ColumnRef } | null {
+function resolveSite(
+  site: ValueSite,
+  resolve: (ref: ColumnRef, at: number) => ResolvedColumn | null,
+): { column: ResolvedColumn; ref: ColumnRef } | null {
   for (const ref of site.columns) {
-    const column = resolve(ref);
+    const column = resolve(ref, site.first);
     if (column) return { column, ref };
   }
   return null;

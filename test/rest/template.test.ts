@@ -47,6 +47,22 @@ describe('synthesizeFromTemplate', () => {
     expect(e.spec.summary).not.toContain('q?');
   });
 
+  test("a column inside a subquery is the subquery's table's, as SQLite scopes it; a correlated one the outer table's", () => {
+    // Both tables have an id: the scope-blind reading took the outer school's.
+    const inner = synth('SELECT name FROM school WHERE county_id IN (SELECT id FROM county WHERE id = 1)');
+    expect(inner.spec.parameters[0].description).toContain('column county.id');
+    // county has no enrollment: the reference is the outer school's (a correlated subquery).
+    const correlated = synth(
+      'SELECT name FROM school AS s WHERE EXISTS (SELECT 1 FROM county AS c WHERE c.id = s.county_id AND enrollment > 100)',
+    );
+    expect(correlated.spec.parameters[0].description).toContain('column school.enrollment');
+    // A qualifier names the table of its own scope, even where an outer alias is the same.
+    const shadowed = synth(
+      'SELECT T1.name FROM school AS T1 WHERE T1.county_id IN (SELECT T1.id FROM county AS T1 WHERE T1.id = 2)',
+    );
+    expect(shadowed.spec.parameters[0].description).toContain('column county.id');
+  });
+
   test('range comparisons name bounds min_/max_ and dedupe with suffixes', () => {
     const e = synth(
       'SELECT name FROM school WHERE enrollment > 100 AND enrollment <= 1200 AND rate >= 0.3 AND rate < 0.6',
