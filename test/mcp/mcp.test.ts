@@ -107,7 +107,9 @@ test('REST over MCP: a value of the wrong type for any parameter of any endpoint
               const result = await client.callTool({ name: endpoint.operationId, arguments: { [param.name]: value } });
               expect({ isError: result.isError, text: text(result) }).toEqual({
                 isError: true,
-                text: expect.stringMatching(new RegExp(`^tool:wrong_type: argument '${param.name}' must be an? \\w+, not `)),
+                text: expect.stringMatching(
+                  new RegExp(`^tool:wrong_type: argument '${param.name}' must be an? \\w+, not `),
+                ),
               });
               refused++;
             }
