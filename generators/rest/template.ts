@@ -10,7 +10,7 @@ import {
   type ColumnResolver,
   type ResolvedColumn,
 } from './columns.js';
-import { splice, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
+import { isWord, splice, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 import {
   clip,
   endpointPath,
@@ -61,6 +61,7 @@ export function synthesizeFromTemplate(
   const resolve = columnResolver(query, db);
   const tokens = tokenize(sql);
   const resolveAt = scopedColumnResolver(tokens, query, db);
+  const windowAliases = windowResultAliases(tokens);
 
   const taken = new Set<string>();
   const parameters: Parameter[] = [];
@@ -69,6 +70,9 @@ export function synthesizeFromTemplate(
     if (!PARAMETER_CLAUSES.has(site.clause)) continue;
     const resolved = resolveSite(site, resolveAt);
     const column = resolved?.column ?? null;
+    // A window's rank or row number is the query's own bookkeeping, not something a caller knows.
+    if (!column && site.columns.some((ref) => ref.qualifier === null && windowAliases.has(ref.name.toLowerCase())))
+      continue;
     const typed = typedValue(tokens, site, column);
     if (typed === null) continue;
     const role = resolved?.ref.qualifier ? joinRole(resolved.ref.qualifier, query, db) : null;
@@ -89,6 +93,29 @@ export function synthesizeFromTemplate(
   const spec = endpointSpec(query, splice(tokens, replacements), parameters, resolve, db, datasetName);
   const args = Object.fromEntries(parameters.map((p) => [p.spec.name, p.value]));
   return accept({ spec, call: { name: spec.operationId, path: spec.path, arguments: args } });
+}
+
+/** The aliases given window function results (`RANK() OVER (…) AS rnk`), lower case. */
+function windowResultAliases(tokens: readonly Token[]): Set<string> {
+  const code = tokens.filter((t) => t.kind !== 'space' && t.kind !== 'comment');
+  const aliases = new Set<string>();
+  for (let i = 0; i < code.length; i++) {
+    if (!isWord(code[i], 'OVER') || code[i + 1]?.text !== '(') continue;
+    let depth = 0;
+    let j = i + 1;
+    for (; j < code.length; j++) {
+      if (code[j].text === '(') depth++;
+      else if (code[j].text === ')' && --depth === 0) break;
+    }
+    const alias = isWord(code[j + 1], 'AS') ? code[j + 2] : code[j + 1];
+    if (
+      alias &&
+      (alias.kind === 'word' || alias.kind === 'quoted' || alias.kind === 'dquote') &&
+      !isWord(alias, 'FROM')
+    )
+      aliases.add(unquote(alias).toLowerCase());
+  }
+  return aliases;
 }
 
 function resolveSite(

@@ -63,6 +63,14 @@ describe('synthesizeFromTemplate', () => {
     expect(shadowed.spec.parameters[0].description).toContain('column county.id');
   });
 
+  test("a window's rank or row number stays in the SQL: it is never a parameter", () => {
+    const ranked = synth(
+      'SELECT name FROM (SELECT name, county_id, RANK() OVER (PARTITION BY county_id ORDER BY enrollment DESC) AS rnk FROM school) WHERE rnk <= 1 AND county_id = 2',
+    );
+    expect(params(ranked)).toEqual([['county_id', 'integer', 2]]);
+    expect(ranked.spec.sql).toContain('rnk <= 1');
+  });
+
   test('range comparisons name bounds min_/max_ and dedupe with suffixes', () => {
     const e = synth(
       'SELECT name FROM school WHERE enrollment > 100 AND enrollment <= 1200 AND rate >= 0.3 AND rate < 0.6',
