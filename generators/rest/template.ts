@@ -24,6 +24,7 @@ import {
   type Role,
 } from './naming.js';
 import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
+import { dateFormatOf } from '../../runtime/rest/parameters.js';
 import { numericParameterType } from './parameter-types.js';
 import { findValueSites, type Clause, type ColumnRef, type ValueSite } from './value-sites.js';
 import { joinRole } from './roles.js';
@@ -78,7 +79,14 @@ export function synthesizeFromTemplate(
     const role = resolved?.ref.qualifier ? joinRole(resolved.ref.qualifier, query, db) : null;
     const name = uniqueName(parameterBaseName(site, column, role), taken);
     parameters.push({
-      spec: { name, type: typed.type, description: '', required: true, example: typed.value },
+      spec: {
+        name,
+        type: typed.type,
+        description: '',
+        required: true,
+        example: typed.value,
+        ...dateFormat(site, typed),
+      },
       phrase: parameterPhrase(site, column, role),
       value: typed.value,
       site,
@@ -93,6 +101,18 @@ export function synthesizeFromTemplate(
   const spec = endpointSpec(query, splice(tokens, replacements), parameters, resolve, db, datasetName);
   const args = Object.fromEntries(parameters.map((p) => [p.spec.name, p.value]));
   return accept({ spec, call: { name: spec.operationId, path: spec.path, arguments: args } });
+}
+
+/**
+ * A text parameter compared as a whole with a column (no LIKE pattern, no function around
+ * the column) takes the date form its question value has, if it has one: the server then
+ * refuses `2019-09-01_zz` instead of matching nothing.
+ */
+function dateFormat(site: ValueSite, typed: { type: ParameterSpec['type']; value: ArgumentValue }) {
+  if (typed.type !== 'string' || !site.bare || site.fn !== null || site.op === 'LIKE' || site.op === 'NOT LIKE')
+    return {};
+  const format = dateFormatOf(typed.value);
+  return format ? { format } : {};
 }
 
 /** The aliases given window function results (`RANK() OVER (…) AS rnk`), lower case. */

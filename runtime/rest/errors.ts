@@ -1,3 +1,4 @@
+import { datePatternText } from './parameters.js';
 import { isExecutorFault, SqlSaturatedError, SqlTimeoutError } from '../sql/executor.js';
 import { InvalidParameterError } from './parameters.js';
 
@@ -139,6 +140,8 @@ function describeIssue(issue: ValidationIssue): string {
     case 'minimum':
     case 'maximum':
       return `parameter '${name}' is out of range`;
+    case 'pattern':
+      return `parameter '${name}' must be ${datePatternText(String(issue.params.pattern)) ?? 'of the form its description gives'}`;
     default:
       return name ? `parameter '${name}' is invalid` : 'invalid query string';
   }

@@ -13,11 +13,31 @@ export interface ParameterLimits {
   maxStringLength: number;
 }
 
+/**
+ * The forms of a date parameter's text, as SQLite writes dates (ISO 8601, what its date
+ * functions read): a pattern rather than JSON Schema's `format`, which Ajv checks only with a
+ * plugin, and which the OpenAPI document and the tool schemas then show as it is enforced.
+ */
+export const DATE_PATTERNS: Record<NonNullable<ParameterSpec['format']>, RegExp> = {
+  date: /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/,
+  'date-time': /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[ T]([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?$/,
+};
+
+/** The date form a text value takes, if any: what a parameter compared with a column of such values declares. */
+export function dateFormatOf(value: unknown): ParameterSpec['format'] {
+  if (typeof value !== 'string') return undefined;
+  return DATE_PATTERNS.date.test(value) ? 'date' : DATE_PATTERNS['date-time'].test(value) ? 'date-time' : undefined;
+}
+
 /** The schema of one parameter's value; integers stay within the exactly representable ones. */
 export function parameterSchema(param: ParameterSpec, limits: ParameterLimits): Record<string, unknown> {
   switch (param.type) {
     case 'string':
-      return { type: 'string', maxLength: limits.maxStringLength };
+      return {
+        type: 'string',
+        maxLength: limits.maxStringLength,
+        ...(param.format ? { pattern: DATE_PATTERNS[param.format].source } : {}),
+      };
     case 'integer':
       return { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
     case 'number':
@@ -84,8 +104,23 @@ export function argumentTypeProblem(name: string, value: unknown, param: Paramet
     (param.type === 'string' && given !== 'string')
   )
     return `argument '${name}' must be ${ARTICLED[param.type]}, not ${given === 'number' || given === 'boolean' ? `a ${given}` : given}`;
+  if (param.format && typeof value === 'string' && !DATE_PATTERNS[param.format].test(value))
+    return `argument '${name}' must be ${FORMATS[param.format]}, not ${JSON.stringify(value)}`;
   return undefined;
 }
+
+/** What a date pattern of DATE_PATTERNS asks for, in words (the server's 400 says it); undefined for another pattern. */
+export function datePatternText(pattern: string): string | undefined {
+  const format = (Object.keys(DATE_PATTERNS) as NonNullable<ParameterSpec['format']>[]).find(
+    (f) => DATE_PATTERNS[f].source === pattern,
+  );
+  return format && FORMATS[format];
+}
+
+const FORMATS: Record<NonNullable<ParameterSpec['format']>, string> = {
+  date: 'a date (YYYY-MM-DD)',
+  'date-time': 'a date and time (YYYY-MM-DD HH:MM:SS)',
+};
 
 const ARTICLED: Record<ParameterSpec['type'], string> = {
   string: 'a string',

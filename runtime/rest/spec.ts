@@ -22,6 +22,8 @@ export const ParameterSpecSchema = z
     description: z.string().min(1).max(500),
     required: z.boolean(),
     example: z.union([z.string(), z.number(), z.boolean()]).optional(),
+    /** A text parameter compared with a column of dates: the form its values take (parameters.ts checks it). */
+    format: z.enum(['date', 'date-time']).optional(),
   })
   .strict();
 export type ParameterSpec = z.infer<typeof ParameterSpecSchema>;

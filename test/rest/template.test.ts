@@ -5,7 +5,7 @@ import { ENDPOINT_PATH, OPERATION_ID, type SynthesizedEndpoint } from '../../run
 import { synthesizeFromTemplate } from '../../generators/rest/template.js';
 import { truncateIdentifier } from '../../generators/rest/naming.js';
 import { bindPlaceholders } from '../../runtime/rest/bind.js';
-import { querystringSchema } from '../../runtime/rest/parameters.js';
+import { argumentTypeProblem, datePatternText, querystringSchema } from '../../runtime/rest/parameters.js';
 import { Ajv } from 'ajv';
 import { removeTempDirs } from '../sql/fixtures.js';
 import { callRows, instance, rows, schoolsDb } from './fixtures.js';
@@ -127,6 +127,28 @@ describe('synthesizeFromTemplate', () => {
     expect(params(synth("SELECT name FROM school WHERE rate = '0'"))).toEqual([['rate', 'number', 0]]);
     // A literal no type of its column fits stays in the SQL.
     expect(synth("SELECT name FROM school WHERE enrollment = 'n/a'").spec.parameters).toEqual([]);
+  });
+
+  test('a text parameter compared with dates declares their form, and the server and the tool edge enforce it', () => {
+    const e = synth("SELECT name FROM school WHERE opened > '2000-01-01'");
+    expect(e.spec.parameters[0]).toMatchObject({ name: 'min_opened', format: 'date' });
+    const validate = new Ajv({ coerceTypes: true }).compile(
+      querystringSchema(e.spec.parameters, { maxStringLength: 100 }),
+    );
+    expect(validate({ min_opened: '2019-09-01' })).toBe(true);
+    for (const bad of ['2019-09-01_zz', '2019-13-01', "2019-09-01' OR 1=1"]) {
+      expect(validate({ min_opened: bad })).toBe(false);
+      expect(argumentTypeProblem('min_opened', bad, e.spec.parameters[0])).toBe(
+        `argument 'min_opened' must be a date (YYYY-MM-DD), not ${JSON.stringify(bad)}`,
+      );
+    }
+    expect(datePatternText(String(validate.errors?.[0]?.params.pattern))).toBe('a date (YYYY-MM-DD)');
+    // A pattern, a part of the date, or text that is no date declares no form.
+    expect(synth("SELECT name FROM school WHERE opened LIKE '2000-01%'").spec.parameters[0].format).toBeUndefined();
+    expect(
+      synth("SELECT name FROM school WHERE STRFTIME('%Y', opened) = '2001'").spec.parameters[0].format,
+    ).toBeUndefined();
+    expect(synth("SELECT name FROM school WHERE code = '2000-01-01x'").spec.parameters[0].format).toBeUndefined();
   });
 
   test('a parameter compared with a REAL column takes fractions, as served', () => {
