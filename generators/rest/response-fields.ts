@@ -169,10 +169,18 @@ function exprWords(expr: Expr, ctx: NamingContext): string[] {
       return nameWords(expr.column, info?.column.description ?? '');
     }
     case 'aggregate': {
-      const what = expr.arg ? about(expr.arg) : [];
+      // An aggregate of arithmetic is of what the arithmetic computes (SUM(price * quantity) is not a total quantity).
+      const arithmetic =
+        expr.arg?.kind === 'binary' &&
+        ARITHMETIC.has(expr.arg.op) &&
+        !conditionOf(expr.arg) &&
+        !percentageParts(expr.arg);
+      const what = expr.arg ? (arithmetic ? exprWords(expr.arg, ctx) : about(expr.arg)) : [];
       const counted = expr.name === 'COUNT' && what.length === 0 ? ctx.counted : what;
-      // SUM(CASE WHEN … THEN 1 ELSE 0 END) counts the rows that meet the condition.
-      const name = expr.arg && countsCondition(expr.arg) ? 'COUNT' : expr.name;
+      // SUM(CASE WHEN … THEN 1 ELSE 0 END), or SUM(type = 'OWNER'), counts the rows that meet the condition.
+      const summedComparison =
+        (expr.name === 'SUM' || expr.name === 'TOTAL') && expr.arg?.kind === 'binary' && COMPARISONS.has(expr.arg.op);
+      const name = expr.arg && (countsCondition(expr.arg) || summedComparison) ? 'COUNT' : expr.name;
       return AGGREGATE_NAMES[name]([...(expr.distinct ? ['distinct'] : []), ...counted]);
     }
     case 'cast':
@@ -180,7 +188,7 @@ function exprWords(expr: Expr, ctx: NamingContext): string[] {
     case 'unary':
       return expr.op === 'NOT' ? ['not', ...exprWords(expr.operand, ctx)] : exprWords(expr.operand, ctx);
     case 'binary':
-      return [...about(expr), ...binaryWords(expr)];
+      return arithmeticWords(expr, ctx, about);
     case 'function': {
       const format = expr.name.toUpperCase() === 'STRFTIME' && expr.args[0]?.kind === 'literal' ? expr.args[0] : null;
       const part = format ? words(formatPart(String(format.value)) ?? '') : FUNCTION_WORDS[expr.name.toUpperCase()];
@@ -199,6 +207,35 @@ function exprWords(expr: Expr, ctx: NamingContext): string[] {
     default:
       return [...about(expr), 'flag'];
   }
+}
+
+/**
+ * Arithmetic named by its operands where that says what it is: a product of two columns is
+ * `<a>_times_<b>` (price × quantity is revenue, not quantity), a difference of two dates in
+ * days `<a>_days` (JULIANDAY(a) - JULIANDAY(b)); else the first column and the operation.
+ */
+function arithmeticWords(
+  expr: Extract<Expr, { kind: 'binary' }>,
+  ctx: NamingContext,
+  about: (e: Expr) => string[],
+): string[] {
+  const left = firstColumn(expr.left) ? about(expr.left) : [];
+  const right = firstColumn(expr.right) ? about(expr.right) : [];
+  if (expr.op === '*' && left.length && right.length && !percentageParts(expr)) return [...left, 'times', ...right];
+  if (expr.op === '-' && isDay(expr.left) && isDay(expr.right)) return [...(left.length ? left : right), 'days'];
+  return [...about(expr), ...binaryWords(expr)];
+}
+
+const ARITHMETIC = new Set(['+', '-', '*', '/', '%']);
+const COMPARISONS = new Set(['=', '==', '!=', '<>', '<', '<=', '>', '>=']);
+
+/** A date as a count of days: JULIANDAY(…), or STRFTIME('%J', …). */
+function isDay(expr: Expr): boolean {
+  if (expr.kind === 'cast') return isDay(expr.expr);
+  if (expr.kind !== 'function') return false;
+  const name = expr.name.toUpperCase();
+  const first = expr.args[0];
+  return name === 'JULIANDAY' || (name === 'STRFTIME' && first?.kind === 'literal' && first.value === '%J');
 }
 
 /** The condition a CASE or IIF tests, the first found. */

@@ -56,6 +56,7 @@ describe('field names', () => {
         'SELECT CAST(SUM(CASE WHEN county_id = 1 THEN 1 ELSE 0 END) AS REAL) * 100 / COUNT(id), SUM(IIF(rate > 0.4, 1, 0)) FROM school',
       ),
     ).toEqual(['county_percentage', 'rate_count']);
+    expect(names("SELECT SUM(code = '100'), SUM(rate > 0.4) FROM school")).toEqual(['code_count', 'rate_count']);
   });
 
   test('expressions: ratio, difference, a date part', () => {
@@ -63,6 +64,19 @@ describe('field names', () => {
       'enrollment_ratio',
       'enrollment_difference',
       'opened_year',
+    ]);
+  });
+
+  test('an aggregate of arithmetic is of what it computes: a product of columns, a difference of dates in days', () => {
+    expect(
+      names(
+        "SELECT SUM(enrollment * rate), AVG(JULIANDAY('2030-01-01') - JULIANDAY(opened)), AVG(JULIANDAY(opened) - JULIANDAY('2000-01-01')), SUM(enrollment - 1) FROM school",
+      ),
+    ).toEqual([
+      'total_enrollment_times_rate',
+      'average_opened_days',
+      'average_opened_days_2',
+      'total_enrollment_difference',
     ]);
   });
 
