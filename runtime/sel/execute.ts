@@ -60,12 +60,30 @@ export class SelToolSession {
     );
   }
 
-  call(toolCall: ToolCall, preview?: { maxRows: number }): Promise<ToolOutput> {
+  async call(toolCall: ToolCall, preview?: { maxRows: number }): Promise<ToolOutput> {
     if (toolCall.name === 'initialize_active_data') return this.session.call(toolCall, preview);
-    return this.session.call(selToSlotCall(toolCall, this.bindings), preview);
+    const slotCall = selToSlotCall(toolCall, this.bindings);
+    try {
+      return await this.session.call(slotCall, preview);
+    } catch (error) {
+      throw error instanceof ToolError ? inSelTerms(error, toolCall, this.bindings[toolCall.name]) : error;
+    }
   }
 
   output(label: string, preview?: { maxRows: number }): Promise<ToolOutput> {
     return this.session.output(label, preview);
   }
+}
+
+/**
+ * A SLOT tool's refusal as the SEL tool the caller called says it: the caller's tool name,
+ * and the arguments it takes (those its binding fixes are not the caller's to give).
+ */
+function inSelTerms(error: ToolError, call: ToolCall, binding: SelBinding): ToolError {
+  let message = error.message.replace(`${binding.slotTool} (label `, `${call.name} (label `);
+  for (const name of Object.keys(binding.boundArguments)) {
+    const quoted = JSON.stringify(name);
+    message = message.replaceAll(`${quoted}, `, '').replaceAll(`, ${quoted}`, '');
+  }
+  return new ToolError(error.code, error.label, message);
 }

@@ -3,6 +3,7 @@ import type { SelSequence, SlotSequence, SqlValue, ToolCall } from '../../core/m
 import { expandToSel } from '../../generators/sel/expand.js';
 import {
   executeSelSequence,
+  SelToolSession,
   sanitizeToolName,
   selToolSpec,
   selToolSpecs,
@@ -254,6 +255,21 @@ describe('SEL expansion', () => {
     const unknown = { ...sel, calls: sel.calls.map((c, i) => (i === 0 ? { ...c, name: 'select_data_equal_to' } : c)) };
     await expect(executeSelSequence(unknown, t.info, t.executor, OPTS)).rejects.toBeInstanceOf(ToolError);
     await expect(executeSelSequence(unknown, t.info, t.executor, OPTS)).rejects.toMatchObject({ code: 'unknown_tool' });
+  });
+
+  test("a live SEL call's refusal names the SEL tool called and only the arguments it takes", async () => {
+    const sel = expand(seq, t);
+    const session = new SelToolSession(t.info, t.executor, OPTS, sel.bindings);
+    await session.define(INIT_ITEM);
+    const filter = sel.calls[0];
+    const refusal = await session
+      .call({ ...filter, arguments: { ...filter.arguments, value_typo: 1 } })
+      .catch((error: unknown) => error as ToolError);
+    expect(refusal).toBeInstanceOf(ToolError);
+    const { message } = refusal as ToolError;
+    expect(message.startsWith(`${filter.name} (label "${filter.label}"): unknown argument "value_typo"`)).toBe(true);
+    // The binding fixes the condition: not the caller's to give, so not listed.
+    expect(message).not.toMatch(/"condition"|filter_data/);
   });
 
   test('an invalid or unbindable SLOT sequence is rejected as unsupported', () => {
