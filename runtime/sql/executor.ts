@@ -25,13 +25,6 @@ export interface SqlRequest {
    * (pipeline/sql-memo.ts). Executors that share nothing ignore it.
    */
   sameRowsAs?: string;
-  /**
-   * Stop the statement once its worker has spent this much CPU on it (ms; SqlBudgetError),
-   * however long a busy machine makes it wait for a core; `timeoutMs` still bounds its wall
-   * time. Where a worker's CPU time cannot be read, it is wall time. Executors that run in
-   * process ignore it.
-   */
-  cpuBudgetMs?: number;
 }
 
 /**
@@ -102,11 +95,6 @@ export async function timedRun(executor: SqlExecutor, request: SqlRequest): Prom
 /** The statement ran past its timeout and was stopped. */
 export class SqlTimeoutError extends Error {
   override name = 'SqlTimeoutError';
-}
-
-/** The statement spent its CPU budget (SqlRequest.cpuBudgetMs) and was stopped. */
-export class SqlBudgetError extends SqlTimeoutError {
-  override name = 'SqlBudgetError';
 }
 
 /** SQLite refused or failed the statement (syntax, missing column, not read-only, ...). */

@@ -3,7 +3,6 @@ import type { ResultSet } from '../../core/model.js';
 import { LruMap } from '../../core/lru.js';
 import {
   ExecutorClosedError,
-  SqlBudgetError,
   SqlSaturatedError,
   SqlTimeoutError,
   type SqlExecutor,
@@ -18,9 +17,8 @@ import { createSqlPool, type SqlPool } from './pool.js';
  * slow lane, so that a cheap statement never waits behind an expensive one.
  *
  * Cost is learnt per statement text (a served endpoint's SQL is fixed; its arguments are bound
- * parameters). A statement of unknown cost runs in the fast lane; if its worker spends more CPU
- * on it than the fast budget (or stalls, spending nothing, for ten budgets' time) the worker
- * is killed (the lane's spare takes over at once) and it is tried once more
+ * parameters). A statement of unknown cost runs in the fast lane; if it runs past the fast
+ * budget its worker is killed (the lane's spare takes over at once) and it is tried once more
  * there (a hiccup of a busy machine is no verdict); past the budget again, the statement is
  * marked slow and run again in the slow lane within what is left of its timeout. A statement marked
  * slow goes straight to the slow lane, and back to the fast one after `promoteAfter`
@@ -78,9 +76,6 @@ interface Lane {
   inFlight: number;
 }
 
-/** A fast-lane statement that has not spent its CPU budget in this many budgets' wall time is stalled: cut. */
-const STALL_BUDGETS = 10;
-
 /** Statements whose cost is remembered (a server's endpoints; the least recently used forgotten past it). */
 const REMEMBERED_STATEMENTS = 10_000;
 
@@ -105,19 +100,14 @@ export function createLanedExecutor(options: LanedExecutorOptions): LanedExecuto
       costs.set(key, cost);
     }
     const budgeted = request.timeoutMs > fastBudgetMs;
-    // The budget is CPU the worker spends (pool.ts), not the wall time a busy machine stretches:
-    // a cheap statement is not killed for the load. A worker that spends nothing for many
-    // budgets' time (stopped, swapped out) is cut all the same.
-    const limits = { cpuBudgetMs: fastBudgetMs, timeoutMs: Math.min(request.timeoutMs, fastBudgetMs * STALL_BUDGETS) };
     try {
-      // A second chance after one overrun: a hiccup is no reason to send a cheap statement to
-      // wait behind expensive ones; two in a row are.
+      // A second chance after one overrun: a hiccup (a busy machine) is no reason to send a cheap
+      // statement to wait behind expensive ones; two in a row are.
       for (let attempt = 1; ; attempt++) {
         try {
-          return await fast.pool.run(budgeted ? { ...request, ...limits } : request);
+          return await fast.pool.run(budgeted ? { ...request, timeoutMs: fastBudgetMs } : request);
         } catch (error) {
-          const overran = error instanceof SqlBudgetError || limits.timeoutMs < request.timeoutMs;
-          if (!(budgeted && error instanceof SqlTimeoutError && overran)) throw error;
+          if (!(budgeted && error instanceof SqlTimeoutError)) throw error;
           if (attempt === 2) {
             costs.set(key, { slow: true, fastRuns: 0 });
             return undefined;

@@ -1,5 +1,4 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
@@ -8,7 +7,6 @@ import { siblingModule } from '../../core/sibling-module.js';
 import {
   DatabaseViewError,
   ExecutorClosedError,
-  SqlBudgetError,
   SqlExecutionError,
   SqlTimeoutError,
   SqlWorkerError,
@@ -64,9 +62,6 @@ interface Job {
   id: number;
   task: WorkerTask;
   timeoutMs: number;
-  cpuBudgetMs?: number;
-  /** The worker's CPU time when it took the job (ms), where it can be read. */
-  cpuAtStart?: number;
   /** When a worker took it (performance.now()). */
   startedAt: number;
   resolve(result: unknown, runMs: number): void;
@@ -78,7 +73,6 @@ interface Worker {
   ready: boolean;
   job: Job | null;
   timer: NodeJS.Timeout | null;
-  budgetTimer: NodeJS.Timeout | null;
   /** Tail of the worker's stderr: the reason when it fails to start. */
   stderr: string;
 }
@@ -100,27 +94,6 @@ const WORKER_HEAP = ['--max-semi-space-size=4', '--heap-growing-percent=20'];
 function workerModule(): { path: string; execArgv: string[] } {
   const prebuilt = process.env.NL2API_SQL_WORKER_MODULE;
   return prebuilt ? { path: prebuilt, execArgv: [] } : siblingModule(import.meta.url, 'worker');
-}
-
-/** The shortest wait before the CPU budget is checked again (the kernel counts CPU in 10 ms ticks). */
-const MIN_BUDGET_CHECK_MS = 10;
-
-/** Clock ticks per second of /proc/<pid>/stat's CPU times (USER_HZ: 100 on Linux's every architecture). */
-const USER_HZ = 100;
-
-/** A process's CPU time (user + system, ms) from /proc; undefined where there is none (not Linux, gone). */
-export function cpuTimeMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined;
-  }
-  // Fields after the command name, which may itself hold spaces and parentheses: utime and stime are the 14th and 15th.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]);
-  return Number.isFinite(ticks) ? (ticks * 1000) / USER_HZ : undefined;
 }
 
 /** setTimeout fires at once for delays past 2^31-1 ms: treat those as "no timeout". */
@@ -151,7 +124,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
       // them. The worker still ends with the parent, however it dies (worker.ts).
       detached: true,
     });
-    const worker: Worker = { child, ready: false, job: null, timer: null, budgetTimer: null, stderr: '' };
+    const worker: Worker = { child, ready: false, job: null, timer: null, stderr: '' };
     if (options.nice && child.pid !== undefined) lowerPriority(child.pid, options.nice);
     workers.push(worker);
     // Only the process handle (ref'd while starting or busy) may keep the parent alive.
@@ -216,52 +189,23 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
       // timers run first, and an answer already in the pipe must count before the timer does.
       worker.timer = setTimeout(() => setImmediate(() => onTimeout(worker, job)), Math.max(0, timeoutMs));
     }
-    if (job.cpuBudgetMs !== undefined && job.cpuBudgetMs < timeoutMs) {
-      job.cpuAtStart = cpuTimeMs(worker.child.pid);
-      armBudget(worker, job, job.cpuBudgetMs);
-    }
     const message: WorkerJob = { id: job.id, task: job.task };
     worker.child.send(message);
   }
 
-  function onTimeout(worker: Worker, job: Job, budget = false): void {
+  function onTimeout(worker: Worker, job: Job): void {
     if (worker.job !== job) return;
     remove(worker);
     finish(worker);
     worker.child.kill('SIGKILL');
     const what = job.task.kind === 'query' ? 'statement' : 'variant table build';
-    job.reject(
-      budget
-        ? new SqlBudgetError(`${what} spent its CPU budget of ${job.cpuBudgetMs} ms and was stopped`)
-        : new SqlTimeoutError(`${what} exceeded its timeout of ${job.timeoutMs} ms and was stopped`),
-    );
+    job.reject(new SqlTimeoutError(`${what} exceeded its timeout of ${job.timeoutMs} ms and was stopped`));
     dispatch();
-  }
-
-  /**
-   * The CPU budget's check, `afterMs` from now: a worker that spent it is stopped; one that a
-   * busy machine kept waiting for a core is checked again when it could have spent the rest.
-   * Only what the worker ran counts, so a cheap statement is never killed for the machine's load.
-   */
-  function armBudget(worker: Worker, job: Job, afterMs: number): void {
-    worker.budgetTimer = setTimeout(
-      () =>
-        setImmediate(() => {
-          if (worker.job !== job) return;
-          const now = cpuTimeMs(worker.child.pid);
-          const spent = now === undefined || job.cpuAtStart === undefined ? Infinity : now - job.cpuAtStart;
-          if (spent >= job.cpuBudgetMs!) onTimeout(worker, job, true);
-          else armBudget(worker, job, Math.max(MIN_BUDGET_CHECK_MS, job.cpuBudgetMs! - spent));
-        }),
-      afterMs,
-    );
   }
 
   function finish(worker: Worker): void {
     if (worker.timer) clearTimeout(worker.timer);
-    if (worker.budgetTimer) clearTimeout(worker.budgetTimer);
     worker.timer = null;
-    worker.budgetTimer = null;
     worker.job = null;
     idle(worker);
   }
@@ -295,23 +239,19 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   }
 
   /** The job's answer and its running time. */
-  function submit<T>(task: WorkerTask, timeoutMs: number, cpuBudgetMs?: number): Promise<{ value: T; runMs: number }> {
+  function submit<T>(task: WorkerTask, timeoutMs: number): Promise<{ value: T; runMs: number }> {
     if (closed) return Promise.reject(new ExecutorClosedError('executor closed'));
     return new Promise((resolve, reject) => {
       const settle = (value: unknown, runMs: number) => resolve({ value: value as T, runMs });
-      queue.push({ id: nextId++, task, timeoutMs, cpuBudgetMs, startedAt: 0, resolve: settle, reject });
+      queue.push({ id: nextId++, task, timeoutMs, startedAt: 0, resolve: settle, reject });
       dispatch();
     });
   }
 
-  const runTimed = async ({ dbPath, sql, params, view, timeoutMs, cpuBudgetMs }: SqlRequest): Promise<TimedResult> => {
+  const runTimed = async ({ dbPath, sql, params, view, timeoutMs }: SqlRequest): Promise<TimedResult> => {
     // A view's `read` names results; a worker opens `overlays`.
     const opened = view && { overlays: view.overlays, reverseScans: view.reverseScans };
-    const { value, runMs } = await submit<ResultSet>(
-      { kind: 'query', dbPath, sql, params, view: opened },
-      timeoutMs,
-      cpuBudgetMs,
-    );
+    const { value, runMs } = await submit<ResultSet>({ kind: 'query', dbPath, sql, params, view: opened }, timeoutMs);
     return { result: value, runMs };
   };
 

@@ -81,26 +81,6 @@ test('a statement past the budget is demoted, re-run in the slow lane, and promo
   expect(executor.laneOf(cheap)).toBe('fast');
 });
 
-// A busy machine: the worker gets no core for a while (SIGSTOP stands for the load), spends no CPU.
-(process.platform === 'linux' ? test : test.skip)(
-  'the budget is CPU the worker spends: one kept from a core past the budget is not killed, its statement stays fast',
-  async () => {
-    const executor = newExecutor({ fastBudgetMs: 300, promoteAfter: 5 });
-    await executor.run(request('SELECT 1'));
-    await waitUntil(() => executor.workerPids().length === 2);
-    const [starved] = executor.workerPids();
-    process.kill(starved, 'SIGSTOP');
-    const answer = executor.run(request('SELECT 7'));
-    // Three budgets of wall time without a core, then the core back.
-    await new Promise((resolve) => setTimeout(resolve, 900));
-    process.kill(starved, 'SIGCONT');
-    await expect(answer).resolves.toEqual({ columns: ['7'], rows: [[7]] });
-    expect(isAlive(starved)).toBe(true);
-    expect(executor.workerPids()).toContain(starved);
-    expect(executor.laneOf(request('SELECT 7'))).toBe('fast');
-  },
-);
-
 test('one run past the budget that was a hiccup: a second chance in the fast lane, which keeps it', async () => {
   const executor = newExecutor({ fastBudgetMs: 300, promoteAfter: 5 });
   await executor.run(request('SELECT 1'));
