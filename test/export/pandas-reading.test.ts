@@ -1,7 +1,16 @@
 import type { EvalItem } from '../../eval/dataset.js';
 import { liveApiBenchDialect, VAKRA } from '../../export/published/dialects.js';
 import { columnReading, pandasReading } from '../../export/published/pandas-reading.js';
-import { createDb, createTestDb, INIT_JOIN, prng, int, type TestDb } from '../runtime/helpers.js';
+import {
+  createDb,
+  createTestDb,
+  INIT_JOIN,
+  innerJoinInit,
+  prng,
+  int,
+  tableInit,
+  type TestDb,
+} from '../runtime/helpers.js';
 import type { SqlValue, ToolCall } from '../../core/model.js';
 
 const context = (t: TestDb, pandas: '2.2' | '1.5' = '2.2') => ({
@@ -56,11 +65,7 @@ describe("how the Live API-Bench runtime's pandas reads a sample's data", () => 
       },
     });
     try {
-      const init: ToolCall = {
-        name: 'initialize_active_data',
-        label: 'starting_table_var',
-        arguments: { database: 'test', tables: [{ alias: 'T1', table: 'shop' }], joins: [] },
-      };
+      const init = tableInit('shop');
       const reading = await pandasReading(item(init, [], [], [[1]]), context(t));
       expect(reading.columns).toEqual({
         shop_id: { floats: false, comparedAsNumbers: true },
@@ -145,18 +150,7 @@ describe("how the Live API-Bench runtime's pandas reads a sample's data", () => 
       },
     });
     try {
-      const init: ToolCall = {
-        name: 'initialize_active_data',
-        label: 'starting_table_var',
-        arguments: {
-          database: 'test',
-          tables: [
-            { alias: 'T1', table: 'L' },
-            { alias: 'T2', table: 'R' },
-          ],
-          joins: [{ type: 'inner', alias: 'T2', on: [{ left: 'T1.k', right: 'T2.k2' }] }],
-        },
-      };
+      const init = innerJoinInit('L', 'R', { left: 'T1.k', right: 'T2.k2' });
       const calls: ToolCall[] = [
         { name: 'retrieve_data', label: 'A', arguments: { data_source: '$starting_table_var$', key_name: 'L_l' } },
         { name: 'retrieve_data', label: 'B', arguments: { data_source: '$starting_table_var$', key_name: 'R_r' } },

@@ -118,24 +118,34 @@ export function createDb(tables: Record<string, { columns: [string, string][]; r
   };
 }
 
-export const INIT_ITEM: ToolCall = {
-  name: 'initialize_active_data',
-  label: 'starting_table_var',
-  arguments: { database: 'test', tables: [{ alias: 'T1', table: 'item' }], joins: [] },
-};
+/** The starting table of one table of the test database, aliased T1. */
+export function tableInit(table: string): ToolCall {
+  return {
+    name: 'initialize_active_data',
+    label: 'starting_table_var',
+    arguments: { database: 'test', tables: [{ alias: 'T1', table }], joins: [] },
+  };
+}
 
-export const INIT_JOIN: ToolCall = {
-  name: 'initialize_active_data',
-  label: 'starting_table_var',
-  arguments: {
-    database: 'test',
-    tables: [
-      { alias: 'T1', table: 'item' },
-      { alias: 'T2', table: 'tag' },
-    ],
-    joins: [{ type: 'inner', alias: 'T2', on: [{ left: 'T1.id', right: 'T2.item_id' }] }],
-  },
-};
+/** The starting table of two tables, T1 inner-joined with T2 on one equality. */
+export function innerJoinInit(left: string, right: string, on: { left: string; right: string }): ToolCall {
+  return {
+    name: 'initialize_active_data',
+    label: 'starting_table_var',
+    arguments: {
+      database: 'test',
+      tables: [
+        { alias: 'T1', table: left },
+        { alias: 'T2', table: right },
+      ],
+      joins: [{ type: 'inner', alias: 'T2', on: [on] }],
+    },
+  };
+}
+
+export const INIT_ITEM: ToolCall = tableInit('item');
+
+export const INIT_JOIN: ToolCall = innerJoinInit('item', 'tag', { left: 'T1.id', right: 'T2.item_id' });
 
 let counter = 0;
 export function call(name: string, args: Record<string, unknown>, label = `c${++counter}`): ToolCall {
