@@ -11,6 +11,14 @@ export function unconsumedLabels(calls: readonly Pick<ToolCall, 'label' | 'argum
     .map((call) => call.label);
 }
 
+/** A sample's answer labels: as its published line names them, else the calls no later call consumes. */
+export function answerLabelsOf(item: {
+  published: Readonly<Record<string, unknown>>;
+  goldCalls: readonly Pick<ToolCall, 'label' | 'arguments'>[];
+}): string[] {
+  return (item.published.answer_labels as string[] | undefined) ?? unconsumedLabels(item.goldCalls);
+}
+
 /** `"$LABEL$"` or `"$LABEL.field$"` anywhere in a value. */
 function references(value: unknown, label: string): boolean {
   if (typeof value === 'string') return value === `$${label}$` || value.startsWith(`$${label}.`);

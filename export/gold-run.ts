@@ -1,4 +1,4 @@
-import { unconsumedLabels } from '../eval/answer-labels.js';
+import { answerLabelsOf } from '../eval/answer-labels.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { openEpisode, shown, type EnvironmentOptions } from '../eval/environment.js';
 import { plainOutput } from '../pipeline/emit.js';
@@ -117,7 +117,7 @@ function recordedAnswers(item: EvalItem): Map<string, { value: unknown }> {
     const last = item.goldCalls[item.goldCalls.length - 1];
     return new Map(last ? [[last.label, { value: answer }]] : []);
   }
-  const labels = published.answer_labels ?? unconsumedLabels(item.goldCalls);
+  const labels = answerLabelsOf(item);
   if (labels.length === 1) return new Map([[labels[0], { value: answer }]]);
   const parts: unknown[] = Array.isArray(answer) ? answer : [];
   return new Map(

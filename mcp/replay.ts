@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { unconsumedLabels } from '../eval/answer-labels.js';
+import { answerLabelsOf } from '../eval/answer-labels.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { LABEL_META } from './server.js';
 
@@ -42,7 +42,7 @@ export function recordedAnswers(item: EvalItem): Map<string, unknown> {
   const published = item.published as { answer_labels?: string[]; output_after_executing_api?: unknown };
   const answer = published.output_after_executing_api;
   if (item.formulation === 'rest') return new Map([[item.goldCalls[0]?.label || 'CALL_1', answer]]);
-  const labels = published.answer_labels ?? unconsumedLabels(item.goldCalls);
+  const labels = answerLabelsOf(item);
   if (labels.length === 1) return new Map([[labels[0], answer]]);
   const parts = Array.isArray(answer) ? answer : [];
   return new Map(labels.map((label, i) => [label, parts[i]]));

@@ -8,7 +8,8 @@ import { INITIALIZE_TOOL } from '../../runtime/slot/catalog.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { castAffinity } from '../../generators/sql/normalize.js';
 import { slotView } from '../../eval/predictions/published-names.js';
-import { unconsumedLabels } from '../../eval/answer-labels.js';
+import { answerLabelsOf } from '../../eval/answer-labels.js';
+import { quoteIdent } from '../../runtime/slot/sqlfrag.js';
 import type { EvalItem } from '../../eval/dataset.js';
 import type { LiveApiBenchPandas } from '../../config/schema.js';
 
@@ -97,10 +98,9 @@ async function tableReadings(table: string, { db, executor, timeoutMs }: Reading
   const info = db.tables.find((t) => t.name === table);
   const readings = new Map<string, ColumnReading>();
   if (!info || info.columns.length === 0) return readings;
-  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
   // Per column: NULLs, fractions, text, and text that is an integer (an optional minus, digits).
   const parts = info.columns.flatMap(({ name }) => {
-    const c = quote(name);
+    const c = quoteIdent(name);
     return [
       `sum(${c} IS NULL)`,
       `sum(typeof(${c}) = 'real')`,
@@ -110,7 +110,7 @@ async function tableReadings(table: string, { db, executor, timeoutMs }: Reading
   });
   const result = await executor.run({
     dbPath: db.path,
-    sql: `SELECT ${parts.join(', ')} FROM ${quote(info.name)}`,
+    sql: `SELECT ${parts.join(', ')} FROM ${quoteIdent(info.name)}`,
     params: [],
     timeoutMs,
   });
@@ -246,18 +246,14 @@ async function tableRows(
   columns: readonly string[],
   { db, executor, timeoutMs }: ReadingContext,
 ): Promise<{ rowid: number; values: SqlValue[] }[]> {
-  const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
   const result = await executor.run({
     dbPath: db.path,
-    sql: `SELECT rowid, ${[...columns.map(quote), 'NULL'].join(', ')} FROM ${quote(table)} ORDER BY rowid`,
+    sql: `SELECT rowid, ${[...columns.map(quoteIdent), 'NULL'].join(', ')} FROM ${quoteIdent(table)} ORDER BY rowid`,
     params: [],
     timeoutMs,
   });
   return result.rows.map((row) => ({ rowid: Number(row[0]), values: row.slice(1) }));
 }
-
-const answerLabelsOf = (item: EvalItem): readonly string[] =>
-  (item.published.answer_labels as string[] | undefined) ?? unconsumedLabels(item.goldCalls);
 
 /** The strings pandas' read_csv takes for a missing value by default (its `na_values`). */
 export const PANDAS_MISSING: ReadonlySet<string> = new Set([
