@@ -195,22 +195,29 @@ export function squeezeAnswer(
 const FLOAT_AGGREGATES = new Set(['min', 'max', 'sum', 'mean', 'std']);
 
 /**
- * Per answer column: whether the runtime gives its whole numbers as floats: the call giving it
- * is a float aggregate, or it reads a stored column that its pandas reads back as floats (a
- * NULL or a fraction anywhere in it: pandas-reading.ts). answer_labels name one call per column.
+ * Per answer column, how the runtime types its numbers: `known` when the export knows it (an
+ * aggregate, or a stored column its pandas read: pandas-reading.ts), `floats` when it gives whole
+ * numbers as floats (a float aggregate, or a stored column with a NULL or a fraction anywhere).
+ * answer_labels name one call per column.
  */
-function floatColumns(sample: ExportSample): boolean[] {
+function answerColumnTypes(sample: ExportSample): { known: boolean; floats: boolean }[] {
   const { item } = sample;
-  const labels = (item.published.answer_labels ?? []) as string[];
-  if (labels.length !== (item.gold.rows[0]?.length ?? 0)) return [];
   const calls = new Map(item.goldCalls.map((call) => [call.label, call]));
-  return labels.map((label) => {
+  return ((item.published.answer_labels ?? []) as string[]).map((label) => {
     const call = calls.get(label);
-    if (!call) return false;
+    if (!call) return { known: false, floats: false };
     const view = slotView(call, item.bindings);
-    if (view.tool === 'aggregate_data') return FLOAT_AGGREGATES.has(String(view.arguments.aggregation_type));
-    return RETRIEVALS.has(view.tool) && readingOf(sample, view.arguments.key_name)?.floats === true;
+    if (view.tool === 'aggregate_data')
+      return { known: true, floats: FLOAT_AGGREGATES.has(String(view.arguments.aggregation_type)) };
+    const reading = RETRIEVALS.has(view.tool) ? readingOf(sample, view.arguments.key_name) : undefined;
+    return { known: reading !== undefined, floats: reading?.floats === true };
   });
+}
+
+/** Per answer column: whether its whole numbers are written as floats (answerColumnTypes), when the labels name every column. */
+function floatColumns(sample: ExportSample): boolean[] {
+  const types = answerColumnTypes(sample);
+  return types.length === (sample.item.gold.rows[0]?.length ?? 0) ? types.map((t) => t.floats) : [];
 }
 
 const RETRIEVALS = new Set(['retrieve_data', 'select_unique_values']);
@@ -583,8 +590,8 @@ function answerDepartures(sample: ExportSample): string[] {
     departures.push('digit text: the runtime reads it back from CSV as a number');
   if (values.some((v) => typeof v === 'string' && PANDAS_MISSING.has(v)))
     departures.push("text pandas reads as missing ('N/A', '', 'null', …): the runtime reads it back from CSV as NaN");
-  const known = knownColumns(sample);
-  if (rows.some((row) => row.some((v, c) => !known[c] && typeof v === 'number' && Number.isInteger(v))))
+  const types = answerColumnTypes(sample);
+  if (rows.some((row) => row.some((v, c) => !types[c]?.known && typeof v === 'number' && Number.isInteger(v))))
     departures.push('integers: the runtime reads a column that holds a NULL anywhere back from CSV as floats');
   const width = rows[0]?.length ?? 0;
   if (width > 1 && values.includes(null))
@@ -601,22 +608,6 @@ function answerDepartures(sample: ExportSample): string[] {
       );
   }
   return departures;
-}
-
-/** Per answer column: whether the export knows how the runtime types it (an aggregate, or a stored column it has read). */
-function knownColumns(sample: ExportSample): boolean[] {
-  const { item } = sample;
-  const labels = (item.published.answer_labels ?? []) as string[];
-  const calls = new Map(item.goldCalls.map((call) => [call.label, call]));
-  return labels.map((label) => {
-    const call = calls.get(label);
-    if (!call) return false;
-    const view = slotView(call, item.bindings);
-    return (
-      view.tool === 'aggregate_data' ||
-      (RETRIEVALS.has(view.tool) && readingOf(sample, view.arguments.key_name) !== undefined)
-    );
-  });
 }
 
 /** How many tables the sample's first starting table joins. */
