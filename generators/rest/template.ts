@@ -10,7 +10,7 @@ import {
   type ColumnResolver,
   type ResolvedColumn,
 } from './columns.js';
-import { isWord, splice, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
+import { splice, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 import {
   clip,
   endpointPath,
@@ -27,7 +27,7 @@ import type { ArgumentValue, EndpointSpec, ParameterSpec, SynthesizedEndpoint } 
 import { dateFormatOf } from '../../runtime/rest/parameters.js';
 import { numericParameterType } from './parameter-types.js';
 import { findValueSites, type Clause, type ColumnRef, type ValueSite } from './value-sites.js';
-import { joinRole } from './roles.js';
+import { joinRole, selects } from './roles.js';
 import { exprLabel, firstSelect, itemPhrase, itemWords } from './select-items.js';
 
 /**
@@ -62,7 +62,7 @@ export function synthesizeFromTemplate(
   const resolve = columnResolver(query, db);
   const tokens = tokenize(sql);
   const resolveAt = scopedColumnResolver(tokens, query, db);
-  const windowAliases = windowResultAliases(tokens);
+  const windowAliases = windowResultAliases(query);
 
   const taken = new Set<string>();
   const parameters: Parameter[] = [];
@@ -115,27 +115,13 @@ function dateFormat(site: ValueSite, typed: { type: ParameterSpec['type']; value
   return format ? { format } : {};
 }
 
-/** The aliases given window function results (`RANK() OVER (…) AS rnk`), lower case. */
-function windowResultAliases(tokens: readonly Token[]): Set<string> {
-  const code = tokens.filter((t) => t.kind !== 'space' && t.kind !== 'comment');
-  const aliases = new Set<string>();
-  for (let i = 0; i < code.length; i++) {
-    if (!isWord(code[i], 'OVER') || code[i + 1]?.text !== '(') continue;
-    let depth = 0;
-    let j = i + 1;
-    for (; j < code.length; j++) {
-      if (code[j].text === '(') depth++;
-      else if (code[j].text === ')' && --depth === 0) break;
-    }
-    const alias = isWord(code[j + 1], 'AS') ? code[j + 2] : code[j + 1];
-    if (
-      alias &&
-      (alias.kind === 'word' || alias.kind === 'quoted' || alias.kind === 'dquote') &&
-      !isWord(alias, 'FROM')
-    )
-      aliases.add(unquote(alias).toLowerCase());
-  }
-  return aliases;
+/** The aliases given window function results (`RANK() OVER (…) AS rnk`) anywhere in the query, lower case. */
+function windowResultAliases(query: Query): Set<string> {
+  return new Set(
+    selects(query).flatMap((select) =>
+      select.columns.flatMap((c) => (c.expr.kind === 'window' && c.alias ? [c.alias.toLowerCase()] : [])),
+    ),
+  );
 }
 
 function resolveSite(
