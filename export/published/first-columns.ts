@@ -3,35 +3,40 @@ import path from 'node:path';
 import { openReadOnly } from '../../runtime/sql/readonly.js';
 
 /**
- * Each table's first column as SQLite lists it (`PRAGMA table_info`, what VAKRA's
- * initialize_active_data reads): VAKRA names a table's handle after its first key, which for
- * a query of one unaliased table is that bare column. Read once per database file.
+ * Each table's columns as SQLite lists them (`PRAGMA table_info`, what the published runtimes'
+ * initialize_active_data reads), once per database file: VAKRA names a table's handle after its
+ * first key (for a query of one unaliased table, that bare column), and the published builders
+ * list a starting table's keys in this order (key-descriptions.ts).
  */
 
-const cache = new Map<string, Map<string, string>>();
+const cache = new Map<string, Map<string, string[]>>();
+
+/** `<table, lower case> → its columns` of a database file. */
+export function tableColumnsOf(file: string): Map<string, string[]> {
+  let tables = cache.get(file);
+  if (!tables) cache.set(file, (tables = readTableColumns(file)));
+  return tables;
+}
 
 /** `<table, lower case> → first column` of `db` under a source's databases folder; undefined when no file is found. */
 export function firstColumnsOf(databases: string, db: string): Map<string, string> | undefined {
   const file = databaseFile(databases, db);
   if (!file) return undefined;
-  let columns = cache.get(file);
-  if (!columns) cache.set(file, (columns = readFirstColumns(file)));
-  return columns;
+  return new Map(
+    [...tableColumnsOf(file)].flatMap(([table, columns]) => (columns.length ? [[table, columns[0]]] : [])),
+  );
 }
 
-function readFirstColumns(file: string): Map<string, string> {
+function readTableColumns(file: string): Map<string, string[]> {
   const connection = openReadOnly(file);
   try {
     const tables = connection.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").all() as {
       name: string;
     }[];
-    const first = new Map<string, string>();
-    for (const { name } of tables) {
-      const column = connection.prepare('SELECT name FROM pragma_table_info(?) ORDER BY cid LIMIT 1').get(name) as
-        { name: string } | undefined;
-      if (column) first.set(name.toLowerCase(), column.name);
-    }
-    return first;
+    const columns = connection.prepare('SELECT name FROM pragma_table_info(?) ORDER BY cid');
+    return new Map(
+      tables.map(({ name }) => [name.toLowerCase(), (columns.all(name) as { name: string }[]).map((c) => c.name)]),
+    );
   } finally {
     connection.close();
   }

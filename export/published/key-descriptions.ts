@@ -1,8 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { openReadOnly } from '../../runtime/sql/readonly.js';
-import { databaseFile } from './first-columns.js';
+import { databaseFile, tableColumnsOf } from './first-columns.js';
 import { makeSafe, type PublishedInitArguments } from '../../eval/predictions/published-names.js';
 import { PANDAS_MISSING } from './pandas-reading.js';
 
@@ -100,28 +99,6 @@ function descriptionsOf(dir: string): Map<string, DescribedColumn[]> {
   return tables;
 }
 
-/** Per database file and table: its columns in SQLite's order (`PRAGMA table_info`, what initialize_active_data reads). */
-const columnCache = new Map<string, Map<string, string[]>>();
-
-function columnsOf(file: string, table: string): string[] {
-  let tables = columnCache.get(file);
-  if (!tables) columnCache.set(file, (tables = new Map<string, string[]>()));
-  let columns = tables.get(table);
-  if (!columns) {
-    const connection = openReadOnly(file);
-    try {
-      const rows = connection.prepare('SELECT name FROM pragma_table_info(?) ORDER BY cid').all(table) as {
-        name: string;
-      }[];
-      columns = rows.map((row) => row.name);
-    } finally {
-      connection.close();
-    }
-    tables.set(table, columns);
-  }
-  return columns;
-}
-
 /**
  * The starting table's keys with their descriptions, as the published builders list them, for
  * the published init arguments of database `db` under a source's databases folder (`[]` when
@@ -134,7 +111,7 @@ export function keyDescriptions(databases: string, db: string, init: PublishedIn
   const joined = init.condition_sequence.length > 0;
   // The runtime's key of each column: bare for one table without an alias, else prefixed (a join's prefix made safe too).
   const keys = aliases.flatMap(([alias, { original_table_name: table, modified_table_name: modified }]) =>
-    columnsOf(file, table).map((name) => {
+    (tableColumnsOf(file).get(table.toLowerCase()) ?? []).map((name) => {
       const column = makeSafe(name);
       const prefix = alias === '' ? '' : `${joined ? makeSafe(modified) : modified}_`;
       return { alias, column, key: prefix + column };
