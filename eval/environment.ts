@@ -48,8 +48,14 @@ export interface EnvironmentOptions {
   timeoutMs: number;
   /** REST: the served endpoints' base URL. */
   restUrl?: string;
-  /** REST: each operationId's path and parameters, per database. */
-  restEndpoints?: ReadonlyMap<string, ReadonlyMap<string, { path: string; parameters: readonly ParameterSpec[] }>>;
+  /** REST: each operationId's endpoint, per database. */
+  restEndpoints?: ReadonlyMap<string, ReadonlyMap<string, ServedPath>>;
+}
+
+/** Where an endpoint is served, and the parameters its calls are checked against before a request. */
+export interface ServedPath {
+  path: string;
+  parameters: readonly ParameterSpec[];
 }
 
 /** Rows of a tool's output a model is shown (and the trace keeps); one more tells that there are more. */
@@ -172,8 +178,7 @@ export async function asStep(run: () => Promise<ToolOutput>): Promise<StepResult
 function restEpisode(dbId: string, options: EnvironmentOptions): Episode {
   const { restUrl, restEndpoints } = options;
   if (!restUrl || !restEndpoints) throw new Error('REST evaluation without a served API');
-  const endpoints =
-    restEndpoints.get(dbId) ?? new Map<string, { path: string; parameters: readonly ParameterSpec[] }>();
+  const endpoints = restEndpoints.get(dbId) ?? new Map<string, ServedPath>();
   const episode: Episode = {
     runAll: async (calls) => {
       const results: StepResult[] = [];

@@ -95,15 +95,12 @@ export function valueFitsType(value: unknown, type: ParameterSpec['type']): valu
  * an object or null is never a query parameter; a number or a boolean is not text.
  */
 export function argumentTypeProblem(name: string, value: unknown, param: ParameterSpec): string | undefined {
-  const given =
-    value === null ? 'null' : Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : typeof value;
-  if (
-    given === 'null' ||
-    given === 'a list' ||
-    given === 'an object' ||
-    (param.type === 'string' && given !== 'string')
-  )
-    return `argument '${name}' must be ${ARTICLED[param.type]}, not ${given === 'number' || given === 'boolean' ? `a ${given}` : given}`;
+  const notScalar = value === null || typeof value === 'object';
+  if (notScalar || (param.type === 'string' && typeof value !== 'string')) {
+    const given =
+      value === null ? 'null' : Array.isArray(value) ? 'a list' : notScalar ? 'an object' : `a ${typeof value}`;
+    return `argument '${name}' must be ${ARTICLED[param.type]}, not ${given}`;
+  }
   if (param.format && typeof value === 'string' && !DATE_PATTERNS[param.format].test(value))
     return `argument '${name}' must be ${FORMATS[param.format]}, not ${JSON.stringify(value)}`;
   return undefined;
