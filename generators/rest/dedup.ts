@@ -1,6 +1,7 @@
 import type { DatabaseInfo } from '../../core/model.js';
 import { canonicalForm, type CanonicalForm } from './canonical.js';
 import { disambiguate } from './disambiguate.js';
+export { indistinctEndpoints } from './distinctness.js';
 import { operationSlug, uniqueName } from './naming.js';
 import type { ArgumentValue, EndpointSpec, RestCall, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 
@@ -86,7 +87,26 @@ export function dedupEndpoints(
     for (const { name } of group.spec.parameters) if (renamed.has(name)) args[name] = renamed.get(name)!;
     calls.set(instanceId, { name: group.spec.operationId, path: group.spec.path, arguments: args });
   }
-  return { canonical, calls, merges };
+  return { canonical: canonical.map((spec) => withinEnums(spec, [...calls.values()])), calls, merges };
+}
+
+/**
+ * A kept endpoint's enums must take the values of every call merged into it: an enum that
+ * misses one (a question asking for a value the column does not hold) is dropped.
+ */
+function withinEnums(spec: EndpointSpec, calls: readonly RestCall[]): EndpointSpec {
+  const own = calls.filter((call) => call.name === spec.operationId);
+  const covers = (name: string, values: readonly string[]) =>
+    own.every((call) => !Object.hasOwn(call.arguments, name) || values.includes(String(call.arguments[name])));
+  if (spec.parameters.every((p) => !p.enum || covers(p.name, p.enum))) return spec;
+  return {
+    ...spec,
+    parameters: spec.parameters.map((p) => {
+      if (!p.enum || covers(p.name, p.enum)) return p;
+      const { enum: _dropped, ...rest } = p;
+      return rest;
+    }),
+  };
 }
 
 /** `id`, else `id_2`, ... kept within 64 characters; compared case-insensitively. */

@@ -41,6 +41,37 @@ export function distinctness(endpoints: readonly EndpointSpec[]): Distinctness {
   };
 }
 
+/**
+ * The gate on a database's endpoints once de-duplicated and told apart (rest.dedup): each
+ * endpoint a model could not tell from one before it, with why — named like it plus `_<n>`,
+ * the same summary and description, or the same summary and parameters over other SQL.
+ * Their instances are refused (`format:indistinct`): the dataset never serves two endpoints
+ * a caller must guess between, whichever synthesizer proposed them.
+ */
+export function indistinctEndpoints(endpoints: readonly EndpointSpec[]): Map<string, string> {
+  const found = new Map<string, string>();
+  const names = new Set(endpoints.map((e) => e.operationId));
+  const firstWith = new Map<string, EndpointSpec>();
+  for (const e of endpoints) {
+    const base = /^(.+)_\d+$/.exec(e.operationId)?.[1];
+    if (base !== undefined && names.has(base)) {
+      found.set(e.operationId, `${e.operationId} is named like ${base} plus a number`);
+      continue;
+    }
+    const parameters = e.parameters.map((p) => p.description);
+    for (const [key, what] of [
+      [JSON.stringify(['text', e.summary, e.description]), 'summary and description'],
+      [JSON.stringify(['parameters', e.summary, parameters]), 'summary and parameters'],
+    ] as const) {
+      const earlier = firstWith.get(key);
+      if (earlier && earlier.sql !== e.sql && !found.has(e.operationId))
+        found.set(e.operationId, `${e.operationId} has the ${what} of ${earlier.operationId}, over other SQL`);
+      if (!earlier) firstWith.set(key, e);
+    }
+  }
+  return found;
+}
+
 /** Figures of several databases, added up. */
 export function sumDistinctness(parts: readonly Distinctness[]): Distinctness {
   const total: Distinctness = {

@@ -10,7 +10,7 @@ import { valueFitsType } from '../../runtime/rest/parameters.js';
 import { typeFitsColumn } from './parameter-types.js';
 import { placeholderOccurrences, replacePlaceholders } from '../../runtime/rest/placeholders.js';
 import { EndpointSpecSchema, type EndpointSpec, type ParameterSpec } from '../../runtime/rest/spec.js';
-import { findValueSites } from './value-sites.js';
+import { placeholderSites } from './placeholder-sites.js';
 
 /**
  * The format check of an endpoint spec (issue 3), before anything runs: LLM output goes
@@ -239,16 +239,11 @@ function checkTypes(spec: EndpointSpec, db: DatabaseInfo, query: Query): Verdict
     }
   }
   const byName = new Map(spec.parameters.map((p) => [p.name, p]));
-  const tokens = tokenize(spec.sql);
-  const resolve = scopedColumnResolver(tokens, query, db);
-  for (const site of findValueSites(tokens)) {
-    const token = tokens[site.last];
-    if (token.kind !== 'param' || site.first !== site.last) continue;
-    const param = byName.get(token.text.slice(1))!;
+  for (const { name, site, column } of placeholderSites(spec.sql, query, db)) {
+    const param = byName.get(name)!;
     if ((site.op === 'LIKE' || site.op === 'NOT LIKE') && param.type !== 'string') {
       return fail('parameter_type', `${param.name} is a LIKE pattern but declared ${param.type}`);
     }
-    const column = site.bare ? resolve(site.columns[0], site.first) : null;
     if (column && !typeFitsColumn(param.type, column)) {
       return fail(
         'parameter_type',

@@ -203,9 +203,21 @@ export function nameWords(columnName: string, description: string): string[] {
   return (cryptic && described.length > 0 && described.length <= 4 ? described : own).slice(0, 6);
 }
 
-/** A short label for a column: its description when brief, else its name; no trailing period. */
+/**
+ * A short label for a column: its description when brief, else its name. Read as a noun
+ * phrase inside a sentence (`Value of <label> to match`): one line, no trailing period, no
+ * preamble (`This field identifies the status` → the status), no capital at a plain word.
+ */
 export function columnLabel(columnName: string, description: string): string {
-  const text = description.trim().replace(/\.+$/, '');
+  const text = (description.split(/\r?\n/)[0] ?? '')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(
+      /^(this|the) (field|column|attribute) (identifies|indicates|shows|represents|contains|is|gives|means)\s+/i,
+      '',
+    )
+    .replace(/\.+$/, '')
+    .replace(/^([A-Z])(?=[a-z])/, (c) => c.toLowerCase());
   return text && text.length <= 60 ? text : words(columnName).join(' ') || columnName;
 }
 

@@ -11,7 +11,7 @@ import type { RestServices } from '../rest-service-types.js';
 import type { RestStageContext } from '../stage.js';
 import { goldStage } from '../stages/gold.js';
 import { restCallStage, type RestCallContext, type RestCallInput, type RestCallRecord } from '../stages/rest-call.js';
-import { dedupStage, servedEndpoint, type DatabaseDedup } from '../stages/rest-dedup.js';
+import { dedupStage, indistinctReason, servedEndpoint, type DatabaseDedup } from '../stages/rest-dedup.js';
 import { synthesizeStage, type Synthesis, type SynthesisItem } from '../stages/rest-synthesize.js';
 import type { StageRunner } from './stage-runner.js';
 
@@ -152,7 +152,8 @@ export class RestFlow {
 
   /** What an instance's call stage is given: the item and its endpoint as served after dedup. */
   callInput(item: SynthesizedItem, { dedup, calls }: ServedDedup): RestCallInput {
-    return { ...item, endpoint: servedEndpoint(dedup, calls, item.instance.id) };
+    const endpoint = servedEndpoint(dedup, calls, item.instance.id);
+    return { ...item, endpoint, indistinct: indistinctReason(dedup, endpoint.call.name) };
   }
 }
 

@@ -26,6 +26,8 @@ export interface RestCallInput {
   synthesis: Synthesis;
   /** The endpoint and call as served after dedup. */
   endpoint: SynthesizedEndpoint;
+  /** Why rest.dedup's gate refuses the endpoint (a caller could not tell it from another), or null. */
+  indistinct: string | null;
 }
 
 export interface RestCallContext extends RestStageContext {
@@ -44,16 +46,18 @@ export const restCallStage: ItemStage<RestCallInput, RestCallRecord, RestCallCon
   name: 'verify',
   // 3: unordered responses in canonical row order (runtime/rest/endpoint.ts).
   version: 3,
-  cacheKey: ({ endpoint, synthesis }, { config, db, services }) => ({
+  cacheKey: ({ endpoint, synthesis, indistinct }, { config, db, services }) => ({
     formulation: 'rest',
     endpoint,
+    indistinct,
     synthesis,
     db: dbCacheKey(db),
     judge: services.judge?.fingerprint ?? null,
     maxStringLength: config.rest.maxStringLength,
     timeoutMs: config.executeTimeoutMs,
   }),
-  async run({ instance, gold, endpoint }, ctx) {
+  async run({ instance, gold, endpoint, indistinct }, ctx) {
+    if (indistinct !== null) return reject('format:indistinct', indistinct);
     const respond = async () => callOverHttp(await ctx.serverUrl(), endpoint.call, ctx.config.executeTimeoutMs);
     const { verifyRest, restVerifyContext } = await restChecks();
     const { outcome, response } = await verifyRest(endpoint, respond, { instance, gold }, restVerifyContext(ctx));

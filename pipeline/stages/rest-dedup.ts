@@ -26,6 +26,8 @@ export interface DatabaseDedup {
   /** Instance id → its call of a canonical endpoint. */
   calls: [string, RestCall][];
   merges: DedupMerge[];
+  /** Endpoints a caller could not tell from another (distinctness.ts), with why: their instances are refused. */
+  indistinct: [string, string][];
   /** Endpoints before de-duplication (one per synthesized instance). */
   before: number;
 }
@@ -33,15 +35,15 @@ export interface DatabaseDedup {
 export const dedupStage: DatabaseStage<DedupInput, DatabaseDedup, RestStageContext> = {
   kind: 'barrier',
   name: 'rest.dedup',
-  // 3: the kept endpoints are told apart (generators/rest/disambiguate.ts).
-  version: 3,
+  // 3: the kept endpoints are told apart (generators/rest/disambiguate.ts); 4: enums cover every merged call, the indistinct gate.
+  version: 4,
   cacheKey: ({ synthesized }, ctx) => ({
     db: dbCacheKey(ctx.db),
     entries: synthesized.map((e) => [e.instanceId, e.synthesis]),
     agent: ctx.services.dedupFingerprint,
   }),
   async run({ synthesized }, { db, services }) {
-    const { dedupEndpoints } = await deduplication();
+    const { dedupEndpoints, indistinctEndpoints } = await deduplication();
     const merged = dedupEndpoints(
       synthesized.map((e) => ({ instanceId: e.instanceId, endpoint: e.synthesis.endpoint })),
       db,
@@ -56,10 +58,16 @@ export const dedupStage: DatabaseStage<DedupInput, DatabaseDedup, RestStageConte
       canonical: refined.canonical,
       calls: [...refined.calls],
       merges: refined.merges,
+      indistinct: [...indistinctEndpoints(refined.canonical)],
       before: synthesized.length,
     });
   },
 };
+
+/** Why the endpoint an instance calls after dedup is refused as indistinct, or null. */
+export function indistinctReason(dedup: DatabaseDedup, operationId: string): string | null {
+  return dedup.indistinct.find(([id]) => id === operationId)?.[1] ?? null;
+}
 
 /** The served endpoint and call of an instance after dedup (`calls`: the dedup's, as a map). */
 export function servedEndpoint(

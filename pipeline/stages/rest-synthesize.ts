@@ -39,7 +39,7 @@ export interface Synthesis {
 export const synthesizeStage: BatchStage<SynthesisItem, Synthesis, RestStageContext> = {
   kind: 'batch',
   name: 'rest.synthesize',
-  version: 4,
+  version: 5,
   cacheKey: ({ instance, gold }, { config, db, datasetName, services }) => ({
     question: instance.question,
     evidence: instance.evidence,

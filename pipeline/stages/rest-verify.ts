@@ -1,6 +1,7 @@
 import { isServed, type SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { responseBody } from '../../runtime/rest/response.js';
 import { describeResponse } from '../../generators/rest/response-fields.js';
+import { describeParameterValues } from '../../generators/rest/parameter-values.js';
 import { runEndpoint } from '../../runtime/rest/endpoint.js';
 import { toErrorResponse } from '../../runtime/rest/errors.js';
 import { isExecutorFault, type SqlExecutor } from '../../runtime/sql/executor.js';
@@ -90,7 +91,8 @@ export async function trialRun(
   const sameRowsAs = gold.fixedAnswer ? gold.executedSql : undefined;
   const response = await answered(async () => {
     const result = await runEndpoint(endpoint.spec, endpoint.call.arguments, db, executor, timeoutMs, sameRowsAs);
-    const spec = { ...endpoint.spec, response: describeResponse(endpoint.spec, db, result) };
+    const described = await describeParameterValues(endpoint.spec, endpoint.call.arguments, db, executor, timeoutMs);
+    const spec = { ...described, response: describeResponse(endpoint.spec, db, result) };
     shaped = { ...endpoint, spec };
     return { status: 200, body: responseBody(spec.response, result.rows) };
   }, timeoutMs);

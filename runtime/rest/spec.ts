@@ -24,6 +24,8 @@ export const ParameterSpecSchema = z
     example: z.union([z.string(), z.number(), z.boolean()]).optional(),
     /** A text parameter compared with a column of dates: the form its values take (parameters.ts checks it). */
     format: z.enum(['date', 'date-time']).optional(),
+    /** The only values the parameter takes: a categorical column's (parameter-values.ts); enforced at the edge. */
+    enum: z.array(z.string()).min(1).max(64).optional(),
   })
   .strict();
 export type ParameterSpec = z.infer<typeof ParameterSpecSchema>;

@@ -1,16 +1,23 @@
-import { distinctness, sumDistinctness } from '../../generators/rest/distinctness.js';
+import { distinctness, indistinctEndpoints, sumDistinctness } from '../../generators/rest/distinctness.js';
 import type { EndpointSpec } from '../../runtime/rest/spec.js';
+import { restCallStage, type RestCallContext, type RestCallInput } from '../../pipeline/stages/rest-call.js';
 
 /** The check a database's endpoints face: can a model tell them apart? */
 
-const endpoint = (operationId: string, summary: string, description: string, parameters: string[] = []) =>
+const endpoint = (
+  operationId: string,
+  summary: string,
+  description: string,
+  parameters: string[] = [],
+  sql = 'SELECT 1',
+) =>
   ({
     operationId,
     path: `/v1/d/db/${operationId}`,
     summary,
     description,
     parameters: parameters.map((text, i) => ({ name: `p${i}`, type: 'string', description: text, required: true })),
-    sql: 'SELECT 1',
+    sql,
     response: { description: 'rows' },
   }) as unknown as EndpointSpec;
 
@@ -38,4 +45,45 @@ test('distinct endpoints count nothing', () => {
       endpoint('getHairColourCount', 'Count by hair colour', 'Heroes with a hair colour.', ['Hair colour']),
     ]),
   ).toEqual({ endpoints: 2, suffixedNames: 0, sharedDescriptions: 0, sharedSummaries: 0, ambiguousParameters: 0 });
+});
+
+describe('the gate (indistinctEndpoints)', () => {
+  test('refuses each later endpoint a caller could not tell from an earlier one, saying which and why', () => {
+    const found = indistinctEndpoints([
+      endpoint('getElementByBondType', 'Elements by bond type', 'Via atoms.', ['Bond type'], 'SELECT a'),
+      endpoint('getElementByBondType_2', 'Elements of a bond type', 'Via bonds.', ['Bond type'], 'SELECT b'),
+      endpoint('getAtomsByBond', 'Elements by bond type', 'Via atoms.', ['Bond'], 'SELECT c'),
+      endpoint('getAtomsByKind', 'Elements by bond type', 'Via connected atoms.', ['Bond type'], 'SELECT d'),
+    ]);
+    expect([...found]).toEqual([
+      ['getElementByBondType_2', 'getElementByBondType_2 is named like getElementByBondType plus a number'],
+      ['getAtomsByBond', 'getAtomsByBond has the summary and description of getElementByBondType, over other SQL'],
+      ['getAtomsByKind', 'getAtomsByKind has the summary and parameters of getElementByBondType, over other SQL'],
+    ]);
+  });
+
+  test('passes endpoints whose summaries differ, and a numbered name without its unnumbered twin', () => {
+    expect(
+      indistinctEndpoints([
+        endpoint('getCountByCounty', 'Number of schools by county', 'Counts.', ['County'], 'SELECT 1'),
+        endpoint('getAverageByCounty', 'Average enrollment by county', 'Averages.', ['County'], 'SELECT 2'),
+        endpoint('getTop_3', 'Top three', 'The three largest.'),
+      ]).size,
+    ).toBe(0);
+  });
+});
+
+test("an instance whose endpoint the gate refused is rejected as format:indistinct, with the gate's reason, before any call", async () => {
+  const spec = endpoint('getAtomsByKind', 'Elements by bond type', 'Via connected atoms.');
+  const input = {
+    endpoint: { spec, call: { name: spec.operationId, path: spec.path, arguments: {} } },
+    indistinct: 'getAtomsByKind has the summary and parameters of getElementByBondType, over other SQL',
+  } as RestCallInput;
+  // No server, no executor: the gate decides before anything runs.
+  const outcome = await restCallStage.run(input, {} as RestCallContext);
+  expect(outcome).toEqual({
+    ok: false,
+    category: 'format:indistinct',
+    message: 'getAtomsByKind has the summary and parameters of getElementByBondType, over other SQL',
+  });
 });
