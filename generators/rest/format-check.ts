@@ -2,7 +2,6 @@ import type { DatabaseInfo, Verdict } from '../../core/model.js';
 import { schemaIdentifiers } from '../sql/double-quotes.js';
 import type { Query } from '../sql/ast.js';
 import { parseQuery } from '../sql/normalize.js';
-import { scopedColumnResolver } from './columns.js';
 import { isWord, significant, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 import { slug } from './naming.js';
 import { jsonKeyPrefix, LruMap } from '../../core/lru.js';

@@ -80,7 +80,7 @@ export function withValues(
   const type = typeText(param);
   const categories =
     ENUMERABLE.has(op) && param.type === 'string' && values.categories?.every((v) => typeof v === 'string')
-      ? (values.categories as string[])
+      ? values.categories
       : null;
   const enumerated = categories !== null && (argument === undefined || categories.includes(String(argument)));
   const listed = (list: readonly SqlValue[]) => list.map(shown).join(', ');
