@@ -155,6 +155,9 @@ function tokenScopes(tokens: readonly Token[], db: DatabaseInfo): { of: Scope[] 
       if (opensScope) scope = { parent: scope, tables: [] };
     } else if (token.kind === 'punct' && token.text === ')') {
       scope = stack.pop()?.scope ?? top;
+    } else if (isWord(token, 'UNION', 'INTERSECT', 'EXCEPT')) {
+      // A compound's next SELECT has FROM tables of its own, beside this one's, under the same parent.
+      scope = { parent: scope.parent, tables: [] };
     }
     of[i] = scope;
   }
