@@ -3,7 +3,7 @@ import type { Expr, OrderItem, SelectQuery } from '../sql/ast.js';
 import type { EndpointSpec } from '../../runtime/rest/spec.js';
 import { columnResolver, type ColumnResolver } from './columns.js';
 import { parseEndpointSql, placeholderIn } from './endpoint-query.js';
-import { words, type Role } from './naming.js';
+import { words, type JoinRole } from './naming.js';
 import { conjuncts, joinRole, selects } from './roles.js';
 import { exprPhrase, firstColumn, itemPhrase, itemWords } from './select-items.js';
 
@@ -50,7 +50,7 @@ export function endpointFeatures(spec: EndpointSpec, db: DatabaseInfo): Feature[
 function selectFeatures(
   select: SelectQuery,
   resolve: ColumnResolver,
-  roleOf: (alias: string) => Role | null,
+  roleOf: (alias: string) => JoinRole | null,
 ): Feature[] {
   const items = select.from ? [select.from.base, ...select.from.joins.map((j) => j.item)] : [];
   const tables = items.flatMap((i) => (i.kind === 'table' ? [i] : []));

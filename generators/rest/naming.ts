@@ -58,14 +58,22 @@ export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1).trimEnd()}…`;
 }
 
-/** The role a joined table plays (roles.ts finds it): `eye colour` via `superhero.eye_colour_id`. */
-export interface Role {
-  /** `['eye', 'colour']`. */
-  words: string[];
-  /** The referencing table and column (`superhero`, `eye_colour_id`). */
-  table: string;
-  column: string;
-}
+/**
+ * What tells a compared column apart from the endpoint's own columns: the role a joined
+ * table plays (roles.ts finds it: `eye colour` via `superhero.eye_colour_id`), or the table a
+ * subquery reads it from (`name` of category, where the endpoint returns products).
+ */
+export type Role =
+  | {
+      kind: 'join';
+      /** `['eye', 'colour']`. */
+      words: string[];
+      /** The referencing table and column (`superhero`, `eye_colour_id`). */
+      table: string;
+      column: string;
+    }
+  | { kind: 'subquery'; table: string };
+export type JoinRole = Extract<Role, { kind: 'join' }>;
 
 const FORMAT_PARTS: Record<string, string> = {
   '%Y': 'year',
@@ -105,21 +113,34 @@ function comparedWords(
 ): { name: string[]; phrase: string } {
   const columnName = column ? column.column.name : (site.columns[0]?.name ?? '');
   const label = columnLabel(columnName, column?.column.description ?? '');
-  const description = role ? `the ${role.words.join(' ')} of ${role.table} (${label})` : label;
+  const own = nameWords(columnName, column?.column.description ?? '');
+  const owner = role?.kind === 'subquery' && !mentions(own, label, role.table) ? role.table : null;
+  const description =
+    role?.kind === 'join'
+      ? `the ${role.words.join(' ')} of ${role.table} (${label})`
+      : owner
+        ? `the ${label} of ${owner}`
+        : label;
   const part =
     site.fn === null
       ? null
       : ((site.fnFormat !== null ? FORMAT_PARTS[site.fnFormat] : undefined) ??
         FUNCTION_PARTS[site.fn] ??
         site.fn.toLowerCase());
-  const own = nameWords(columnName, column?.column.description ?? '');
-  const base = role ? overlapped(role.words, own) : own;
+  const base = role?.kind === 'join' ? overlapped(role.words, own) : owner ? overlapped(words(owner), own) : own;
   if (part === null) return { name: base, phrase: description };
   const partWords = words(part);
   if (site.fn !== null && ['COUNT', 'SUM', 'TOTAL', 'AVG', 'MIN', 'MAX'].includes(site.fn)) {
     return { name: [...partWords, ...base], phrase: `the ${part} of ${description || 'rows'}` };
   }
   return { name: [...base, ...partWords], phrase: `the ${part} of ${description}` };
+}
+
+/** Whether a column's words or label already name its table (`category_name`, "name of the category"). */
+function mentions(own: string[], label: string, table: string): boolean {
+  const tableWords = words(table);
+  const said = new Set([...own, ...words(label)]);
+  return tableWords.every((w) => said.has(w));
 }
 
 /** `eye colour` + `colour` → eye colour; `home team` + `team name` → home team name. */
@@ -185,7 +206,7 @@ export function parameterDescription(
 ): string {
   const values = column?.column.valueDescription.trim().replace(/\s+/g, ' ') ?? '';
   const where = column
-    ? `column ${column.table.name}.${column.column.name}${role ? `, joined on ${role.table}.${role.column}` : ''}`
+    ? `column ${column.table.name}.${column.column.name}${role?.kind === 'join' ? `, joined on ${role.table}.${role.column}` : ''}`
     : '';
   const which = position ? `value ${position.index} of ${position.count}` : '';
   const text = [parameterPhrase(site, column, role), where, which].filter(Boolean).join('; ');

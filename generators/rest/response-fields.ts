@@ -10,7 +10,7 @@ import {
 } from '../../runtime/rest/spec.js';
 import { replacePlaceholders } from '../../runtime/rest/placeholders.js';
 import { clip, columnLabel, formatPart, nameWords, snake, uniqueName, words } from './naming.js';
-import { firstColumn, firstSelect, itemPhrase, percentageParts } from './select-items.js';
+import { arithmeticName, firstColumn, firstSelect, itemPhrase, percentageParts } from './select-items.js';
 import { columnResolver, type ColumnResolver } from './columns.js';
 
 /**
@@ -58,7 +58,12 @@ export function describeResponse(
     for (const row of observed?.rows ?? []) observe(typing, row[i]);
     return {
       name: uniqueName(base, taken),
-      description: fieldDescription(items?.[i] ?? null, resolve, observed?.columns[i] ?? `column ${i + 1}`),
+      description: fieldDescription(
+        items?.[i] ?? null,
+        resolve,
+        observed?.columns[i] ?? `column ${i + 1}`,
+        query ? columnTables(query, i, db) : [],
+      ),
       types: ANY.filter((t) => typing.types.has(t)),
       nullable: typing.nullable,
     };
@@ -188,7 +193,8 @@ function exprWords(expr: Expr, ctx: NamingContext): string[] {
     case 'unary':
       return expr.op === 'NOT' ? ['not', ...exprWords(expr.operand, ctx)] : exprWords(expr.operand, ctx);
     case 'binary':
-      return arithmeticWords(expr, ctx, about);
+      // Named by what it computes (price × quantity, a date difference in days), else by its first column and operation.
+      return arithmeticName(expr, about) ?? [...about(expr), ...binaryWords(expr)];
     case 'function': {
       const format = expr.name.toUpperCase() === 'STRFTIME' && expr.args[0]?.kind === 'literal' ? expr.args[0] : null;
       const part = format ? words(formatPart(String(format.value)) ?? '') : FUNCTION_WORDS[expr.name.toUpperCase()];
@@ -209,34 +215,8 @@ function exprWords(expr: Expr, ctx: NamingContext): string[] {
   }
 }
 
-/**
- * Arithmetic named by its operands where that says what it is: a product of two columns is
- * `<a>_times_<b>` (price × quantity is revenue, not quantity), a difference of two dates in
- * days `<a>_days` (JULIANDAY(a) - JULIANDAY(b)); else the first column and the operation.
- */
-function arithmeticWords(
-  expr: Extract<Expr, { kind: 'binary' }>,
-  ctx: NamingContext,
-  about: (e: Expr) => string[],
-): string[] {
-  const left = firstColumn(expr.left) ? about(expr.left) : [];
-  const right = firstColumn(expr.right) ? about(expr.right) : [];
-  if (expr.op === '*' && left.length && right.length && !percentageParts(expr)) return [...left, 'times', ...right];
-  if (expr.op === '-' && isDay(expr.left) && isDay(expr.right)) return [...(left.length ? left : right), 'days'];
-  return [...about(expr), ...binaryWords(expr)];
-}
-
 const ARITHMETIC = new Set(['+', '-', '*', '/', '%']);
 const COMPARISONS = new Set(['=', '==', '!=', '<>', '<', '<=', '>', '>=']);
-
-/** A date as a count of days: JULIANDAY(…), or STRFTIME('%J', …). */
-function isDay(expr: Expr): boolean {
-  if (expr.kind === 'cast') return isDay(expr.expr);
-  if (expr.kind !== 'function') return false;
-  const name = expr.name.toUpperCase();
-  const first = expr.args[0];
-  return name === 'JULIANDAY' || (name === 'STRFTIME' && first?.kind === 'literal' && first.value === '%J');
-}
 
 /** The condition a CASE or IIF tests, the first found. */
 function conditionOf(expr: Expr): Expr | null {
@@ -308,17 +288,43 @@ function qualifiedName(item: SelectItem, base: string): string {
   return column?.table ? nameOf([...words(column.table), ...base.split('_')]) : base;
 }
 
-function fieldDescription(item: SelectItem | null, resolve: ColumnResolver | null, column: string): string {
+/** `tables`: the tables the result column is read from, one per branch of a compound query (columnTables). */
+function fieldDescription(
+  item: SelectItem | null,
+  resolve: ColumnResolver | null,
+  column: string,
+  tables: readonly string[],
+): string {
   if (!item || !resolve) return clip(`The result column ${column}`, 500);
   const expr = item.expr;
   if (expr.kind === 'column') {
     const info = resolve({ qualifier: expr.source, name: expr.column });
     const label = columnLabel(expr.column, info?.column.description ?? '');
     const values = info?.column.valueDescription.trim().replace(/\s+/g, ' ') ?? '';
-    const where = info ? ` of ${info.table.name}` : '';
+    const where = tables.length ? ` of ${tables.join(' or ')}` : info ? ` of ${info.table.name}` : '';
     return clip(`${capitalized(label)}${where}${values && values.length <= 200 ? ` (${values})` : ''}`, 500);
   }
   return clip(capitalized(itemPhrase(item, resolve)), 500);
+}
+
+/**
+ * The tables result column `i` is a plain column of, each branch of a compound query
+ * resolved in its own scope (`SELECT city FROM store UNION SELECT city FROM customer`: store
+ * or customer); empty for a simple query, whose resolver says it.
+ */
+function columnTables(query: Query, i: number, db: DatabaseInfo): string[] {
+  if (query.kind !== 'set') return [];
+  const tables = compoundBranches(query).flatMap((branch) => {
+    const item = branch.columns[i]?.expr;
+    if (item?.kind !== 'column') return [];
+    const info = columnResolver(branch, db)({ qualifier: item.source, name: item.column });
+    return info ? [info.table.name] : [];
+  });
+  return [...new Set(tables)];
+}
+
+function compoundBranches(query: Query): SelectQuery[] {
+  return query.kind === 'set' ? [...compoundBranches(query.left), ...compoundBranches(query.right)] : [query];
 }
 
 const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);

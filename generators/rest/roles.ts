@@ -1,7 +1,7 @@
 import type { DatabaseInfo } from '../../core/model.js';
 import type { ColumnExpr, Expr, Query, SelectQuery } from '../sql/ast.js';
 import { subqueries } from './columns.js';
-import { words, type Role } from './naming.js';
+import { words, type JoinRole } from './naming.js';
 
 /**
  * The role a table plays in a query where it is joined through a foreign key: in
@@ -13,7 +13,7 @@ import { words, type Role } from './naming.js';
  */
 
 /** The role of the FROM item named `alias` (as the query's column references name it), if a join gives it one. */
-export function joinRole(alias: string, query: Query, db: DatabaseInfo): Role | null {
+export function joinRole(alias: string, query: Query, db: DatabaseInfo): JoinRole | null {
   const name = alias.toLowerCase();
   for (const [a, b] of columnEqualities(query)) {
     for (const [own, other] of [
@@ -22,7 +22,7 @@ export function joinRole(alias: string, query: Query, db: DatabaseInfo): Role | 
     ]) {
       if (own.source.toLowerCase() !== name || other.source.toLowerCase() === name) continue;
       const role = roleWords(own, other, db);
-      if (role && other.table) return { words: role, table: other.table, column: other.column };
+      if (role && other.table) return { kind: 'join', words: role, table: other.table, column: other.column };
     }
   }
   return null;

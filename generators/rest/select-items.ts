@@ -51,9 +51,38 @@ export function itemWords(item: SelectItem, baseTable: string | null): string[] 
   if (expr.kind === 'column') return words(expr.column).slice(0, 6);
   if (item.alias) return words(item.alias).slice(0, 6);
   const column = firstColumn(expr);
-  if (expr.kind === 'aggregate')
-    return [AGGREGATE_WORDS[expr.name], ...(column ? words(column.column) : baseTable ? words(baseTable) : ['rows'])];
+  if (expr.kind === 'aggregate') {
+    const computed =
+      expr.arg?.kind === 'binary' ? arithmeticName(expr.arg, (e) => words(firstColumn(e)?.column ?? '')) : null;
+    return [
+      AGGREGATE_WORDS[expr.name],
+      ...(computed ?? (column ? words(column.column) : baseTable ? words(baseTable) : ['rows'])),
+    ].slice(0, 8);
+  }
   return [...computedWords(expr), ...(column ? words(column.column) : ['value'])].slice(0, 6);
+}
+
+/**
+ * Arithmetic named by what it computes where its operands say it, from each operand's words
+ * (`about`): a product of two columns is `<a> times <b>` (price × quantity is revenue, not
+ * quantity), a difference of two dates `<a> days` (JULIANDAY(a) - JULIANDAY(b)); else null.
+ * Endpoint names and response fields both say it so.
+ */
+export function arithmeticName(expr: BinaryExpr, about: (e: Expr) => string[]): string[] | null {
+  const left = firstColumn(expr.left) ? about(expr.left) : [];
+  const right = firstColumn(expr.right) ? about(expr.right) : [];
+  if (expr.op === '*' && left.length && right.length && !percentageParts(expr)) return [...left, 'times', ...right];
+  if (expr.op === '-' && isDay(expr.left) && isDay(expr.right)) return [...(left.length ? left : right), 'days'];
+  return null;
+}
+
+/** A date as a count of days: JULIANDAY(…), or STRFTIME('%J', …). */
+function isDay(expr: Expr): boolean {
+  if (expr.kind === 'cast') return isDay(expr.expr);
+  if (expr.kind !== 'function') return false;
+  const name = expr.name.toUpperCase();
+  const first = expr.args[0];
+  return name === 'JULIANDAY' || (name === 'STRFTIME' && first?.kind === 'literal' && first.value === '%J');
 }
 
 /** What kind of computation an expression is, as name words (`percentage`, `difference`); none for a plain one. */

@@ -63,6 +63,7 @@ export function synthesizeFromTemplate(
   const tokens = tokenize(sql);
   const resolveAt = scopedColumnResolver(tokens, query, db);
   const windowAliases = windowResultAliases(query);
+  const outerTables = outerTablesOf(query);
 
   const taken = new Set<string>();
   const parameters: Parameter[] = [];
@@ -76,7 +77,11 @@ export function synthesizeFromTemplate(
       continue;
     const typed = typedValue(tokens, site, column);
     if (typed === null) continue;
-    const role = resolved?.ref.qualifier ? joinRole(resolved.ref.qualifier, query, db) : null;
+    const role =
+      (resolved?.ref.qualifier ? joinRole(resolved.ref.qualifier, query, db) : null) ??
+      (column && !outerTables.has(column.table.name.toLowerCase())
+        ? { kind: 'subquery' as const, table: column.table.name }
+        : null);
     const name = uniqueName(parameterBaseName(site, column, role), taken);
     parameters.push({
       spec: {
@@ -113,6 +118,21 @@ function dateFormat(site: ValueSite, typed: { type: ParameterSpec['type']; value
     return {};
   const format = dateFormatOf(typed.value);
   return format ? { format } : {};
+}
+
+/**
+ * The tables whose rows the endpoint returns, lower case: its SELECT's FROM tables. A value
+ * compared with any other table's column (a subquery's) is named and described with that
+ * table. A derived table's rows are its own FROM tables'; every table of a compound query
+ * (UNION) is named so: each branch reads its own.
+ */
+function outerTablesOf(query: Query): Set<string> {
+  if (query.kind !== 'select' || !query.from) return new Set();
+  return new Set(
+    [query.from.base, ...query.from.joins.map((j) => j.item)].flatMap((item) =>
+      item.kind === 'table' ? [item.table.toLowerCase()] : [...outerTablesOf(item.query)],
+    ),
+  );
 }
 
 /** The aliases given window function results (`RANK() OVER (…) AS rnk`) anywhere in the query, lower case. */

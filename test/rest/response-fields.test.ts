@@ -143,3 +143,10 @@ test('SQL that does not parse still gets fields, named after the columns SQLite 
   expect(response.fields.map((f) => f.name)).toEqual(['weird_name', 'x']);
   expect(response.shape).toBe('list');
 });
+
+test("a compound query's column is described with every branch's table, each resolved in its own scope", () => {
+  expect(field("SELECT name FROM school WHERE code = '100' UNION SELECT county_name FROM county").description).toBe(
+    'School name of school or county',
+  );
+  expect(field('SELECT name FROM school').description).toBe('School name of school');
+});

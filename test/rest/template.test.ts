@@ -31,6 +31,24 @@ function synth(sql: string): SynthesizedEndpoint {
 const params = (e: SynthesizedEndpoint) => e.spec.parameters.map((p) => [p.name, p.type, p.example]);
 
 describe('synthesizeFromTemplate', () => {
+  test('a value compared inside a subquery over another table is named and described with that table', () => {
+    const e = synth('SELECT name FROM school WHERE county_id IN (SELECT id FROM county WHERE population > 950000)');
+    expect(params(e)).toEqual([['min_county_population', 'integer', 950000]]);
+    expect(e.spec.parameters[0].description).toBe(
+      'Lower bound (exclusive) of the number of inhabitants of county; column county.population',
+    );
+    // A column whose name already says its table is not qualified twice; the outer table's never is.
+    expect(
+      params(synth("SELECT name FROM school WHERE county_id = (SELECT id FROM county WHERE county_name = 'Kern')")),
+    ).toEqual([['county_name', 'string', 'Kern']]);
+  });
+
+  test('an aggregate of a product is named for the product, not its first column', () => {
+    expect(synth('SELECT SUM(enrollment * rate) FROM school WHERE county_id = 1').spec.operationId).toMatch(
+      /^getTotalEnrollmentTimesRateBy/,
+    );
+  });
+
   test('equality on a text column: named, typed, described, with the question value', () => {
     const e = synth(
       "SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id WHERE T1.county_name = 'Alameda'",
