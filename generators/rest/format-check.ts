@@ -243,7 +243,7 @@ function checkTypes(spec: EndpointSpec, db: DatabaseInfo, query: Query): Verdict
     if ((site.op === 'LIKE' || site.op === 'NOT LIKE') && param.type !== 'string') {
       return fail('parameter_type', `${param.name} is a LIKE pattern but declared ${param.type}`);
     }
-    if (column && !typeFitsColumn(param.type, column)) {
+    if (site.bare && column && !typeFitsColumn(param.type, column)) {
       return fail(
         'parameter_type',
         `${param.name} is declared ${param.type} but compared with ${column.table.name}.${column.column.name} (${column.column.type || 'untyped'})`,

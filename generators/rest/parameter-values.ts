@@ -51,15 +51,20 @@ export async function describeParameterValues(
   if (spec.parameters.length === 0) return spec;
   const parsed = parseQuery(withSampleValues(spec), db);
   if (!parsed.ok) return spec;
-  const firstSites = new Map<string, { op: SiteOp; column: ResolvedColumn }>();
-  for (const { name, site, column } of placeholderSites(spec.sql, parsed.value.query, db))
-    if (column && site.fn === null && !firstSites.has(name)) firstSites.set(name, { op: site.op, column });
+  const firstSites = new Map<string, { op: SiteOp; column: ResolvedColumn; format: string | null }>();
+  for (const { name, site, column } of placeholderSites(spec.sql, parsed.value.query, db)) {
+    // A column as it is, or a date column read through STRFTIME (`STRFTIME('%Y', day) = :year`).
+    const format = site.fn === 'STRFTIME' ? site.fnFormat : null;
+    const readable = site.bare ? site.fn === null : format !== null;
+    if (column && readable && !firstSites.has(name)) firstSites.set(name, { op: site.op, column, format });
+  }
   const parameters = await Promise.all(
     spec.parameters.map(async (param) => {
       const at = firstSites.get(param.name);
       if (!at) return param;
       try {
-        return withValues(param, at.op, await columnValues(at.column, db, executor, timeoutMs), args[param.name]);
+        const values = await columnValues(at.column, at.format, db, executor, timeoutMs);
+        return withValues(param, at.op, values, args[param.name], at.format);
       } catch (error) {
         // A column too slow to read within the trial's budget keeps its plain description; a lost worker is no verdict.
         if (error instanceof SqlTimeoutError || error instanceof SqlExecutionError) return param;
@@ -76,8 +81,9 @@ export function withValues(
   op: SiteOp,
   values: ColumnValues,
   argument: ArgumentValue | undefined,
+  format: string | null = null,
 ): ParameterSpec {
-  const type = typeText(param);
+  const type = format === null ? typeText(param) : `text (${formPattern(format)})`;
   const categories =
     ENUMERABLE.has(op) && param.type === 'string' && values.categories?.every((v) => typeof v === 'string')
       ? values.categories
@@ -107,6 +113,22 @@ function typeText(param: ParameterSpec): string {
   return { string: 'text', integer: 'an integer', number: 'a number', boolean: 'true or false' }[param.type];
 }
 
+const STRFTIME_FIELDS: Record<string, string> = {
+  Y: 'YYYY',
+  m: 'MM',
+  d: 'DD',
+  H: 'HH',
+  M: 'MM',
+  S: 'SS',
+  j: 'DDD',
+  w: 'weekday 0-6',
+};
+
+/** A STRFTIME format as the form of its text (`%Y-%m` → YYYY-MM). */
+function formPattern(format: string): string {
+  return format.replace(/%(.)/g, (all, field: string) => STRFTIME_FIELDS[field] ?? all);
+}
+
 function shown(value: SqlValue): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 37)}...` : value);
   return String(value);
@@ -115,16 +137,18 @@ function shown(value: SqlValue): string {
 /** One read per column of a database file (the file's fingerprint in the key): endpoints share columns. */
 const cache = new LruMap<string, Promise<ColumnValues>>(4096);
 
+/** A column's values, or (`format`) the values STRFTIME makes of it. */
 function columnValues(
   { table, column }: ResolvedColumn,
+  format: string | null,
   db: DatabaseInfo,
   executor: SqlExecutor,
   timeoutMs: number,
 ): Promise<ColumnValues> {
-  const key = JSON.stringify([db.path, db.fingerprint, table.name, column.name]);
+  const key = JSON.stringify([db.path, db.fingerprint, table.name, column.name, format]);
   return cache.getOrSet(key, () => {
-    const categorical = columnAffinity(column) === 'text' && !column.collation;
-    const read = readColumnValues(table.name, column.name, categorical, db, executor, timeoutMs);
+    const categorical = format === null && columnAffinity(column) === 'text' && !column.collation;
+    const read = readColumnValues(table.name, column.name, format, categorical, db, executor, timeoutMs);
     // A failed read is no fact about the column: the next endpoint tries again.
     read.catch(() => cache.delete(key));
     return read;
@@ -134,24 +158,26 @@ function columnValues(
 async function readColumnValues(
   tableName: string,
   columnName: string,
+  format: string | null,
   mayBeCategorical: boolean,
   db: DatabaseInfo,
   executor: SqlExecutor,
   timeoutMs: number,
 ): Promise<ColumnValues> {
-  const c = quoteIdent(columnName);
+  const c = format === null ? quoteIdent(columnName) : `STRFTIME(?, ${quoteIdent(columnName)})`;
+  const params = format === null ? [] : [format];
   const t = quoteIdent(tableName);
   // One scan: the values by frequency (ties by value), and how many rows hold a value at all.
   const frequency = await executor.run({
     dbPath: db.path,
-    sql: `SELECT ${c}, COUNT(*) AS n, SUM(COUNT(*)) OVER () AS total FROM ${t} WHERE ${c} IS NOT NULL GROUP BY ${c} ORDER BY n DESC, ${c} LIMIT ${ENUM_MAX_VALUES + 1}`,
-    params: [],
+    sql: `SELECT v, COUNT(*) AS n, SUM(COUNT(*)) OVER () AS total FROM (SELECT ${c} AS v FROM ${t}) WHERE v IS NOT NULL GROUP BY v ORDER BY n DESC, v LIMIT ${ENUM_MAX_VALUES + 1}`,
+    params,
     timeoutMs,
   });
   const range = await executor.run({
     dbPath: db.path,
-    sql: `SELECT MIN(${c}), MAX(${c}) FROM ${t}`,
-    params: [],
+    sql: `SELECT MIN(v), MAX(v) FROM (SELECT ${c} AS v FROM ${t})`,
+    params,
     timeoutMs,
   });
   const rows = frequency.rows;

@@ -14,7 +14,7 @@ export interface PlaceholderSite {
   /** The parameter's name (the placeholder without its colon). */
   name: string;
   site: ValueSite;
-  /** The column the other operand is exactly (`site.bare`), else null. */
+  /** The column the other operand names (exactly that column when `site.bare`; inside `site.fn` when there is one). */
   column: ResolvedColumn | null;
 }
 
@@ -25,7 +25,7 @@ export function placeholderSites(sql: string, query: Query, db: DatabaseInfo): P
   return findValueSites(tokens).flatMap((site) => {
     const token = tokens[site.last];
     if (token.kind !== 'param' || site.first !== site.last) return [];
-    const column = site.bare && site.columns.length ? resolve(site.columns[0], site.first) : null;
+    const column = site.columns.length ? resolve(site.columns[0], site.first) : null;
     return [{ name: token.text.slice(1), site, column }];
   });
 }

@@ -109,6 +109,12 @@ describe('describeParameterValues', () => {
     );
   });
 
+  test('a date read through STRFTIME: the form the format gives it, and the values it makes of the column', async () => {
+    const { spec } = await described("SELECT COUNT(*) FROM orders WHERE STRFTIME('%Y-%m', placed) = '2024-01'");
+    expect(spec.parameters[0].description).toMatch(/; text \(YYYY-MM\), e\.g\. "2024-01"$/);
+    expect(spec.parameters[0].enum).toBeUndefined();
+  });
+
   test('an empty text is no example', async () => {
     const { param } = await described("SELECT id FROM orders WHERE note = 'gift21'");
     expect(param('note').description).toMatch(/; text, e\.g\. "gift20", "gift21", "gift22"$/);
