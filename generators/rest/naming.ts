@@ -1,3 +1,4 @@
+import { sha256 } from '../../core/hash.js';
 import type { ResolvedColumn } from './columns.js';
 import type { SiteOp, ValueSite } from './value-sites.js';
 
@@ -50,7 +51,9 @@ export function truncateIdentifier(id: string, max = 64): string {
   const phrase = within([...id.matchAll(/(?<=[a-z0-9])(?:And|By|With|Of|For|In)(?=[A-Z])/g)].map((m) => m.index));
   if (phrase > 0) return id.slice(0, phrase);
   const word = within([...id.matchAll(/(?<=[a-z0-9])(?=[A-Z_])/g)].map((m) => m.index));
-  return word > 0 ? id.slice(0, word) : id.slice(0, max);
+  if (word > 0) return id.slice(0, word);
+  // One word longer than half the limit: cut it, and a stable hash of the whole keeps it unique.
+  return `${id.slice(0, max - 9)}_${sha256(id).slice(0, 8)}`;
 }
 
 /** Cuts text to `max` characters with an ellipsis. */
