@@ -213,8 +213,11 @@ function aggregatePhrase(expr: AggregateExpr, resolve: ColumnResolver): string {
       return `${counted} where ${exprPhrase(when.when, resolve)}`;
     }
   }
+  const what = exprPhrase(arg, resolve);
   const word = expr.name === 'COUNT' ? 'number' : AGGREGATE_WORDS[expr.name];
-  return `${word} of ${expr.distinct ? 'distinct ' : ''}${exprPhrase(arg, resolve)}`;
+  // "total of the total amount spent" says it twice: a sum of totals is their sum.
+  const said = word === 'total' && /^(the )?total\b/i.test(what) ? 'sum' : word;
+  return `${said} of ${expr.distinct ? 'distinct ' : ''}${what}`;
 }
 
 function functionPhrase(name: string, args: Expr[], resolve: ColumnResolver): string {

@@ -150,3 +150,17 @@ test("a compound query's column is described with every branch's table, each res
   );
   expect(field('SELECT name FROM school').description).toBe('School name of school');
 });
+
+test('a sum of a column described as a total says sum, not "total of the total"', () => {
+  const totals = {
+    ...db,
+    tables: db.tables.map((t) => ({
+      ...t,
+      columns: t.columns.map((c) =>
+        c.name === 'enrollment' ? { ...c, description: 'The total number of students' } : c,
+      ),
+    })),
+  };
+  const sql = 'SELECT SUM(enrollment) FROM school';
+  expect(describeResponse({ sql }, totals, run(sql)).fields[0].description).toBe('Sum of the total number of students');
+});
