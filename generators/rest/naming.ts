@@ -242,7 +242,9 @@ export function columnLabel(columnName: string, description: string): string {
     )
     .replace(/\.+$/, '')
     .replace(/^([A-Z])(?=[a-z])/, (c) => c.toLowerCase());
-  return text && text.length <= 60 ? text : words(columnName).join(' ') || columnName;
+  // A description that is itself an identifier (`district_name`) reads as its words.
+  const readable = /^[A-Za-z0-9]+(_[A-Za-z0-9]+)+$/.test(text) ? words(text).join(' ') : text;
+  return readable && readable.length <= 60 ? readable : words(columnName).join(' ') || columnName;
 }
 
 /** Picks `base`, else `base_2`, `base_3`, ... not in `taken`; records it. */

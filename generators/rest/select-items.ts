@@ -1,7 +1,7 @@
 import type { AggregateExpr, BinaryExpr, Expr, Query, SelectItem, SelectQuery } from '../sql/ast.js';
 import type { ColumnResolver } from './columns.js';
 import { placeholderIn } from './endpoint-query.js';
-import { clip, columnLabel, formatPart, words } from './naming.js';
+import { clip, columnLabel, formatPart, nameWords, words } from './naming.js';
 
 /**
  * What a select item or an expression is, in words: the words of a name (`itemWords`: an
@@ -46,9 +46,13 @@ export const AGGREGATE_WORDS: Record<string, string> = {
   GROUP_CONCAT: 'list',
 };
 
-export function itemWords(item: SelectItem, baseTable: string | null): string[] {
+/** `resolve`, when given, names a cryptic column (BIRD's `A2`) by its short description, as its response field is. */
+export function itemWords(item: SelectItem, baseTable: string | null, resolve?: ColumnResolver): string[] {
   const expr = item.expr;
-  if (expr.kind === 'column') return words(expr.column).slice(0, 6);
+  if (expr.kind === 'column') {
+    const info = resolve?.({ qualifier: expr.source, name: expr.column });
+    return (info ? nameWords(expr.column, info.column.description) : words(expr.column)).slice(0, 6);
+  }
   if (item.alias) return words(item.alias).slice(0, 6);
   const column = firstColumn(expr);
   if (expr.kind === 'aggregate') {

@@ -219,7 +219,7 @@ function endpointSpec(
   const subject =
     items.length > 2 && baseTable
       ? [...words(baseTable), 'details']
-      : items.flatMap((item, i) => [...(i ? ['and'] : []), ...itemWords(item, baseTable)]);
+      : items.flatMap((item, i) => [...(i ? ['and'] : []), ...itemWords(item, baseTable, resolve)]);
   const filters = [...new Set(parameters.map((p) => p.spec.name.replace(/_\d+$/, '')))].slice(0, 3);
   const operationId = truncateIdentifier(
     `get${pascal(subject.slice(0, 8)) || 'Rows'}${filters.length ? `By${filters.map((f) => pascal(f.split('_'))).join('And')}` : ''}`,

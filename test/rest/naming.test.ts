@@ -11,6 +11,7 @@ test("a description's first line only, without its preamble, period or a capital
   expect(columnLabel('spent', 'The total amount spent')).toBe('the total amount spent');
   expect(columnLabel('cds', 'CDS code')).toBe('CDS code');
   expect(columnLabel('A11', 'Average salary')).toBe('average salary');
+  expect(columnLabel('A2', 'district_name')).toBe('district name');
 });
 
 test("the column's words when the description is long or empty", () => {

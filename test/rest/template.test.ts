@@ -43,6 +43,10 @@ describe('synthesizeFromTemplate', () => {
     ).toEqual([['county_name', 'string', 'Kern']]);
   });
 
+  test('a cryptic column returned is named by its short description, as its response field is', () => {
+    expect(synth("SELECT A2 FROM school WHERE code = '100'").spec.operationId).toBe('getCityNameByCode');
+  });
+
   test('an aggregate of a product is named for the product, not its first column', () => {
     expect(synth('SELECT SUM(enrollment * rate) FROM school WHERE county_id = 1').spec.operationId).toMatch(
       /^getTotalEnrollmentTimesRateBy/,
