@@ -302,9 +302,11 @@ export interface SequenceSweepFigures {
 const WRONG_ARGUMENTS: unknown[] = [1e308, -1e308, 2 ** 64, 'x', { a: 1 }, [1, [2]], [], null, true, 1.5];
 
 /**
- * SLOT or SEL over MCP: every published sample started in a session of its own, and each of its
- * gold calls tried first with every argument (and every field of an object argument) replaced by
- * a value of the wrong type, and with `limit` 1e308 and "x", then made as published.
+ * SLOT or SEL over MCP: every published sample in a session of its own, each of its calls (its
+ * starting tables' `initialize_active_data`, then its gold calls) tried first with every argument
+ * (every field of an object argument, the first element of a list) replaced by a value of the
+ * wrong type, and with `limit` 1e308 and "x", then made as published (the starting tables by
+ * `start_sample`).
  */
 export async function sequenceTypeSweep(
   dataset: EvalDataset,
@@ -333,9 +335,9 @@ export async function sequenceTypeSweep(
         figures.samples++;
         const client = await mcpClient(dataset, item.db, live.environment);
         try {
-          await client.callTool({ name: START_SAMPLE, arguments: { sample_id: item.id } });
           let n = 0;
-          for (const call of item.goldCalls) {
+          // The starting tables' calls too (a client may make them), each tried under a label of its own.
+          for (const call of [...item.initialization, ...item.goldCalls]) {
             for (const args of wrongArgumentSets(call.arguments)) {
               const before = executor.executed;
               const result = await client.callTool({
@@ -360,7 +362,14 @@ export async function sequenceTypeSweep(
                 violation(shown);
               }
             }
-            await client.callTool({ name: call.name, arguments: call.arguments, _meta: { [LABEL_META]: call.label } });
+            if (call === item.initialization[item.initialization.length - 1])
+              await client.callTool({ name: START_SAMPLE, arguments: { sample_id: item.id } });
+            else if (!item.initialization.includes(call))
+              await client.callTool({
+                name: call.name,
+                arguments: call.arguments,
+                _meta: { [LABEL_META]: call.label },
+              });
           }
         } finally {
           await client.close();
@@ -382,7 +391,13 @@ function wrongArgumentSets(args: Record<string, unknown>): Record<string, unknow
     if (value && typeof value === 'object' && !Array.isArray(value))
       for (const inner of Object.keys(value))
         for (const wrong of WRONG_ARGUMENTS) sets.push({ ...args, [name]: { ...value, [inner]: wrong } });
-    if (Array.isArray(value)) for (const wrong of WRONG_ARGUMENTS) sets.push({ ...args, [name]: [wrong] });
+    if (Array.isArray(value)) {
+      const [first, ...rest] = value as unknown[];
+      for (const wrong of WRONG_ARGUMENTS) sets.push({ ...args, [name]: [wrong, ...rest] });
+      if (first && typeof first === 'object' && !Array.isArray(first))
+        for (const inner of Object.keys(first))
+          for (const wrong of WRONG_ARGUMENTS) sets.push({ ...args, [name]: [{ ...first, [inner]: wrong }, ...rest] });
+    }
   }
   sets.push({ ...args, limit: 1e308 }, { ...args, limit: 'x' });
   return sets;
@@ -436,22 +451,35 @@ export function typeSweepLines(f: TypeSweepFigures, sequences: readonly Sequence
   ];
 }
 
-/** Every formulation of a generated output: the REST sweep, then SLOT and SEL. */
+/**
+ * The REST sweep over the REST output, then SLOT and SEL over the sequence output (the same
+ * folder when one run made all three), at most `samplesPerDatabase` samples of each database.
+ */
 export async function typeSweeps(
-  output: string,
+  outputs: { rest: string; sequences: string },
   source: string,
+  samplesPerDatabase?: number,
 ): Promise<{ rest: TypeSweepFigures; sequences: SequenceSweepFigures[] }> {
   const config = parseConfig({ source, progress: 'none' });
-  const rest = await typeSweep(await loadEvalDataset(output, { formulation: 'rest' }), source, config);
+  const rest = await typeSweep(await loadEvalDataset(outputs.rest, { formulation: 'rest' }), source, config);
   const sequences: SequenceSweepFigures[] = [];
-  for (const formulation of ['slot', 'sel'] as const)
-    sequences.push(await sequenceTypeSweep(await loadEvalDataset(output, { formulation }), source, config));
+  for (const formulation of ['slot', 'sel'] as const) {
+    const dataset = await loadEvalDataset(outputs.sequences, {
+      formulation,
+      ...(samplesPerDatabase ? { limit: samplesPerDatabase } : {}),
+    });
+    sequences.push(await sequenceTypeSweep(dataset, source, config));
+  }
   return { rest, sequences };
 }
 
-/** `node dist/bench/type-sweep.js <generated output> <source>`: the sweeps alone. */
+/** `node dist/bench/type-sweep.js <generated output> <source> [<samples per database>]`: the sweeps alone. */
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [output, source] = process.argv.slice(2).map((arg) => path.resolve(arg));
-  const { rest, sequences } = await typeSweeps(output, source);
+  const [output, source, limit] = process.argv.slice(2);
+  const { rest, sequences } = await typeSweeps(
+    { rest: path.resolve(output), sequences: path.resolve(output) },
+    path.resolve(source),
+    limit ? Number(limit) : undefined,
+  );
   process.stdout.write(`${typeSweepLines(rest, sequences).join('\n')}\n`);
 }

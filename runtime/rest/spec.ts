@@ -51,10 +51,11 @@ export type ParameterSpec = z.infer<typeof ParameterSpecSchema>;
  * Why a parameter's `enum`, `minimum` and `maximum` cannot hold together with its type (a
  * parameter no value could be given for), or undefined: values of the parameter's type (no
  * list of booleans: there are two), bounds on numbers only, in order, and every listed value
- * within them.
+ * and the example within them (the example one of the values).
  */
 function constraintProblem(param: {
   type: 'string' | 'integer' | 'number' | 'boolean';
+  example?: string | number | boolean;
   enum?: (string | number)[];
   minimum?: number;
   maximum?: number;
@@ -64,8 +65,13 @@ function constraintProblem(param: {
     return `a ${param.type} parameter has no minimum or maximum`;
   if (param.minimum !== undefined && param.maximum !== undefined && param.minimum > param.maximum)
     return `minimum ${param.minimum} is above maximum ${param.maximum}`;
+  const { example } = param;
+  if (typeof example === 'number' && (example < (param.minimum ?? -Infinity) || example > (param.maximum ?? Infinity)))
+    return `example ${example} is past the parameter's bounds`;
   if (!param.enum) return undefined;
   if (param.type === 'boolean') return 'a boolean parameter lists no values';
+  if (example !== undefined && typeof example !== 'boolean' && !param.enum.includes(example))
+    return `example ${JSON.stringify(example)} is not one of the parameter's values`;
   const fits = (value: string | number) =>
     param.type === 'string'
       ? typeof value === 'string'

@@ -43,6 +43,8 @@ describe('ParameterSpecSchema', () => {
     ['a fraction in an integer enum', spec({ type: 'integer', enum: [1, 1.5] }), /enum value 1.5 is not/],
     ['an enum value past the bounds', spec({ type: 'integer', enum: [1, 9], maximum: 5 }), /enum value 9/],
     ['a value twice', spec({ type: 'string', enum: ['a', 'a'] }), /twice/],
+    ['an example past the bounds', spec({ type: 'number', maximum: 1, example: 2 }), /example 2 is past/],
+    ['an example not listed', spec({ type: 'string', enum: ['a'], example: 'b' }), /example .*b.* is not one of/],
   ])('refuses %s', (_what, param, message) => {
     const parsed = ParameterSpecSchema.safeParse(param);
     expect(parsed.success).toBe(false);

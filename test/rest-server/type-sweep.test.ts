@@ -90,6 +90,18 @@ beforeAll(async () => {
 
 afterAll(() => removeTempDirs());
 
+async function inMemoryClient(
+  dataset: EvalDataset,
+  db: string,
+  environment: Parameters<typeof createMcpServer>[0]['environment'],
+): Promise<Client> {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await createMcpServer({ dataset, db, environment, maxRows: 5 }).connect(serverSide);
+  const client = new Client({ name: 'nl2api-test', version: '1' });
+  await client.connect(clientSide);
+  return client;
+}
+
 function expectClean(f: TypeSweepFigures): void {
   expect(f.violations).toEqual([]);
   expect(f).toMatchObject({
@@ -141,6 +153,19 @@ test('REST, a database of our own, its parameters with enum and bounds: the same
   expectClean(figures);
   expect(figures).toMatchObject({ databases: 1, endpoints: SHOP_QUESTIONS.length });
   expect(figures.constrained).toBeGreaterThan(8);
+  // MCP lists the tools with the enum and bounds its calls are held to.
+  const live = await openLiveTools(dataset, shop.source, config);
+  try {
+    const client = await inMemoryClient(dataset, 'shop', live.environment);
+    const { tools } = await client.listTools();
+    await client.close();
+    const schemas = tools.flatMap((tool) => Object.values(tool.inputSchema.properties ?? {}));
+    expect(schemas).toContainEqual(expect.objectContaining({ type: 'string', enum: ['tools', 'zz other'] }));
+    expect(schemas).toContainEqual(expect.objectContaining({ type: 'integer', minimum: 2, maximum: 1003 }));
+    expect(schemas).toContainEqual(expect.objectContaining({ type: 'number', minimum: 20 }));
+  } finally {
+    await live.close();
+  }
 }, 120_000);
 
 function expectSequencesClean(f: SequenceSweepFigures): void {
@@ -168,12 +193,7 @@ test('the cases the issue names, in the caller’s own terms, and the server ali
     for (const formulation of ['slot', 'sel'] as const) {
       const dataset = await loadEvalDataset(demo, { formulation, dbIds: ['bookstore'] });
       const live = await openLiveTools(dataset, DEMO_SOURCE, config, executor);
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await createMcpServer({ dataset, db: 'bookstore', environment: live.environment, maxRows: 5 }).connect(
-        serverSide,
-      );
-      const client = new Client({ name: 'nl2api-test', version: '1' });
-      await client.connect(clientSide);
+      const client = await inMemoryClient(dataset, 'bookstore', live.environment);
       try {
         // A sample whose first call filters the starting table on a value.
         const item = dataset.items.find((i) => 'value' in (i.goldCalls[0]?.arguments ?? {}))!;
