@@ -33,6 +33,7 @@ import { restDatasetFigures } from './rest-dataset.js';
 import { headOfLine, headOfLineLines } from './head-of-line.js';
 import { restThroughput, restThroughputLines } from './rest-throughput.js';
 import { badInputSweep, sweepLines } from './bad-input-sweep.js';
+import { typeSweepLines, typeSweeps } from './type-sweep.js';
 import { runawayLines, runawaySynthesis } from './runaway-synthesis.js';
 
 /**
@@ -46,7 +47,9 @@ import { runawayLines, runawaySynthesis } from './runaway-synthesis.js';
  * throughput for three representative endpoints, laned and single-pool, 8 and 32 connections, with requests
  * per server CPU second (rest-throughput.ts); (g0) head-of-line blocking (head-of-line.ts: a cheap endpoint's
  * latency while 16 clients hammer an expensive one, and right after a kill; laned and single-pool); (g1) every endpoint of (f)'s
- * output served and sent bad input (bad-input-sweep.ts); (g1b) one database's REST generation with a
+ * output served and sent bad input (bad-input-sweep.ts); (g1c) every parameter of those endpoints sent
+ * wrong-type values over HTTP and MCP, and the SLOT/SEL tools wrong-type arguments over MCP, with the
+ * statements executed counted (type-sweep.ts); (g1b) one database's REST generation with a
  * model proposing runaway queries against the template alone (runaway-synthesis.ts); (h) the queue backend:
  * overhead, scale-out over worker processes, a shared rate limit, incremental nightly runs,
  * faults (queue-bench.ts; NL2API_BENCH_QUEUE=0 skips it); (i) the verifiers on large inputs
@@ -197,6 +200,8 @@ async function main(): Promise<void> {
     });
     process.stderr.write('(g1) REST bad-input sweep over every endpoint...\n');
     const sweep = await badInputSweep(path.join(work, 'rest'), birdDir);
+    process.stderr.write('(g1c) types at the edge: wrong-type values over HTTP and MCP, SLOT/SEL over MCP...\n');
+    const types = await typeSweeps({ rest: path.join(work, 'rest'), sequences: path.join(work, 'cold') }, birdDir, 20);
     process.stderr.write('(g1b) REST synthesis with a runaway model vs the template, one database...\n');
     const runaway = await runawaySynthesis(birdDir);
     process.stderr.write('(g2) evaluation: oracle overhead, baseline:knn, scripted provider under latency...\n');
@@ -289,6 +294,7 @@ async function main(): Promise<void> {
       restThroughput: rest,
       headOfLine: hol,
       restBadInput: sweep,
+      restTypesAtTheEdge: types,
       restRunawaySynthesis: runaway,
       verifiers: micro,
       queue: queue.report,
@@ -345,6 +351,7 @@ async function main(): Promise<void> {
     );
     lines.push(...restThroughputLines(rest, 3), ...headOfLineLines(hol));
     lines.push(...sweepLines(sweep));
+    lines.push(...typeSweepLines(types.rest, types.sequences));
     lines.push(...runawayLines(runaway));
     lines.push(...queue.lines);
     lines.push(...evalLines(evaluation), ...protocolLines(protocol));

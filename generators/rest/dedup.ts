@@ -96,8 +96,11 @@ export function dedupEndpoints(
  */
 function withinEnums(spec: EndpointSpec, calls: readonly RestCall[]): EndpointSpec {
   const own = calls.filter((call) => call.name === spec.operationId);
-  const covers = (name: string, values: readonly string[]) =>
-    own.every((call) => !Object.hasOwn(call.arguments, name) || values.includes(String(call.arguments[name])));
+  const covers = (name: string, values: readonly (string | number)[]) =>
+    own.every((call) => {
+      const value = call.arguments[name];
+      return !Object.hasOwn(call.arguments, name) || (typeof value !== 'boolean' && values.includes(value));
+    });
   if (spec.parameters.every((p) => !p.enum || covers(p.name, p.enum))) return spec;
   return {
     ...spec,

@@ -88,7 +88,9 @@ export function withValues(
     ENUMERABLE.has(op) && param.type === 'string' && values.categories?.every((v) => typeof v === 'string')
       ? values.categories
       : null;
-  const enumerated = categories !== null && (argument === undefined || categories.includes(String(argument)));
+  // The call's own value, and the spec's example (a spec's example must be one of its values), among them.
+  const among = (value: ArgumentValue | undefined) => value === undefined || categories!.includes(String(value));
+  const enumerated = categories !== null && among(argument) && among(param.example);
   const listed = (list: readonly SqlValue[]) => list.map(shown).join(', ');
   const suffix = enumerated
     ? `${type}, one of ${listed(categories)}`

@@ -4,7 +4,7 @@ import type { DatabaseInfo, ResultSet } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
 import { resultShape } from '../sql/result-shape.js';
 import { sortedRows } from '../sql/row-sort.js';
-import { checkFinite } from './parameters.js';
+import { checkBindable } from './parameters.js';
 
 /**
  * What one endpoint call runs: its SQL with the arguments bound (never spliced), read-only
@@ -25,7 +25,7 @@ export async function runEndpoint(
   timeoutMs: number,
   sameRowsAs?: string,
 ): Promise<ResultSet> {
-  checkFinite(endpoint.parameters, args);
+  checkBindable(endpoint.parameters, args);
   const bound = bindPlaceholders(endpoint.sql, { ...args }, endpoint.parameters);
   const ordered = resultShape(endpoint.sql).ordered;
   const result = await executor.run({

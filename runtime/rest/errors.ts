@@ -1,6 +1,5 @@
-import { datePatternText } from './parameters.js';
 import { isExecutorFault, SqlSaturatedError, SqlTimeoutError } from '../sql/executor.js';
-import { InvalidParameterError } from './parameters.js';
+import { datePatternText, enumText, InvalidParameterError } from './parameters.js';
 
 /**
  * What a client sees when a request fails: `{error: {code, message}}` with a status.
@@ -138,8 +137,11 @@ function describeIssue(issue: ValidationIssue): string {
     case 'maxLength':
       return `parameter '${name}' must be at most ${String(issue.params.limit)} characters`;
     case 'minimum':
+      return `parameter '${name}' must be at least ${String(issue.params.limit)}`;
     case 'maximum':
-      return `parameter '${name}' is out of range`;
+      return `parameter '${name}' must be at most ${String(issue.params.limit)}`;
+    case 'enum':
+      return `parameter '${name}' must be one of ${enumText((issue.params.allowedValues as unknown[] | undefined) ?? [])}`;
     case 'pattern':
       return `parameter '${name}' must be ${datePatternText(String(issue.params.pattern)) ?? 'of the form its description gives'}`;
     default:

@@ -1,3 +1,4 @@
+import { BINDABLE_NUMBER, isBindableNumber } from '../../core/numbers.js';
 import type { ArgumentValue, ParameterSpec } from './spec.js';
 
 /**
@@ -29,19 +30,35 @@ export function dateFormatOf(value: unknown): ParameterSpec['format'] {
   return DATE_PATTERNS.date.test(value) ? 'date' : DATE_PATTERNS['date-time'].test(value) ? 'date-time' : undefined;
 }
 
-/** The schema of one parameter's value; integers stay within the exactly representable ones. */
+/**
+ * The schema of one parameter's value; integers stay within the exactly representable ones.
+ * A spec's `enum`, `minimum` and `maximum` are added where it has them (a spec without them
+ * gives the very schema it always did).
+ */
 export function parameterSchema(param: ParameterSpec, limits: ParameterLimits): Record<string, unknown> {
+  const values = param.enum ? { enum: [...param.enum] } : {};
   switch (param.type) {
     case 'string':
       return {
         type: 'string',
         maxLength: limits.maxStringLength,
         ...(param.format ? { pattern: DATE_PATTERNS[param.format].source } : {}),
+        ...values,
       };
     case 'integer':
-      return { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER };
+      return {
+        type: 'integer',
+        minimum: Math.max(Number.MIN_SAFE_INTEGER, param.minimum ?? -Infinity),
+        maximum: Math.min(Number.MAX_SAFE_INTEGER, param.maximum ?? Infinity),
+        ...values,
+      };
     case 'number':
-      return { type: 'number' };
+      return {
+        type: 'number',
+        ...(param.minimum !== undefined ? { minimum: param.minimum } : {}),
+        ...(param.maximum !== undefined ? { maximum: param.maximum } : {}),
+        ...values,
+      };
     case 'boolean':
       return { type: 'boolean' };
   }
@@ -64,15 +81,25 @@ export class InvalidParameterError extends Error {
 
 /**
  * Ajv coerces "Infinity" and "1e400" to Infinity and skips numeric bounds on non-finite
- * numbers, so finiteness is checked here, after validation.
+ * numbers, and a `number` parameter has no bounds of its own: what SQLite cannot bind (a
+ * non-finite number, an integral one past 64 bits, which the driver refuses with its own
+ * message) is refused here, after validation and before any SQL runs.
  */
-export function checkFinite(params: readonly ParameterSpec[], args: Readonly<Record<string, ArgumentValue>>): void {
+export function checkBindable(params: readonly ParameterSpec[], args: Readonly<Record<string, ArgumentValue>>): void {
   for (const param of params) {
     const value = args[param.name];
-    if (typeof value === 'number' && !Number.isFinite(value))
-      throw new InvalidParameterError(`parameter '${param.name}' is out of range`);
+    if (typeof value === 'number' && !isBindableNumber(value))
+      throw new InvalidParameterError(`parameter '${param.name}' must be ${NUMERIC[param.type]}`);
   }
 }
+
+/** What a numeric parameter's values must be, in words. */
+const NUMERIC: Record<ParameterSpec['type'], string> = {
+  string: 'a string',
+  integer: `an integer within ±${Number.MAX_SAFE_INTEGER}`,
+  number: BINDABLE_NUMBER,
+  boolean: 'a boolean',
+};
 
 /** Whether a value is of a parameter type (integers must be integral and safe). */
 export function valueFitsType(value: unknown, type: ParameterSpec['type']): value is ArgumentValue {
@@ -89,21 +116,63 @@ export function valueFitsType(value: unknown, type: ParameterSpec['type']): valu
 }
 
 /**
- * Why a value a tool call gives (JSON, from an MCP client or a model) is not of the parameter's
- * type, in one line; undefined when it is, or when only the server can tell (text for a number
- * is a query string's own form: the server reads it and refuses what is not a number). A list,
- * an object or null is never a query parameter; a number or a boolean is not text.
+ * Why a value a tool call gives (JSON, from an MCP client or a model) is not one the parameter
+ * takes, in one line naming the argument, what it must be and what it was; undefined when it
+ * is one. The same rules as the server's (parameterSchema, checkBindable), so that a value of
+ * the wrong type, out of the parameter's values or past its bounds is refused before any
+ * request: a list, an object or null is never a query parameter; a number or a boolean is not
+ * text; a number may come as text (a query string's own form) but must read as one.
  */
 export function argumentTypeProblem(name: string, value: unknown, param: ParameterSpec): string | undefined {
   const notScalar = value === null || typeof value === 'object';
-  if (notScalar || (param.type === 'string' && typeof value !== 'string')) {
+  const wrongScalar =
+    param.type === 'string'
+      ? typeof value !== 'string'
+      : param.type === 'boolean'
+        ? typeof value === 'number'
+        : typeof value === 'boolean';
+  if (notScalar || wrongScalar) {
     const given =
       value === null ? 'null' : Array.isArray(value) ? 'a list' : notScalar ? 'an object' : `a ${typeof value}`;
     return `argument '${name}' must be ${ARTICLED[param.type]}, not ${given}`;
   }
-  if (param.format && typeof value === 'string' && !DATE_PATTERNS[param.format].test(value))
-    return `argument '${name}' must be ${FORMATS[param.format]}, not ${JSON.stringify(value)}`;
+  const must = (what: string) => `argument '${name}' must be ${what}, not ${shownValue(value)}`;
+  if (param.type === 'boolean')
+    return typeof value === 'boolean' || value === 'true' || value === 'false' ? undefined : must('a boolean');
+  if (param.type === 'string') {
+    if (param.format && !DATE_PATTERNS[param.format].test(value as string)) return must(FORMATS[param.format]);
+  } else {
+    const number = typeof value === 'number' ? value : NUMERAL.test(value as string) ? Number(value) : undefined;
+    if (number === undefined) return must(ARTICLED[param.type]);
+    if (param.type === 'integer' && !Number.isInteger(number)) return must('an integer');
+    if (param.type === 'integer' ? !Number.isSafeInteger(number) : !isBindableNumber(number))
+      return must(NUMERIC[param.type]);
+    if (param.minimum !== undefined && number < param.minimum) return must(`at least ${param.minimum}`);
+    if (param.maximum !== undefined && number > param.maximum) return must(`at most ${param.maximum}`);
+    if (param.enum && !param.enum.includes(number)) return must(`one of ${enumText(param.enum)}`);
+    return undefined;
+  }
+  if (param.enum && !param.enum.includes(value as string)) return must(`one of ${enumText(param.enum)}`);
   return undefined;
+}
+
+/** An enumerated parameter's values, for a one-line message: the first ones up to about 300 characters. */
+export function enumText(values: readonly unknown[]): string {
+  const shown: string[] = [];
+  let length = 0;
+  for (const value of values) {
+    const text = shownValue(value);
+    if (shown.length > 0 && length + text.length > 300) break;
+    shown.push(text);
+    length += text.length + 2;
+  }
+  return shown.length < values.length ? `${shown.join(', ')}, … (${values.length} in all)` : shown.join(', ');
+}
+
+/** A value as a message quotes it: JSON, long text clipped. */
+function shownValue(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
 }
 
 /** What a date pattern of DATE_PATTERNS asks for, in words (the server's 400 says it); undefined for another pattern. */
@@ -172,7 +241,7 @@ function decodeText(raw: string): string | undefined {
 
 /**
  * A number as a query string writes it: decimal, optionally signed, with a fraction or an
- * exponent (or Infinity, which checkFinite refuses as out of range). Ajv's coercion would also
+ * exponent (or Infinity, which checkBindable refuses). Ajv's coercion would also
  * take `0x10`, `0b1` and ` 1 ` (whatever `Number()` reads).
  */
 export const NUMERAL = /^[+-]?((\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|Infinity)$/;

@@ -15,6 +15,9 @@ export const ENDPOINT_PATH = /^\/v1\/[a-z0-9_-]+\/[a-z0-9_-]+\/[a-z0-9_-]+$/;
 /** A query parameter / SQL placeholder name. */
 export const PARAMETER_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
+/** Values an enumerated parameter lists at most. */
+export const MAX_ENUM_VALUES = 20;
+
 export const ParameterSpecSchema = z
   .object({
     name: z.string().regex(PARAMETER_NAME),
@@ -24,11 +27,64 @@ export const ParameterSpecSchema = z
     example: z.union([z.string(), z.number(), z.boolean()]).optional(),
     /** A text parameter compared with a column of dates: the form its values take (parameters.ts checks it). */
     format: z.enum(['date', 'date-time']).optional(),
-    /** The only values the parameter takes: a categorical column's (parameter-values.ts); enforced at the edge. */
-    enum: z.array(z.string()).min(1).max(64).optional(),
+    /**
+     * The only values the parameter takes (a categorical column's values, parameter-values.ts):
+     * enforced wherever the parameter's schema is (parameters.ts), and shown in it.
+     */
+    enum: z
+      .array(z.union([z.string().max(500), z.number()]))
+      .min(1)
+      .max(MAX_ENUM_VALUES)
+      .optional(),
+    /** Bounds (inclusive) of a numeric parameter's values: enforced and shown as `enum` is. */
+    minimum: z.number().optional(),
+    maximum: z.number().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((param, ctx) => {
+    const problem = constraintProblem(param);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  });
 export type ParameterSpec = z.infer<typeof ParameterSpecSchema>;
+
+/**
+ * Why a parameter's `enum`, `minimum` and `maximum` cannot hold together with its type (a
+ * parameter no value could be given for), or undefined: values of the parameter's type (no
+ * list of booleans: there are two), bounds on numbers only, in order, and every listed value
+ * and the example within them (the example one of the values).
+ */
+function constraintProblem(param: {
+  type: 'string' | 'integer' | 'number' | 'boolean';
+  example?: string | number | boolean;
+  enum?: (string | number)[];
+  minimum?: number;
+  maximum?: number;
+}): string | undefined {
+  const numeric = param.type === 'integer' || param.type === 'number';
+  if (!numeric && (param.minimum !== undefined || param.maximum !== undefined))
+    return `a ${param.type} parameter has no minimum or maximum`;
+  if (param.minimum !== undefined && param.maximum !== undefined && param.minimum > param.maximum)
+    return `minimum ${param.minimum} is above maximum ${param.maximum}`;
+  const { example } = param;
+  if (typeof example === 'number' && (example < (param.minimum ?? -Infinity) || example > (param.maximum ?? Infinity)))
+    return `example ${example} is past the parameter's bounds`;
+  if (!param.enum) return undefined;
+  if (param.type === 'boolean') return 'a boolean parameter lists no values';
+  if (example !== undefined && typeof example !== 'boolean' && !param.enum.includes(example))
+    return `example ${JSON.stringify(example)} is not one of the parameter's values`;
+  const fits = (value: string | number) =>
+    param.type === 'string'
+      ? typeof value === 'string'
+      : typeof value === 'number' &&
+        (param.type === 'number' || Number.isSafeInteger(value)) &&
+        value >= (param.minimum ?? -Infinity) &&
+        value <= (param.maximum ?? Infinity);
+  const misfit = param.enum.find((value) => !fits(value));
+  if (misfit !== undefined)
+    return `enum value ${JSON.stringify(misfit)} is not a value of this ${param.type} parameter`;
+  if (new Set(param.enum).size !== param.enum.length) return 'enum lists a value twice';
+  return undefined;
+}
 
 /** A response field name: snake_case, as a client generator makes a property of it. */
 export const FIELD_NAME = /^[a-z][a-z0-9_]{0,63}$/;

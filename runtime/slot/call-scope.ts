@@ -1,3 +1,4 @@
+import { BINDABLE_NUMBER, isBindableNumber } from '../../core/numbers.js';
 import type { Args } from './args.js';
 import { allowed } from './errors.js';
 import type { OperandResolver } from './operations.js';
@@ -95,6 +96,8 @@ export class CallScope {
       const column = ref.field ?? this.onlyColumn(ref.rel, where);
       return sql`(SELECT ${ident(column)} FROM ${cte(ref.rel.cte)} ORDER BY ${orderBy(ref.rel.order)} LIMIT 1)`;
     }
+    if (typeof value === 'number' && !isBindableNumber(value))
+      this.args.fail('bad_value', `${where} is ${value}; it must be ${BINDABLE_NUMBER}`);
     if (value === null || typeof value === 'string' || typeof value === 'number') return param(value);
     this.args.fail('wrong_type', `${where} must be a string, a number, null or a reference "$LABEL$"`);
   }

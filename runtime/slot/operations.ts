@@ -115,6 +115,9 @@ export function operationSql(
     const value = need(name);
     if (typeof value !== 'number' || !Number.isInteger(value))
       args.fail('wrong_type', `operation_args.${name} must be an integer`);
+    // 1e308 is an integer to JavaScript; SQLite binds none past 64 bits (its driver's own message otherwise).
+    if (!Number.isSafeInteger(value))
+      args.fail('bad_value', `operation_args.${name} is ${value}; it must lie within ±${Number.MAX_SAFE_INTEGER}`);
     return value;
   };
   switch (op.shape) {

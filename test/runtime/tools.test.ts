@@ -164,6 +164,45 @@ describe('ToolError codes', () => {
     ['wrong_type', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop', limit: 1.5 })]],
     // An integer to JavaScript that SQLite cannot bind: refused by the tool, not by the driver.
     ['bad_value', [c('retrieve_data', 'a', { data_source: S, key_name: 'place_pop', limit: 1e308 })]],
+    // The same for values and integer operation arguments (the sweep found them run, then refused by the driver).
+    ...[1e308, -1e308, 2 ** 64].map((value): [string, ToolCall[]] => [
+      'bad_value',
+      [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value })],
+    ]),
+    ['bad_value', [c('calculate', 'a', { value: 1e308, operation_type: 'abs' })]],
+    [
+      'bad_value',
+      [
+        c('filter_data', 'a', {
+          data_source: S,
+          key_name: 'place_pop',
+          condition: 'in',
+          value: [1, 2 ** 64],
+        }),
+      ],
+    ],
+    [
+      'bad_value',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_note',
+          operation_type: 'substring',
+          operation_args: { start_index: 1e308 },
+        }),
+      ],
+    ],
+    [
+      'bad_value',
+      [
+        c('transform_data', 'a', {
+          data_source: S,
+          key_name: 'place_score',
+          operation_type: 'round',
+          operation_args: { digits: -1e308 },
+        }),
+      ],
+    ],
     [
       'wrong_type',
       [c('filter_data', 'a', { data_source: S, key_name: 'place_pop', condition: 'equal_to', value: { x: 1 } })],
