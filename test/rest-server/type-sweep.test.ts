@@ -118,7 +118,9 @@ function expectClean(f: TypeSweepFigures): void {
 test('REST, the demo: every wrong-type value for every parameter is refused, naming it, before any SQL', async () => {
   const figures = await typeSweep(await loadEvalDataset(demo, { formulation: 'rest' }), DEMO_SOURCE, config);
   expectClean(figures);
-  expect(figures).toMatchObject({ databases: 2, constrained: 0 });
+  expect(figures.databases).toBe(2);
+  // The generator declares the enums of the demo's categorical columns: values off their lists are swept too.
+  expect(figures.constrained).toBeGreaterThan(0);
   expect(figures.endpoints).toBeGreaterThan(40);
   expect(figures.parameters).toBeGreaterThan(40);
 }, 120_000);
