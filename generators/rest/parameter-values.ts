@@ -169,16 +169,10 @@ async function readColumnValues(
   const c = format === null ? quoteIdent(columnName) : `STRFTIME(?, ${quoteIdent(columnName)})`;
   const params = format === null ? [] : [format];
   const t = quoteIdent(tableName);
-  // One scan: the values by frequency (ties by value), and how many rows hold a value at all.
+  // One scan: the values by frequency (ties by value), how many rows hold one, and the range (over every group, before LIMIT).
   const frequency = await executor.run({
     dbPath: db.path,
-    sql: `SELECT v, COUNT(*) AS n, SUM(COUNT(*)) OVER () AS total FROM (SELECT ${c} AS v FROM ${t}) WHERE v IS NOT NULL GROUP BY v ORDER BY n DESC, v LIMIT ${ENUM_MAX_VALUES + 1}`,
-    params,
-    timeoutMs,
-  });
-  const range = await executor.run({
-    dbPath: db.path,
-    sql: `SELECT MIN(v), MAX(v) FROM (SELECT ${c} AS v FROM ${t})`,
+    sql: `SELECT v, COUNT(*) AS n, SUM(COUNT(*)) OVER () AS total, MIN(v) OVER () AS low, MAX(v) OVER () AS high FROM (SELECT ${c} AS v FROM ${t}) WHERE v IS NOT NULL GROUP BY v ORDER BY n DESC, v LIMIT ${ENUM_MAX_VALUES + 1}`,
     params,
     timeoutMs,
   });
@@ -192,8 +186,8 @@ async function readColumnValues(
       .filter((v) => v !== '')
       .slice(0, EXAMPLES),
     categories: mayBeCategorical && few ? rows.map((r) => r[0]).sort(compareValues) : null,
-    min: range.rows[0]?.[0] ?? null,
-    max: range.rows[0]?.[1] ?? null,
+    min: rows[0]?.[3] ?? null,
+    max: rows[0]?.[4] ?? null,
   };
 }
 
