@@ -346,6 +346,7 @@ async function main(): Promise<void> {
         .map(([db, d]) => `${db} ${d.before}→${d.after}→${d.published}`)
         .join(', ')}`,
       `  ${restFigures.endpoints} endpoints for ${restFigures.samples} samples (${restCold.stats.rest?.merges.length ?? 0} merges); mean parameters per endpoint ${restFigures.meanParametersPerEndpoint.toFixed(2)}, per sample ${restFigures.meanArgumentsPerSample.toFixed(2)} (the paper: 1.38); operation names over 64 characters: ${restFigures.operationIdsOver64}`,
+      `  parameters described with values read from their column: ${restFigures.parametersWithValues} of ${Math.round(restFigures.meanParametersPerEndpoint * restFigures.endpoints)}, ${restFigures.parametersWithEnum} declaring an enum`,
       `  telling endpoints apart (per database; target 0 each): ${restFigures.distinctness.suffixedNames} of ${restFigures.distinctness.endpoints} named like another plus _<n>, ${restFigures.distinctness.sharedDescriptions} sharing a description, ${restFigures.distinctness.sharedSummaries} sharing a summary, ${restFigures.distinctness.ambiguousParameters} with parameters described alike`,
       `  REST cold generate ${fmt(restCold.wallMs)} = ${(restCold.wallMs / base.ms).toFixed(1)}x baseline; warm rerun ${fmt(restWarm.wallMs)} = ${((100 * restWarm.wallMs) / restCold.wallMs).toFixed(1)}% of its cold run`,
     );

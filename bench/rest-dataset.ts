@@ -16,6 +16,10 @@ export interface RestDatasetFigures {
   samples: number;
   meanArgumentsPerSample: number;
   operationIdsOver64: number;
+  /** Parameters whose description shows values read from their column (`e.g. …`, a range, or the enum). */
+  parametersWithValues: number;
+  /** Parameters declaring an enum (a categorical column's values). */
+  parametersWithEnum: number;
   /** Can a model tell a database's endpoints apart (generators/rest/distinctness.ts; target 0 of each). */
   distinctness: Distinctness;
 }
@@ -26,6 +30,8 @@ export function restDatasetFigures(outDir: string): RestDatasetFigures {
   let endpoints = 0;
   let parameters = 0;
   let over64 = 0;
+  let withValues = 0;
+  let withEnum = 0;
   const perDb: Distinctness[] = [];
   for (const file of readdirSync(endpointsDir).sort()) {
     const served = JSON.parse(readFileSync(path.join(endpointsDir, file), 'utf8')) as ServedEndpoints;
@@ -35,6 +41,10 @@ export function restDatasetFigures(outDir: string): RestDatasetFigures {
     for (const endpoint of served.endpoints) {
       parameters += endpoint.parameters.length;
       if (endpoint.operationId.length > 64) over64++;
+      for (const p of endpoint.parameters) {
+        if (/; [^;]*(, e\.g\. |, one of |; the column holds )[^;]*$/.test(p.description)) withValues++;
+        if (p.enum) withEnum++;
+      }
     }
   }
   let samples = 0;
@@ -55,6 +65,8 @@ export function restDatasetFigures(outDir: string): RestDatasetFigures {
     samples,
     meanArgumentsPerSample: samples ? args / samples : 0,
     operationIdsOver64: over64,
+    parametersWithValues: withValues,
+    parametersWithEnum: withEnum,
     distinctness: sumDistinctness(perDb),
   };
 }
