@@ -166,8 +166,6 @@ export function wrongJsonValues(param: ParameterSpec, maxStringLength: number): 
 /** The sweep over a REST dataset (every database of it), its live tools over a counting executor. */
 export async function typeSweep(dataset: EvalDataset, source: string, config: Config): Promise<TypeSweepFigures> {
   if (dataset.formulation !== 'rest') throw new Error('the type sweep is over a REST dataset');
-  const pool = createSqlPool({ size: config.sqlWorkers });
-  const executor = countingExecutor(pool);
   const maxStringLength = config.rest.maxStringLength;
   const started = performance.now();
   const figures: TypeSweepFigures = {
@@ -183,102 +181,94 @@ export async function typeSweep(dataset: EvalDataset, source: string, config: Co
   };
   const violation = (text: string) =>
     void (figures.violations.length < MAX_VIOLATIONS && figures.violations.push(text));
-  try {
-    const live = await openLiveTools(dataset, source, config, executor);
-    try {
-      const base = live.environment.restUrl!;
-      for (const [db, served] of dataset.databases) {
-        const endpoints = served.endpoints ?? [];
-        figures.endpoints += endpoints.length;
-        for (const endpoint of endpoints) {
-          figures.parameters += endpoint.parameters.length;
-          figures.constrained += endpoint.parameters.filter(
-            (p) => p.enum !== undefined || p.minimum !== undefined || p.maximum !== undefined,
-          ).length;
-        }
+  await withCountingTools(dataset, source, config, async (live, executor) => {
+    const base = live.environment.restUrl!;
+    for (const [db, served] of dataset.databases) {
+      const endpoints = served.endpoints ?? [];
+      figures.endpoints += endpoints.length;
+      for (const endpoint of endpoints) {
+        figures.parameters += endpoint.parameters.length;
+        figures.constrained += endpoint.parameters.filter(
+          (p) => p.enum !== undefined || p.minimum !== undefined || p.maximum !== undefined,
+        ).length;
+      }
 
-        // Over HTTP: every wrong value of every parameter, the others valid.
-        const before = executor.executed;
-        for (const endpoint of endpoints) {
-          const required = endpoint.parameters.filter((p) => p.required);
-          const pairs = (except?: string): [string, string][] =>
-            required.filter((p) => p.name !== except).map((p) => [p.name, String(validValue(p))]);
-          const cases: { names: string; query: [string, string][] }[] = [];
-          for (const param of endpoint.parameters)
-            for (const values of wrongQueryValues(param, maxStringLength))
-              cases.push({
-                names: param.name,
-                query: [...pairs(param.name), ...values.map((v) => [param.name, v] as [string, string])],
-              });
-          for (const param of required) cases.push({ names: param.name, query: pairs(param.name) });
-          cases.push({ names: 'zz_unknown', query: [...pairs(), ['zz_unknown', '1']] });
-          for (const { names, query } of cases) {
-            const target = `${endpoint.path}?${query.map(([n, v]) => `${enc(n)}=${enc(v)}`).join('&')}`;
-            const response = await fetch(new URL(target, base));
-            const text = await response.text();
-            figures.http.sent++;
-            figures.http.statuses[response.status] = (figures.http.statuses[response.status] ?? 0) + 1;
-            if (response.status >= 500) figures.http.serverErrors++;
-            const message = errorMessage(text);
-            if (response.status === 400 && message?.includes(`'${names}'`)) figures.http.refused++;
-            else violation(`HTTP ${response.status} ${target.slice(0, 160)}: ${text.slice(0, 200)}`);
-          }
-        }
-        figures.http.executed += executor.executed - before;
-
-        // Over MCP: the same endpoints as tools, JSON values of the wrong type.
-        const client = await mcpClient(dataset, db, live.environment);
-        try {
-          const mcpBefore = executor.executed;
-          for (const endpoint of endpoints) {
-            const required = endpoint.parameters.filter((p) => p.required);
-            const args = (except?: string) =>
-              Object.fromEntries(required.filter((p) => p.name !== except).map((p) => [p.name, validValue(p)]));
-            const cases: { names: string; args: Record<string, unknown> }[] = [];
-            for (const param of endpoint.parameters)
-              for (const value of wrongJsonValues(param, maxStringLength))
-                cases.push({ names: param.name, args: { ...args(param.name), [param.name]: value } });
-            for (const param of required) cases.push({ names: param.name, args: args(param.name) });
-            cases.push({ names: 'zz_unknown', args: { ...args(), zz_unknown: 1 } });
-            for (const { names, args: given } of cases) {
-              const result = await client.callTool({ name: endpoint.operationId, arguments: given });
-              figures.mcp.sent++;
-              const text = resultText(result);
-              if (result.isError && text.includes(`'${names}'`)) figures.mcp.isError++;
-              else
-                violation(`MCP ${endpoint.operationId} ${JSON.stringify(given).slice(0, 160)}: ${text.slice(0, 200)}`);
-            }
-          }
-          figures.mcp.executed += executor.executed - mcpBefore;
-
-          // The server alive, and the counter counting: one valid call per endpoint over each.
-          const validBefore = executor.executed;
-          for (const endpoint of endpoints) {
-            const required = endpoint.parameters.filter((p) => p.required);
-            const query = required.map((p) => `${enc(p.name)}=${enc(String(validValue(p)))}`).join('&');
-            const response = await fetch(new URL(query ? `${endpoint.path}?${query}` : endpoint.path, base));
-            await response.arrayBuffer();
-            const result = await client.callTool({
-              name: endpoint.operationId,
-              arguments: Object.fromEntries(required.map((p) => [p.name, validValue(p)])),
+      // Over HTTP: every wrong value of every parameter, the others valid.
+      const before = executor.executed;
+      for (const endpoint of endpoints) {
+        const required = endpoint.parameters.filter((p) => p.required);
+        const pairs = (except?: string): [string, string][] =>
+          required.filter((p) => p.name !== except).map((p) => [p.name, String(validValue(p))]);
+        const cases: { names: string; query: [string, string][] }[] = [];
+        for (const param of endpoint.parameters)
+          for (const values of wrongQueryValues(param, maxStringLength))
+            cases.push({
+              names: param.name,
+              query: [...pairs(param.name), ...values.map((v) => [param.name, v] as [string, string])],
             });
-            figures.valid.calls += 2;
-            if (response.status === 200) figures.valid.answered++;
-            else violation(`valid call ${endpoint.operationId} over HTTP: ${response.status}`);
-            if (!result.isError) figures.valid.answered++;
-            else violation(`valid call ${endpoint.operationId} over MCP: ${resultText(result).slice(0, 200)}`);
-          }
-          figures.valid.executed += executor.executed - validBefore;
-        } finally {
-          await client.close();
+        for (const param of required) cases.push({ names: param.name, query: pairs(param.name) });
+        cases.push({ names: 'zz_unknown', query: [...pairs(), ['zz_unknown', '1']] });
+        for (const { names, query } of cases) {
+          const target = `${endpoint.path}?${query.map(([n, v]) => `${enc(n)}=${enc(v)}`).join('&')}`;
+          const response = await fetch(new URL(target, base));
+          const text = await response.text();
+          figures.http.sent++;
+          figures.http.statuses[response.status] = (figures.http.statuses[response.status] ?? 0) + 1;
+          if (response.status >= 500) figures.http.serverErrors++;
+          const message = errorMessage(text);
+          if (response.status === 400 && message?.includes(`'${names}'`)) figures.http.refused++;
+          else violation(`HTTP ${response.status} ${target.slice(0, 160)}: ${text.slice(0, 200)}`);
         }
       }
-    } finally {
-      await live.close();
+      figures.http.executed += executor.executed - before;
+
+      // Over MCP: the same endpoints as tools, JSON values of the wrong type.
+      const client = await mcpClient(dataset, db, live.environment);
+      try {
+        const mcpBefore = executor.executed;
+        for (const endpoint of endpoints) {
+          const required = endpoint.parameters.filter((p) => p.required);
+          const args = (except?: string) =>
+            Object.fromEntries(required.filter((p) => p.name !== except).map((p) => [p.name, validValue(p)]));
+          const cases: { names: string; args: Record<string, unknown> }[] = [];
+          for (const param of endpoint.parameters)
+            for (const value of wrongJsonValues(param, maxStringLength))
+              cases.push({ names: param.name, args: { ...args(param.name), [param.name]: value } });
+          for (const param of required) cases.push({ names: param.name, args: args(param.name) });
+          cases.push({ names: 'zz_unknown', args: { ...args(), zz_unknown: 1 } });
+          for (const { names, args: given } of cases) {
+            const result = await client.callTool({ name: endpoint.operationId, arguments: given });
+            figures.mcp.sent++;
+            const text = resultText(result);
+            if (result.isError && text.includes(`'${names}'`)) figures.mcp.isError++;
+            else violation(`MCP ${endpoint.operationId} ${JSON.stringify(given).slice(0, 160)}: ${text.slice(0, 200)}`);
+          }
+        }
+        figures.mcp.executed += executor.executed - mcpBefore;
+
+        // The server alive, and the counter counting: one valid call per endpoint over each.
+        const validBefore = executor.executed;
+        for (const endpoint of endpoints) {
+          const required = endpoint.parameters.filter((p) => p.required);
+          const query = required.map((p) => `${enc(p.name)}=${enc(String(validValue(p)))}`).join('&');
+          const response = await fetch(new URL(query ? `${endpoint.path}?${query}` : endpoint.path, base));
+          await response.arrayBuffer();
+          const result = await client.callTool({
+            name: endpoint.operationId,
+            arguments: Object.fromEntries(required.map((p) => [p.name, validValue(p)])),
+          });
+          figures.valid.calls += 2;
+          if (response.status === 200) figures.valid.answered++;
+          else violation(`valid call ${endpoint.operationId} over HTTP: ${response.status}`);
+          if (!result.isError) figures.valid.answered++;
+          else violation(`valid call ${endpoint.operationId} over MCP: ${resultText(result).slice(0, 200)}`);
+        }
+        figures.valid.executed += executor.executed - validBefore;
+      } finally {
+        await client.close();
+      }
     }
-  } finally {
-    await pool.close();
-  }
+  });
   figures.seconds = (performance.now() - started) / 1000;
   return figures;
 }
@@ -314,8 +304,6 @@ export async function sequenceTypeSweep(
   config: Config,
 ): Promise<SequenceSweepFigures> {
   if (dataset.formulation === 'rest') throw new Error('the sequence sweep is over a SLOT or SEL dataset');
-  const pool = createSqlPool({ size: config.sqlWorkers });
-  const executor = countingExecutor(pool);
   const figures: SequenceSweepFigures = {
     formulation: dataset.formulation,
     samples: 0,
@@ -328,60 +316,74 @@ export async function sequenceTypeSweep(
   };
   const violation = (text: string) =>
     void (figures.violations.length < MAX_VIOLATIONS && figures.violations.push(text));
+  await withCountingTools(dataset, source, config, async (live, executor) => {
+    for (const item of dataset.items) {
+      figures.samples++;
+      const client = await mcpClient(dataset, item.db, live.environment);
+      try {
+        let n = 0;
+        // The starting tables' calls too (a client may make them), each tried under a label of its own.
+        for (const call of [...item.initialization, ...item.goldCalls]) {
+          for (const args of wrongArgumentSets(call.arguments)) {
+            const before = executor.executed;
+            const result = await client.callTool({
+              name: call.name,
+              arguments: args,
+              _meta: { [LABEL_META]: `SWEEP_${++n}` },
+            });
+            figures.calls++;
+            if (!result.isError) continue;
+            figures.isError++;
+            const text = resultText(result);
+            const shown = `${item.id} ${call.name} ${JSON.stringify(args).slice(0, 160)}: ${text.slice(0, 200)}`;
+            if (executor.executed > before) {
+              figures.executedWhenRefused += executor.executed - before;
+              violation(`executed, then refused: ${shown}`);
+            }
+            if (!text.startsWith('tool:')) {
+              figures.driverErrors++;
+              violation(shown);
+            } else if (!text.includes(`: ${call.name} (label "`)) {
+              figures.unnamed++;
+              violation(shown);
+            }
+          }
+          if (call === item.initialization[item.initialization.length - 1])
+            await client.callTool({ name: START_SAMPLE, arguments: { sample_id: item.id } });
+          else if (!item.initialization.includes(call))
+            await client.callTool({
+              name: call.name,
+              arguments: call.arguments,
+              _meta: { [LABEL_META]: call.label },
+            });
+        }
+      } finally {
+        await client.close();
+      }
+    }
+  });
+  return figures;
+}
+
+/** The live tools of a dataset over a SQL pool whose statements are counted; everything closed after `run`. */
+async function withCountingTools(
+  dataset: EvalDataset,
+  source: string,
+  config: Config,
+  run: (live: Awaited<ReturnType<typeof openLiveTools>>, executor: CountingExecutor) => Promise<void>,
+): Promise<void> {
+  const pool = createSqlPool({ size: config.sqlWorkers });
   try {
+    const executor = countingExecutor(pool);
     const live = await openLiveTools(dataset, source, config, executor);
     try {
-      for (const item of dataset.items) {
-        figures.samples++;
-        const client = await mcpClient(dataset, item.db, live.environment);
-        try {
-          let n = 0;
-          // The starting tables' calls too (a client may make them), each tried under a label of its own.
-          for (const call of [...item.initialization, ...item.goldCalls]) {
-            for (const args of wrongArgumentSets(call.arguments)) {
-              const before = executor.executed;
-              const result = await client.callTool({
-                name: call.name,
-                arguments: args,
-                _meta: { [LABEL_META]: `SWEEP_${++n}` },
-              });
-              figures.calls++;
-              if (!result.isError) continue;
-              figures.isError++;
-              const text = resultText(result);
-              const shown = `${item.id} ${call.name} ${JSON.stringify(args).slice(0, 160)}: ${text.slice(0, 200)}`;
-              if (executor.executed > before) {
-                figures.executedWhenRefused += executor.executed - before;
-                violation(`executed, then refused: ${shown}`);
-              }
-              if (!text.startsWith('tool:')) {
-                figures.driverErrors++;
-                violation(shown);
-              } else if (!text.includes(`: ${call.name} (label "`)) {
-                figures.unnamed++;
-                violation(shown);
-              }
-            }
-            if (call === item.initialization[item.initialization.length - 1])
-              await client.callTool({ name: START_SAMPLE, arguments: { sample_id: item.id } });
-            else if (!item.initialization.includes(call))
-              await client.callTool({
-                name: call.name,
-                arguments: call.arguments,
-                _meta: { [LABEL_META]: call.label },
-              });
-          }
-        } finally {
-          await client.close();
-        }
-      }
+      await run(live, executor);
     } finally {
       await live.close();
     }
   } finally {
     await pool.close();
   }
-  return figures;
 }
 
 function wrongArgumentSets(args: Record<string, unknown>): Record<string, unknown>[] {
