@@ -101,6 +101,7 @@ export function servingExecutor(config: Config, databases: readonly string[] = [
     slow: { workers: lanes.slowWorkers, maxInFlight: lanes.slowMaxInFlight },
     fastBudgetMs: lanes.fastBudgetMs,
     promoteAfter: lanes.promoteAfter,
+    recyclesPerMinute: lanes.recyclesPerMinute,
     warm: databases,
   });
 }

@@ -43,7 +43,7 @@ describe('config', () => {
         maxStringLength: 1000,
         serveTimeoutMs: 5000,
         serveMaxInFlight: 256,
-        serveLanes: { fastBudgetMs: 40, promoteAfter: 8, slowWorkers: 2, fastMaxInFlight: 256, slowMaxInFlight: 64 },
+        serveLanes: { fastBudgetMs: 40, promoteAfter: 8, slowWorkers: 2, fastMaxInFlight: 256, slowMaxInFlight: 64, recyclesPerMinute: 30 },
         trialTimeoutFactor: 20,
         trialMinMs: 500,
       },
