@@ -133,9 +133,10 @@ export function createLanedExecutor(options: LanedExecutorOptions): LanedExecuto
     // Used its CPU budget: slow from now on, whatever happens to this run; the waiting requests go to the slow lane.
     const overrun = (): boolean => {
       costs.set(key, { slow: true, fastRuns: 0 });
-      verdict();
-      if (kills.take()) return true;
+      if (kills.take()) return true; // the verdict once the run has failed: it goes to the slow lane before its waiters
+      // Left to finish here, perhaps until its timeout: its waiters need not wait for that.
       spared++;
+      verdict();
       return false;
     };
     try {
