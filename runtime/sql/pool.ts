@@ -94,6 +94,7 @@ interface Job {
   startedAt: number;
   /** The worker's CPU time (µs) when it took the job: what it had reported last. */
   startCpu: number;
+  /** `cpuMs` NaN where the worker does not report its CPU. */
   resolve(result: unknown, runMs: number, cpuMs: number): void;
   reject(error: Error): void;
 }
@@ -181,7 +182,8 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     // before: a late 'ready' must not mark it idle, whose unref would undo stop()'s ref and let
     // the loop end before its exit (a CLI then left `await main()` unsettled: exit code 13).
     if (!workers.includes(worker)) return;
-    worker.cpu = message.cpu;
+    // A worker module that does not report its CPU (NL2API_SQL_WORKER_MODULE, an older build): NaN, unknown.
+    worker.cpu = typeof message.cpu === 'number' ? message.cpu : NaN;
     if (message.type === 'ready') {
       worker.ready = true;
       failedStarts = 0;
@@ -193,7 +195,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     if (!job || job.id !== message.id) return;
     finish(worker);
     if (message.type === 'result')
-      job.resolve(message.result, performance.now() - job.startedAt, (message.cpu - job.startCpu) / 1000);
+      job.resolve(message.result, performance.now() - job.startedAt, (worker.cpu - job.startCpu) / 1000);
     else job.reject(message.fault ? new DatabaseViewError(message.message) : new SqlExecutionError(message.message));
     dispatch();
   }
@@ -251,8 +253,9 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     worker.timer = null;
     const pid = worker.child.pid;
     const now = pid === undefined ? undefined : cpuOf(pid);
-    // No /proc: the wall time is all there is to go by.
-    const usedMs = now === undefined ? performance.now() - job.startedAt : (now - job.startCpu) / 1000;
+    // No /proc, or no start: the wall time is all there is to go by.
+    const usedMs =
+      now === undefined || Number.isNaN(job.startCpu) ? performance.now() - job.startedAt : (now - job.startCpu) / 1000;
     if (usedMs < budget.cpuMs) return arm(worker, job, Math.max(budget.cpuMs - usedMs, budget.cpuMs / 4));
     if (budget.overrun())
       return kill(
@@ -337,7 +340,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     const opened = view && { overlays: view.overlays, reverseScans: view.reverseScans };
     const task: WorkerTask = { kind: 'query', dbPath, sql, params, view: opened };
     const { value, runMs, cpuMs } = await submit<ResultSet>(task, timeoutMs, budget);
-    return { result: value, runMs, cpuMs };
+    return Number.isNaN(cpuMs) ? { result: value, runMs } : { result: value, runMs, cpuMs };
   };
 
   return {
