@@ -44,8 +44,8 @@ import { runawayLines, runawaySynthesis } from './runaway-synthesis.js';
  * results); (d) a rerun with one question's SQL changed; (e) the paper tool pool, for
  * coverage; (f) the REST formulation with the template synthesizer, cold and warm: coverage,
  * endpoints before/after dedup, parameters per endpoint (rest-dataset.ts); (g) REST server
- * throughput for three representative endpoints, laned and single-pool, 8 and 32 connections, with requests
- * per server CPU second (rest-throughput.ts); (g0) head-of-line blocking (head-of-line.ts: a cheap endpoint's
+ * throughput for three representative endpoints, laned and single-pool, 8 and 32 connections, quiet and with a
+ * busy loop per core, with requests per server CPU second and worker recycles per minute (rest-throughput.ts); (g0) head-of-line blocking (head-of-line.ts: a cheap endpoint's
  * latency while 16 clients hammer an expensive one, and right after a kill; laned and single-pool); (g1) every endpoint of (f)'s
  * output served and sent bad input (bad-input-sweep.ts); (g1c) every parameter of those endpoints sent
  * wrong-type values over HTTP and MCP, and the SLOT/SEL tools wrong-type arguments over MCP, with the
@@ -186,11 +186,14 @@ async function main(): Promise<void> {
       formulations: { ...cold.stats.formulations, ...restCold.stats.formulations },
       mutants,
     });
-    process.stderr.write('(g) REST server throughput, laned and single-pool, 8 and 32 connections...\n');
+    process.stderr.write(
+      '(g) REST server throughput, laned and single-pool, 8 and 32 connections, quiet and busy...\n',
+    );
     const source = await loadSource(birdDir);
     const rest = await restThroughput(source.instances, new Map(source.databases.map((db) => [db.dbId, db])), {
       connections: [8, 32],
       durationSeconds: 3,
+      contention: true,
     });
     process.stderr.write('(g0) REST head-of-line blocking, laned and single-pool...\n');
     const hol = await headOfLine(path.join(os.tmpdir(), 'nl2api-bench-cache'), {

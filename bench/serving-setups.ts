@@ -12,6 +12,8 @@ import { createSqlPool } from '../runtime/sql/pool.js';
 export interface ServingExecutor extends SqlExecutor {
   /** The SQL worker processes, for CPU accounting. */
   workerPids(): number[];
+  /** Workers killed and replaced so far (at a budget or a timeout). */
+  workerRecycles?(): number;
 }
 
 export interface ServingSetup {

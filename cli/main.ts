@@ -148,7 +148,11 @@ async function runServe(flags: ServeFlags): Promise<number> {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  const { workerRecycles, sparedOverruns } = handle.sqlStats();
   await handle.close();
+  process.stdout.write(
+    `SQL workers recycled: ${workerRecycles} (statements over the CPU budget left to finish: ${sparedOverruns})\n`,
+  );
   return 0;
 }
 

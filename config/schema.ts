@@ -10,10 +10,12 @@ import { LlmConfigSchema } from '../generators/llm/config.js';
 export const FormulationSchema = z.enum(FORMULATIONS);
 
 /**
- * `nl2api serve`'s SQL lanes (issue 14): every query starts in the fast lane; one running past
- * `fastBudgetMs` is stopped and its statement served by the slow lane from then on (until
- * `promoteAfter` consecutive runs there within the budget). The fast lane has `sqlWorkers`
- * workers; each lane a spare; past a lane's `*MaxInFlight` queries, 503 with Retry-After.
+ * `nl2api serve`'s SQL lanes (issue 14): every query starts in the fast lane; one using
+ * `fastBudgetMs` of CPU time (not wall time: waiting for a CPU on a busy machine does not count)
+ * is stopped and its statement served by the slow lane from then on (until `promoteAfter`
+ * consecutive runs there within the budget); at most `recyclesPerMinute` workers are killed so
+ * (beyond, the statement finishes where it is). The fast lane has `sqlWorkers` workers; each
+ * lane a spare; past a lane's `*MaxInFlight` queries, 503 with Retry-After.
  */
 export const ServeLanesConfigSchema = z
   .object({
@@ -22,6 +24,7 @@ export const ServeLanesConfigSchema = z
     slowWorkers: z.number().int().min(1).max(256).default(2),
     fastMaxInFlight: z.number().int().min(1).default(256),
     slowMaxInFlight: z.number().int().min(1).default(64),
+    recyclesPerMinute: z.number().int().min(0).default(30),
   })
   .strict();
 

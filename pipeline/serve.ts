@@ -25,6 +25,8 @@ export interface ServeOptions {
 export interface ServingHandle {
   server: RestServer;
   databases: { dbId: string; endpoints: number }[];
+  /** SQL workers killed and replaced so far (a CPU budget or a timeout), and budget overruns left to finish (lanes.ts). */
+  sqlStats(): { workerRecycles: number; sparedOverruns: number };
   close(): Promise<void>;
 }
 
@@ -79,6 +81,7 @@ export async function serveDataset(options: ServeOptions): Promise<ServingHandle
     return {
       server,
       databases: databases.map(({ db, endpoints }) => ({ dbId: db.dbId, endpoints: endpoints.length })),
+      sqlStats: () => ({ workerRecycles: pool.workerRecycles(), sparedOverruns: pool.sparedOverruns() }),
       close: async () => {
         await server.close();
         await pool.close();
@@ -101,6 +104,7 @@ export function servingExecutor(config: Config, databases: readonly string[] = [
     slow: { workers: lanes.slowWorkers, maxInFlight: lanes.slowMaxInFlight },
     fastBudgetMs: lanes.fastBudgetMs,
     promoteAfter: lanes.promoteAfter,
+    recyclesPerMinute: lanes.recyclesPerMinute,
     warm: databases,
   });
 }

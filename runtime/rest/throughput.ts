@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { readFileSync } from 'node:fs';
+import { CLOCK_TICKS_PER_SECOND, procCpuTicks } from '../sql/proc-cpu.js';
 
 /**
  * Load measurement of a served endpoint with a real load generator (autocannon), for
@@ -13,7 +13,9 @@ export interface ThroughputOptions {
   /**
    * The server runs in this process: measure its CPU time (this process's main thread, where
    * the load generator does not run, plus these processes: its SQL workers, asked at the start
-   * and at the end; Linux /proc only).
+   * and at the end, plus the children of this process that ended in between — workers killed
+   * at a budget or a timeout; Linux /proc only). Nothing else may end as a child of this process
+   * during the run (a busy-loop child is stopped after the last measurement).
    */
   serverProcesses?: () => number[];
 }
@@ -57,9 +59,12 @@ export async function measureThroughput(url: string, path: string, options: Thro
   };
   if (!before || !processes) return throughput;
   const after = serverCpu(processes());
-  // A process alive at both ends counts its difference; one started in between, all of its time.
+  // A process alive at both ends counts its difference; one started in between, all of its time;
+  // one that ended in between is in the ended children's total now, all of its time: less what
+  // it had at the start.
   let ticks = 0;
   for (const [id, end] of after) ticks += end - (before.get(id) ?? 0);
+  for (const [id, start] of before) if (!after.has(id)) ticks -= start;
   const serverCpuSeconds = ticks / CLOCK_TICKS_PER_SECOND;
   return {
     ...throughput,
@@ -68,29 +73,20 @@ export async function measureThroughput(url: string, path: string, options: Thro
   };
 }
 
-/** USER_HZ: Linux reports CPU times in /proc in hundredths of a second on every architecture it runs Node on. */
-const CLOCK_TICKS_PER_SECOND = 100;
-
-/** CPU ticks (user + system) of this process's main thread and of each of `pids` that is alive. */
+/**
+ * CPU ticks (user + system) of this process's main thread, of its children that ended and were
+ * reaped (cutime + cstime: a worker killed during the run is no longer in `pids`), and of
+ * each of `pids` that is alive.
+ */
 function serverCpu(pids: readonly number[]): Map<string, number> {
   const ticks = new Map<string, number>();
-  const main = cpuTicks(`/proc/${process.pid}/task/${process.pid}/stat`);
-  if (main !== undefined) ticks.set('main', main);
+  const main = procCpuTicks(`/proc/${process.pid}/task/${process.pid}/stat`);
+  if (main !== undefined) ticks.set('main', main.own);
+  const ended = procCpuTicks(`/proc/${process.pid}/stat`);
+  if (ended !== undefined) ticks.set('ended children', ended.children);
   for (const pid of pids) {
-    const own = cpuTicks(`/proc/${pid}/stat`);
-    if (own !== undefined) ticks.set(String(pid), own);
+    const own = procCpuTicks(`/proc/${pid}/stat`);
+    if (own !== undefined) ticks.set(String(pid), own.own);
   }
   return ticks;
-}
-
-/** utime + stime of a /proc stat file (fields 14 and 15; the command name before them may hold spaces). */
-function cpuTicks(file: string): number | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return undefined; // gone, or not Linux
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
 }

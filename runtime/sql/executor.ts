@@ -82,6 +82,8 @@ export interface SqlExecutor {
 export interface TimedResult {
   result: ResultSet;
   runMs: number;
+  /** The CPU time the statement's worker spent on it, where the executor knows it (pool.ts). */
+  cpuMs?: number;
 }
 
 /** A statement's answer and running time: the executor's own measure, else the wall time of the call. */

@@ -17,6 +17,7 @@ import {
   type VariantTableResult,
 } from './executor.js';
 import type { PoolMessage, WorkerJob, WorkerMessage, WorkerTask } from './protocol.js';
+import { processCpuMicros } from './proc-cpu.js';
 
 /**
  * The pipeline's SQL executor: a pool of child processes (worker.ts), each running one
@@ -47,6 +48,27 @@ export interface SqlPoolOptions {
    * statement, perhaps right after a kill, then costs what any other does.
    */
   warm?: readonly string[];
+  /**
+   * Reads a worker's CPU time (µs, the unit of process.cpuUsage()) when a CPU budget's timer
+   * fires; default /proc/<pid>/stat. Undefined (no /proc): the budget is wall-clock time.
+   * Tests inject one to script "waited for the CPU" and "ran away" without depending on speed.
+   */
+  cpuOf?: (pid: number) => number | undefined;
+}
+
+/**
+ * A statement's CPU budget (the laned executor's fast lane, lanes.ts): it may use `cpuMs` of
+ * CPU. Past it, `overrun()` decides: true, its worker is killed and the run fails with
+ * SqlOverBudgetError; false, it runs on, to its answer or its timeout.
+ */
+export interface CpuBudget {
+  cpuMs: number;
+  overrun(): boolean;
+}
+
+/** A run stopped at its CPU budget (not at its timeout): the laned executor runs it again in the slow lane. */
+export class SqlOverBudgetError extends SqlTimeoutError {
+  override name = 'SqlOverBudgetError';
 }
 
 export interface SqlPool extends SqlExecutor {
@@ -54,17 +76,26 @@ export interface SqlPool extends SqlExecutor {
   workerPids(): number[];
   /** SqlExecutor.forget: every worker closes the database's connections. */
   forget(dbPath: string): void;
-  /** `run`, with the statement's running time (the laned executor measures cost with it, lanes.ts; gold times itself with it). */
-  runTimed(request: SqlRequest): Promise<TimedResult>;
+  /**
+   * `run`, with the statement's running time and CPU time (the laned executor measures cost
+   * with them, lanes.ts; gold times itself with it), within `budget` if given.
+   */
+  runTimed(request: SqlRequest, budget?: CpuBudget): Promise<TimedResult>;
+  /** Workers killed so far, at a timeout or a CPU budget (each replaced by a fresh process). */
+  workerRecycles(): number;
 }
 
 interface Job {
   id: number;
   task: WorkerTask;
   timeoutMs: number;
+  budget?: CpuBudget;
   /** When a worker took it (performance.now()). */
   startedAt: number;
-  resolve(result: unknown, runMs: number): void;
+  /** The worker's CPU time (µs) when it took the job: what it had reported last. */
+  startCpu: number;
+  /** `cpuMs` NaN where the worker does not report its CPU. */
+  resolve(result: unknown, runMs: number, cpuMs: number): void;
   reject(error: Error): void;
 }
 
@@ -73,6 +104,8 @@ interface Worker {
   ready: boolean;
   job: Job | null;
   timer: NodeJS.Timeout | null;
+  /** The worker's CPU time (µs) in its last message. */
+  cpu: number;
   /** Tail of the worker's stderr: the reason when it fails to start. */
   stderr: string;
 }
@@ -112,6 +145,8 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   let closed = false;
   /** Workers that died before becoming ready since the last one that did. */
   let failedStarts = 0;
+  let recycles = 0;
+  const cpuOf = options.cpuOf ?? processCpuMicros;
 
   function spawn(): void {
     const { path: workerPath, execArgv } = workerModule();
@@ -124,7 +159,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
       // them. The worker still ends with the parent, however it dies (worker.ts).
       detached: true,
     });
-    const worker: Worker = { child, ready: false, job: null, timer: null, stderr: '' };
+    const worker: Worker = { child, ready: false, job: null, timer: null, cpu: 0, stderr: '' };
     if (options.nice && child.pid !== undefined) lowerPriority(child.pid, options.nice);
     workers.push(worker);
     // Only the process handle (ref'd while starting or busy) may keep the parent alive.
@@ -147,6 +182,8 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     // before: a late 'ready' must not mark it idle, whose unref would undo stop()'s ref and let
     // the loop end before its exit (a CLI then left `await main()` unsettled: exit code 13).
     if (!workers.includes(worker)) return;
+    // A worker module that does not report its CPU (NL2API_SQL_WORKER_MODULE, an older build): NaN, unknown.
+    worker.cpu = typeof message.cpu === 'number' ? message.cpu : NaN;
     if (message.type === 'ready') {
       worker.ready = true;
       failedStarts = 0;
@@ -157,7 +194,8 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     const job = worker.job;
     if (!job || job.id !== message.id) return;
     finish(worker);
-    if (message.type === 'result') job.resolve(message.result, performance.now() - job.startedAt);
+    if (message.type === 'result')
+      job.resolve(message.result, performance.now() - job.startedAt, (worker.cpu - job.startCpu) / 1000);
     else job.reject(message.fault ? new DatabaseViewError(message.message) : new SqlExecutionError(message.message));
     dispatch();
   }
@@ -182,24 +220,66 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
   function assign(worker: Worker, job: Job): void {
     worker.job = job;
     job.startedAt = performance.now();
+    job.startCpu = worker.cpu;
     busy(worker);
-    const { timeoutMs } = job;
-    if (Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS) {
-      // The verdict waits for the loop's next poll: after a stall of this process (a busy machine)
-      // timers run first, and an answer already in the pipe must count before the timer does.
-      worker.timer = setTimeout(() => setImmediate(() => onTimeout(worker, job)), Math.max(0, timeoutMs));
-    }
+    arm(worker, job, job.budget ? job.budget.cpuMs : Infinity);
     const message: WorkerJob = { id: job.id, task: job.task };
     worker.child.send(message);
   }
 
+  /** The job's next check: its timeout, or sooner (`checkInMs`) a look at its CPU budget. */
+  function arm(worker: Worker, job: Job, checkInMs: number): void {
+    const timeoutIn = job.timeoutMs - (performance.now() - job.startedAt);
+    const budgetCheck = checkInMs < timeoutIn;
+    const delay = budgetCheck ? checkInMs : timeoutIn;
+    if (!(Number.isFinite(delay) && delay <= MAX_TIMER_MS)) return;
+    // The verdict waits for the loop's next poll: after a stall of this process (a busy machine)
+    // timers run first, and an answer already in the pipe must count before the timer does.
+    const check = budgetCheck ? () => onBudgetCheck(worker, job) : () => onTimeout(worker, job);
+    worker.timer = setTimeout(() => setImmediate(check), Math.max(0, delay));
+  }
+
+  /**
+   * Wall time is the wrong measure of a statement's cost on a busy machine: a cheap statement
+   * waiting for a CPU outlasts any wall budget and killing its worker only adds the cost of a
+   * new process to the contention. So /proc is read here only, when a budget's time is up (a
+   * few ms of it past the start is no news; reading it per statement cost 20-35 % throughput):
+   * a statement that has used less CPU than its budget waited for it, and is given the rest of
+   * its budget (at least a quarter of it, so that the checks stay few) before the next look.
+   */
+  function onBudgetCheck(worker: Worker, job: Job): void {
+    const budget = job.budget;
+    if (worker.job !== job || !budget) return;
+    worker.timer = null;
+    const pid = worker.child.pid;
+    const now = pid === undefined ? undefined : cpuOf(pid);
+    // No /proc, or no start: the wall time is all there is to go by.
+    const usedMs =
+      now === undefined || Number.isNaN(job.startCpu) ? performance.now() - job.startedAt : (now - job.startCpu) / 1000;
+    if (usedMs < budget.cpuMs) return arm(worker, job, Math.max(budget.cpuMs - usedMs, budget.cpuMs / 4));
+    if (budget.overrun())
+      return kill(
+        worker,
+        job,
+        new SqlOverBudgetError(`statement used its CPU budget of ${budget.cpuMs} ms and was stopped`),
+      );
+    // Kept running (no kill allowed now): only its timeout stops it.
+    job.budget = undefined;
+    arm(worker, job, Infinity);
+  }
+
   function onTimeout(worker: Worker, job: Job): void {
     if (worker.job !== job) return;
+    const what = job.task.kind === 'query' ? 'statement' : 'variant table build';
+    kill(worker, job, new SqlTimeoutError(`${what} exceeded its timeout of ${job.timeoutMs} ms and was stopped`));
+  }
+
+  function kill(worker: Worker, job: Job, error: Error): void {
     remove(worker);
     finish(worker);
     worker.child.kill('SIGKILL');
-    const what = job.task.kind === 'query' ? 'statement' : 'variant table build';
-    job.reject(new SqlTimeoutError(`${what} exceeded its timeout of ${job.timeoutMs} ms and was stopped`));
+    recycles++;
+    job.reject(error);
     dispatch();
   }
 
@@ -238,27 +318,37 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     for (let more = spare - waiting; more > 0 && !closed && workers.length < size + spare; more--) spawn();
   }
 
-  /** The job's answer and its running time. */
-  function submit<T>(task: WorkerTask, timeoutMs: number): Promise<{ value: T; runMs: number }> {
+  /** The job's answer, its running time and its CPU time. */
+  function submit<T>(
+    task: WorkerTask,
+    timeoutMs: number,
+    budget?: CpuBudget,
+  ): Promise<{ value: T; runMs: number; cpuMs: number }> {
     if (closed) return Promise.reject(new ExecutorClosedError('executor closed'));
     return new Promise((resolve, reject) => {
-      const settle = (value: unknown, runMs: number) => resolve({ value: value as T, runMs });
-      queue.push({ id: nextId++, task, timeoutMs, startedAt: 0, resolve: settle, reject });
+      const settle = (value: unknown, runMs: number, cpuMs: number) => resolve({ value: value as T, runMs, cpuMs });
+      queue.push({ id: nextId++, task, timeoutMs, budget, startedAt: 0, startCpu: 0, resolve: settle, reject });
       dispatch();
     });
   }
 
-  const runTimed = async ({ dbPath, sql, params, view, timeoutMs }: SqlRequest): Promise<TimedResult> => {
+  const runTimed = async (
+    { dbPath, sql, params, view, timeoutMs }: SqlRequest,
+    budget?: CpuBudget,
+  ): Promise<TimedResult> => {
     // A view's `read` names results; a worker opens `overlays`.
     const opened = view && { overlays: view.overlays, reverseScans: view.reverseScans };
-    const { value, runMs } = await submit<ResultSet>({ kind: 'query', dbPath, sql, params, view: opened }, timeoutMs);
-    return { result: value, runMs };
+    const task: WorkerTask = { kind: 'query', dbPath, sql, params, view: opened };
+    const { value, runMs, cpuMs } = await submit<ResultSet>(task, timeoutMs, budget);
+    return Number.isNaN(cpuMs) ? { result: value, runMs } : { result: value, runMs, cpuMs };
   };
 
   return {
     run: async (request: SqlRequest) => (await runTimed(request)).result,
 
     runTimed,
+
+    workerRecycles: () => recycles,
 
     buildVariantTable: async (request: VariantTableRequest) =>
       (await submit<VariantTableResult>({ kind: 'variant-table', request }, request.timeoutMs)).value,

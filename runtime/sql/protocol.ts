@@ -20,8 +20,13 @@ export interface WorkerForget {
 
 export type PoolMessage = WorkerJob | WorkerForget;
 
+/**
+ * `cpu`: the worker's CPU time so far (process.cpuUsage(), user + system, µs), sent with every
+ * message: the pool learns what a statement cost, and where its next one starts from, without
+ * reading /proc per statement (pool.ts, CPU budgets).
+ */
 export type WorkerMessage =
-  | { type: 'ready' }
-  | { type: 'result'; id: number; result: ResultSet | VariantTableResult }
+  | { type: 'ready'; cpu: number }
+  | { type: 'result'; id: number; result: ResultSet | VariantTableResult; cpu: number }
   /** `view`: the statement's database view could not be opened (a DatabaseViewError), not SQLite refusing it. */
-  | { type: 'error'; id: number; message: string; fault?: 'view' };
+  | { type: 'error'; id: number; message: string; fault?: 'view'; cpu: number };

@@ -12,8 +12,16 @@ import { buildVariantTable } from './variant-table.js';
 
 const connections = new ConnectionCache();
 
-function send(message: WorkerMessage): void {
-  process.send?.(message);
+/** One getrusage call (~1 µs): cheap enough for every reply, unlike the pool reading /proc per statement. */
+function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
+type Unstamped = WorkerMessage extends infer M ? (M extends WorkerMessage ? Omit<M, 'cpu'> : never) : never;
+
+function send(message: Unstamped): void {
+  process.send?.({ ...message, cpu: cpuMicros() });
 }
 
 process.on('message', (message: PoolMessage) => {

@@ -103,6 +103,8 @@ describe('REST formulation on the demo (template synthesizer)', () => {
           expect(await response.json()).toEqual(sample.output_after_executing_api);
         }
       }
+      // Cheap statements cost no worker, however loaded the machine (the budget is CPU time, not wall time).
+      expect(handle.sqlStats()).toEqual({ workerRecycles: 0, sparedOverruns: 0 });
     } finally {
       await handle.close();
     }

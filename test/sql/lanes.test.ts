@@ -1,7 +1,6 @@
-import { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { jest } from '@jest/globals';
 import { ExecutorClosedError, SqlSaturatedError, SqlTimeoutError } from '../../runtime/sql/executor.js';
+import { processCpuMicros } from '../../runtime/sql/proc-cpu.js';
 import { createLanedExecutor, type LanedExecutor, type LanedExecutorOptions } from '../../runtime/sql/lanes.js';
 import { createDb, HEROES_SQL, isAlive, removeTempDirs, RUNAWAY_SQL, tempDir, waitUntil } from './fixtures.js';
 
@@ -9,16 +8,21 @@ import { createDb, HEROES_SQL, isAlive, removeTempDirs, RUNAWAY_SQL, tempDir, wa
  * The laned executor: cheap statements are not held up by expensive ones, cost is learnt per
  * statement (demotion, re-promotion), admission is bounded, timeouts still kill, close ends all.
  * No assertion is on a speed margin: the order in which answers arrive, or generous bounds.
+ * The CPU budget's reader is injected unless a test is about it: `ranAway` says every statement
+ * still running when its budget's time is up used all of it (what a wall-clock budget did),
+ * so that a loaded machine, where a runaway gets little CPU, changes no verdict.
  */
 
 let dbPath: string;
 const executors: LanedExecutor[] = [];
+const ranAway = () => Number.MAX_SAFE_INTEGER;
 const newExecutor = (options: Partial<LanedExecutorOptions> = {}) => {
   const executor = createLanedExecutor({
     fast: { workers: 1, maxInFlight: 64 },
     slow: { workers: 1, maxInFlight: 64 },
     fastBudgetMs: 1000,
     promoteAfter: 3,
+    cpuOf: ranAway,
     ...options,
   });
   executors.push(executor);
@@ -81,40 +85,97 @@ test('a statement past the budget is demoted, re-run in the slow lane, and promo
   expect(executor.laneOf(cheap)).toBe('fast');
 });
 
-test('one run past the budget that was a hiccup: a second chance in the fast lane, which keeps it', async () => {
-  const executor = newExecutor({ fastBudgetMs: 300, promoteAfter: 5 });
+test('a statement that only waited for the CPU is neither killed nor demoted at the budget (the real /proc reader)', async () => {
+  // A stopped worker uses no CPU however long it waits, like one starved by a busy machine.
+  let checks = 0;
+  const cpuOf = (pid: number) => {
+    checks++;
+    return processCpuMicros(pid);
+  };
+  const executor = newExecutor({ fastBudgetMs: 100, promoteAfter: 5, cpuOf });
   await executor.run(request('SELECT 1'));
   await waitUntil(() => executor.workerPids().length === 2); // the fast lane's worker and spare
-  // A stopped worker (the one a job goes to first, not the spare): the cheap statement cannot answer within the budget, this once.
-  const stalled = executor.workerPids().slice(0, 1);
+  const stalled = executor.workerPids().slice(0, 1); // the one a job goes to first, not the spare
+  checks = 0;
   for (const pid of stalled) process.kill(pid, 'SIGSTOP');
+  let answer: unknown;
   try {
-    await expect(executor.run(request('SELECT 6'))).resolves.toEqual({ columns: ['6'], rows: [[6]] });
+    const running = executor.run(request('SELECT 6'));
+    // Its budget's time came and went, twice: each time the worker had used none of it.
+    await waitUntil(() => checks >= 2);
+    expect(stalled.every(isAlive)).toBe(true);
+    expect(executor.workerRecycles()).toBe(0);
+    for (const pid of stalled) process.kill(pid, 'SIGCONT');
+    answer = await running;
   } finally {
     for (const pid of stalled.filter(isAlive)) process.kill(pid, 'SIGCONT');
   }
-  // Killed at the budget (a killed worker lingers as a zombie until its parent reaps it).
-  await waitUntil(() => stalled.every((pid) => !isAlive(pid)), 10_000);
+  expect(answer).toEqual({ columns: ['6'], rows: [[6]] });
+  expect(executor.workerPids()).toContain(stalled[0]);
   expect(executor.laneOf(request('SELECT 6'))).toBe('fast');
+  expect(executor.workerRecycles()).toBe(0);
 });
 
-test("a statement demoted while others of it wait costs one statement's kills: the others wait for its verdict", async () => {
-  const executor = newExecutor({ fastBudgetMs: 1000 });
+test('a runaway is stopped by its CPU budget as measured in /proc, and moved to the slow lane', async () => {
+  const executor = newExecutor({ fastBudgetMs: 100, cpuOf: undefined });
+  await executor.run(request('SELECT 1'));
+  const [pid] = executor.workerPids();
+  // However slowly the machine lets it burn its 100 ms of CPU: the timeout is far.
+  await expect(executor.run(request(COUNT_UP_TO, [1e12], 5000))).rejects.toThrow(SqlTimeoutError);
+  expect(executor.workerPids()).not.toContain(pid);
+  expect(executor.laneOf(request(COUNT_UP_TO))).toBe('slow');
+  expect(executor.workerRecycles()).toBeGreaterThanOrEqual(1);
+});
+
+test('without a CPU reading (no /proc) the budget is wall time', async () => {
+  const executor = newExecutor({ fastBudgetMs: 200, cpuOf: () => undefined });
+  await expect(executor.run(request(COUNT_UP_TO, [1e12], 1500))).rejects.toThrow(SqlTimeoutError);
+  expect(executor.laneOf(request(COUNT_UP_TO))).toBe('slow');
+});
+
+test('kills at the budget are rate-limited: past the bucket a statement is marked slow and finishes where it is, its timeout still kills it', async () => {
+  let clock = 0;
+  const executor = newExecutor({ fastBudgetMs: 100, recyclesPerMinute: 1, now: () => clock });
+  await executor.run(request('SELECT 1'));
+  // The one kill of the minute: stopped at the budget, run again in the slow lane to its timeout.
+  await expect(executor.run(request(RUNAWAY_SQL, [], 1500))).rejects.toThrow(SqlTimeoutError);
+  expect(executor.laneOf(request(RUNAWAY_SQL))).toBe('slow');
+  expect(executor.sparedOverruns()).toBe(0);
+  const afterFirst = executor.workerRecycles();
+  expect(afterFirst).toBeGreaterThanOrEqual(1);
+  // No kill left: marked slow at once, but left running in the fast lane until its timeout kills it there.
+  const second = executor.run(request(COUNT_UP_TO, [1e12], 1500)).catch((e: unknown) => e);
+  await waitUntil(() => executor.laneOf(request(COUNT_UP_TO)) === 'slow');
+  expect(executor.sparedOverruns()).toBe(1);
+  const error = await second;
+  expect(error).toBeInstanceOf(SqlTimeoutError);
+  expect((error as Error).message).toContain('1500 ms');
+  expect(executor.workerRecycles()).toBe(afterFirst + 1); // its timeout, not a budget kill
+  // A minute later the bucket has a kill again.
+  clock += 60_000;
+  const third = `${COUNT_UP_TO} WHERE 1`; // another statement, the same runaway
+  await expect(executor.run(request(third, [1e12], 1500))).rejects.toThrow(SqlTimeoutError);
+  expect(executor.laneOf(request(third))).toBe('slow');
+  expect(executor.sparedOverruns()).toBe(1);
+});
+
+test('a statement demoted while others of it wait costs one budget check: the others wait for its verdict', async () => {
+  let checks = 0;
+  const executor = newExecutor({
+    fastBudgetMs: 300,
+    cpuOf: () => {
+      checks++;
+      return ranAway();
+    },
+  });
   await executor.run(request('SELECT 1')); // both lanes' first workers are up
-  // The pools kill a worker with SIGKILL (at the budget or a timeout): count them while the runs last.
-  const kills = jest.spyOn(ChildProcess.prototype, 'kill');
   const runs = Array.from({ length: 4 }, () =>
     executor.run(request(COUNT_UP_TO, [1e12], 1500)).catch((e: unknown) => e),
   );
-  try {
-    for (const error of await Promise.all(runs)) expect(error).toBeInstanceOf(SqlTimeoutError);
-    // The first run and its second chance in the fast lane, killed at the budget, outlast the
-    // timeout (by far: a timer may fire a little early): two kills, where runs that did not wait
-    // for its verdict would cost two each.
-    expect(kills.mock.calls.filter(([signal]) => signal === 'SIGKILL')).toHaveLength(2);
-  } finally {
-    kills.mockRestore();
-  }
+  for (const error of await Promise.all(runs)) expect(error).toBeInstanceOf(SqlTimeoutError);
+  // Only the first run was measured in the fast lane; runs that did not wait would each have been.
+  expect(checks).toBe(1);
+  expect(executor.laneOf(request(COUNT_UP_TO))).toBe('slow');
 });
 
 test('a timeout within the budget kills the fast-lane worker and leaves the statement in the fast lane', async () => {
