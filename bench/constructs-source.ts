@@ -13,7 +13,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  * it out as a source in the generic layout (`<dir>/questions.jsonl`, `<dir>/<db>.sqlite`).
  */
 
-const HERE = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'constructs');
+// From the sources (bench/) or the build (dist/bench/): the set stays in the sources' bench/constructs.
+const BENCH = path.dirname(fileURLToPath(import.meta.url));
+const HERE =
+  path.basename(path.dirname(BENCH)) === 'dist'
+    ? path.join(BENCH, '..', '..', 'bench', 'constructs')
+    : path.join(BENCH, 'constructs');
 
 export function buildConstructsSource(dir: string): string {
   mkdirSync(dir, { recursive: true });
