@@ -1,7 +1,6 @@
 import type { DatabaseInfo } from '../../core/model.js';
 import { canonicalForm, type CanonicalForm } from './canonical.js';
 import { disambiguate } from './disambiguate.js';
-export { indistinctEndpoints } from './distinctness.js';
 import { operationSlug, uniqueName } from './naming.js';
 import type { ArgumentValue, EndpointSpec, RestCall, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 
@@ -87,13 +86,21 @@ export function dedupEndpoints(
     for (const { name } of group.spec.parameters) if (renamed.has(name)) args[name] = renamed.get(name)!;
     calls.set(instanceId, { name: group.spec.operationId, path: group.spec.path, arguments: args });
   }
-  return { canonical: canonical.map((spec) => withinEnums(spec, [...calls.values()])), calls, merges };
+  return { canonical, calls, merges };
 }
 
 /**
- * A kept endpoint's enums must take the values of every call merged into it: an enum that
- * misses one (a question asking for a value the column does not hold) is dropped.
+ * The endpoints once every merge is made (the deterministic ones and the agent's): a kept
+ * endpoint's enums must take the values of every call merged into it, so an enum that misses
+ * one (a question asking for a value the column does not hold) is dropped.
  */
+export function enumsCoveringCalls(
+  canonical: readonly EndpointSpec[],
+  calls: ReadonlyMap<string, RestCall>,
+): EndpointSpec[] {
+  return canonical.map((spec) => withinEnums(spec, [...calls.values()]));
+}
+
 function withinEnums(spec: EndpointSpec, calls: readonly RestCall[]): EndpointSpec {
   const own = calls.filter((call) => call.name === spec.operationId);
   const covers = (name: string, values: readonly (string | number)[]) =>

@@ -1,4 +1,5 @@
 import type { DedupMerge } from '../../generators/rest/dedup.js';
+import { indistinctEndpoints } from '../../generators/rest/distinctness.js';
 import { lazy } from '../../core/lazy.js';
 import type { EndpointSpec, RestCall, SynthesizedEndpoint } from '../../runtime/rest/spec.js';
 import { fallbackUnlessExecutorFault } from '../../runtime/sql/executor.js';
@@ -43,7 +44,7 @@ export const dedupStage: DatabaseStage<DedupInput, DatabaseDedup, RestStageConte
     agent: ctx.services.dedupFingerprint,
   }),
   async run({ synthesized }, { db, services }) {
-    const { dedupEndpoints, indistinctEndpoints } = await deduplication();
+    const { dedupEndpoints, enumsCoveringCalls } = await deduplication();
     const merged = dedupEndpoints(
       synthesized.map((e) => ({ instanceId: e.instanceId, endpoint: e.synthesis.endpoint })),
       db,
@@ -54,11 +55,12 @@ export const dedupStage: DatabaseStage<DedupInput, DatabaseDedup, RestStageConte
       services.dedupAgent && merged.canonical.length > 1
         ? await services.dedupAgent.refine(merged, db).catch(fallbackUnlessExecutorFault(merged))
         : merged;
+    const canonical = enumsCoveringCalls(refined.canonical, refined.calls);
     return accept({
-      canonical: refined.canonical,
+      canonical,
       calls: [...refined.calls],
       merges: refined.merges,
-      indistinct: [...indistinctEndpoints(refined.canonical)],
+      indistinct: [...indistinctEndpoints(canonical)],
       before: synthesized.length,
     });
   },
