@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { makeDirectory } from '../core/directories.js';
 
 /**
  * Issue 34's question set, written before the code that is to support it: 64 questions over
@@ -21,7 +22,7 @@ const HERE =
     : path.join(BENCH, 'constructs');
 
 export function buildConstructsSource(dir: string): string {
-  mkdirSync(dir, { recursive: true });
+  makeDirectory(dir);
   for (const file of readdirSync(HERE).filter((f) => f.endsWith('.sql'))) {
     const db = new Database(path.join(dir, file.replace(/\.sql$/, '.sqlite')));
     try {

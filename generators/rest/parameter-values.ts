@@ -2,7 +2,13 @@ import type { DatabaseInfo, SqlValue } from '../../core/model.js';
 import { LruMap } from '../../core/lru.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
 import { quoteIdent } from '../../runtime/slot/sqlfrag.js';
-import type { ArgumentValue, EndpointSpec, ParameterSpec } from '../../runtime/rest/spec.js';
+import {
+  MAX_ENUM_TEXT,
+  MAX_ENUM_VALUES,
+  type ArgumentValue,
+  type EndpointSpec,
+  type ParameterSpec,
+} from '../../runtime/rest/spec.js';
 import { parseQuery } from '../sql/normalize.js';
 import { columnAffinity, type ResolvedColumn } from './columns.js';
 import { withSampleValues } from './format-check.js';
@@ -21,8 +27,8 @@ import type { SiteOp } from './value-sites.js';
  * trial run, from the same database and executor.
  */
 
-/** At most this many distinct values make a column categorical... */
-const ENUM_MAX_VALUES = 12;
+/** At most this many distinct values make a column categorical (within what a spec's enum may list)... */
+const ENUM_MAX_VALUES = Math.min(12, MAX_ENUM_VALUES);
 /** ...when each is held by this many rows on average (a handful of names is no category). */
 const ENUM_MIN_ROWS_PER_VALUE = 3;
 const EXAMPLES = 3;
@@ -85,9 +91,7 @@ export function withValues(
 ): ParameterSpec {
   const type = format === null ? typeText(param) : `text (${formPattern(format)})`;
   const categories =
-    ENUMERABLE.has(op) && param.type === 'string' && values.categories?.every((v) => typeof v === 'string')
-      ? values.categories
-      : null;
+    ENUMERABLE.has(op) && param.type === 'string' && values.categories?.every(isEnumText) ? values.categories : null;
   // The call's own value, and the spec's example (a spec's example must be one of its values), among them.
   const among = (value: ArgumentValue | undefined) => value === undefined || categories!.includes(String(value));
   const enumerated = categories !== null && among(argument) && among(param.example);
@@ -108,6 +112,9 @@ export function withValues(
     ...(enumerated ? { enum: categories } : {}),
   };
 }
+
+/** A value a spec's enum can list. */
+const isEnumText = (value: SqlValue): value is string => typeof value === 'string' && value.length <= MAX_ENUM_TEXT;
 
 function typeText(param: ParameterSpec): string {
   if (param.format === 'date') return 'a date (YYYY-MM-DD)';

@@ -15,8 +15,9 @@ export const ENDPOINT_PATH = /^\/v1\/[a-z0-9_-]+\/[a-z0-9_-]+\/[a-z0-9_-]+$/;
 /** A query parameter / SQL placeholder name. */
 export const PARAMETER_NAME = /^[a-z][a-z0-9_]{0,63}$/;
 
-/** Values an enumerated parameter lists at most. */
+/** Values an enumerated parameter lists at most, and the longest text one of them may be. */
 export const MAX_ENUM_VALUES = 20;
+export const MAX_ENUM_TEXT = 500;
 
 export const ParameterSpecSchema = z
   .object({
@@ -32,7 +33,7 @@ export const ParameterSpecSchema = z
      * enforced wherever the parameter's schema is (parameters.ts), and shown in it.
      */
     enum: z
-      .array(z.union([z.string().max(500), z.number()]))
+      .array(z.union([z.string().max(MAX_ENUM_TEXT), z.number()]))
       .min(1)
       .max(MAX_ENUM_VALUES)
       .optional(),

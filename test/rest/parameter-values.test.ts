@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import path from 'node:path';
 import type { DatabaseInfo } from '../../core/model.js';
-import { describeParameterValues } from '../../generators/rest/parameter-values.js';
+import { describeParameterValues, withValues } from '../../generators/rest/parameter-values.js';
 import { synthesizeFromTemplate } from '../../generators/rest/template.js';
 import { dedupEndpoints, enumsCoveringCalls, type DedupResult } from '../../generators/rest/dedup.js';
 import type { EndpointSpec, ParameterSpec } from '../../runtime/rest/spec.js';
@@ -113,6 +113,14 @@ describe('describeParameterValues', () => {
     const { spec } = await described("SELECT COUNT(*) FROM orders WHERE STRFTIME('%Y-%m', placed) = '2024-01'");
     expect(spec.parameters[0].description).toMatch(/; text \(YYYY-MM\), e\.g\. "2024-01"$/);
     expect(spec.parameters[0].enum).toBeUndefined();
+  });
+
+  test('no enum when a value is longer than a spec may list (the spec would fail its own schema)', () => {
+    const param = { name: 'note', type: 'string' as const, description: 'Value of note to match', required: true };
+    const long = 'x'.repeat(501);
+    const values = { frequent: ['a', long], categories: ['a', long], min: 'a', max: long };
+    expect(withValues(param, '=', values, 'a').enum).toBeUndefined();
+    expect(withValues(param, '=', { ...values, categories: ['a', 'b'] }, 'a').enum).toEqual(['a', 'b']);
   });
 
   test('an empty text is no example', async () => {
