@@ -8,6 +8,7 @@ import { parseConfig } from '../config/load.js';
 import type { ServedEndpoints } from '../pipeline/emit-rest.js';
 import { serveDataset } from '../pipeline/serve.js';
 import type { EndpointSpec, ParameterSpec } from '../runtime/rest/spec.js';
+import { validValue } from './type-sweep.js';
 
 /**
  * Issue 14's bad-input bars, over EVERY endpoint of a generated REST output served by the real
@@ -126,12 +127,6 @@ const is =
     statuses.includes(status);
 const clientError = (status: number) => status >= 400 && status < 500;
 
-/** A value each parameter accepts: its example, or one of its type. */
-function validValue(param: ParameterSpec): string {
-  if (param.example !== undefined) return String(param.example);
-  return { string: 'x', integer: '1', number: '1.5', boolean: 'true' }[param.type];
-}
-
 function query(pairs: readonly (readonly [string, string])[]): string {
   return pairs.map(([name, value]) => `${name}=${value}`).join('&');
 }
@@ -139,7 +134,7 @@ function query(pairs: readonly (readonly [string, string])[]): string {
 /** The bad inputs of one endpoint. */
 export function endpointCases(endpoint: EndpointSpec): Case[] {
   const params = endpoint.parameters;
-  const valid = params.filter((p) => p.required).map((p) => [p.name, enc(validValue(p))] as const);
+  const valid = params.filter((p) => p.required).map((p) => [p.name, enc(String(validValue(p)))] as const);
   const url = (pairs: readonly (readonly [string, string])[]) =>
     pairs.length ? `${endpoint.path}?${query(pairs)}` : endpoint.path;
   const base = url(valid);
