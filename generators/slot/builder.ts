@@ -25,6 +25,8 @@ export interface TableRef {
 
 export type Operand = { key_name: string } | { value: unknown };
 
+export type JoinType = 'inner' | 'left' | 'semi' | 'anti';
+
 export function ref(label: string): string {
   return `$${label}$`;
 }
@@ -155,14 +157,50 @@ export class SequenceBuilder {
     return { ...table, label };
   }
 
-  /** combine_data: the output keeps `a`'s keys; a list when both inputs are lists. */
-  combine(a: TableRef, b: TableRef, operation: string): TableRef {
-    const label = this.emit(
-      'combine_data',
-      { data_source: ref(a.label), other_data_source: ref(b.label), operation },
-      'COMBINE',
-    );
-    return { label, keys: [...a.keys], memberKeys: null, exprs: new Map() };
+  /**
+   * combine_data: the output keeps `a`'s keys (or those `columns` picks of each input); a
+   * list when both inputs are lists.
+   */
+  combine(a: TableRef, b: TableRef, operation: string, columns?: { a: string[]; b: string[] }): TableRef {
+    const args: Record<string, unknown> = { data_source: ref(a.label), other_data_source: ref(b.label), operation };
+    if (columns) {
+      args.key_name = columns.a.length === 1 ? columns.a[0] : columns.a;
+      args.other_key_name = columns.b.length === 1 ? columns.b[0] : columns.b;
+    }
+    const label = this.emit('combine_data', args, 'COMBINE');
+    return { label, keys: [...(columns?.a ?? a.keys)], memberKeys: null, exprs: new Map() };
+  }
+
+  /**
+   * join_data: `semi` / `anti` keep `a`'s rows (and what its keys hold); `inner` / `left` add
+   * `b`'s keys after `a`'s, each renamed as the runtime renames it (derivedKey), and what
+   * they hold carried over.
+   */
+  join(a: TableRef, aKeys: string[], b: TableRef, bKeys: string[], type: JoinType): TableRef {
+    this.requireExtended('join', 'a join of two tables');
+    const one = (keys: string[]) => (keys.length === 1 ? keys[0] : keys);
+    const args = {
+      data_source: ref(a.label),
+      other_data_source: ref(b.label),
+      key_name: one(aKeys),
+      other_key_name: one(bKeys),
+      type,
+    };
+    const label = this.emit('join_data', args, 'JOIN');
+    if (type === 'semi' || type === 'anti') return { ...a, label };
+    const keys = [...a.keys];
+    const renamed = new Map<string, string>();
+    for (const key of b.keys) {
+      const newKey = derivedKey(keys, key);
+      keys.push(newKey);
+      renamed.set(key, newKey);
+    }
+    const exprs = new Map(a.exprs);
+    for (const [sig, key] of b.exprs) {
+      const newKey = renamed.get(key);
+      if (newKey !== undefined && !exprs.has(sig)) exprs.set(sig, newKey);
+    }
+    return { label, keys, memberKeys: null, exprs };
   }
 
   union(a: TableRef, b: TableRef): TableRef {

@@ -1,4 +1,4 @@
-import type { Query } from '../sql/ast.js';
+import type { ExistsExpr, InExpr, Query } from '../sql/ast.js';
 import type { SequenceBuilder, TableRef } from './builder.js';
 import type { ExpressionCompiler, Subqueries } from './expressions.js';
 
@@ -9,5 +9,8 @@ export interface PassContext {
   queries: Subqueries & {
     /** A derived table: its rows, with its output columns keyed as `<name>.<column>` columns. */
     table(query: Query, name: string): TableRef;
+    /** `t`'s rows that pass a correlated `[NOT] EXISTS` / `[NOT] IN` (decorrelation.ts). */
+    exists(t: TableRef, e: ExistsExpr): TableRef;
+    inSubquery(t: TableRef, e: InExpr): TableRef;
   };
 }

@@ -1,6 +1,6 @@
-import { children, type ColumnExpr, type ExistsExpr, type Expr, type InExpr, type SelectQuery } from '../sql/ast.js';
+import type { ExistsExpr, InExpr, SelectQuery } from '../sql/ast.js';
+import { correlationOf } from './correlated.js';
 import { collectAggregates } from './expressions.js';
-import { conjuncts as splitAnd } from './from.js';
 
 /**
  * `EXISTS (SELECT … FROM … WHERE p AND outer.c = inner.d)` as the semi-join it is:
@@ -19,45 +19,16 @@ export function existsAsIn(e: ExistsExpr): InExpr | null {
   if (e.not || q.kind !== 'select' || !q.from) return null;
   if (q.groupBy.length > 0 || q.having || q.limit || q.offset) return null;
   if (q.columns.some((c) => collectAggregates(c.expr).length > 0)) return null;
-  const conjuncts = splitAnd(q.where);
-  const links = conjuncts.flatMap((c, i) => {
-    const link = correlation(c);
-    return link ? [{ ...link, index: i }] : [];
-  });
-  if (links.length !== 1) return null;
-  const [{ outer, inner, index }] = links;
-  const rest = conjuncts.filter((_, i) => i !== index);
-  const joinConditions = q.from.joins.map((j) => j.on);
   if (q.from.base.kind !== 'table' || q.from.joins.some((j) => j.item.kind !== 'table')) return null;
-  if ([...rest, ...joinConditions].some((c) => c !== null && refersOutside(c))) return null;
+  const correlation = correlationOf(q);
+  if (correlation === null || correlation.links.length !== 1) return null;
+  const [{ outer, inner }] = correlation.links;
+  if (outer.kind !== 'column' || inner.kind !== 'column') return null;
   const subquery: SelectQuery = {
-    ...q,
+    ...correlation.inner,
     distinct: false,
     columns: [{ expr: inner, alias: null, name: inner.column }],
-    where: joinAnd(rest),
     orderBy: [],
-    correlated: false,
   };
-  return { kind: 'in', expr: { ...outer, depth: 0 }, not: false, list: null, subquery };
-}
-
-/** `outer.c = inner.d` (either way round): an enclosing query's column equated with the inner query's own. */
-function correlation(e: Expr): { outer: ColumnExpr; inner: ColumnExpr } | null {
-  if (e.kind !== 'binary' || e.op !== '=' || e.left.kind !== 'column' || e.right.kind !== 'column') return null;
-  const [a, b] = [e.left, e.right];
-  if (a.depth === 1 && b.depth === 0) return { outer: a, inner: b };
-  if (b.depth === 1 && a.depth === 0) return { outer: b, inner: a };
-  return null;
-}
-
-/** A column of an enclosing query, here or in a nested query (conservatively: any correlated one). */
-function refersOutside(e: Expr): boolean {
-  if (e.kind === 'column') return e.depth > 0;
-  if ((e.kind === 'subquery' || e.kind === 'exists') && e.query.correlated) return true;
-  if (e.kind === 'in' && e.subquery?.correlated) return true;
-  return children(e).some(refersOutside);
-}
-
-function joinAnd(parts: Expr[]): Expr | null {
-  return parts.reduce<Expr | null>((acc, p) => (acc ? { kind: 'binary', op: 'AND', left: acc, right: p } : p), null);
+  return { kind: 'in', expr: outer, not: false, list: null, subquery };
 }

@@ -5,10 +5,12 @@ import {
   type Expr,
   type LiteralExpr,
   type Query,
+  type SubqueryExpr,
   type WindowExpr,
 } from '../sql/ast.js';
 import { ZONE_MODIFIERS } from '../../runtime/slot/catalog.js';
 import { SequenceBuilder, unsupported, ref, type Operand, type TableRef } from './builder.js';
+import { windowCall } from './windows.js';
 
 /**
  * Expressions as SLOT calls. Row level (and per group, on a grouped table whose aggregates
@@ -23,6 +25,8 @@ export interface Subqueries {
   value(query: Query): string;
   /** A label whose output is the list of the subquery's (single) column. */
   list(query: Query): string;
+  /** A correlated scalar subquery's value on every row of `t` (decorrelation.ts). */
+  correlatedValue(t: TableRef, expr: SubqueryExpr): [TableRef, string];
 }
 
 export function signature(expr: Expr): string {
@@ -122,8 +126,8 @@ export function isIntegralReal(expr: Expr): boolean {
 }
 
 /** A constant: a literal, or an uncorrelated scalar subquery. */
-function isConstant(expr: Expr): boolean {
-  return expr.kind === 'literal' || expr.kind === 'subquery';
+export function isConstant(expr: Expr): boolean {
+  return expr.kind === 'literal' || (expr.kind === 'subquery' && !expr.query.correlated);
 }
 
 export function aggregationType(agg: AggregateExpr): string {
@@ -180,8 +184,10 @@ export class ExpressionCompiler {
         if (t.memberKeys) unsupported('bare_column', `${expr.source}.${expr.column} is neither grouped nor aggregated`);
         unsupported('unknown_column', `${expr.source}.${expr.column} is not in the table`);
       // falls through (unsupported throws)
-      case 'literal':
       case 'subquery':
+        if (expr.query.correlated) return this.subqueries.correlatedValue(t, expr);
+        return this.constant(t, expr);
+      case 'literal':
         return this.constant(t, expr);
       case 'binary':
         return this.binary(t, expr.op, expr.left, expr.right, sig);
@@ -196,7 +202,7 @@ export class ExpressionCompiler {
         unsupported('aggregate_context', `${expr.name} is used where rows are not grouped`);
       // falls through
       case 'window':
-        return this.rank(t, expr, sig);
+        return this.window(t, expr, sig);
       case 'case':
         return this.caseExpr(t, expr.whens, expr.else, sig);
       case 'cast': {
@@ -233,31 +239,11 @@ export class ExpressionCompiler {
     }
   }
 
-  /**
-   * `RANK() / DENSE_RANK() OVER ([PARTITION BY …] ORDER BY x [DESC])`: transform_data's rank
-   * over the rows of `t`, which are the query's rows after WHERE, GROUP BY and HAVING, as
-   * SQL computes windows. Other window functions are refused: ROW_NUMBER and the like break
-   * ties by the physical row order, and running aggregates have no tool.
-   */
-  private rank(t: TableRef, expr: WindowExpr, sig: string): [TableRef, string] {
-    const ranking = expr.name === 'RANK' || expr.name === 'DENSE_RANK';
-    if (!ranking || expr.args.length > 0 || expr.orderBy.length !== 1 || expr.orderBy[0].nulls !== null) {
-      unsupported('window_function', `${expr.name} OVER (...)`);
-    }
+  /** A window function (windows.ts) as one of transform_data's window operations. */
+  private window(t: TableRef, expr: WindowExpr, sig: string): [TableRef, string] {
     this.b.requireExtended('window_function', `${expr.name} OVER (...)`);
-    let table = t;
-    const partition = expr.partitionBy.map((e) => {
-      const [t1, key] = this.key(table, e);
-      table = t1;
-      return key;
-    });
-    const [t2, key] = this.key(table, expr.orderBy[0].expr);
-    const args = {
-      ascending: expr.orderBy[0].direction === 'asc',
-      dense: expr.name === 'DENSE_RANK',
-      ...(partition.length > 0 ? { partition_by: partition } : {}),
-    };
-    return this.transform(t2, key, 'rank', args, sig);
+    const call = windowCall(this, t, expr);
+    return this.transform(call.table, call.subject, call.operation, call.args, sig);
   }
 
   /** `{value}` for constants, `{key_name}` for anything computed per row. */

@@ -1,4 +1,5 @@
-import type { Query, SelectQuery, SetQuery } from '../sql/ast.js';
+import type { ExistsExpr, InExpr, Query, SelectQuery, SetQuery, SubqueryExpr } from '../sql/ast.js';
+import { existsJoin, inJoin, scalarJoin, type RowSource } from './decorrelation.js';
 import { SequenceBuilder, unsupported, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
 import { ExpressionCompiler, collectAggregates, containsWindow, signature, type ScalarContext } from './expressions.js';
@@ -27,7 +28,7 @@ function firstRow(query: Query): Query {
  * (retrieves). Nested SELECTs run through the same passes as sub-sequences, compiled once
  * each, whose outputs the outer calls reference as `$LABEL$`.
  */
-export class QueryCompiler {
+export class QueryCompiler implements RowSource {
   readonly ctx: PassContext;
   private readonly values = new Map<string, string>();
   private readonly lists = new Map<string, string>();
@@ -54,22 +55,58 @@ export class QueryCompiler {
   }
 
   table(query: Query, name: string): TableRef {
-    const select = this.plain(this.nested(query));
+    const nested = this.nested(query);
+    const { table, keys } = nested.kind === 'set' ? this.compoundTable(nested) : this.selectTable(nested);
+    const exprs = new Map<string, string>();
+    outputNames(nested).forEach((column, i) => {
+      exprs.set(signature({ kind: 'column', source: name, table: null, column, depth: 0 }), keys[i]);
+    });
+    return { ...table, exprs };
+  }
+
+  /** A SELECT's rows as a plain table, and the keys of its output columns. */
+  private selectTable(select: SelectQuery): { table: TableRef; keys: string[] } {
     if (select.groupBy.length === 0 && hasAggregates(select))
       unsupported('derived_aggregate', 'a derived table that is one aggregate row');
     const t = this.rows(select, derivedRows(select));
     const [t1, keys] = selectKeys(this.ctx, t, select);
-    const exprs = new Map<string, string>();
-    select.columns.forEach((c, i) => {
-      exprs.set(signature({ kind: 'column', source: name, table: null, column: c.name, depth: 0 }), keys[i]);
-    });
-    if (!select.distinct && !t1.memberKeys) return { ...t1, exprs };
+    if (!select.distinct && !t1.memberKeys) return { table: t1, keys };
     // A grouped table would aggregate per group: outer queries need its rows as a plain
     // table. One row per group: the distinct combinations of the outputs and group keys.
     const groupKeys = t1.memberKeys ? select.groupBy.map((e) => this.ctx.exprs.key(t1, e)[1]) : [];
     const uniqueKeys = [...new Set([...keys, ...groupKeys])];
     const label = this.b.unique(t1, uniqueKeys);
-    return { label, keys: uniqueKeys, memberKeys: null, exprs };
+    return { table: { label, keys: uniqueKeys, memberKeys: null, exprs: new Map() }, keys };
+  }
+
+  /**
+   * A compound SELECT as a derived table: each member's rows as a table (selectTable),
+   * compounded on the members' output columns (combine_data's key lists), so that UNION
+   * ALL keeps every row, however many columns.
+   */
+  private compoundTable(q: SetQuery): { table: TableRef; keys: string[] } {
+    this.b.requireExtended(q.op.replace(' ', '_'), `${q.op.toUpperCase()} of SELECTs`);
+    if (q.orderBy.length > 0 || q.limit !== null || q.offset !== null)
+      unsupported('compound_order', 'ORDER BY or LIMIT of a compound SELECT in a derived table');
+    const side = (m: Query) => (m.kind === 'set' ? this.compoundTable(m) : this.selectTable(m));
+    const left = side(q.left);
+    const right = side(q.right);
+    if (left.keys.length !== right.keys.length)
+      unsupported('compound_columns', 'compound SELECT members with different column counts');
+    const table = this.b.combine(left.table, right.table, q.op.replace(' ', '_'), { a: left.keys, b: right.keys });
+    return { table, keys: table.keys };
+  }
+
+  exists(t: TableRef, e: ExistsExpr): TableRef {
+    return existsJoin(this, t, e);
+  }
+
+  inSubquery(t: TableRef, e: InExpr): TableRef {
+    return inJoin(this, t, e);
+  }
+
+  correlatedValue(t: TableRef, expr: SubqueryExpr): [TableRef, string] {
+    return scalarJoin(this, t, expr);
   }
 
   private memo(cache: Map<string, string>, query: Query, make: () => string): string {
@@ -105,8 +142,7 @@ export class QueryCompiler {
     const grouped = q.groupBy.length > 0;
     if (!grouped && q.having) unsupported('having_without_group', 'HAVING without GROUP BY');
     if (!grouped && hasAggregates(q)) {
-      const { table } = this.whereRows(q);
-      return projectScalars(this.ctx, table, q);
+      return projectScalars(this.ctx, this.whereRows(q), q);
     }
     return projectRows(this.ctx, this.rows(q), q);
   }
@@ -174,19 +210,19 @@ export class QueryCompiler {
   }
 
   /** FROM + WHERE. */
-  private whereRows(q: SelectQuery): { table: TableRef } {
+  whereRows(q: SelectQuery): TableRef {
     const { table, conditions } = fromPass(this.ctx, q);
     let t = table;
     for (const condition of conditions) t = filterPass(this.ctx, t, condition);
-    return { table: filterPass(this.ctx, t, q.where) };
+    return filterPass(this.ctx, t, q.where);
   }
 
   /** The rows a non-aggregate (or grouped) query projects from: through ORDER BY (and a derived table's LIMIT). */
-  private rows(q: SelectQuery, limited?: { limit: number | null; offset: number }): TableRef {
+  rows(q: SelectQuery, limited?: { limit: number | null; offset: number }): TableRef {
     // Windows see the rows before LIMIT; the select list is computed after sortPass applied it.
     if (limited && q.columns.some((c) => containsWindow(c.expr)))
       unsupported('window_function', 'a window function beside LIMIT in a derived table');
-    let t = this.whereRows(q).table;
+    let t = this.whereRows(q);
     if (q.groupBy.length > 0) t = groupPass(this.ctx, t, q);
     else if (q.orderBy.some((o) => collectAggregates(o.expr).length > 0)) {
       unsupported('aggregate_order_without_group', 'ORDER BY an aggregate without GROUP BY');
@@ -194,6 +230,11 @@ export class QueryCompiler {
     page(q);
     return sortPass(this.ctx, t, q.orderBy, limited);
   }
+}
+
+/** A query's output column names: a compound's are its first member's. */
+function outputNames(q: Query): string[] {
+  return q.kind === 'select' ? q.columns.map((c) => c.name) : outputNames(q.left);
 }
 
 /**

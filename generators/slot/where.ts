@@ -1,8 +1,9 @@
-import type { BinaryOp, Expr } from '../sql/ast.js';
+import type { BinaryOp, ExistsExpr, Expr, InExpr } from '../sql/ast.js';
 import { unsupported, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
 import { existsAsIn } from './exists.js';
-import { COMPARISON, FLIPPED } from './expressions.js';
+import { correlatedOuterExprs, withKeys } from './decorrelation.js';
+import { COMPARISON, FLIPPED, isConstant } from './expressions.js';
 
 /**
  * WHERE (and HAVING on a grouped table): a predicate as filter_data calls. AND chains
@@ -70,21 +71,30 @@ function filter(ctx: PassContext, t: TableRef, e: Expr): TableRef {
     ctx.b.requireExtended('or', 'OR');
     // Compute every per-row value the branches need first: union_data needs both
     // branches to carry the same keys.
-    const prepared = leaves(e).reduce((acc, leaf) => atom(ctx, acc, leaf)[0], t);
+    const prepared = leaves(e).reduce(
+      (acc, leaf) => (isCorrelatedTest(leaf) ? withKeys(ctx, acc, correlatedOuterExprs(leaf)) : atom(ctx, acc, leaf)[0]),
+      t,
+    );
     return ctx.b.union(filter(ctx, prepared, e.left), filter(ctx, prepared, e.right));
   }
+  if (isCorrelatedTest(e)) return e.kind === 'exists' ? ctx.queries.exists(t, e) : ctx.queries.inSubquery(t, e);
   const [t1, a] = atom(ctx, t, e);
   return ctx.b.filter(t1, a.key, a.condition, a.value);
+}
+
+/**
+ * `[NOT] EXISTS` / `[NOT] IN` over a correlated subquery, which filters by a join
+ * (decorrelation.ts) rather than by a value; a positive EXISTS that is an IN in disguise
+ * (exists.ts) stays a value filter.
+ */
+function isCorrelatedTest(e: Expr): e is ExistsExpr | InExpr {
+  if (e.kind === 'exists') return e.query.correlated && existsAsIn(e) === null;
+  return e.kind === 'in' && e.subquery !== null && e.subquery.correlated;
 }
 
 /** The non-AND/OR parts of a predicate. */
 function leaves(e: Expr): Expr[] {
   return e.kind === 'binary' && (e.op === 'AND' || e.op === 'OR') ? [...leaves(e.left), ...leaves(e.right)] : [e];
-}
-
-/** Filter values: literals (JSON cannot tell 1.0 from 1, which compare equal anyway) and scalar subqueries. */
-function isConstant(e: Expr): boolean {
-  return e.kind === 'literal' || e.kind === 'subquery';
 }
 
 /** One filter_data call for an atom (after the transforms it needs). */
