@@ -73,7 +73,11 @@ export function scalarJoin(src: RowSource, t: TableRef, expr: SubqueryExpr): [Ta
   if (limit === 0 || (offset ?? 0) > 0 || inner.having || inner.distinct)
     unsupported('correlated_subquery', 'a correlated scalar subquery with HAVING, DISTINCT, LIMIT 0 or OFFSET');
   const value = inner.columns[0].expr;
-  const outer = withKeys(ctx, t, links.map((l) => l.outer));
+  const outer = withKeys(
+    ctx,
+    t,
+    links.map((l) => l.outer),
+  );
   const outerKeys = links.map((l) => ctx.exprs.key(outer, l.outer)[1]);
   let joined: TableRef;
   let valueKey: string;
@@ -95,7 +99,14 @@ export function scalarJoin(src: RowSource, t: TableRef, expr: SubqueryExpr): [Ta
       return [joined, joined.keys[joined.keys.length - 1]];
     }
   } else {
-    if (inner.groupBy.length > 0 || !singleRowPer(ctx.b.db, inner, links.map((l) => l.inner)))
+    if (
+      inner.groupBy.length > 0 ||
+      !singleRowPer(
+        ctx.b.db,
+        inner,
+        links.map((l) => l.inner),
+      )
+    )
       unsupported('correlated_subquery', 'a correlated scalar subquery whose links may pick several rows');
     let rows = src.whereRows(inner);
     const innerKeys = links.map((l) => {

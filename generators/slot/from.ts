@@ -92,7 +92,8 @@ function joinedFrom(ctx: PassContext, q: SelectQuery): FromResult {
   const ties: { conjunct: Expr; type: 'inner' | 'left' }[] = [];
   if (from.base.kind === 'table') tables.push({ alias: from.base.name, table: from.base.table });
   for (const join of from.joins) {
-    if (join.type !== 'inner' && join.type !== 'left') refuse(`a ${join.type.toUpperCase()} JOIN beside a derived table`);
+    if (join.type !== 'inner' && join.type !== 'left')
+      refuse(`a ${join.type.toUpperCase()} JOIN beside a derived table`);
     if (join.type === 'left' && from.base.kind === 'derived') refuse('a LEFT JOIN after a derived table first in FROM');
     const type = join.type === 'left' ? 'left' : 'inner';
     if (join.item.kind === 'derived') {
@@ -106,7 +107,8 @@ function joinedFrom(ctx: PassContext, q: SelectQuery): FromResult {
         if (type === 'left') refuse('a LEFT JOIN whose ON names a derived table');
         ties.push({ conjunct, type: 'inner' });
       } else if (pair) on.push({ left: qualified(pair[0]), right: qualified(pair[1]) });
-      else if (type === 'left') unsupported('left_join_on_filter', 'a LEFT JOIN condition that is not a column equality');
+      else if (type === 'left')
+        unsupported('left_join_on_filter', 'a LEFT JOIN condition that is not a column equality');
       else conditions.push(conjunct);
     }
     if (tables.length === 0) {

@@ -72,7 +72,8 @@ function filter(ctx: PassContext, t: TableRef, e: Expr): TableRef {
     // Compute every per-row value the branches need first: union_data needs both
     // branches to carry the same keys.
     const prepared = leaves(e).reduce(
-      (acc, leaf) => (isCorrelatedTest(leaf) ? withKeys(ctx, acc, correlatedOuterExprs(leaf)) : atom(ctx, acc, leaf)[0]),
+      (acc, leaf) =>
+        isCorrelatedTest(leaf) ? withKeys(ctx, acc, correlatedOuterExprs(leaf)) : atom(ctx, acc, leaf)[0],
       t,
     );
     return ctx.b.union(filter(ctx, prepared, e.left), filter(ctx, prepared, e.right));

@@ -50,7 +50,8 @@ export function windowCall(exprs: KeyOf, t: TableRef, w: WindowExpr): WindowCall
     case 'DENSE_RANK':
     case 'NTILE': {
       const ntile = w.name === 'NTILE';
-      if (w.args.length !== (ntile ? 1 : 0)) unsupported('window_function', `${w.name} with ${w.args.length} argument(s)`);
+      if (w.args.length !== (ntile ? 1 : 0))
+        unsupported('window_function', `${w.name} with ${w.args.length} argument(s)`);
       // Without ORDER BY the numbering follows the scan order, which the query does not fix.
       if (w.orderBy.length === 0) unsupported('window_function', `${w.name} OVER (...) without ORDER BY`);
       frameless(w);
@@ -65,7 +66,8 @@ export function windowCall(exprs: KeyOf, t: TableRef, w: WindowExpr): WindowCall
     }
     case 'LAG':
     case 'LEAD': {
-      if (w.args.length < 1 || w.args.length > 3) unsupported('window_function', `${w.name} with ${w.args.length} arguments`);
+      if (w.args.length < 1 || w.args.length > 3)
+        unsupported('window_function', `${w.name} with ${w.args.length} arguments`);
       if (w.orderBy.length === 0) unsupported('window_function', `${w.name} OVER (...) without ORDER BY`);
       frameless(w);
       const subject = keyOf(w.args[0]);
