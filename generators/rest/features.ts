@@ -55,7 +55,9 @@ function selectFeatures(
   const items = select.from ? [select.from.base, ...select.from.joins.map((j) => j.item)] : [];
   const tables = items.flatMap((i) => (i.kind === 'table' ? [i] : []));
   return [
-    ...[select.where, select.having].flatMap((e) => (e ? conjuncts(e) : [])).map((e) => filterFeature(e, resolve)),
+    ...[select.where, select.having]
+      .flatMap((e) => (e ? conjuncts(e) : []))
+      .map((e) => windowFilterFeature(e, select) ?? filterFeature(e, resolve)),
     // The condition inside a computed column (SUM(CASE WHEN type = 'Meeting' …)).
     ...select.columns
       .flatMap((item) => innerConditions(item.expr))
@@ -154,6 +156,37 @@ function filterFeature(condition: Expr, resolve: ColumnResolver): Feature {
     };
   }
   return { rank: 0, name: conditionWords(condition).slice(0, 6), phrase: `where ${exprPhrase(condition, resolve)}` };
+}
+
+/**
+ * `rn <= 2` over a derived table's `ROW_NUMBER() OVER (PARTITION BY c ORDER BY x DESC) AS rn`:
+ * the top rows per group, worded by what the window ranks by ("top 2 by price per
+ * category"), never by the window's own alias and number, which mean nothing to a caller.
+ */
+function windowFilterFeature(condition: Expr, select: SelectQuery): Feature | null {
+  if (condition.kind !== 'binary' || !['=', '<=', '<'].includes(condition.op)) return null;
+  const { left, right } = condition;
+  if (left.kind !== 'column' || right.kind !== 'literal' || right.type !== 'integer') return null;
+  const item = [select.from?.base, ...(select.from?.joins.map((j) => j.item) ?? [])].find(
+    (i) => i?.kind === 'derived' && i.name === left.source,
+  );
+  const derived = item?.kind === 'derived' && item.query.kind === 'select' ? item.query : null;
+  const window = derived?.columns.find((c) => c.name === left.column)?.expr;
+  if (window?.kind !== 'window' || window.orderBy.length === 0) return null;
+  const n = Number(right.value) - (condition.op === '<' ? 1 : 0);
+  const by = window.orderBy[0];
+  const per = window.partitionBy.length > 0 ? ['per', ...exprWords(window.partitionBy[0])] : [];
+  const direction = by.direction === 'desc' ? 'highest' : 'lowest';
+  // Ties share a RANK (top 1 may be several rows), not a ROW_NUMBER.
+  const kind: Record<string, string[]> = {
+    ROW_NUMBER: [condition.op === '=' && n !== 1 ? 'number' : 'top'],
+    RANK: ['rank'],
+    DENSE_RANK: ['dense', 'rank'],
+    NTILE: ['tile'],
+  };
+  const name = [...(kind[window.name] ?? words(window.name)), String(n), 'by', ...exprWords(by.expr), ...per];
+  const phrase = `${name.join(' ')} (${window.name} ordered by the ${direction} first)`;
+  return { rank: 0, name, phrase };
 }
 
 /** `x = (SELECT MAX(…) …)`: rows holding the extreme value. */

@@ -132,6 +132,19 @@ describe('endpoints told apart after dedup', () => {
     });
   });
 
+  test('top rows by a window are named by what the window ranks by, never by its alias and number', () => {
+    const window = (fn: string, n: number) =>
+      `SELECT name FROM (SELECT name, ${fn}() OVER (PARTITION BY eye_colour_id ORDER BY height DESC) AS rn FROM hero) WHERE rn <= ${n}`;
+    const result = dedup([window('ROW_NUMBER', 1), window('RANK', 1), window('ROW_NUMBER', 2)]);
+    expect(result.canonical.map((e) => e.operationId)).toEqual([
+      'getNameTop1ByHeightOfHeroPerEyeColourId',
+      'getNameRank1ByHeightOfHeroPerEyeColourId',
+      'getNameTop2ByHeightOfHeroPerEyeColourId',
+    ]);
+    expect(result.canonical.every((e) => !/rn/i.test(e.operationId.replace(/Hero/g, '')))).toBe(true);
+    expect(result.canonical.every((e) => e.parameters.length === 0)).toBe(true);
+  });
+
   test('fixed conditions, a maximum subquery and a join role separate endpoints returning the same column', () => {
     const sqls = [
       'SELECT name FROM hero WHERE height = (SELECT MAX(height) FROM hero)',
