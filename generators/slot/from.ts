@@ -122,7 +122,7 @@ function joinedFrom(ctx: PassContext, q: SelectQuery): FromResult {
   let acc = tables.length > 0 ? startingTable(ctx, tables, joins) : null;
   for (const item of items) {
     if (item.kind !== 'derived') continue;
-    const derived = ctx.queries.table(item.query, item.name);
+    const derived = ctx.queries.table(item.query, item.name, true);
     if (acc === null) {
       acc = derived;
       continue;

@@ -6,7 +6,7 @@ import { ExpressionCompiler, collectAggregates, containsWindow, signature, type 
 import { fromPass } from './from.js';
 import { groupPass } from './group.js';
 import { sortPass } from './order.js';
-import { hasAggregates, page, projectRows, projectScalars, selectKeys } from './select.js';
+import { extremeRow, hasAggregates, page, projectRows, projectScalars, selectKeys } from './select.js';
 import { filterPass } from './where.js';
 
 /** A query's first row: a nested SELECT used as a value means that (SQL scalar subquery). */
@@ -54,9 +54,9 @@ export class QueryCompiler implements RowSource {
     return this.memo(this.lists, query, () => this.single(this.compile(this.nested(query))));
   }
 
-  table(query: Query, name: string): TableRef {
+  table(query: Query, name: string, joined = false): TableRef {
     const nested = this.nested(query);
-    const { table, keys } = nested.kind === 'set' ? this.compoundTable(nested) : this.selectTable(nested);
+    const { table, keys } = nested.kind === 'set' ? this.compoundTable(nested) : this.selectTable(nested, joined);
     const exprs = new Map<string, string>();
     outputNames(nested).forEach((column, i) => {
       exprs.set(signature({ kind: 'column', source: name, table: null, column, depth: 0 }), keys[i]);
@@ -64,10 +64,18 @@ export class QueryCompiler implements RowSource {
     return { ...table, exprs };
   }
 
-  /** A SELECT's rows as a plain table, and the keys of its output columns. */
-  private selectTable(select: SelectQuery): { table: TableRef; keys: string[] } {
-    if (select.groupBy.length === 0 && hasAggregates(select))
-      unsupported('derived_aggregate', 'a derived table that is one aggregate row');
+  /**
+   * A SELECT's rows as a plain table, and the keys of its output columns. One aggregate row
+   * is a table only as the row a MIN/MAX picks, and only joined by an equality (`joined`),
+   * which the NULL row SQL gives over no rows could not match either.
+   */
+  private selectTable(select: SelectQuery, joined = false): { table: TableRef; keys: string[] } {
+    if (select.groupBy.length === 0 && hasAggregates(select)) {
+      if (!joined || select.having || select.limit || select.offset || select.distinct)
+        unsupported('derived_aggregate', 'a derived table that is one aggregate row');
+      const [row, keys] = selectKeys(this.ctx, extremeRow(this.ctx, this.whereRows(select), select), select);
+      return { table: row, keys };
+    }
     const t = this.rows(select, derivedRows(select));
     const [t1, keys] = selectKeys(this.ctx, t, select);
     if (!select.distinct && !t1.memberKeys) return { table: t1, keys };

@@ -83,6 +83,16 @@ function constantBareColumnsAsMin(ctx: PassContext, q: SelectQuery): SelectItem[
 
 /** `SELECT name, MAX(x) FROM t`: the columns come from the row holding the maximum. */
 function projectBesideExtreme(ctx: PassContext, table: TableRef, q: SelectQuery): string[] {
+  const [t2, keys] = selectKeys(ctx, extremeRow(ctx, table, q), q);
+  return keys.map((k) => ctx.b.retrieve(t2, k, { distinct: false, limit: null, offset: null }));
+}
+
+/**
+ * The one-row table holding `q`'s single MIN/MAX, whose other columns SQLite takes from that
+ * row (argmin/argmax): the rows of `SELECT name, MAX(x) FROM t`. Over no rows it has none,
+ * where SQL has one row of NULLs: callers use it where that row could match nothing anyway.
+ */
+export function extremeRow(ctx: PassContext, table: TableRef, q: SelectQuery): TableRef {
   const aggregates = q.columns.flatMap((c) => collectAggregates(c.expr));
   const sigs = new Set(aggregates.map(signature));
   const agg = aggregates[0];
@@ -90,8 +100,6 @@ function projectBesideExtreme(ctx: PassContext, table: TableRef, q: SelectQuery)
     unsupported('bare_column', 'a column beside aggregates other than a single MIN/MAX, without GROUP BY');
   }
   const [t1, key] = ctx.exprs.key(table, agg.arg);
-  let row = ctx.b.argExtreme(t1, key, agg.name === 'MIN' ? 'argmin' : 'argmax');
-  row = { ...row, exprs: new Map(row.exprs).set(signature(agg), key) };
-  const [t2, keys] = selectKeys(ctx, row, q);
-  return keys.map((k) => ctx.b.retrieve(t2, k, { distinct: false, limit: null, offset: null }));
+  const row = ctx.b.argExtreme(t1, key, agg.name === 'MIN' ? 'argmin' : 'argmax');
+  return { ...row, exprs: new Map(row.exprs).set(signature(agg), key) };
 }
