@@ -180,7 +180,11 @@ export class QueryCompiler implements RowSource {
    * combine_data; the compound's ORDER BY / LIMIT then sort and page the combined rows.
    */
   private compound(q: SetQuery): string[] {
-    const combined = this.combined(q);
+    // UNION ALL keeps duplicate rows, which one list per column cannot carry past a second
+    // column: those compound the members' rows instead (compoundTable).
+    const combined = keepsRowsOfSeveralColumns(q)
+      ? this.compoundTable({ ...q, orderBy: [], limit: null, offset: null }).table
+      : this.combined(q);
     const { limit, offset } = page(q);
     if (q.orderBy.length === 0 && limit === null && offset === null) return [combined.label];
     let t = combined;
@@ -194,7 +198,7 @@ export class QueryCompiler implements RowSource {
 
   private combined(q: SetQuery): TableRef {
     this.b.requireExtended(q.op.replace(' ', '_'), `${q.op.toUpperCase()} of SELECTs`);
-    const member = (m: Query): TableRef => (m.kind === 'set' ? this.combined(m) : this.member(m, q.op === 'union all'));
+    const member = (m: Query): TableRef => (m.kind === 'set' ? this.combined(m) : this.member(m));
     const left = member(q.left);
     const right = member(q.right);
     if (left.keys.length !== right.keys.length)
@@ -202,8 +206,11 @@ export class QueryCompiler implements RowSource {
     return this.b.combine(left, right, q.op.replace(' ', '_'));
   }
 
-  /** One member of a compound SELECT as a list (one column) or a table (several). */
-  private member(q: SelectQuery, keepDuplicates: boolean): TableRef {
+  /**
+   * One member of a compound SELECT as a list (one column) or the table of its distinct rows
+   * (several: a compound that removes duplicates does not tell them apart).
+   */
+  private member(q: SelectQuery): TableRef {
     if (q.groupBy.length === 0 && hasAggregates(q))
       unsupported('compound_aggregate', 'an aggregate SELECT in a compound SELECT');
     const [t, keys] = selectKeys(this.ctx, this.rows(q), q);
@@ -213,7 +220,6 @@ export class QueryCompiler implements RowSource {
       const label = this.b.retrieve(t, keys[0], { distinct: q.distinct, limit: null, offset: null });
       return { label, keys, memberKeys: null, exprs: new Map() };
     }
-    if (keepDuplicates && !q.distinct) unsupported('union_all_columns', 'UNION ALL of SELECTs with several columns');
     return { label: this.b.unique(t, keys), keys, memberKeys: null, exprs: new Map() };
   }
 
@@ -238,6 +244,12 @@ export class QueryCompiler implements RowSource {
     page(q);
     return sortPass(this.ctx, t, q.orderBy, limited);
   }
+}
+
+function keepsRowsOfSeveralColumns(q: Query): boolean {
+  if (q.kind === 'select') return false;
+  const several = outputNames(q).length > 1;
+  return (q.op === 'union all' && several) || keepsRowsOfSeveralColumns(q.left) || keepsRowsOfSeveralColumns(q.right);
 }
 
 /** A query's output column names: a compound's are its first member's. */
