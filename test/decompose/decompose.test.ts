@@ -4,6 +4,8 @@
  * the same bytes and that executed sequences return what the SQL returns.
  */
 import Database from 'better-sqlite3';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { resultShape } from '../../runtime/sql/result-shape.js';
 import { parseQuery } from '../../generators/sql/normalize.js';
 import { decompose } from '../../generators/slot/decompose.js';
@@ -11,7 +13,18 @@ import type { SlotSequence, ToolOutput } from '../../core/model.js';
 import { executeSequence } from '../../runtime/slot/index.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
 import { compareWithGold } from '../../verifiers/compare.js';
+import { goldenCases, readGoldenFile } from './golden-fixtures.js';
 import { createDatabase, SCHEMA } from './schema.js';
+
+/** The SQL of the golden cases of `files` whose accepted sequence matches `calls`. */
+function acceptedGoldenSql(files: string[], calls: RegExp): string[] {
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'golden');
+  return files.flatMap((name) =>
+    goldenCases(readGoldenFile(path.join(dir, name)))
+      .filter((c) => c.pool === 'extended' && !c.expected.startsWith('rejected') && calls.test(c.expected))
+      .map((c) => c.sql),
+  );
+}
 
 function sequence(sql: string): SlotSequence {
   const parsed = parseQuery(sql, SCHEMA);
@@ -75,6 +88,11 @@ describe('decompose: executed sequences equal the SQL result', () => {
     "SELECT City, COUNT(id) FROM school WHERE City = 'Nowhere'",
     'SELECT name, students, RANK() OVER (ORDER BY students DESC), DENSE_RANK() OVER (PARTITION BY City ORDER BY students) FROM school',
     'SELECT subject, SUM(takers), RANK() OVER (ORDER BY SUM(takers)) FROM score GROUP BY subject',
+    // Every case the window and decorrelation passes accept, and the derived joins (golden/).
+    ...acceptedGoldenSql(
+      ['windows.txt', 'decorrelation.txt', 'from.txt'],
+      /join_data|combine_data|operation_type=(row_number|ntile|lag|lead|running)/,
+    ),
   ])('%s', async (sql) => {
     const parsed = parseQuery(sql, db);
     if (!parsed.ok) throw new Error(parsed.message);

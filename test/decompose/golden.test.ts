@@ -1,7 +1,8 @@
 /**
  * Golden tests of the SLOT decomposer, after sqlglot's optimizer fixtures: each file of
  * test/decompose/golden/ holds the cases of one clause pass of generators/slot/ (from.txt,
- * where.txt, group.txt, select.txt, order.txt, expressions.txt, query.txt), each a SQL query
+ * where.txt, group.txt, select.txt, order.txt, expressions.txt, windows.txt, query.txt,
+ * decorrelation.txt), each a SQL query
  * over the schema of test/decompose/schema.ts and the decomposer's verdict on it. Every
  * case is one test; a failure shows the expected and the produced sequence as a line diff.
  *

@@ -17,7 +17,8 @@ INSERT INTO school VALUES
   (5, 'Elm', NULL, '1999-12-31', 200, 20.0);
 INSERT INTO score VALUES
   (1, 'math', 510.5, 40), (1, 'read', 480.0, 38), (2, 'math', 430.0, 12),
-  (3, 'math', 600.0, 90), (3, 'read', 590.0, 85), (4, 'read', 400.0, 7), (5, 'math', 505.0, 30);
+  (3, 'math', 600.0, 90), (3, 'read', 590.0, 85), (4, 'read', 400.0, 7), (5, 'math', 505.0, 30),
+  (4, 'math', NULL, NULL), (NULL, 'art', 300.0, 450);
 `;
 
 function table(name: string, columns: [string, string][], primaryKey: string[] = []): TableInfo {
