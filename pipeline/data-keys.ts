@@ -9,22 +9,27 @@ import type { KeyCount } from '../verifiers/dependencies.js';
  * where the schema declares no key (generators/slot/dependencies.ts, `dataKeys`). Counted by
  * one read-only statement per table, its rows and each key's distinct non-NULL values, on the
  * database (slot.decompose) or on a variant of it (verify). Counts are kept per database
- * content, state and key for the run; a statement that fails is not (its error is thrown: a
- * lost worker, a timeout are no verdict about the data).
+ * content, state and key for as long as the run's executor lives; a statement that fails is
+ * not (its error is thrown: a lost worker, a timeout are no verdict about the data).
  */
 
 /** Where keys are counted: an executor over one state of a database, and that state's name (`original`, a variant's identity). */
 export interface KeyCountTarget {
   db: DatabaseInfo;
+  /** Runs the statement (on the variant, for a variant). */
   executor: SqlExecutor;
+  /** The run's executor: counts are kept with it. */
+  run: SqlExecutor;
   state: string;
   timeoutMs: number;
 }
 
-const counted = new LruMap<string, Promise<KeyCount>>(4096);
+const kept = new WeakMap<SqlExecutor, LruMap<string, Promise<KeyCount>>>();
 
 /** Each key's count on `target`, in the order of `keys`. */
 export async function countKeys(target: KeyCountTarget, keys: readonly DataKey[]): Promise<KeyCount[]> {
+  let counted = kept.get(target.run);
+  if (!counted) kept.set(target.run, (counted = new LruMap(4096)));
   const idOf = (key: DataKey) =>
     JSON.stringify([target.db.fingerprint, target.state, key.table, key.columns]).toLowerCase();
   const promises = new Map(keys.map((key) => [idOf(key), counted.get(idOf(key))]));

@@ -46,7 +46,8 @@ async function dataKeysFor(
   const { decompose } = await decomposer();
   const { dataKeyCandidates, withDataKeys } = await dependencies();
   const attempt = (keys: readonly DataKey[]) => decompose(query, withDataKeys(ctx.db, keys), ctx.config.pool);
-  const target = { db: ctx.db, executor: ctx.executor, state: 'original', timeoutMs: ctx.config.goldTimeoutMs };
+  const { db, executor } = ctx;
+  const target = { db, executor, run: executor, state: 'original', timeoutMs: ctx.config.goldTimeoutMs };
   const named = (key: DataKey) => `${key.table}.${key.columns.join(', ')}`;
   const asked = new Set<string>();
   const proven: DataKey[] = [];

@@ -66,13 +66,13 @@ async function onVariants(input: VerifyInput, ctx: StageContext): Promise<Varian
  */
 async function keyRuns(input: VerifyInput, ctx: StageContext): Promise<KeyRun[]> {
   const keys = input.sequence.dataDependencies ?? [];
-  const timeoutMs = ctx.config.goldTimeoutMs;
-  const runs = [{ variant: 'original', counts: await countKeys({ ...ctx, state: 'original', timeoutMs }, keys) }];
+  const common = { run: ctx.executor, timeoutMs: ctx.config.goldTimeoutMs };
+  const runs = [{ variant: 'original', counts: await countKeys({ ...ctx, ...common, state: 'original' }, keys) }];
   for (const variant of sampleVariants(ctx.config, input.gold)) {
     const there = onVariant(ctx, variant);
     const { seed, mode } = variant;
     const state = JSON.stringify({ seed, mode, rows: ctx.config.verification.variantRows });
-    runs.push({ variant: variant.name, counts: await countKeys({ ...there, state, timeoutMs }, keys) });
+    runs.push({ variant: variant.name, counts: await countKeys({ ...there, ...common, state }, keys) });
   }
   return runs;
 }
