@@ -232,7 +232,6 @@ function attempt<T>(work: () => T): { ok: true; value: T } | { ok: false; messag
   }
 }
 
-
 // ---- the fuzz run's settings, shared by its test files ----------------------------------------
 
 /**
