@@ -32,6 +32,12 @@ export interface TableInfo {
   primaryKey: string[];
   /** UNIQUE constraints and unique indexes over plain columns (NULLs may repeat in them). */
   uniqueKeys?: string[][];
+  /**
+   * Column sets no row of the data repeats and none holds NULL in, though the schema declares
+   * no key over them: proven on the database (pipeline/data-keys.ts) for one decomposition,
+   * never ingested with the schema.
+   */
+  dataKeys?: string[][];
   foreignKeys: ForeignKey[];
 }
 
@@ -151,6 +157,17 @@ export interface SlotSequence {
   calls: ToolCall[];
   /** Labels whose outputs, zipped column-wise in this order, form the answer. */
   answerLabels: string[];
+  /**
+   * The keys the data proved and the decomposition relied on (a column selected beside
+   * GROUP BY that only they determine): verification proves them again on every variant.
+   */
+  dataDependencies?: DataKey[];
+}
+
+/** Columns of a table that are unique and non-NULL on every row of the data, without a declared key. */
+export interface DataKey {
+  table: string;
+  columns: string[];
 }
 
 /** OpenAI function-calling format. */

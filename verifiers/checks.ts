@@ -8,6 +8,7 @@ import type {
   Verdict,
 } from '../core/model.js';
 import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
+import { checkDependencies, type KeyRun } from './dependencies.js';
 import { checkDifferential, type VariantRun } from './differential.js';
 import { checkExecution, type ExecutionResult } from './execution.js';
 import { checkFormat } from './format.js';
@@ -18,8 +19,9 @@ import { checkSemantic } from './semantic.js';
 /**
  * The checks of the verify stage, as data (BFCL's checkers: one function per check, each a
  * categorized verdict). Each formulation kind lists its checks in the order they run; a
- * check that `needs` an earlier one is `<check>:not_run` when that one failed. A sample is
- * accepted when every verdict is ok; otherwise the first failing verdict is its rejection.
+ * check that `needs` an earlier one is `<check>:not_run` when that one failed; a check that
+ * `applies` to some subjects only leaves no verdict on the others. A sample is accepted when
+ * every verdict is ok; otherwise the first failing verdict is its rejection.
  * Adding a check: its function, and its line in the lists below.
  */
 
@@ -27,6 +29,8 @@ export interface Check<S> {
   name: string;
   /** The earlier check whose success this one presupposes. */
   needs?: string;
+  /** Whether the subject has what this check checks (absent: every subject has). */
+  applies?(subject: S): boolean;
   run(subject: S): Verdict | Promise<Verdict>;
 }
 
@@ -39,6 +43,8 @@ export interface SequenceSubject {
   gold: GoldResult;
   /** The sequence run on each database variant the gold was run on. */
   onVariants(): Promise<VariantRun[]>;
+  /** The sequence's data keys (`dataDependencies`) counted on the database and on each variant it is verified on. */
+  keyRuns(): Promise<KeyRun[]>;
 }
 
 /** What a REST call is checked on; `response` calls the endpoint (once, and only if a check needs it). */
@@ -70,6 +76,12 @@ export const SEQUENCE_CHECKS = [
     needs: 'execution',
     run: (s) => checkSemantic(s.execution.ok ? s.execution.outputs : [], s.gold),
   },
+  {
+    name: 'dependencies',
+    needs: 'semantic',
+    applies: (s) => (s.sequence.dataDependencies?.length ?? 0) > 0,
+    run: async (s) => checkDependencies(await s.keyRuns()),
+  },
   differentialCheck,
 ] as const satisfies readonly Check<SequenceSubject>[];
 
@@ -80,8 +92,13 @@ export const REST_CHECKS = [
   differentialCheck,
 ] as const satisfies readonly Check<RestSubject>[];
 
-/** The verdict of every check, by check name, in the order they ran. */
-export type Verification = Record<(typeof SEQUENCE_CHECKS | typeof REST_CHECKS)[number]['name'], Verdict>;
+type AnyCheck = (typeof SEQUENCE_CHECKS | typeof REST_CHECKS)[number];
+type SometimesCheck = Extract<AnyCheck, { applies: unknown }>;
+
+/** The verdict of every check that applied, by check name, in the order they ran. */
+export type Verification = Record<Exclude<AnyCheck, SometimesCheck>['name'], Verdict> & {
+  [C in SometimesCheck as C['name']]?: Awaited<ReturnType<C['run']>>;
+};
 
 /** Runs `checks` in order; `failed` is the first failing verdict. */
 export async function runChecks<S>(
@@ -90,6 +107,7 @@ export async function runChecks<S>(
 ): Promise<{ verification: Verification; failed?: Verdict }> {
   const verdicts: Record<string, Verdict> = {};
   for (const check of checks) {
+    if (check.applies && !check.applies(subject)) continue;
     verdicts[check.name] =
       check.needs && !verdicts[check.needs]?.ok
         ? { ok: false, category: `${check.name}:not_run`, message: `the ${check.needs} check failed` }

@@ -63,5 +63,7 @@ export function expandToSel(seq: SlotSequence, db: DatabaseInfo, pool: ToolPool)
     answerLabels: seq.answerLabels,
     bindings,
     derivedKeys: keys.slice(starting.length),
+    // What the decomposition relied on the data for: verified on the SEL sequence too.
+    ...(seq.dataDependencies ? { dataDependencies: seq.dataDependencies } : {}),
   });
 }

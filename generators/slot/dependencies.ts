@@ -1,5 +1,5 @@
-import type { DatabaseInfo } from '../../core/model.js';
-import type { ColumnExpr, Expr, SelectQuery } from '../sql/ast.js';
+import type { DatabaseInfo, DataKey, TableInfo } from '../../core/model.js';
+import { children, type ColumnExpr, type Expr, type Query, type SelectQuery } from '../sql/ast.js';
 import { conjuncts } from './from.js';
 
 /**
@@ -8,21 +8,76 @@ import { conjuncts } from './from.js';
  * inner join's or the WHERE's equality, both sides non-NULL on every row kept), equal to a
  * literal (under BINARY comparison: a NOCASE column equal to 'a' may hold 'A'), or a column of
  * a table whose whole primary key is determined, or a whole unique key whose columns are
- * equated (a unique column may repeat NULLs; an equality keeps none). A selected column
- * that is neither grouped nor aggregated is only the group's value when it is determined.
+ * equated (a unique column may repeat NULLs; an equality keeps none), or a whole data key
+ * (`TableInfo.dataKeys`: unique and non-NULL on every row of the data, which the pipeline
+ * proves and verification proves again on every variant). A selected column that is neither
+ * grouped nor aggregated is only the group's value when it is determined.
  */
 
 const idOf = (source: string, column: string) => `${source}\u0000${column}`.toLowerCase();
 const columnId = (c: ColumnExpr) => idOf(c.source, c.column);
 
+/** A FROM item that is a schema table, under the name the query gives it. */
+interface FromTable {
+  name: string;
+  table: TableInfo;
+}
+
+/** What a query's FROM and conditions say about its rows, before any key is known. */
+interface RowFacts {
+  tables: FromTable[];
+  /** Pairs of columns equal on every row kept (identity: BINARY on both sides). */
+  equalities: [string, string][];
+  /** Columns an equality constrains: never NULL on the rows kept. */
+  equated: Set<string>;
+  /** Columns equal to a non-NULL literal: one value on every row kept. */
+  constant: Set<string>;
+}
+
 /** The columns of `q`'s rows that `keys` determine, as a predicate. */
 export function determinedBy(keys: readonly Expr[], q: SelectQuery, db: DatabaseInfo): (column: ColumnExpr) => boolean {
-  const known = new Set(keys.flatMap((k) => (isOwnColumn(k) ? [columnId(k)] : [])));
-  const equalities: [string, string][] = [];
-  // Columns an equality constrains: never NULL on the rows kept.
-  const equated = new Set<string>();
-  const conditions = [q.where, ...(q.from?.joins ?? []).flatMap((j) => (j.type === 'inner' ? [j.on] : []))];
-  // The FROM items that are schema tables, with their schema.
+  const facts = rowFacts(q, db);
+  const known = closure(facts, seeds(keys, facts), declaredKeys(facts));
+  return (column) => known.has(columnId(column));
+}
+
+/**
+ * The single columns whose proof as data keys could make a bare column of `query` (or of a
+ * query nested in it) determined: in each grouping or aggregating SELECT, the columns its
+ * group keys determine (the group keys themselves, columns equated to determined ones or to a
+ * literal) in tables not already wholly determined (so none is a key the table has already).
+ * Sorted, each table and column once. A proof may determine more columns, and so make others
+ * candidates: a caller asks again with the data keys it proved.
+ */
+export function dataKeyCandidates(query: Query, db: DatabaseInfo): DataKey[] {
+  const found = new Map<string, DataKey>();
+  for (const q of selectsOf(query)) {
+    if (q.groupBy.length === 0 && !aggregates(q)) continue;
+    const facts = rowFacts(q, db);
+    const known = closure(facts, seeds(q.groupBy, facts), declaredKeys(facts));
+    for (const { name, table } of facts.tables) {
+      if (columnsOf(name, table).every((c) => known.has(c))) continue;
+      for (const column of table.columns) {
+        if (known.has(idOf(name, column.name)))
+          found.set(idOf(table.name, column.name), { table: table.name, columns: [column.name] });
+      }
+    }
+  }
+  return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, key]) => key);
+}
+
+/** `db` with `keys` as data keys of their tables (the schema as ingested is left as it is). */
+export function withDataKeys(db: DatabaseInfo, keys: readonly DataKey[]): DatabaseInfo {
+  const of = (table: TableInfo) => keys.filter((k) => k.table.toLowerCase() === table.name.toLowerCase());
+  return {
+    ...db,
+    tables: db.tables.map((table) =>
+      of(table).length === 0 ? table : { ...table, dataKeys: of(table).map((k) => k.columns) },
+    ),
+  };
+}
+
+function rowFacts(q: SelectQuery, db: DatabaseInfo): RowFacts {
   const tables = (q.from ? [q.from.base, ...q.from.joins.map((j) => j.item)] : []).flatMap((item) => {
     const table = item.kind === 'table' && db.tables.find((t) => t.name.toLowerCase() === item.table.toLowerCase());
     return table ? [{ name: item.name, table }] : [];
@@ -32,34 +87,97 @@ export function determinedBy(keys: readonly Expr[], q: SelectQuery, db: Database
     tables.flatMap(({ name, table }) => table.columns.filter((c) => c.collation).map((c) => idOf(name, c.name))),
   );
   const identityEquality = (e: Expr): e is ColumnExpr => isOwnColumn(e) && !caseless.has(columnId(e));
+  const facts: RowFacts = { tables, equalities: [], equated: new Set(), constant: new Set() };
+  const conditions = [q.where, ...(q.from?.joins ?? []).flatMap((j) => (j.type === 'inner' ? [j.on] : []))];
   for (const conjunct of conditions.flatMap(conjuncts)) {
     if (conjunct.kind !== 'binary' || conjunct.op !== '=') continue;
     const { left, right } = conjunct;
-    for (const side of [left, right]) if (isOwnColumn(side)) equated.add(columnId(side));
-    if (identityEquality(left) && identityEquality(right)) equalities.push([columnId(left), columnId(right)]);
-    else if (identityEquality(left) && right.kind === 'literal' && right.value !== null) known.add(columnId(left));
-    else if (identityEquality(right) && left.kind === 'literal' && left.value !== null) known.add(columnId(right));
+    for (const side of [left, right]) if (isOwnColumn(side)) facts.equated.add(columnId(side));
+    if (identityEquality(left) && identityEquality(right)) facts.equalities.push([columnId(left), columnId(right)]);
+    else if (identityEquality(left) && right.kind === 'literal' && right.value !== null)
+      facts.constant.add(columnId(left));
+    else if (identityEquality(right) && left.kind === 'literal' && left.value !== null)
+      facts.constant.add(columnId(right));
   }
-  const keyed = tables.flatMap(({ name, table }) => {
-    const columns = table.columns.map((c) => idOf(name, c.name));
-    const unique = (table.uniqueKeys ?? [])
-      .map((key) => key.map((c) => idOf(name, c)))
-      .filter((key) => key.every((c) => equated.has(c)));
-    const primary = table.primaryKey.length > 0 ? [table.primaryKey.map((c) => idOf(name, c))] : [];
-    return [...primary, ...unique].map((key) => ({ key, columns }));
+  return facts;
+}
+
+/** The columns known before any key: the group keys and the columns equal to a literal. */
+function seeds(keys: readonly Expr[], facts: RowFacts): Set<string> {
+  return new Set([...keys.flatMap((k) => (isOwnColumn(k) ? [columnId(k)] : [])), ...facts.constant]);
+}
+
+/** A key of a FROM table: once all of `key` is known, so is every one of `columns`. */
+interface Keyed {
+  key: string[];
+  columns: string[];
+}
+
+/** The keys the schema declares (a unique key only where equalities keep its NULLs out), and the data keys. */
+function declaredKeys(facts: RowFacts): Keyed[] {
+  return facts.tables.flatMap(({ name, table }) => {
+    const columns = columnsOf(name, table);
+    const ids = (key: string[]) => key.map((c) => idOf(name, c));
+    const unique = (table.uniqueKeys ?? []).map(ids).filter((key) => key.every((c) => facts.equated.has(c)));
+    const primary = table.primaryKey.length > 0 ? [ids(table.primaryKey)] : [];
+    return [...primary, ...unique, ...(table.dataKeys ?? []).map(ids)].map((key) => ({ key, columns }));
   });
+}
+
+/** Everything `start` determines through the equalities and the keys. */
+function closure(facts: RowFacts, start: ReadonlySet<string>, keyed: readonly Keyed[]): Set<string> {
+  const known = new Set(start);
   for (let grew = true; grew;) {
     const before = known.size;
-    for (const [a, b] of equalities) {
+    for (const [a, b] of facts.equalities) {
       if (known.has(a)) known.add(b);
       if (known.has(b)) known.add(a);
     }
     for (const { key, columns } of keyed) if (key.every((c) => known.has(c))) columns.forEach((c) => known.add(c));
     grew = known.size > before;
   }
-  return (column) => known.has(columnId(column));
+  return known;
+}
+
+function columnsOf(name: string, table: TableInfo): string[] {
+  return table.columns.map((c) => idOf(name, c.name));
 }
 
 function isOwnColumn(e: Expr): e is ColumnExpr {
   return e.kind === 'column' && e.depth === 0;
+}
+
+/** Every SELECT of `query`: its branches, derived tables and subqueries, at any depth. */
+function selectsOf(query: Query): SelectQuery[] {
+  if (query.kind === 'set') return [...selectsOf(query.left), ...selectsOf(query.right)];
+  const items = query.from ? [query.from.base, ...query.from.joins.map((j) => j.item)] : [];
+  const exprs = [
+    ...query.columns.map((c) => c.expr),
+    ...(query.from?.joins ?? []).flatMap((j) => (j.on ? [j.on] : [])),
+    ...[query.where, query.having, query.limit, query.offset].filter((e) => e !== null),
+    ...query.groupBy,
+    ...query.orderBy.map((o) => o.expr),
+  ];
+  return [
+    query,
+    ...items.flatMap((item) => (item.kind === 'derived' ? selectsOf(item.query) : [])),
+    ...exprs.flatMap(subqueriesOf).flatMap(selectsOf),
+  ];
+}
+
+/** The queries nested in `expr`, outermost first. */
+function subqueriesOf(expr: Expr): Query[] {
+  const own =
+    expr.kind === 'subquery' || expr.kind === 'exists'
+      ? [expr.query]
+      : expr.kind === 'in' && expr.subquery
+        ? [expr.subquery]
+        : [];
+  return [...own, ...children(expr).flatMap(subqueriesOf)];
+}
+
+/** The SELECT aggregates (its list, HAVING or ORDER BY): a bare column beside them may be read from any row. */
+function aggregates(q: SelectQuery): boolean {
+  const has = (e: Expr): boolean => e.kind === 'aggregate' || children(e).some(has);
+  return [...q.columns.map((c) => c.expr), ...(q.having ? [q.having] : []), ...q.orderBy.map((o) => o.expr)].some(has);
 }

@@ -2,6 +2,8 @@ import type { ToolSpec } from '../../core/model.js';
 import { accept, reject, TransientError } from '../../core/outcome.js';
 import { isExecutorFault } from '../../runtime/sql/executor.js';
 import type { VariantRun } from '../../verifiers/differential.js';
+import type { KeyRun } from '../../verifiers/dependencies.js';
+import { countKeys } from '../data-keys.js';
 import { onVariant, VariantBuildError, sampleVariants } from '../variants.js';
 import { lazy } from '../../core/lazy.js';
 import type { VerifyInput } from '../runner/flow.js';
@@ -32,6 +34,7 @@ export const verifyStage: ItemStage<VerifyInput, Verification> = {
       execution: input.execution,
       gold: input.gold,
       onVariants: () => onVariants(input, ctx),
+      keyRuns: () => keyRuns(input, ctx),
     };
     const { verification, failed } = await runChecks(SEQUENCE_CHECKS, subject);
     return failed ? reject(failed.category, failed.message) : accept(verification);
@@ -51,6 +54,25 @@ async function onVariants(input: VerifyInput, ctx: StageContext): Promise<Varian
       if (error instanceof TransientError || isExecutorFault(error) || error instanceof VariantBuildError) throw error;
       runs.push({ variant: variant.name, error: error instanceof Error ? error.message : String(error) });
     }
+  }
+  return runs;
+}
+
+/**
+ * The sequence's data keys counted on the database, then on each variant it is verified on
+ * (the value-perturbed ones: `reordered` holds the very same rows). A variant's count reads
+ * its copy of the table, as the sequence's statements there do; a failure to count is ours,
+ * thrown (never a verdict).
+ */
+async function keyRuns(input: VerifyInput, ctx: StageContext): Promise<KeyRun[]> {
+  const keys = input.sequence.dataDependencies ?? [];
+  const common = { run: ctx.executor, timeoutMs: ctx.config.goldTimeoutMs };
+  const runs = [{ variant: 'original', counts: await countKeys({ ...ctx, ...common, state: 'original' }, keys) }];
+  for (const variant of sampleVariants(ctx.config, input.gold)) {
+    const there = onVariant(ctx, variant);
+    const { seed, mode } = variant;
+    const state = JSON.stringify({ seed, mode, rows: ctx.config.verification.variantRows });
+    runs.push({ variant: variant.name, counts: await countKeys({ ...there, ...common, state }, keys) });
   }
   return runs;
 }

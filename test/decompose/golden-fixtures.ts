@@ -1,6 +1,7 @@
 import fs from 'node:fs';
-import type { DatabaseInfo, SlotSequence, ToolCall, ToolPool } from '../../core/model.js';
+import type { DatabaseInfo, DataKey, SlotSequence, ToolCall, ToolPool } from '../../core/model.js';
 import { decompose } from '../../generators/slot/decompose.js';
+import { withDataKeys } from '../../generators/slot/dependencies.js';
 import { parseQuery } from '../../generators/sql/normalize.js';
 
 /**
@@ -16,6 +17,8 @@ export interface GoldenCase {
   header: string[];
   sql: string;
   pool: ToolPool;
+  /** `# data keys: table.column, …`: columns the data would prove keys (the pipeline's `dataKeys`). */
+  dataKeys: DataKey[];
   /** The expectation, one line a call (trimmed). */
   expected: string;
 }
@@ -59,6 +62,13 @@ function parseBlock(lines: string[], line: number, file: string): GoldenBlock {
     .filter((p) => p !== undefined);
   const pool = pools.at(-1) ?? 'extended';
   if (!isPool(pool)) throw new Error(`${file}:${line}: unknown pool '${pool}'`);
+  const dataKeys = lines
+    .slice(0, sqlStart)
+    .flatMap((l) => /^#\s*data keys:\s*(.+)$/.exec(l.trim())?.[1].split(',') ?? [])
+    .map((name) => {
+      const [table, column] = name.trim().split('.');
+      return { table, columns: [column] };
+    });
   const sql = lines
     .slice(sqlStart, sqlEnd + 1)
     .map((l) => l.trim())
@@ -70,6 +80,7 @@ function parseBlock(lines: string[], line: number, file: string): GoldenBlock {
     header: lines.slice(0, sqlEnd + 1),
     sql,
     pool,
+    dataKeys,
     expected: lines
       .slice(sqlEnd + 1)
       .map((l) => l.trim())
@@ -82,11 +93,11 @@ function isPool(name: string): name is ToolPool {
 }
 
 /** The decomposer's verdict on `sql`, rendered as a golden expectation. */
-export function goldenOutput(sql: string, db: DatabaseInfo, pool: ToolPool): string {
+export function goldenOutput(sql: string, db: DatabaseInfo, pool: ToolPool, dataKeys: DataKey[] = []): string {
   const parsed = parseQuery(sql, db);
   // A case that does not parse tests nothing of the decomposer: a broken fixture.
   if (!parsed.ok) throw new Error(`the SQL does not parse (${parsed.category}): ${parsed.message}`);
-  const outcome = decompose(parsed.value, db, pool);
+  const outcome = decompose(parsed.value, withDataKeys(db, dataKeys), pool);
   return outcome.ok ? renderSequence(outcome.value) : `rejected: ${outcome.category}`;
 }
 

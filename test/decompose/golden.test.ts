@@ -9,7 +9,7 @@
  * A fixture file is blocks separated by blank lines. A case:
  *
  *   # what the case shows (comment lines; `# pool: paper` decomposes in the paper pool,
- *   # the default is extended)
+ *   # the default is extended; `# data keys: school.name` as if the data proved that column a key)
  *   SELECT name FROM school WHERE City = 'Fresno';      <- the SQL, up to a line ending in ';'
  *   initialize_active_data(database=schools, tables=[{alias: school, table: school}], joins=[]) -> starting_table_var
  *   filter_data(data_source=$starting_table_var$, key_name=school_City, condition=equal_to, value=Fresno) -> FILTER_1
@@ -51,7 +51,7 @@ describe.each(FILES)('golden/%s', (name) => {
   if (UPDATE) afterAll(() => writeGoldenFile(file, golden, actual));
 
   test.each(goldenCases(golden).map((c) => [`${name}:${c.line} ${c.sql}`, c] as const))('%s', (_title, c) => {
-    const output = goldenOutput(c.sql, SCHEMA, c.pool);
+    const output = goldenOutput(c.sql, SCHEMA, c.pool, c.dataKeys);
     if (UPDATE) actual.set(c.line, output);
     else expect(output).toBe(c.expected);
   });

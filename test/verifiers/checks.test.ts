@@ -42,9 +42,24 @@ describe('runChecks', () => {
     expect(failed?.category).toBe('non_empty:empty');
   });
 
-  it('lists format, execution, semantic, differential for sequences and REST calls alike', () => {
+  it('leaves no verdict of a check that does not apply to the subject', async () => {
+    const checks: Check<{ keys: number }>[] = [
+      { name: 'format', run: () => pass('format_ok') },
+      { name: 'dependencies', applies: (s) => s.keys > 0, run: () => fail('dependencies:perturbed-1') },
+    ];
+    expect(await runChecks(checks, { keys: 0 })).toEqual({ verification: { format: pass('format_ok') } });
+    expect((await runChecks(checks, { keys: 1 })).failed?.category).toBe('dependencies:perturbed-1');
+  });
+
+  it('lists format, execution, semantic, differential for sequences and REST calls alike; sequences with data keys also dependencies', () => {
     const names = ['format', 'execution', 'semantic', 'differential'];
-    expect(SEQUENCE_CHECKS.map((c) => c.name)).toEqual(names);
+    expect(SEQUENCE_CHECKS.map((c) => c.name)).toEqual([
+      'format',
+      'execution',
+      'semantic',
+      'dependencies',
+      'differential',
+    ]);
     expect(REST_CHECKS.map((c) => c.name)).toEqual(names);
   });
 });
