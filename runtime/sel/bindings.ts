@@ -44,6 +44,8 @@ export function selShapeOf(call: ToolCall): SelShape | undefined {
       return typeof args.operation === 'string'
         ? bind(`combine_data_${args.operation}`, { operation: args.operation })
         : undefined;
+    case 'join_data':
+      return typeof args.type === 'string' ? bind(`join_data_${args.type}`, { type: args.type }) : undefined;
     case 'retrieve_data':
       return typeof args.key_name === 'string' ? { ...getterShape(args.key_name) } : undefined;
     case 'group_data_by':

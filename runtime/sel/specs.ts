@@ -2,6 +2,7 @@ import type { SelBinding, ToolPool, ToolSpec } from '../../core/model.js';
 import {
   AGGREGATIONS,
   CONDITIONS,
+  JOIN_TYPES,
   OPERATIONS,
   SET_OPERATIONS,
   type Choice,
@@ -56,6 +57,8 @@ function describe(binding: SelBinding, keys: KeyDoc[], slotDescription: string):
       return `${slotDescription} This tool's operation is ${String(value)}: ${choice(OPERATIONS)}.`;
     case 'operation':
       return `${slotDescription} This tool's operation is ${String(value)}: ${choice(SET_OPERATIONS)}.`;
+    case 'type':
+      return `${slotDescription} This tool's join is ${String(value)}: ${choice(JOIN_TYPES)}.`;
     default:
       return slotDescription;
   }

@@ -55,13 +55,15 @@ export class Args {
   /** An optional integer; null and absent are `undefined`. */
   integer(name: string): number | undefined {
     if (!this.has(name) || this.raw(name) === null) return undefined;
-    const value = this.raw(name);
-    if (typeof value !== 'number' || !Number.isInteger(value)) {
-      this.fail('wrong_type', `argument "${name}" must be an integer`);
-    }
+    return this.integerValue(this.raw(name), `argument "${name}"`);
+  }
+
+  /** `value` as an integer SQLite can bind; `what` names it in the error (`argument "limit"`). */
+  integerValue(value: unknown, what: string): number {
+    if (typeof value !== 'number' || !Number.isInteger(value)) this.fail('wrong_type', `${what} must be an integer`);
     // 1e308 is an integer to JavaScript; SQLite binds none past 64 bits (its driver's own message otherwise).
     if (!Number.isSafeInteger(value))
-      this.fail('bad_value', `argument "${name}" is ${value}; it must lie within ±${Number.MAX_SAFE_INTEGER}`);
+      this.fail('bad_value', `${what} is ${value}; it must lie within ±${Number.MAX_SAFE_INTEGER}`);
     return value;
   }
 

@@ -126,9 +126,15 @@ export class CallScope {
     return rel.keys[0];
   }
 
-  /** Operands of an operation: columns of `rel` (none for calculate) or values. */
+  /** Operands of an operation: columns of `rel` (none for calculate) or values; `rel`'s keys and row order for windows. */
   resolver(rel: Rel | undefined): OperandResolver {
+    const table = (path: string): Rel => {
+      if (!rel) this.args.fail('bad_value', `${path}: calculate has no rows; use transform_data`);
+      return rel;
+    };
     return {
+      key: (value, path) => ident(this.key(table(path), path, value)),
+      rowOrder: () => orderBy(table('operation_args').order),
       operand: (value, path) => {
         if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
           const operand = value as Record<string, unknown>;

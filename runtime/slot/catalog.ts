@@ -15,7 +15,7 @@ export const PAPER_TOOLS = [
   'select_unique_values',
   'transform_data',
 ] as const;
-export const EXTENDED_ONLY_TOOLS = ['union_data', 'calculate', 'combine_data'] as const;
+export const EXTENDED_ONLY_TOOLS = ['union_data', 'calculate', 'combine_data', 'join_data'] as const;
 export const INITIALIZE_TOOL = 'initialize_active_data';
 
 export type SlotTool = (typeof PAPER_TOOLS)[number] | (typeof EXTENDED_ONLY_TOOLS)[number];
@@ -64,7 +64,15 @@ export const AGGREGATIONS: readonly Choice[] = [
 
 /** The shape of an operation's `operation_args`. */
 export type OperationShape =
-  'none' | 'operand' | 'cast' | 'round' | 'substring' | 'substr' | 'datetime' | 'values' | 'if_then_else' | 'rank';
+  'none' | 'operand' | 'cast' | 'round' | 'substring' | 'substr' | 'datetime' | 'values' | 'if_then_else' | WindowShape;
+
+/** Shapes of the window operations: they see the table's rows, so only transform_data offers them. */
+export const WINDOW_SHAPES = ['rank', 'row_number', 'ntile', 'shift', 'running'] as const;
+export type WindowShape = (typeof WINDOW_SHAPES)[number];
+
+export function isWindow(op: OperationChoice): boolean {
+  return (WINDOW_SHAPES as readonly string[]).includes(op.shape);
+}
 
 export interface OperationChoice extends Choice {
   shape: OperationShape;
@@ -152,7 +160,70 @@ export const OPERATIONS: readonly OperationChoice[] = [
     paper: false,
     shape: 'rank',
     description:
-      "the row's rank by key among the table's rows, 1 for the first (transform_data only): operation_args {ascending?: boolean (default false: the largest first), dense?: boolean (default false: tied rows share a rank and the next rank skips, as SQL's RANK; true: no gaps, as DENSE_RANK), partition_by?: [keys] (rank within the rows that share these keys)}; missing values come first when ascending, last otherwise",
+      "the row's rank by key among the table's rows, 1 for the first (transform_data only): operation_args {ascending?: boolean (default false: the largest first), dense?: boolean (default false: tied rows share a rank and the next rank skips, as SQL's RANK; true: no gaps, as DENSE_RANK), partition_by?: [keys] (rank within the rows that share these keys), then_by?: [{key_name, ascending?}] (further keys ranking rows tied on key)}; missing values come first when ascending, last otherwise",
+  },
+  {
+    name: 'row_number',
+    paper: false,
+    shape: 'row_number',
+    description:
+      "the row's position by key among the table's rows, 1 for the first, every row a different number (transform_data only): operation_args {ascending?: boolean (default false: the largest first), then_by?: [{key_name, ascending?}] (further keys for rows tied on key), partition_by?: [keys] (number within the rows that share these keys)}; rows still tied keep the table's current order",
+  },
+  {
+    name: 'ntile',
+    paper: false,
+    shape: 'ntile',
+    description:
+      "splits the rows, ordered by key, into operation_args.buckets groups of (nearly) equal size and gives the group number, 1 for the first (transform_data only, as SQL NTILE): operation_args {buckets: positive integer, ascending?: boolean (default false), then_by?: [{key_name, ascending?}], partition_by?: [keys]}; rows still tied keep the table's current order",
+  },
+  {
+    name: 'lag',
+    paper: false,
+    shape: 'shift',
+    description:
+      "key's value in the row offset rows before, in the order of operation_args.order_by (transform_data only, as SQL LAG): operation_args {order_by: [{key_name, ascending?}] (required), offset?: integer >= 0 (default 1), default?: operand (the value where there is no such row; default null), partition_by?: [keys]}; rows tied on order_by keep the table's current order",
+  },
+  {
+    name: 'lead',
+    paper: false,
+    shape: 'shift',
+    description:
+      "key's value in the row offset rows after, in the order of operation_args.order_by (transform_data only, as SQL LEAD): operation_args {order_by: [{key_name, ascending?}] (required), offset?: integer >= 0 (default 1), default?: operand (default null), partition_by?: [keys]}; rows tied on order_by keep the table's current order",
+  },
+  {
+    name: 'running',
+    paper: false,
+    shape: 'running',
+    description:
+      'an aggregate of key over a window of rows (transform_data only, as SQL aggregate OVER): operation_args {aggregation: "sum" | "mean" | "count" | "count_rows" | "min" | "max", order_by?: [{key_name, ascending?}], partition_by?: [keys], frame?: {preceding?: integer >= 0 or null, following?: integer >= 0 or null}}. Without order_by: over all rows of the partition; with order_by and no frame: over the rows up to the current one, rows tied on order_by counted together (a running total); with frame: over the rows from preceding rows before (null or omitted: from the first) to following rows after (omitted or 0: the current row; null: to the last), in order_by then the table\'s current order',
+  },
+];
+
+/** running's aggregates: SQL aggregate functions over the window (count_rows: COUNT(*)). */
+export const RUNNING_AGGREGATIONS = ['sum', 'mean', 'count', 'count_rows', 'min', 'max'] as const;
+
+/** join_data's types: which rows of data_source the matches keep, and with what. */
+export const JOIN_TYPES: readonly Choice[] = [
+  {
+    name: 'inner',
+    paper: false,
+    description: 'one row per matching pair of rows, with the columns of both (INNER JOIN)',
+  },
+  {
+    name: 'left',
+    paper: false,
+    description:
+      "the inner join's rows, plus every row of data_source that matches none, with other_data_source's columns missing (LEFT JOIN)",
+  },
+  {
+    name: 'semi',
+    paper: false,
+    description: 'the rows of data_source that match at least one row of other_data_source, each once (EXISTS)',
+  },
+  {
+    name: 'anti',
+    paper: false,
+    description: 'the rows of data_source that match no row of other_data_source (NOT EXISTS)',
   },
 ];
 

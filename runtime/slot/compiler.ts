@@ -68,7 +68,7 @@ export interface CompiledSequence {
   relations: Record<string, CompiledRelation>;
   /** Labels in compilation order. */
   labels: string[];
-  /** Keys created by transform_data and grouped aggregate_data, in creation order. */
+  /** Keys created by transform_data, grouped aggregate_data and join_data (renamed keys), in creation order. */
   derivedKeys: DerivedKey[];
 }
 
@@ -107,7 +107,7 @@ export class SlotCompiler {
     // A call is validated whole before anything is recorded, so a rejected one changes nothing.
     const { body, derived, ...rest } = this.compile(call, args, options.initialization === true);
     const index = this.push(body);
-    if (derived) this.derived.push({ key: derived.key, label: call.label, description: derived.description });
+    for (const { key, description } of derived ?? []) this.derived.push({ key, label: call.label, description });
     this.rels.set(call.label, { ...rest, label: call.label, cte: index });
   }
 
@@ -152,7 +152,7 @@ export class SlotCompiler {
     return { relations, labels: [...this.rels.keys()], derivedKeys: this.derivedKeys() };
   }
 
-  /** Keys created so far by transform_data and grouped aggregate_data, in creation order. */
+  /** Keys created so far (see CompiledSequence.derivedKeys), in creation order. */
   derivedKeys(): DerivedKey[] {
     return this.derived.map((d) => ({ ...d }));
   }

@@ -2,15 +2,14 @@ import { allowed } from './errors.js';
 import type { Args } from './args.js';
 import { CAST_TYPES, ZONE_MODIFIERS, type OperationChoice } from './catalog.js';
 import { join, param, raw, sql, type Frag } from './sqlfrag.js';
+import { windowSql, type WindowScope } from './windows.js';
 
 /**
  * SQL for the operations of `transform_data` and `calculate` (docs/TOOLS.md,
  * "Operations"): one expression of `subject`, the column or the value operated on.
  */
 
-export interface OperandResolver {
-  /** `{key_name: k}` or `{value: v}` at `path` (e.g. `operation_args.operand`). */
-  operand(value: unknown, path: string): Frag;
+export interface OperandResolver extends WindowScope {
   /** A list of values, or a reference to one, rendered as `(...)` for IN. */
   values(value: unknown, path: string): Frag;
 }
@@ -68,7 +67,11 @@ export const SHAPE_ARGS: Record<OperationChoice['shape'], string[]> = {
   datetime: ['pattern', 'modifiers'],
   values: ['values'],
   if_then_else: ['then', 'else'],
-  rank: ['ascending', 'dense', 'partition_by'],
+  rank: ['ascending', 'dense', 'partition_by', 'then_by'],
+  row_number: ['ascending', 'then_by', 'partition_by'],
+  ntile: ['buckets', 'ascending', 'then_by', 'partition_by'],
+  shift: ['order_by', 'offset', 'default', 'partition_by'],
+  running: ['aggregation', 'order_by', 'partition_by', 'frame'],
 };
 
 /** The `operation_args` each shape cannot do without (what `need` below asks for). */
@@ -83,6 +86,10 @@ export const SHAPE_REQUIRED: Record<OperationChoice['shape'], string[]> = {
   values: ['values'],
   if_then_else: ['then'],
   rank: [],
+  row_number: [],
+  ntile: ['buckets'],
+  shift: ['order_by'],
+  running: ['aggregation'],
 };
 
 export function operationSql(
@@ -111,15 +118,7 @@ export function operationSql(
       args.fail('missing_argument', `operation "${op.name}" needs operation_args.${name}`);
     return opArgs[name];
   };
-  const integer = (name: string): number => {
-    const value = need(name);
-    if (typeof value !== 'number' || !Number.isInteger(value))
-      args.fail('wrong_type', `operation_args.${name} must be an integer`);
-    // 1e308 is an integer to JavaScript; SQLite binds none past 64 bits (its driver's own message otherwise).
-    if (!Number.isSafeInteger(value))
-      args.fail('bad_value', `operation_args.${name} is ${value}; it must lie within ±${Number.MAX_SAFE_INTEGER}`);
-    return value;
-  };
+  const integer = (name: string): number => args.integerValue(need(name), `operation_args.${name}`);
   switch (op.shape) {
     case 'none':
       return UNARY[op.name](subject);
@@ -163,30 +162,13 @@ export function operationSql(
       return sql`(CASE WHEN ${subject} THEN ${then} ELSE ${otherwise} END)`;
     }
     case 'rank':
-      return rank(subject, opArgs, args, resolver);
+    case 'row_number':
+    case 'ntile':
+    case 'shift':
+    case 'running':
+      SHAPE_REQUIRED[op.shape].forEach(need);
+      return windowSql({ name: op.name, shape: op.shape }, subject, opArgs, args, resolver);
   }
-}
-
-/**
- * SQL's RANK / DENSE_RANK over the rows of the table the call transforms: a window
- * function, so it sees every row of its input and nothing after it (filters, sorts and
- * limits come before or after the call, as the sequence says).
- */
-function rank(subject: Frag, opArgs: Record<string, unknown>, args: Args, resolver: OperandResolver): Frag {
-  const flag = (name: string, otherwise: boolean): boolean => {
-    const value = opArgs[name] ?? otherwise;
-    if (typeof value !== 'boolean') args.fail('wrong_type', `operation_args.${name} must be true or false`);
-    return value;
-  };
-  const direction = raw(flag('ascending', false) ? 'ASC' : 'DESC');
-  const fn = raw(flag('dense', false) ? 'DENSE_RANK' : 'RANK');
-  const partition: unknown = opArgs.partition_by ?? [];
-  if (!Array.isArray(partition)) args.fail('wrong_type', 'operation_args.partition_by must be a list of keys');
-  const keys = (partition as unknown[]).map((key, i) =>
-    resolver.operand({ key_name: key }, `operation_args.partition_by[${i}]`),
-  );
-  const by = keys.length > 0 ? sql`PARTITION BY ${join(keys, ', ')} ` : raw('');
-  return sql`${fn}() OVER (${by}ORDER BY ${subject} ${direction})`;
 }
 
 /**

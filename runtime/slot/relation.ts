@@ -46,7 +46,8 @@ export type StartingBody = (used: (key: string) => boolean) => Frag;
  */
 export type Shape = Omit<Rel, 'label' | 'cte'> & {
   body: Frag | StartingBody;
-  derived?: { key: string; description: string };
+  /** Keys the call creates (a transform's column, a join's renamed keys). */
+  derived?: { key: string; description: string }[];
 };
 
 /** Columns the compiler adds start with it; keys a call names never do. */
@@ -89,6 +90,6 @@ export function withDerivedColumn(rel: Rel, key: string, description: string, bo
     keys: [...rel.keys, key],
     columns: [...rel.columns, key],
     body,
-    derived: { key, description },
+    derived: [{ key, description }],
   };
 }

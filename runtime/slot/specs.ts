@@ -5,7 +5,9 @@ import {
   choicesOf,
   CONDITIONS,
   INITIALIZE_TOOL,
+  JOIN_TYPES,
   OPERATIONS,
+  RUNNING_AGGREGATIONS,
   SET_OPERATIONS,
   toolsOf,
   type Choice,
@@ -185,28 +187,7 @@ function operationArgDocs(pool: ToolPool, withKeys: KeyDoc[] | undefined): Opera
       what: "SQLite strftime pattern, e.g. '%Y' for the year.",
     },
   ];
-  if (withKeys && pool === 'extended') {
-    docs.push(
-      {
-        name: 'ascending',
-        of: 'rank',
-        schema: { type: 'boolean' },
-        what: 'the smallest value first (default false: the largest).',
-      },
-      {
-        name: 'dense',
-        of: 'rank',
-        schema: { type: 'boolean' },
-        what: 'no gaps after tied rows (DENSE_RANK; default false: RANK).',
-      },
-      {
-        name: 'partition_by',
-        of: 'rank',
-        schema: { type: 'array', items: keySchema(withKeys, 'A key whose rows are ranked among themselves.') },
-        what: 'keys whose values divide the rows into groups ranked separately.',
-      },
-    );
-  }
+  if (withKeys && pool === 'extended') docs.push(...windowArgDocs(withKeys, operand));
   if (pool === 'extended') {
     docs.push(
       { name: 'operand', of: '', schema: operand, what: operand.description },
@@ -236,6 +217,97 @@ function operationArgDocs(pool: ToolPool, withKeys: KeyDoc[] | undefined): Opera
     );
   }
   return docs;
+}
+
+/** The arguments of the window operations (transform_data only, extended pool). */
+function windowArgDocs(keys: KeyDoc[], operand: Record<string, unknown>): OperationArgDoc[] {
+  // Order items name a key by its enum only: the keys are described once, under key_name
+  // (and partition_by), not again in every item list a tool shows.
+  const orderItems = {
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: {
+        key_name: { type: 'string', enum: keys.map((k) => k.key), description: 'A key (described under key_name).' },
+        ascending: { type: 'boolean', description: 'true (default): the smallest value first; false: the largest.' },
+      },
+      required: ['key_name'],
+      additionalProperties: false,
+    },
+  };
+  return [
+    {
+      name: 'ascending',
+      of: 'rank / row_number / ntile',
+      schema: { type: 'boolean' },
+      what: 'the smallest value first (default false: the largest).',
+    },
+    {
+      name: 'dense',
+      of: 'rank',
+      schema: { type: 'boolean' },
+      what: 'no gaps after tied rows (DENSE_RANK; default false: RANK).',
+    },
+    {
+      name: 'partition_by',
+      of: 'rank / row_number / ntile / lag / lead / running',
+      schema: { type: 'array', items: keySchema(keys, 'A key whose rows are ranked among themselves.') },
+      what: 'keys whose values divide the rows into groups ranked separately.',
+    },
+    {
+      name: 'then_by',
+      of: 'rank / row_number / ntile',
+      schema: orderItems,
+      what: 'further keys ordering the rows tied on key_name, in order; rows still tied keep the table order (rank: share a rank).',
+    },
+    {
+      name: 'buckets',
+      of: 'ntile',
+      schema: { type: 'integer', minimum: 1 },
+      what: 'the number of groups the ordered rows are split into.',
+    },
+    {
+      name: 'order_by',
+      of: 'lag / lead / running',
+      schema: orderItems,
+      what: 'the keys ordering the rows, in order; rows tied on them keep the table order.',
+    },
+    {
+      name: 'offset',
+      of: 'lag / lead',
+      schema: { type: 'integer', minimum: 0 },
+      what: 'how many rows before (lag) or after (lead) (default 1).',
+    },
+    {
+      name: 'default',
+      of: 'lag / lead',
+      schema: operand,
+      what: 'operand used where there is no such row (default null).',
+    },
+    {
+      name: 'aggregation',
+      of: 'running',
+      schema: { type: 'string', enum: [...RUNNING_AGGREGATIONS] },
+      what: 'the aggregate: sum, mean, count (non-missing values), count_rows (rows), min or max.',
+    },
+    {
+      name: 'frame',
+      of: 'running',
+      schema: {
+        type: 'object',
+        properties: {
+          preceding: { type: ['integer', 'null'], minimum: 0, description: 'rows before (null or omitted: all).' },
+          following: {
+            type: ['integer', 'null'],
+            minimum: 0,
+            description: 'rows after (omitted or 0: none; null: all).',
+          },
+        },
+        additionalProperties: false,
+      },
+      what: 'aggregate over these rows around each row, counted in order_by then table order (omit: with order_by, the rows up to the current one and its ties; without, all rows).',
+    },
+  ];
 }
 
 const NEW_KEY_NAME = { type: 'string', description: 'Key of the new column (optional).' };
@@ -292,7 +364,8 @@ function fn(name: string, description: string, properties: Record<string, unknow
  */
 export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool, operation?: OperationChoice): ToolSpec {
   const key = (what: string) => keySchema(keys, what);
-  const needsArgs = operation !== undefined && SHAPE_REQUIRED[operation.shape].length > 0;
+  // operation_args is required where the bound operation's schema requires some of it (calculate lists no window's).
+  const withArgs = (schema: Record<string, unknown>): string[] => ('required' in schema ? ['operation_args'] : []);
   switch (tool) {
     case 'filter_data':
       return fn(
@@ -382,7 +455,8 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool, ope
         { data_source: SOURCE, key_name: oneOrMoreKeys(keys, pool, 'The column whose distinct values to return.') },
         ['data_source', 'key_name'],
       );
-    case 'transform_data':
+    case 'transform_data': {
+      const transformArgs = operationArgs(pool, keys, operation);
       return fn(
         tool,
         'Computes a new column from the column key_name of each row and returns the table with that column added; its key is operation_args.new_key_name if given, else "<key_name>_<operation_type>".',
@@ -390,10 +464,11 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool, ope
           data_source: SOURCE,
           key_name: key('The column to transform.'),
           operation_type: choiceSchema(choicesOf(OPERATIONS, pool), 'The operation:'),
-          operation_args: operationArgs(pool, keys, operation),
+          operation_args: transformArgs,
         },
-        ['data_source', 'key_name', 'operation_type', ...(needsArgs ? ['operation_args'] : [])],
+        ['data_source', 'key_name', 'operation_type', ...withArgs(transformArgs)],
       );
+    }
     case 'union_data':
       return fn(
         tool,
@@ -401,17 +476,19 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool, ope
         { data_source: SOURCE, other_data_source: { ...SOURCE, description: `The other table. ${REFERENCE}` } },
         ['data_source', 'other_data_source'],
       );
-    case 'calculate':
+    case 'calculate': {
+      const calculateArgs = operationArgs(pool, undefined, operation);
       return fn(
         tool,
         'Applies an operation to a single value and returns the resulting value.',
         {
           value: VALUE,
           operation_type: choiceSchema(choicesOf(OPERATIONS, pool), 'The operation:'),
-          operation_args: operationArgs(pool, undefined, operation),
+          operation_args: calculateArgs,
         },
-        ['value', 'operation_type', ...(needsArgs ? ['operation_args'] : [])],
+        ['value', 'operation_type', ...withArgs(calculateArgs)],
       );
+    }
     case 'combine_data':
       return fn(
         tool,
@@ -420,8 +497,35 @@ export function slotToolSpec(tool: SlotTool, keys: KeyDoc[], pool: ToolPool, ope
           data_source: { ...SOURCE, description: `The first list or table. ${REFERENCE}` },
           other_data_source: { ...SOURCE, description: `The second list or table. ${REFERENCE}` },
           operation: choiceSchema(choicesOf(SET_OPERATIONS, pool), 'How the rows are combined:'),
+          key_name: oneOrMoreKeys(
+            keys,
+            pool,
+            "The columns of data_source to combine, in order (omit for all); they are the output's keys.",
+          ),
+          other_key_name: oneOrMoreKeys(
+            keys,
+            pool,
+            'The columns of other_data_source to combine, as many as key_name (omit for all).',
+          ),
         },
         ['data_source', 'other_data_source', 'operation'],
+      );
+    case 'join_data':
+      return fn(
+        tool,
+        "Joins two tables on keys: rows match where key_name of data_source equals other_key_name of other_data_source (each pair, for lists of keys; a missing value matches nothing). inner / left return the matching pairs of rows, with data_source's columns then other_data_source's (a key already taken gets a suffix _2, _3, ...), in data_source's row order; semi / anti return the rows of data_source that match some / no row, unchanged.",
+        {
+          data_source: { ...SOURCE, description: `The first table. ${REFERENCE}` },
+          other_data_source: { ...SOURCE, description: `The table joined to it. ${REFERENCE}` },
+          key_name: oneOrMoreKeys(keys, pool, 'The column(s) of data_source to match.'),
+          other_key_name: oneOrMoreKeys(
+            keys,
+            pool,
+            'The column(s) of other_data_source to match, as many as key_name.',
+          ),
+          type: choiceSchema(choicesOf(JOIN_TYPES, pool), 'Which rows the join returns:'),
+        },
+        ['data_source', 'other_data_source', 'key_name', 'other_key_name', 'type'],
       );
   }
 }

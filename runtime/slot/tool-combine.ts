@@ -56,46 +56,50 @@ export function union(call: CallScope): Shape {
 
 /**
  * SQLite's compound SELECT of two lists/tables with the same number of columns, matched
- * by position; the output has the first input's keys. union / intersect / except keep
- * distinct rows (NULLs equal), ordered by their values (the keys ascending, in order);
- * union_all keeps every row, the first input's in its order, then the second's.
+ * by position: all their keys, or those key_name / other_key_name pick (so UNION ALL can
+ * keep the duplicate rows of a few columns of whole tables); the output has the first
+ * input's (chosen) keys. union / intersect / except keep distinct rows (NULLs equal),
+ * ordered by their values (the keys ascending, in order); union_all keeps every row, the
+ * first input's in its order, then the second's.
  */
 export function combine(call: CallScope): Shape {
   const { args, label } = call;
-  args.expectOnly(['data_source', 'other_data_source', 'operation']);
+  args.expectOnly(['data_source', 'other_data_source', 'operation', 'key_name', 'other_key_name']);
   const a = call.source('data_source');
   const b = call.source('other_data_source');
   const operation = args.choice('operation', SET_OPERATIONS, call.paper);
   if (a.members || b.members)
     args.fail('wrong_type', 'combine_data takes lists or plain tables, not grouped tables; project the columns first');
-  if (a.keys.length !== b.keys.length) {
+  const keys = args.has('key_name') ? call.keyList(a, 'key_name').keys : a.keys;
+  const otherKeys = args.has('other_key_name') ? call.keyList(b, 'other_key_name').keys : b.keys;
+  if (keys.length !== otherKeys.length) {
     args.fail(
       'bad_value',
-      `"$${a.label}$" has ${a.keys.length} column(s) and "$${b.label}$" has ${b.keys.length}; combine_data needs the same number`,
+      `"$${a.label}$" gives ${keys.length} column(s) and "$${b.label}$" gives ${otherKeys.length}; combine_data needs the same number`,
     );
   }
+  // A table stays a table even with one column: the kind says where the rows came from.
   const kind = a.kind === 'list' && b.kind === 'list' ? 'list' : 'table';
-  const keys = a.keys;
-  const select = (rel: Rel): Frag =>
+  const select = (chosen: string[]): Frag =>
     join(
-      rel.keys.map((k, i) => sql`${ident(k)} AS ${ident(keys[i])}`),
+      chosen.map((k, i) => sql`${ident(k)} AS ${ident(keys[i])}`),
       ', ',
     );
   const base = { kind, keys, members: undefined, origin: label, orderToken: label, sorted: false } as const;
   if (operation.name === 'union_all') {
     const hidden = ['__side', '__pos'];
-    const side = (rel: Rel, n: number): Frag =>
-      sql`SELECT ${select(rel)}, ${raw(String(n))} AS "__side", ROW_NUMBER() OVER (ORDER BY ${orderBy(rel.order)}) AS "__pos" FROM ${cte(rel.cte)}`;
+    const side = (rel: Rel, chosen: string[], n: number): Frag =>
+      sql`SELECT ${select(chosen)}, ${raw(String(n))} AS "__side", ROW_NUMBER() OVER (ORDER BY ${orderBy(rel.order)}) AS "__pos" FROM ${cte(rel.cte)}`;
     return {
       ...base,
       columns: [...keys, ...hidden],
       identity: hidden,
       order: ascending(hidden),
-      body: sql`${side(a, 0)} UNION ALL ${side(b, 1)}`,
+      body: sql`${side(a, keys, 0)} UNION ALL ${side(b, otherKeys, 1)}`,
     };
   }
   const operator = raw(operation.name.toUpperCase());
-  const body = sql`SELECT ${select(a)} FROM ${cte(a.cte)} ${operator} SELECT ${select(b)} FROM ${cte(b.cte)}`;
+  const body = sql`SELECT ${select(keys)} FROM ${cte(a.cte)} ${operator} SELECT ${select(otherKeys)} FROM ${cte(b.cte)}`;
   return { ...base, columns: keys, identity: keys, order: ascending(keys), body };
 }
 

@@ -1,6 +1,6 @@
 import { objectArg, type Args } from './args.js';
 import type { CallScope } from './call-scope.js';
-import { OPERATIONS } from './catalog.js';
+import { isWindow, OPERATIONS } from './catalog.js';
 import { derivedKey } from './keys.js';
 import { operationSql } from './operations.js';
 import { HIDDEN_PREFIX, scalarShape, withDerivedColumn, type Rel, type Shape } from './relation.js';
@@ -27,7 +27,8 @@ export function calculate(call: CallScope): Shape {
   const value = args.required('value');
   const subject = call.scalarValue(value, 'argument "value"');
   const op = args.choice('operation_type', OPERATIONS, call.paper);
-  if (op.shape === 'rank') args.fail('bad_value', 'operation "rank" ranks the rows of a table: use transform_data');
+  // A window reads the rows of a table; calculate has one value.
+  if (isWindow(op)) args.fail('bad_value', `operation "${op.name}" works over the rows of a table: use transform_data`);
   if (
     (op.name === 'datetime' || op.name === 'julianday') &&
     typeof value === 'string' &&

@@ -2,6 +2,7 @@ import type { CallScope } from './call-scope.js';
 import type { SlotTool } from './catalog.js';
 import type { Shape } from './relation.js';
 import { combine, union } from './tool-combine.js';
+import { joinData } from './tool-join.js';
 import { calculate, transform } from './tool-compute.js';
 import { aggregate, group } from './tool-groups.js';
 import { retrieve, unique } from './tool-projections.js';
@@ -27,6 +28,7 @@ export const TOOL_COMPILERS: { readonly [T in SlotTool]: CompileTool } = {
   union_data: union,
   calculate,
   combine_data: combine,
+  join_data: joinData,
 };
 
 const BY_NAME: ReadonlyMap<string, CompileTool> = new Map(Object.entries(TOOL_COMPILERS));

@@ -101,6 +101,20 @@ describe('the dispatch table', () => {
       kind: 'list',
       keys: ['item_qty'],
     },
+    join_data: {
+      calls: [
+        c('group_data_by', 'g', { data_source: S, key_name: 'item_grp' }),
+        c('join_data', 'x', {
+          data_source: S,
+          other_data_source: '$g$',
+          key_name: 'item_grp',
+          other_key_name: 'item_grp',
+          type: 'inner',
+        }),
+      ],
+      kind: 'table',
+      keys: ['item_id', 'item_qty', 'item_price', 'item_name', 'item_code', 'item_grp', 'item_day', 'item_grp_2'],
+    },
   };
   test.each(Object.entries(cases))('the entry of %s compiles that tool', (_tool, expected) => {
     const x = compile(expected.calls).x;

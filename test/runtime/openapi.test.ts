@@ -26,7 +26,7 @@ describe('OpenAPI documents of the tool specs', () => {
         const doc = toOpenApi(slotToolSpecs(keys, pool), { title: `${db.dbId} ${pool}`, version: '1' });
         const api = (await SwaggerParser.validate(structuredClone(doc) as never)) as { openapi: string; paths: object };
         expect(api.openapi).toBe('3.1.0');
-        expect(Object.keys(api.paths).length).toBe(pool === 'paper' ? 7 : 10);
+        expect(Object.keys(api.paths).length).toBe(pool === 'paper' ? 7 : 11);
       }
 
       const bindings: Record<string, SelBinding> = {};

@@ -225,6 +225,8 @@ describe('SEL expansion', () => {
     expect(Object.keys((spec.parameters as { properties: Record<string, unknown> }).properties)).toEqual([
       'data_source',
       'other_data_source',
+      'key_name',
+      'other_key_name',
     ]);
     const opts = { timeoutMs: 5000, pool: 'extended' as const };
     expect(await executeSelSequence(sel, t.info, t.executor, opts)).toEqual(
