@@ -281,10 +281,11 @@ export class SequenceBuilder {
     return this.emit('retrieve_data', args, 'SELECT');
   }
 
-  unique(table: TableRef, keys: string[]): string {
+  /** select_unique_values: a list for one key, a table for several (or for one given as a list: `asTable`). */
+  unique(table: TableRef, keys: string[], asTable = false): string {
     return this.emit(
       'select_unique_values',
-      { data_source: ref(table.label), key_name: keys.length === 1 ? keys[0] : keys },
+      { data_source: ref(table.label), key_name: keys.length === 1 && !asTable ? keys[0] : keys },
       'UNIQUE',
     );
   }

@@ -83,7 +83,8 @@ export class QueryCompiler implements RowSource {
     // table. One row per group: the distinct combinations of the outputs and group keys.
     const groupKeys = t1.memberKeys ? select.groupBy.map((e) => this.ctx.exprs.key(t1, e)[1]) : [];
     const uniqueKeys = [...new Set([...keys, ...groupKeys])];
-    const label = this.b.unique(t1, uniqueKeys);
+    // Joined, it must be a table even with one key (join_data joins tables, not lists).
+    const label = this.b.unique(t1, uniqueKeys, joined);
     return { table: { label, keys: uniqueKeys, memberKeys: null, exprs: new Map() }, keys };
   }
 
