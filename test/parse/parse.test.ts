@@ -470,7 +470,12 @@ describe('parseQuery: WITH (common table expressions)', () => {
     const where = (parsed.query as SelectQuery).where;
     if (where?.kind !== 'in' || where.subquery?.kind !== 'select') throw new Error('not IN (SELECT …)');
     const table = withTable(where.subquery, 0);
-    expect(table.query).toMatchObject({ kind: 'set', op: 'union', orderBy: [{ selectIndex: 1 }], limit: { value: 10 } });
+    expect(table.query).toMatchObject({
+      kind: 'set',
+      op: 'union',
+      orderBy: [{ selectIndex: 1 }],
+      limit: { value: 10 },
+    });
     const plain = parse('WITH RECURSIVE n(k) AS (SELECT id FROM school) SELECT k FROM n');
     expect(plain.recursive).toBeUndefined();
     expect(withTable(plain.query as SelectQuery, 0)).not.toHaveProperty('recursive');
