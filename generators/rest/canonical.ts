@@ -117,7 +117,10 @@ class Canonicalizer {
   }
 
   private fromItem(item: FromItem, scopes: Map<string, string>[]): Node {
-    return item.kind === 'table' ? { table: item.table.toLowerCase() } : { derived: this.query(item.query, scopes) };
+    if (item.kind === 'table') return { table: item.table.toLowerCase() };
+    // A recursive table is not the union its members spell, nor its own reference the initial SELECT.
+    const derived = this.query(item.query, scopes);
+    return item.recursive ? { derived, recursive: item.recursive } : { derived };
   }
 
   private orderBy(items: OrderItem[], scopes: Map<string, string>[]): Node {

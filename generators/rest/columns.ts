@@ -44,14 +44,18 @@ export function columnAffinity(column: ColumnInfo): ReturnType<typeof castAffini
   return castAffinity(column.type.toUpperCase());
 }
 
-/** Every FROM item of the query and of the queries nested in it, outermost first. */
+/**
+ * Every FROM item of the query and of the queries nested in it, outermost first. A recursive
+ * SELECT's reference to its own table is one item: its query, the table's initial SELECT, is
+ * read where the table is.
+ */
 export function fromItems(query: Query): FromItem[] {
   if (query.kind === 'set') return [...fromItems(query.left), ...fromItems(query.right)];
   const items: FromItem[] = [];
   if (query.from) {
     for (const item of [query.from.base, ...query.from.joins.map((j) => j.item)]) {
       items.push(item);
-      if (item.kind === 'derived') items.push(...fromItems(item.query));
+      if (item.kind === 'derived' && item.recursive !== 'self') items.push(...fromItems(item.query));
     }
   }
   const exprs: Expr[] = [

@@ -1,6 +1,6 @@
 import type { DatabaseInfo, Verdict } from '../../core/model.js';
 import { schemaIdentifiers } from '../sql/double-quotes.js';
-import type { Query } from '../sql/ast.js';
+import type { NormalizedQuery, Query } from '../sql/ast.js';
 import { parseQuery } from '../sql/normalize.js';
 import { isWord, significant, tokenize, unquote, type Token } from '../../runtime/sql/lexer.js';
 import { slug } from './naming.js';
@@ -10,6 +10,7 @@ import { typeFitsColumn } from './parameter-types.js';
 import { placeholderOccurrences, replacePlaceholders } from '../../runtime/rest/placeholders.js';
 import { EndpointSpecSchema, type EndpointSpec, type ParameterSpec } from '../../runtime/rest/spec.js';
 import { placeholderSites } from './placeholder-sites.js';
+import { readWithClause, recursiveSelects } from './with-clause.js';
 
 /**
  * The format check of an endpoint spec (issue 3), before anything runs: LLM output goes
@@ -60,7 +61,10 @@ export function checkEndpointSpec(spec: EndpointSpec, db: DatabaseInfo): Verdict
   return sqlVerdicts.getOrSet(key, () => {
     const parsed = parseNames(spec, db);
     if ('ok' in parsed) return parsed;
-    return checkTypes(spec, db, parsed) ?? { ok: true, category: 'format:ok', message: 'spec well-formed' };
+    return (
+      checkRecursion(spec, parsed) ??
+      checkTypes(spec, db, parsed.query) ?? { ok: true, category: 'format:ok', message: 'spec well-formed' }
+    );
   });
 }
 
@@ -102,7 +106,7 @@ function checkStatement(sql: string): Verdict | null {
   if (!isWord(statement[0], 'SELECT', 'WITH'))
     return fail('not_select', `the statement must start with SELECT or WITH, not ${statement[0].text.slice(0, 40)}`);
   if (isWord(statement[0], 'WITH')) {
-    const main = afterWithClause(statement);
+    const main = readWithClause(statement)?.end ?? null;
     if (main === null) return fail('not_select', 'a malformed WITH clause');
     if (!isWord(statement[main], 'SELECT'))
       return fail(
@@ -117,47 +121,6 @@ function checkStatement(sql: string): Verdict | null {
     if (STATEMENT_WORDS.has(upper)) return fail('not_select', `${upper} is not allowed in a read-only SELECT`);
     if (UNSAFE_FUNCTIONS.has(upper) && statement[i + 1]?.text === '(')
       return fail('not_select', `function ${upper} is not allowed`);
-  }
-  return null;
-}
-
-/**
- * The index of the statement's first token after its WITH clause
- * (`WITH [RECURSIVE] name [(columns)] AS [[NOT] MATERIALIZED] (select), ...`), or null when
- * the clause is malformed or a common table expression's body is not a query.
- */
-function afterWithClause(statement: readonly Token[]): number | null {
-  let i: number | null = isWord(statement[1], 'RECURSIVE') ? 2 : 1;
-  for (;;) {
-    const name = statement[i];
-    if (name?.kind !== 'word' && name?.kind !== 'dquote' && name?.kind !== 'quoted') return null;
-    i++;
-    if (isPunct(statement[i], '(')) {
-      i = pastParentheses(statement, i);
-      if (i === null) return null;
-    }
-    if (!isWord(statement[i], 'AS')) return null;
-    i++;
-    if (isWord(statement[i], 'NOT') && isWord(statement[i + 1], 'MATERIALIZED')) i += 2;
-    else if (isWord(statement[i], 'MATERIALIZED')) i++;
-    if (!isPunct(statement[i], '(') || !isWord(statement[i + 1], 'SELECT', 'VALUES', 'WITH')) return null;
-    i = pastParentheses(statement, i);
-    if (i === null) return null;
-    if (!isPunct(statement[i], ',')) return i;
-    i++;
-  }
-}
-
-function isPunct(token: Token | undefined, text: string): boolean {
-  return token?.kind === 'punct' && token.text === text;
-}
-
-/** The index after the `)` that closes the `(` at `open`; null when it is never closed. */
-function pastParentheses(tokens: readonly Token[], open: number): number | null {
-  let depth = 0;
-  for (let i = open; i < tokens.length; i++) {
-    if (isPunct(tokens[i], '(')) depth++;
-    else if (isPunct(tokens[i], ')') && --depth === 0) return i + 1;
   }
   return null;
 }
@@ -213,7 +176,7 @@ function sampleLiteral(param: ParameterSpec): string {
 }
 
 /** The SQL's normalized query, or why it has none. */
-function parseNames(spec: EndpointSpec, db: DatabaseInfo): Verdict | Query {
+function parseNames(spec: EndpointSpec, db: DatabaseInfo): Verdict | NormalizedQuery {
   const identifiers = schemaIdentifiers(db, spec.sql);
   const stray = tokenize(spec.sql).find((t) => t.kind === 'dquote' && !identifiers.has(unquote(t).toLowerCase()));
   if (stray)
@@ -222,10 +185,29 @@ function parseNames(spec: EndpointSpec, db: DatabaseInfo): Verdict | Query {
       `${stray.text.slice(0, 60)} names no column or table (write strings in single quotes)`,
     );
   const parsed = parseQuery(withSampleValues(spec), db);
-  if (parsed.ok) return parsed.value.query;
+  if (parsed.ok) return parsed.value;
   return NAME_ERRORS.test(parsed.message)
     ? fail('unknown_column', parsed.message)
     : fail('not_select', `not a valid SELECT: ${parsed.message}`);
+}
+
+/**
+ * No placeholder in a recursive table's recursive SELECT: its values say what the recursion
+ * is (which rows are the next round's, when it stops: `WHERE depth < 5`), and a caller's
+ * value there could make it another recursion, or an endless one. Where it starts (the
+ * initial SELECT) and what is read of it (the main query) are a caller's to choose.
+ */
+function checkRecursion(spec: EndpointSpec, parsed: NormalizedQuery): Verdict | null {
+  const tokens = tokenize(spec.sql);
+  for (const [first, last] of recursiveSelects(tokens, parsed.recursive ?? [])) {
+    const inside = tokens.slice(first, last + 1).find((t) => t.kind === 'param');
+    if (inside)
+      return fail(
+        'recursive_parameter',
+        `${inside.text} is in the recursive SELECT of a recursive WITH table: what the recursion does is not a parameter (keep the question's value there)`,
+      );
+  }
+  return null;
 }
 
 function checkTypes(spec: EndpointSpec, db: DatabaseInfo, query: Query): Verdict | null {

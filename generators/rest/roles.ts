@@ -73,12 +73,15 @@ export function conjuncts(expr: Expr): Expr[] {
   return expr.kind === 'binary' && expr.op === 'AND' ? [...conjuncts(expr.left), ...conjuncts(expr.right)] : [expr];
 }
 
-/** Every SELECT of a query: set operands, derived tables and subqueries, outermost first. */
+/**
+ * Every SELECT of a query: set operands, derived tables and subqueries, outermost first (a
+ * recursive table's initial SELECT once, not again for its recursive SELECT's reference).
+ */
 export function selects(query: Query): SelectQuery[] {
   if (query.kind === 'set') return [...selects(query.left), ...selects(query.right)];
   const nested: Query[] = [];
   for (const item of query.from ? [query.from.base, ...query.from.joins.map((j) => j.item)] : [])
-    if (item.kind === 'derived') nested.push(item.query);
+    if (item.kind === 'derived' && item.recursive !== 'self') nested.push(item.query);
   const exprs = [
     ...query.columns.map((c) => c.expr),
     ...(query.from?.joins.flatMap((j) => (j.on ? [j.on] : [])) ?? []),

@@ -41,9 +41,11 @@ interface SqlShape {
 
 function shapeOf(sql: string, db: DatabaseInfo): SqlShape {
   const parsed = parseQuery(sql, db);
-  // SQLite makes a WITH table recursive when its body names it, keyword or not: the normalizer refuses both.
-  const recursive =
-    tokenize(sql).some((token) => isWord(token, 'RECURSIVE')) || (!parsed.ok && /recursive WITH/i.test(parsed.message));
+  // SQLite makes a WITH table recursive when its body names it, keyword or not: the normalizer
+  // says which are; SQL it does not read recurses if it says RECURSIVE or is refused as recursive.
+  const recursive = parsed.ok
+    ? parsed.value.recursive !== undefined
+    : tokenize(sql).some((token) => isWord(token, 'RECURSIVE')) || /recursive WITH/i.test(parsed.message);
   const tables = parsed.ok ? fromItems(parsed.value.query).filter((item) => item.kind === 'table').length : null;
   return { recursive, tables };
 }

@@ -29,14 +29,16 @@ import { numericParameterType } from './parameter-types.js';
 import { findValueSites, type Clause, type ColumnRef, type ValueSite } from './value-sites.js';
 import { joinRole, selects } from './roles.js';
 import { exprLabel, firstSelect, itemPhrase, itemWords } from './select-items.js';
+import { recursiveSelects } from './with-clause.js';
 
 /**
  * The deterministic template synthesizer (issue 3): the literals a user would vary — the
  * operands of comparisons, IN lists, BETWEEN bounds and LIKE patterns in WHERE, HAVING and
  * JOIN ... ON — become typed `:name` parameters named after the column they are compared
  * with; the call's arguments are the question's own values, so calling the endpoint
- * reproduces the gold query. LIMIT counts and the literals of computed columns stay: they
- * are the question's shape, not its values.
+ * reproduces the gold query. LIMIT counts, the literals of computed columns and those of a
+ * recursive WITH table's recursive SELECT stay: they are the question's shape, not its
+ * values (the initial SELECT's are parameters: where the recursion starts).
  */
 
 const PARAMETER_CLAUSES: ReadonlySet<Clause> = new Set(['where', 'having', 'on']);
@@ -64,12 +66,15 @@ export function synthesizeFromTemplate(
   const resolveAt = scopedColumnResolver(tokens, query, db);
   const windowAliases = windowResultAliases(query);
   const outerTables = outerTablesOf(query);
+  const recursive = recursiveSelects(tokens, parsed.value.recursive ?? []);
 
   const taken = new Set<string>();
   const parameters: Parameter[] = [];
   const replacements = new Map<number, string>();
   for (const site of findValueSites(tokens)) {
     if (!PARAMETER_CLAUSES.has(site.clause)) continue;
+    // A recursive SELECT's values are the recursion itself (format-check.ts, checkRecursion).
+    if (recursive.some(([first, last]) => site.first > first && site.last < last)) continue;
     const resolved = resolveSite(site, resolveAt);
     const column = resolved?.column ?? null;
     // A window's rank or row number is the query's own bookkeeping, not something a caller knows.

@@ -185,6 +185,21 @@ export interface DerivedFromItem {
   kind: 'derived';
   name: string;
   query: Query;
+  /**
+   * Absent but for a recursive WITH table (`WITH RECURSIVE t(id) AS (<initial SELECT> UNION
+   * [ALL] <recursive SELECT>)`, or a WITH table whose body names itself: SQLite makes it
+   * recursive without the keyword):
+   * - `'table'`: a reference to the table; `query` is the set query `initial UNION [ALL]
+   *   recursive` (op `union` or `union all`, its ORDER BY/LIMIT the table's), and the
+   *   table's rows are SQLite's fixpoint of it, not the union of its members as written;
+   * - `'self'`: the recursive SELECT's own reference to the table (in its FROM, exactly
+   *   once): the rows of the previous round. Its `query` is the initial SELECT, with the
+   *   table's column names: the columns and what they hold, not the rows read.
+   * A consumer that evaluates or compiles queries must refuse either (the SLOT decomposer:
+   * `unsupported:recursive_cte`); one that reads names, columns and values may read
+   * `query` as any derived table's.
+   */
+  recursive?: 'table' | 'self';
 }
 
 export type FromItem = TableFromItem | DerivedFromItem;
@@ -246,6 +261,8 @@ export interface NormalizedQuery {
   /** node-sql-parser dialect that parsed it (`sqlite`, or a faithful fallback). */
   dialect: string;
   query: Query;
+  /** The recursive WITH tables the query reads (DerivedFromItem `recursive`), by name; absent when none. */
+  recursive?: string[];
 }
 
 /** The expressions directly inside `expr`, not those of its subqueries (their columns are their own). */

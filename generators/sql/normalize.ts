@@ -114,9 +114,11 @@ function parseUncached(sql: string, db: DatabaseInfo): Outcome<NormalizedQuery> 
     }
     if (raw?.type !== 'select') return reject('parse_error', `not a SELECT statement (${raw?.type})`);
     try {
+      const normalizer = new Normalizer(db, parser, dialect);
       // The grammar's operator precedence is not SQLite's: precedence.ts.
-      const query = new Normalizer(db, parser, dialect).query(reassociate(raw), null);
-      return accept({ sql, dialect, query });
+      const query = normalizer.query(reassociate(raw), null);
+      const recursive = normalizer.recursiveTables();
+      return accept({ sql, dialect, query, ...(recursive.length > 0 ? { recursive } : {}) });
     } catch (error) {
       if (error instanceof NameError || error instanceof SyntaxShapeError) {
         return reject('parse_error', error.message);
@@ -130,6 +132,17 @@ function parseUncached(sql: string, db: DatabaseInfo): Outcome<NormalizedQuery> 
 /** A node shape we do not understand. */
 class SyntaxShapeError extends Error {
   override name = 'SyntaxShapeError';
+}
+
+/**
+ * A WITH table named inside its own body (or a body it reads): the normalization of that
+ * body stops and starts again as a recursive table's (Normalizer.normalizeWithTable).
+ */
+class SelfReference extends Error {
+  override name = 'SelfReference';
+  constructor(readonly table: WithTable) {
+    super(`WITH table ${table.name} names itself`);
+  }
 }
 
 type Clause = 'select' | 'where' | 'group' | 'having' | 'order' | 'on' | 'limit';
@@ -172,11 +185,27 @@ interface WithTables {
   outer: WithTables | null;
 }
 
+/** A recursive WITH table whose recursive SELECT is being normalized. */
+interface Recursion {
+  table: WithTable;
+  /** The table's rows as its recursive SELECT reads them: the initial SELECT, with the table's column names. */
+  self: Query;
+  /** The nesting depth (Normalizer.depth) of the recursive SELECT: the only one whose FROM may name the table. */
+  depth: number;
+  named: boolean;
+}
+
 class Normalizer {
   /** The WITH tables visible where the normalizer is. */
   private withTables: WithTables | null = null;
   /** WITH tables whose bodies are being normalized: one named again is a recursive reference. */
   private readonly expanding: WithTable[] = [];
+  /** The recursive tables whose recursive SELECT is being normalized, innermost last. */
+  private readonly recursions: Recursion[] = [];
+  /** How many SELECTs enclose the one being normalized. */
+  private depth = 0;
+  /** The names of the recursive WITH tables met, in order. */
+  private readonly recursive: string[] = [];
 
   constructor(
     private readonly db: DatabaseInfo,
@@ -199,14 +228,18 @@ class Normalizer {
     return raw._next ? this.setQuery(raw, parent) : this.select(raw, parent);
   }
 
+  /** The names of the recursive WITH tables the query read, once each. */
+  recursiveTables(): string[] {
+    return [...new Set(this.recursive)];
+  }
+
   /**
-   * Non-recursive common table expressions. `WITH RECURSIVE`, and a table whose body names
-   * itself (SQLite makes such a table recursive even without the keyword), are refused.
+   * Common table expressions. Whether one is recursive is what SQLite decides: its body
+   * names it (`RECURSIVE` or not), which withTableItem finds out.
    */
   private withClause(raw: Raw[], parent: Scope | null, outer: WithTables | null): WithTables {
     const clause: WithTables = { tables: [], outer };
     for (const node of raw) {
-      if (node.recursive) throw new SyntaxShapeError('recursive WITH is not supported');
       const name = identifier(node.name);
       if (name === null) throw new SyntaxShapeError(`unsupported WITH table ${JSON.stringify(node).slice(0, 80)}`);
       if (clause.tables.some((t) => same(t.name, name))) throw new NameError(`duplicate WITH table name: ${name}`);
@@ -229,17 +262,18 @@ class Normalizer {
 
   /** A reference to a WITH table: the derived table of its body, named `name` in `scope`. */
   private withTableItem(table: WithTable, name: string, scope: Scope): FromItem {
-    if (this.expanding.includes(table)) throw new SyntaxShapeError('recursive WITH is not supported');
+    if (this.expanding.includes(table)) return this.selfReference(table, name, scope);
     const saved = this.withTables;
     this.withTables = table.visible;
     this.expanding.push(table);
-    let query: Query;
+    let body: { query: Query; recursive: boolean };
     try {
-      query = this.query(table.body, table.parent);
+      body = this.normalizeWithTable(table);
     } finally {
       this.expanding.pop();
       this.withTables = saved;
     }
+    let query = body.query;
     if (query.correlated) {
       // Its outer names count levels from where it was defined, not from here.
       if (table.parent !== scope.parent)
@@ -250,25 +284,84 @@ class Normalizer {
     }
     if (table.columns) query = withColumnNames(query, table.columns, table.name);
     scope.add({ name, table: null, columns: outputNames(query) });
-    return { kind: 'derived', name, query };
+    if (!body.recursive) return { kind: 'derived', name, query };
+    this.recursive.push(table.name);
+    return { kind: 'derived', name, query, recursive: 'table' };
   }
 
-  /** `a UNION b EXCEPT c` chains through `_next`; ORDER BY/LIMIT of the compound sit on the last. */
-  private setQuery(raw: Raw, parent: Scope | null): Query {
-    const members: Raw[] = [];
-    const ops: SetOperator[] = [];
-    for (let node: Raw = raw; node; node = node._next) {
-      members.push(node);
-      if (node._next) ops.push(setOperator(node.set_op));
+  /** A WITH table's body: as any query, unless it names the table (then SQLite makes it recursive). */
+  private normalizeWithTable(table: WithTable): { query: Query; recursive: boolean } {
+    try {
+      return { query: this.query(table.body, table.parent), recursive: false };
+    } catch (error) {
+      if (!(error instanceof SelfReference) || error.table !== table) throw error;
     }
-    const last = members[members.length - 1];
-    const tail = { orderby: last.orderby, limit: last.limit };
-    const normalized = members.map((m, i) =>
-      this.scopedSelect(
-        i === members.length - 1 ? { ...m, orderby: null, limit: null, _next: null } : { ...m, _next: null },
-        parent,
-      ),
+    return { query: this.recursiveQuery(table), recursive: true };
+  }
+
+  /**
+   * A recursive table's body, in the form SQLite's documentation gives it (lang_with.html):
+   * an initial SELECT that does not name the table, UNION or UNION ALL, a recursive SELECT
+   * whose FROM names it exactly once (not in a subquery), an ORDER BY and LIMIT of the
+   * whole. SQLite's several initial or recursive SELECTs are refused: nothing needs them.
+   */
+  private recursiveQuery(table: WithTable): Query {
+    const { members, ops, tail } = compoundParts(table.body);
+    const shape = `recursive WITH table ${table.name}`;
+    if (table.body.with) throw new SyntaxShapeError(`${shape} has a WITH clause of its own`);
+    if (members.length !== 2 || (ops[0] !== 'union' && ops[0] !== 'union all'))
+      throw new SyntaxShapeError(`${shape} is not <initial SELECT> UNION [ALL] <recursive SELECT>`);
+    let initial: { query: SelectQuery; scope: Scope };
+    try {
+      initial = this.scopedSelect(members[0], table.parent);
+    } catch (error) {
+      if (error instanceof SelfReference && error.table === table)
+        throw new SyntaxShapeError(`${shape}: its initial SELECT names it`);
+      throw error;
+    }
+    const self = table.columns ? withColumnNames(initial.query, table.columns, table.name) : initial.query;
+    const recursion: Recursion = { table, self, depth: this.depth + 1, named: false };
+    this.recursions.push(recursion);
+    let step: { query: SelectQuery; scope: Scope };
+    try {
+      step = this.scopedSelect(members[1], table.parent);
+    } finally {
+      this.recursions.pop();
+    }
+    if (!recursion.named) throw new SyntaxShapeError(`${shape}: its recursive SELECT does not name it`);
+    return this.compound([initial, step], ops, tail, table.parent);
+  }
+
+  /** The recursive SELECT's reference to its own table: the rows of the previous round (DerivedFromItem `recursive`). */
+  private selfReference(table: WithTable, name: string, scope: Scope): FromItem {
+    const recursion = this.recursions.find((r) => r.table === table);
+    if (!recursion) throw new SelfReference(table);
+    const shape = `recursive WITH table ${table.name}`;
+    if (this.depth !== recursion.depth)
+      throw new SyntaxShapeError(`${shape} is named in a subquery of its recursive SELECT`);
+    if (recursion.named) throw new SyntaxShapeError(`${shape} is named twice in its recursive SELECT`);
+    recursion.named = true;
+    scope.add({ name, table: null, columns: outputNames(recursion.self) });
+    return { kind: 'derived', name, query: recursion.self, recursive: 'self' };
+  }
+
+  private setQuery(raw: Raw, parent: Scope | null): Query {
+    const { members, ops, tail } = compoundParts(raw);
+    return this.compound(
+      members.map((m) => this.scopedSelect(m, parent)),
+      ops,
+      tail,
+      parent,
     );
+  }
+
+  /** The members of a compound, normalized, as one query: left-deep, with the compound's ORDER BY/LIMIT. */
+  private compound(
+    normalized: { query: SelectQuery; scope: Scope }[],
+    ops: SetOperator[],
+    tail: { orderby: Raw; limit: Raw },
+    parent: Scope | null,
+  ): Query {
     const plain = normalized.map((n) => n.query);
     let query: Query = plain[0];
     for (let i = 1; i < plain.length; i++) {
@@ -334,6 +427,15 @@ class Normalizer {
 
   /** A SELECT and the scope its names resolved in. */
   private scopedSelect(raw: Raw, parent: Scope | null): { query: SelectQuery; scope: Scope } {
+    this.depth++;
+    try {
+      return this.scopedSelectHere(raw, parent);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private scopedSelectHere(raw: Raw, parent: Scope | null): { query: SelectQuery; scope: Scope } {
     const scope = new Scope(parent);
     for (const definition of (raw.window?.expr as Raw[] | undefined) ?? []) {
       scope.windows.set(String(definition.name).toLowerCase(), definition.as_window_specification);
@@ -807,6 +909,21 @@ function joinType(join: string | undefined): JoinType {
   if (j.startsWith('RIGHT')) return 'right';
   if (j.startsWith('FULL')) return 'full';
   return 'inner';
+}
+
+/** `a UNION b EXCEPT c` chains through `_next`; ORDER BY/LIMIT of the compound sit on the last member. */
+function compoundParts(raw: Raw): { members: Raw[]; ops: SetOperator[]; tail: { orderby: Raw; limit: Raw } } {
+  const chain: Raw[] = [];
+  const ops: SetOperator[] = [];
+  for (let node: Raw = raw; node; node = node._next) {
+    chain.push(node);
+    if (node._next) ops.push(setOperator(node.set_op));
+  }
+  const last = chain[chain.length - 1];
+  const members = chain.map((m, i) =>
+    i === chain.length - 1 ? { ...m, orderby: null, limit: null, _next: null } : { ...m, _next: null },
+  );
+  return { members, ops, tail: { orderby: last.orderby, limit: last.limit } };
 }
 
 function setOperator(op: string): SetOperator {

@@ -20,11 +20,19 @@ import { openReadOnly } from './readonly.js';
  *   Mode `columns`: each column by its own offset, so a row's values are no longer the
  *   row's; mode `rows`: all by one offset, so each row's values, together, move to another
  *   key (a conjunction over one table still selects rows; joins pair other ones).
+ * - a hierarchy kept a forest: a column that references its own table's key (a declared
+ *   FOREIGN KEY, `employee.manager_id → employee.employee_id`) rotated freely would close
+ *   cycles, and a recursive query walking it would never end. Such a table's values move
+ *   only among rows of the same depth in the hierarchy (hierarchyClasses): a row's parent
+ *   is still one level up, so the parent relation stays acyclic, while who is under whom
+ *   changes. Mode `columns`: the referencing column within its depths (the others as
+ *   before); mode `rows`: whole rows within the rows of equal depths.
  * - a table of more than `maxRows` rows sampled down to about that many before its values
  *   move (`sampledRows`): a variant is there to tell queries apart, and every statement a
  *   question makes runs on it, so on large data its cost, not its size, is what matters.
  * Rows are streamed (one read cursor per rotated column), so a table of any size costs one
- * pass, and the source is only ever opened read-only. Written to a temporary file and
+ * pass (a hierarchy's table, of at most `maxRows` rows, is read into memory), and the source
+ * is only ever opened read-only. Written to a temporary file and
  * renamed: a reader never sees a half-built table, and two builders agree byte for byte.
  */
 
@@ -111,10 +119,15 @@ function keyColumns(db: Database.Database, table: string, primaryKey: string[]):
   const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as { name: string }[];
   for (const other of tables) {
     const references = db
-      .prepare('SELECT "to" FROM pragma_foreign_key_list(?) WHERE "table" = ? COLLATE NOCASE')
-      .all(other.name, table) as { to: string | null }[];
-    // A reference without a column names the primary key, which is already kept.
-    for (const reference of references) add(reference.to);
+      .prepare('SELECT id, "from", "to" FROM pragma_foreign_key_list(?) WHERE "table" = ? COLLATE NOCASE')
+      .all(other.name, table) as { id: number; from: string; to: string | null }[];
+    for (const reference of references) {
+      // A reference without a column names the primary key, which is already kept.
+      add(reference.to);
+      // A composite reference of the table to itself stays too: moved, it could close a cycle (selfReferences).
+      const composite = references.some((r) => r.id === reference.id && r !== reference);
+      if (composite && other.name.toLowerCase() === table.toLowerCase()) add(reference.from);
+    }
   }
   return keys;
 }
@@ -153,8 +166,10 @@ function writeVariant(
           : offsetOf(seed, table.name, mode === 'rows' ? null : column, rows),
       );
     const sample = count > request.maxRows ? sampledRows(source, table, request, count) : null;
-    const rows = sample
-      ? rotatedSample(sample, offsetFor(sample.length))
+    const hierarchies = selfReferences(source, table);
+    const held = sample ?? (hierarchies.length > 0 ? allRows(source, table) : null);
+    const rows = held
+      ? movedRows(held, rowSources(table, held, hierarchies, offsetFor(held.length), request))
       : rotatedTable(source, table, offsetFor(count));
     try {
       target.transaction(() => {
@@ -194,14 +209,123 @@ function* rotatedTable(
   }
 }
 
-/** Sampled rows (in memory), each column rotated among them as rotatedTable rotates a whole table. */
-function* rotatedSample(sample: unknown[][], offsets: (number | null)[]): Generator<unknown[], void, void> {
-  for (const [i, row] of sample.entries()) {
+/** Rows held in memory, each column's value taken from the row its source map gives (null: kept in place). */
+function* movedRows(rows: unknown[][], sources: (Source | null)[]): Generator<unknown[], void, void> {
+  for (const [i, row] of rows.entries()) {
     yield row.map((value, c) => {
-      const offset = offsets[c];
-      return offset === null ? value : sample[(i + offset) % sample.length][c];
+      const source = sources[c];
+      return source === null ? value : rows[source(i)][c];
     });
   }
+}
+
+/** The row a moved column's value at row `i` comes from. */
+type Source = (i: number) => number;
+
+/**
+ * Where each column's values come from: rotated by its offset as rotatedTable rotates a
+ * whole table, but in a table with hierarchies (selfReferences) within the rows of the same
+ * depths: in mode `rows` every moved column (the rows move whole), in mode `columns` each
+ * referencing column within its own hierarchy's depths.
+ */
+function rowSources(
+  table: TableFacts,
+  rows: unknown[][],
+  hierarchies: SelfReference[],
+  offsets: (number | null)[],
+  { seed, mode }: Pick<VariantTableRequest, 'seed' | 'mode'>,
+): (Source | null)[] {
+  const rotation = (offset: number | null): Source | null =>
+    offset === null ? null : (i) => (i + offset) % rows.length;
+  if (hierarchies.length === 0) return offsets.map(rotation);
+  const index = (column: string) => table.columns.indexOf(column);
+  const depths = hierarchies.map((h) => hierarchyDepths(rows, index(h.from), index(h.to)));
+  if (mode === 'rows') {
+    const whole = withinClasses(
+      rows.map((_, i) => depths.map((d) => d[i]).join(',')),
+      (part, size) => offsetOf(seed, table.name, null, size, part),
+    );
+    return offsets.map((offset) => (offset === null ? null : whole));
+  }
+  return offsets.map((offset, c) => {
+    const h = hierarchies.findIndex((x) => x.from === table.columns[c]);
+    if (offset === null || h < 0) return rotation(offset);
+    return withinClasses(depths[h].map(String), (part, size) =>
+      offsetOf(seed, table.name, table.columns[c], size, part),
+    );
+  });
+}
+
+/**
+ * Each row's value from another row of its class, the rows of a class rotated among
+ * themselves (in the table's stable order) by the class's offset; a class of one row keeps it.
+ */
+function withinClasses(classes: string[], offsetFor: (part: string, size: number) => number): Source {
+  const members = new Map<string, number[]>();
+  classes.forEach((c, i) => members.set(c, [...(members.get(c) ?? []), i]));
+  const sources = Int32Array.from(classes, (_, i) => i);
+  for (const [part, rows] of members) {
+    if (rows.length < 2) continue;
+    const offset = offsetFor(part, rows.length);
+    rows.forEach((row, k) => (sources[row] = rows[(k + offset) % rows.length]));
+  }
+  return (i) => sources[i];
+}
+
+/** A column of the table that references the table's own key (a parent), and that key. */
+interface SelfReference {
+  from: string;
+  to: string;
+}
+
+/**
+ * The table's declared references to itself of one column each (a composite one is kept in
+ * place, keyColumns), whose referencing column moves (is not a key itself).
+ */
+function selfReferences(source: Database.Database, table: TableFacts): SelfReference[] {
+  const own = (name: string) => table.columns.find((c) => c.toLowerCase() === name.toLowerCase());
+  return singleColumnReferences(source, table.name).flatMap((reference) => {
+    if (reference.parent.toLowerCase() !== table.name.toLowerCase()) return [];
+    const from = own(reference.from);
+    const to = own(reference.to ?? table.primaryKey[0] ?? '');
+    return from === undefined || to === undefined || table.keys.has(from.toLowerCase()) ? [] : [{ from, to }];
+  });
+}
+
+/**
+ * Each row's depth in the hierarchy its column `from` makes (a row whose value names no
+ * row's `to` is a root, of depth 0): the length of its chain of parents. A chain that runs
+ * into a cycle of the source's own stops where it would repeat a row.
+ */
+function hierarchyDepths(rows: unknown[][], from: number, to: number): number[] {
+  const byKey = new Map<string, number>();
+  rows.forEach((row, i) => {
+    if (row[to] !== null) byKey.set(valueText(row[to]), i);
+  });
+  const parents = rows.map((row) => (row[from] === null ? undefined : byKey.get(valueText(row[from]))));
+  const depths: number[] = rows.map(() => -1);
+  for (let i = 0; i < rows.length; i++) {
+    const chain: number[] = [];
+    const seen = new Set<number>();
+    let row: number | undefined = i;
+    while (row !== undefined && depths[row] < 0 && !seen.has(row)) {
+      seen.add(row);
+      chain.push(row);
+      row = parents[row];
+    }
+    let depth = row === undefined || seen.has(row) ? -1 : depths[row];
+    for (let k = chain.length - 1; k >= 0; k--) depths[chain[k]] = ++depth;
+  }
+  return depths;
+}
+
+/** Every row of the table, in its stable order. */
+function allRows(source: Database.Database, table: TableFacts): unknown[][] {
+  return source
+    .prepare(`SELECT ${table.columns.map(quote).join(', ')} FROM ${quote(table.name)} ORDER BY ${table.orderBy}`)
+    .raw(true)
+    .safeIntegers(true)
+    .all() as unknown[][];
 }
 
 /** Sampled rows held in memory at most: this many times `maxRows` (a skewed anchor keeps more than its share). */
@@ -330,11 +454,10 @@ function* rotatedValues(
   yield* head.iterate(offset);
 }
 
-/** In 1..count-1, so that no rotated column stays in place. */
-function offsetOf(seed: number, table: string, column: string | null, count: number): number {
-  const digest = createHash('sha256').update(
-    JSON.stringify([seed, table.toLowerCase(), column?.toLowerCase() ?? null]),
-  );
+/** In 1..count-1, so that no rotated column stays in place; `part`: of one class of rows (withinClasses). */
+function offsetOf(seed: number, table: string, column: string | null, count: number, part?: string): number {
+  const key = [seed, table.toLowerCase(), column?.toLowerCase() ?? null];
+  const digest = createHash('sha256').update(JSON.stringify(part === undefined ? key : [...key, part]));
   return 1 + (digest.digest().readUInt32BE(0) % (count - 1));
 }
 

@@ -64,7 +64,6 @@ describe('checkEndpointSpec', () => {
     `SELECT name FROM school WHERE name = :county_name AND enrollment > :min_enrollment UNION SELECT load_extension('x')`,
     "SELECT name FROM school WHERE name = 'unterminated",
     'SELECT name FROM school WHERE name = :county_name AND enrollment > :min_enrollment AND',
-    'WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM x WHERE n < :min_enrollment) SELECT name FROM school, x WHERE name = :county_name',
     'WITH x AS (SELECT 1) DELETE FROM school WHERE name = :county_name AND enrollment > :min_enrollment',
     'garbage ((( :county_name :min_enrollment',
   ])('format:not_select — %s', (sql) => {
@@ -98,7 +97,7 @@ describe('checkEndpointSpec', () => {
     `WITH big AS (SELECT id FROM school WHERE enrollment > :min_enrollment)
      SELECT T2.name FROM county AS T1 JOIN school AS T2 ON T1.id = T2.county_id
      WHERE T1.county_name = :county_name AND T2.id IN (SELECT id FROM big)`,
-    `with recursive n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < :min_enrollment)
+    `with recursive n(i) AS (SELECT :min_enrollment UNION ALL SELECT i + 1 FROM n WHERE i < 10)
      SELECT name FROM school WHERE county_id IN (SELECT i FROM n) AND name <> :county_name`,
     `WITH a AS MATERIALIZED (SELECT id FROM county WHERE county_name = :county_name),
      [b] (id) AS NOT MATERIALIZED (WITH c AS (SELECT 1) VALUES (:min_enrollment))
@@ -107,6 +106,25 @@ describe('checkEndpointSpec', () => {
     const verdict = withSql(sql);
     // Until the normalizer parses WITH, the spec fails later, at parsing; never at the statement check.
     if (!verdict.ok) expect(verdict).toMatchObject({ category: 'format:not_select', message: /^not a valid SELECT/ });
+  });
+
+  test('format:recursive_parameter: a placeholder in a recursive SELECT, not in the initial one nor the main query', () => {
+    const recursive = (initial: string, step: string) =>
+      withSql(
+        `WITH RECURSIVE x(n) AS (SELECT ${initial} UNION ALL SELECT n + 1 FROM x WHERE n < ${step}) SELECT name FROM school, x WHERE name = :county_name AND n = 3`,
+      );
+    expect(recursive('1', ':min_enrollment')).toMatchObject({
+      ok: false,
+      category: 'format:recursive_parameter',
+      message: expect.stringContaining(':min_enrollment is in the recursive SELECT'),
+    });
+    expect(recursive(':min_enrollment', '5')).toMatchObject({ ok: true });
+    // Without the keyword, as SQLite reads it.
+    expect(
+      withSql(
+        'WITH x(n) AS (SELECT 1 UNION SELECT n + 1 FROM x WHERE n < :min_enrollment) SELECT name FROM school, x WHERE name = :county_name',
+      ).category,
+    ).toBe('format:recursive_parameter');
   });
 
   test('injection-looking strings are data, not statements', () => {

@@ -214,6 +214,19 @@ describe('synthesizeFromTemplate', () => {
     expect(e.spec.operationId).toBe('getCountSchool');
   });
 
+  test('a recursive WITH: where it starts and what the main query keeps are parameters, its recursive SELECT keeps its values', () => {
+    // Kern, then each county whose id is one less, while it has more than 950000 inhabitants.
+    const e = synth(
+      "WITH RECURSIVE down(id) AS (SELECT id FROM county WHERE county_name = 'Kern' UNION ALL SELECT c.id FROM county AS c JOIN down ON c.id = down.id - 1 WHERE c.population > 950000) SELECT name FROM school WHERE county_id IN (SELECT id FROM down) AND enrollment > 100",
+    );
+    expect(params(e)).toEqual([
+      ['county_name', 'string', 'Kern'],
+      ['min_enrollment', 'integer', 100],
+    ]);
+    expect(e.spec.sql).toContain('WHERE county_name = :county_name UNION ALL');
+    expect(e.spec.sql).toContain('down.id - 1 WHERE c.population > 950000)');
+  });
+
   test('unparseable SQL is synth_failed', () => {
     const outcome = synthesizeFromTemplate(instance('SELECT nope FROM school'), db, 'test');
     expect(outcome).toMatchObject({ ok: false, category: 'synth_failed' });
