@@ -47,7 +47,8 @@ def same_rows(a, b, ordered):
 def rows_of_answer(sample, width):
     """The rows the sample's calls returned, in the gold's row shape."""
     out = sample['output_after_executing_api']
-    if sample['formulation'] == 'rest':
+    if sample['formulation'] == 'rest' or (isinstance(out, list) and out and isinstance(out[0], dict)):
+        # Row objects: a REST response, or a SLOT/SEL answer that is one table output.
         return [list(row.values()) if isinstance(row, dict) else [row] for row in (out if isinstance(out, list) else [out])]
     if len(sample['answer_labels']) == 1:
         values = out if isinstance(out, list) else [out]
