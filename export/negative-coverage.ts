@@ -9,9 +9,10 @@ import type { EvalItem } from '../eval/dataset.js';
  * transform), so chasing each capability's substitutes proves little. One capability every
  * answer needs has few providers: narrowing the starting table to the answer's columns (the
  * judge compares column counts). Only the tools in NARROWING output fewer columns than they
- * read; filter_data, sort_data, transform_data and union_data keep every column of their
- * input, combine_data keeps its inputs' width and calculate reads a literal or a scalar, which
- * only a narrowing tool makes. So without NARROWING every output is at least as wide as a
+ * read; filter_data, sort_data, transform_data, union_data and join_data keep every column of
+ * their input (join_data's inner and left add the other's), and calculate reads a literal or a
+ * scalar, which only a narrowing tool makes; combine_data narrows when its key lists pick
+ * some of its inputs' columns. So without NARROWING every output is at least as wide as a
  * starting table, and an answer narrower than every starting table is out of reach.
  *
  * SEL's universe is the gold's tools and one getter per starting column: once the gold's
@@ -26,6 +27,7 @@ export const NARROWING: ReadonlySet<string> = new Set([
   'select_unique_values',
   'group_data_by',
   'aggregate_data',
+  'combine_data',
 ]);
 
 /** What a sequence negative must lose, or why it has none (`ok: false`, dropped). */

@@ -70,7 +70,7 @@ const slot: SequenceFormulationDef = {
   title: 'SLOT',
   card: `- **SLOT** — a small pool of generic data tools (\`filter_data\`, \`sort_data\`, \`retrieve_data\`,
   \`aggregate_data\`, \`group_data_by\`, \`select_unique_values\`, \`transform_data\`, and extensions such
-  as \`union_data\`, \`combine_data\` and \`calculate\`). The model fills the slots and chains calls by
+  as \`union_data\`, \`combine_data\`, \`join_data\` and \`calculate\`). The model fills the slots and chains calls by
   label: \`"$LABEL$"\` stands for the output of an earlier call. Column keys are \`<table>_<column>\`.`,
   execute: async (sequence, db, executor, options) =>
     (await slotRuntime()).executeSequence(sequence, db, executor, options),

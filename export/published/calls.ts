@@ -410,6 +410,8 @@ function calculatorCall(args: Record<string, unknown>, label: string, output: un
 function concatenateCall(args: Record<string, unknown>, label: string, scope: Scope): Made {
   if (args.operation !== 'union_all')
     refuse(`the published concatenate_data is UNION ALL, not ${String(args.operation)}`);
+  if (args.key_name !== undefined || args.other_key_name !== undefined)
+    refuse('the published concatenate_data stacks whole tables, not columns picked from them');
   const first = tableOf(args.data_source, scope);
   const second = tableOf(args.other_data_source, scope);
   const { data1, data2 } = scope.dialect.names;

@@ -37,7 +37,7 @@ describe('the coverage rule (SLOT and SEL)', () => {
     expect(rule).toEqual({
       ok: true,
       category: 'no_narrowing',
-      removed: ['aggregate_data', 'group_data_by', 'retrieve_data', 'select_unique_values'],
+      removed: ['aggregate_data', 'combine_data', 'group_data_by', 'retrieve_data', 'select_unique_values'],
     });
   });
 
@@ -54,6 +54,7 @@ describe('the coverage rule (SLOT and SEL)', () => {
     );
     expect(rule.ok && rule.removed).toEqual([
       'aggregate_data',
+      'combine_data',
       'group_data_by',
       'retrieve_data',
       'select_unique_values',
@@ -61,13 +62,13 @@ describe('the coverage rule (SLOT and SEL)', () => {
     ]);
   });
 
-  test('what is left only keeps or widens tables: filters, sorts, transforms, unions, combines and calculations', () => {
+  test('what is left only keeps or widens tables: filters, sorts, transforms, unions, joins and calculations', () => {
     const rule = sequenceRule(
       { goldCalls: [call('filter_data', 'F')], tools: SLOT_TOOLS, bindings: undefined, gold: gold(2) },
       [3, 5],
     );
     const left = SLOT_TOOLS.map((t) => t.function.name).filter((name) => rule.ok && !rule.removed.includes(name));
-    expect(left).toEqual(['sort_data', 'transform_data', 'union_data', 'calculate', 'combine_data']);
+    expect(left).toEqual(['sort_data', 'transform_data', 'union_data', 'calculate', 'join_data']);
     expect(left.some((name) => NARROWING.has(name))).toBe(false);
   });
 

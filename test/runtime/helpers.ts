@@ -2,8 +2,9 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { DatabaseInfo, SqlValue, ToolCall } from '../../core/model.js';
+import type { DatabaseInfo, SqlValue, ToolCall, ToolPool } from '../../core/model.js';
 import { mulberry32 } from '../../core/random.js';
+import { compileSequence, ToolError } from '../../runtime/slot/index.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 
@@ -164,4 +165,20 @@ export function reference(db: Database.Database, sql: string, params: unknown[] 
 /** Sorts rows for order-insensitive comparison. */
 export function bag(rows: SqlValue[][]): string[] {
   return rows.map((r) => JSON.stringify(r)).sort();
+}
+
+/** The code of the ToolError that compiling `calls` throws; 'ok' when they compile. */
+export function toolErrorCode(
+  info: DatabaseInfo,
+  initialization: ToolCall[],
+  calls: ToolCall[],
+  pool: ToolPool = 'extended',
+): string {
+  try {
+    compileSequence(info, initialization, calls, pool);
+  } catch (error) {
+    if (error instanceof ToolError) return error.code;
+    throw error;
+  }
+  return 'ok';
 }

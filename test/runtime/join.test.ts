@@ -1,6 +1,6 @@
 import type { SqlValue, ToolCall, ToolOutput, ToolPool } from '../../core/model.js';
-import { compileSequence, executeSequence, keysForSequence, ToolError } from '../../runtime/slot/index.js';
-import { createDb, reference, tableInit, type TestDb } from './helpers.js';
+import { executeSequence, keysForSequence } from '../../runtime/slot/index.js';
+import { createDb, reference, tableInit, toolErrorCode, type TestDb } from './helpers.js';
 
 /**
  * join_data and combine_data's key lists (docs/TOOLS.md), against SQLite's own SQL over the
@@ -75,15 +75,7 @@ function table(columns: string[], sql: string): ToolOutput {
   return { kind: 'table', columns, rows: reference(t.raw, sql) };
 }
 
-function codeOf(calls: ToolCall[], pool: ToolPool = 'extended'): string {
-  try {
-    compileSequence(t.info, INITS, calls, pool);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ToolError);
-    return (error as ToolError).code;
-  }
-  return 'ok';
-}
+const codeOf = (calls: ToolCall[], pool?: ToolPool): string => toolErrorCode(t.info, INITS, calls, pool);
 
 const EMP = ['emp_id', 'emp_name', 'emp_dept', 'emp_mgr'];
 const PAIR = [...EMP, 'dept_code', 'dept_title'];

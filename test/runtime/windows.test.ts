@@ -1,6 +1,6 @@
 import type { ToolCall, ToolOutput, ToolPool } from '../../core/model.js';
-import { compileSequence, executeSequence, ToolError } from '../../runtime/slot/index.js';
-import { createDb, reference, tableInit, type TestDb } from './helpers.js';
+import { executeSequence } from '../../runtime/slot/index.js';
+import { createDb, reference, tableInit, toolErrorCode, type TestDb } from './helpers.js';
 
 /**
  * The window operations of transform_data (docs/TOOLS.md, "Operations"), each against the
@@ -226,15 +226,7 @@ describe('running', () => {
 });
 
 describe('refusals', () => {
-  function codeOf(calls: ToolCall[], pool: ToolPool = 'extended'): string {
-    try {
-      compileSequence(t.info, [INIT], calls, pool);
-    } catch (error) {
-      expect(error).toBeInstanceOf(ToolError);
-      return (error as ToolError).code;
-    }
-    return 'ok';
-  }
+  const codeOf = (calls: ToolCall[], pool?: ToolPool): string => toolErrorCode(t.info, [INIT], calls, pool);
   const order = [{ key_name: 's_day' }];
   test.each<[string, string, Record<string, unknown>, ToolPool]>([
     ['missing_argument', 'ntile', {}, 'extended'],

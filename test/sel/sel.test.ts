@@ -234,6 +234,62 @@ describe('SEL expansion', () => {
     );
   });
 
+  test('join_data binds its type: join_data_<type>; a window operation binds as transform_data_<o>; same output as SLOT', async () => {
+    const S = '$starting_table_var$';
+    const joined: SlotSequence = {
+      initialization: [INIT_ITEM],
+      calls: [
+        {
+          name: 'transform_data',
+          label: 'w',
+          arguments: {
+            data_source: S,
+            key_name: 'item_qty',
+            operation_type: 'row_number',
+            operation_args: { then_by: [{ key_name: 'item_id' }], partition_by: ['item_grp'] },
+          },
+        },
+        { name: 'group_data_by', label: 'g', arguments: { data_source: S, key_name: 'item_grp' } },
+        {
+          name: 'join_data',
+          label: 'j',
+          arguments: {
+            data_source: '$w$',
+            other_data_source: '$g$',
+            key_name: 'item_grp',
+            other_key_name: 'item_grp',
+            type: 'left',
+          },
+        },
+        { name: 'retrieve_data', label: 'r', arguments: { data_source: '$j$', key_name: 'item_grp_2' } },
+      ],
+      answerLabels: ['j', 'r'],
+    };
+    const sel = expand(joined, t, 'extended');
+    expect(sel.calls.map((call) => call.name)).toEqual([
+      'transform_data_row_number',
+      'group_data_by',
+      'join_data_left',
+      'get_item_grp_2',
+    ]);
+    expect(sel.calls[2].arguments).toEqual({
+      data_source: '$w$',
+      other_data_source: '$g$',
+      key_name: 'item_grp',
+      other_key_name: 'item_grp',
+    });
+    expect(sel.bindings.join_data_left).toEqual({ slotTool: 'join_data', boundArguments: { type: 'left' } });
+    expect(sel.derivedKeys.map((k) => k.key)).toEqual(['item_qty_row_number', 'item_grp_2']);
+    const spec = toolsOf(sel, t).find((s) => s.function.name === 'join_data_left')!.function;
+    expect(spec.description).toContain('LEFT JOIN');
+    const parameters = spec.parameters as { properties: Record<string, unknown>; required: string[] };
+    expect(parameters.required).toEqual(['data_source', 'other_data_source', 'key_name', 'other_key_name']);
+    const opts = { timeoutMs: 5000, pool: 'extended' as const };
+    expect(await executeSelSequence(sel, t.info, t.executor, opts)).toEqual(
+      await executeSequence(joined, t.info, t.executor, opts),
+    );
+  });
+
   test('a sequence carries bindings over its key universe; the registry builds each spec once', () => {
     const sel = expand(seq, t, 'paper');
     expect(Object.keys(sel)).not.toContain('tools');
