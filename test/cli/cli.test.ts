@@ -418,7 +418,7 @@ describe('nl2api CLI', () => {
       path.join(dir, 'r1'),
     );
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/^oracle\s+48\s+0\s+100\.0%/m);
+    expect(table.stdout).toMatch(/^oracle\s+50\s+0\s+100\.0%/m);
     const merged = cli(
       'report',
       path.join(dir, 'r1'),

@@ -53,10 +53,10 @@ describe.each(Object.entries(MODELS))('%s protocol', (provider, modelId) => {
       try {
         const first = await run(root, { models: [model], mode, tools, report, dbIds: ['bookstore'] });
         const [summary] = first.summary.models;
-        expect(summary).toMatchObject({ attempts: 27, failed: 0 });
+        expect(summary).toMatchObject({ attempts: 28, failed: 0 });
         expect(summary.completion.mean).toBe(1);
         // Native calls carry ids and no labels: the references by id resolve, nothing is an error.
-        expect(summary.errors.none).toBe(27);
+        expect(summary.errors.none).toBe(28);
         expect(summary.slotF1.mean).toBe(1);
         if (tools === 'native') {
           const calls = first.lines.flatMap((l) => l.attempt!.parsed as { id?: string; label: string }[]);
@@ -66,7 +66,7 @@ describe.each(Object.entries(MODELS))('%s protocol', (provider, modelId) => {
         expect(server.requests.every((r) => r.native === (tools === 'native'))).toBe(true);
         const asked = server.requests.length;
         expect(asked).toBe(
-          mode === 'direct' ? 27 : first.lines.reduce((n, l) => n + (l.attempt?.replies.length ?? 0), 0),
+          mode === 'direct' ? 28 : first.lines.reduce((n, l) => n + (l.attempt?.replies.length ?? 0), 0),
         );
         const second = await run(root, { models: [model], mode, tools, report, dbIds: ['bookstore'] });
         expect(server.requests).toHaveLength(asked);
@@ -143,7 +143,7 @@ test('kill -9 mid-run, then rerun: it completes and asks nothing it had a reply 
   const code = await new Promise((resolve) => rerun.once('exit', resolve));
   expect(code).toBe(0);
   // Every question whose reply reached the cache was not asked again; the others once each.
-  expect(server.requests.length - before).toBe(48 - replies);
+  expect(server.requests.length - before).toBe(50 - replies);
   const asked = new Map<string, number>();
   for (const r of server.requests.slice(before)) asked.set(r.question, (asked.get(r.question) ?? 0) + 1);
   expect([...asked.values()].every((n) => n === 1)).toBe(true);

@@ -63,7 +63,7 @@ test('attempts spread over two workers: the in-process report, each question ask
   const inProcess = await runCli(evalArgs(path.join(tmp, 'in-process')));
   expect(inProcess.code).toBe(0);
   const askedInProcess = chat.requests.length;
-  expect(askedInProcess).toBe(48);
+  expect(askedInProcess).toBe(50);
 
   const prefix = `${redis.prefix}evalq`;
   const workers: CliProcess[] = [startWorker({ url: redis.url, prefix }), startWorker({ url: redis.url, prefix })];
@@ -72,21 +72,21 @@ test('attempts spread over two workers: the in-process report, each question ask
     const queueArgs = ['--queue', redis.url, '--queue-prefix', prefix, '--no-local-workers'];
     const driver = startCli([...evalArgs(queued), ...queueArgs]);
     expect(await driver.exited).toBe(0);
-    expect(driver.stderr()).toMatch(/queue eval \S+ .*: 96 of 96 attempts to run/);
+    expect(driver.stderr()).toMatch(/queue eval \S+ .*: 100 of 100 attempts to run/);
     expect(read(queued, 'results.jsonl')).toBe(read(path.join(tmp, 'in-process'), 'results.jsonl'));
     expect(read(queued, 'summary.json')).toBe(read(path.join(tmp, 'in-process'), 'summary.json'));
     // A fresh Redis cache: each question asked once more, by whichever worker took it.
     const asked = chat.requests.slice(askedInProcess);
-    expect(asked).toHaveLength(48);
-    expect(new Set(asked.map((r) => r.question)).size).toBe(48);
+    expect(asked).toHaveLength(50);
+    expect(new Set(asked.map((r) => r.question)).size).toBe(50);
     // Both workers listen on the eval queue (a worker started by `nl2api worker` takes every group).
     const logs = workers.map((w) => w.stderr());
     expect(logs.every((log) => /worker: 1 queue \(eval\)|queues \(.*eval/.test(log))).toBe(true);
 
     const again = startCli([...evalArgs(path.join(tmp, 'queued-again')), ...queueArgs]);
     expect(await again.exited).toBe(0);
-    expect(again.stderr()).toMatch(/: 0 of 96 attempts to run/);
-    expect(chat.requests).toHaveLength(askedInProcess + 48);
+    expect(again.stderr()).toMatch(/: 0 of 100 attempts to run/);
+    expect(chat.requests).toHaveLength(askedInProcess + 50);
     expect(read(path.join(tmp, 'queued-again'), 'results.jsonl')).toBe(read(queued, 'results.jsonl'));
   } finally {
     for (const w of workers) if (w.child.exitCode === null) w.child.kill('SIGKILL');

@@ -38,7 +38,7 @@ test('a queue run on worker processes writes byte for byte what the in-process r
     expect(status.stdout).toMatch(/^rest\.synthesize\s+13\s+13\s+0\s/m);
     expect(status.stdout).toMatch(/^emit\s+2\s+2\s+0\s/m);
     const runs = await runCli(['runs', '--queue', fx.redis.url, '--queue-prefix', prefix]);
-    expect(runs.stdout).toMatch(/plain-1\s+completed\s+bird-dev.*slot 48\/50, sel 48\/50, rest 50\/50/);
+    expect(runs.stdout).toMatch(/plain-1\s+completed\s+bird-dev.*slot 50\/50, sel 50\/50, rest 50\/50/);
 
     // A second run finds everything in the shared store: no item job, no synthesis batch.
     const again = driver(fx.redis.url, prefix, `${out}-again`, 'plain-2');
@@ -96,10 +96,10 @@ test('schedule: a scheduled run is driven by a worker into a new version with a 
     const firstDir = path.join(base, first.path);
     expect(read(firstDir, 'slot/bookstore.jsonl')).toBe(read(fx.reference, 'slot/bookstore.jsonl'));
     const firstDiff = JSON.parse(read(firstDir, 'diff.json'));
-    expect(firstDiff.totals).toMatchObject({ added: 96, removed: 0, changed: 0 });
+    expect(firstDiff.totals).toMatchObject({ added: 100, removed: 0, changed: 0 });
     // The models the config names, evaluated on the version: scores with nothing to compare yet.
     expect(firstDiff.evaluation.slot.oracle).toEqual({
-      attempts: 48,
+      attempts: 50,
       completion: { previous: null, current: 1, delta: null },
       intentF1: { previous: null, current: 1, delta: null },
       slotF1: { previous: null, current: 1, delta: null },
@@ -113,7 +113,7 @@ test('schedule: a scheduled run is driven by a worker into a new version with a 
     const secondDiff = JSON.parse(read(second, 'diff.json'));
     expect(secondDiff).toMatchObject({
       previous: first.path,
-      totals: { added: 0, removed: 0, changed: 0, unchanged: 96 },
+      totals: { added: 0, removed: 0, changed: 0, unchanged: 100 },
     });
     // Beside the dataset's changes, the metrics' (none here: the same samples, the same scores).
     const knn = secondDiff.evaluation.slot['baseline:knn'];
