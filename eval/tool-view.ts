@@ -123,41 +123,38 @@ function obfuscated(tools: readonly ToolSpec[]): ToolView {
   }
   const words = wordsOf([...toolNames.keys(), ...argNames.keys()]);
   const hide = (text: string) => text.replace(words, (word) => toolNames.get(word) ?? argNames.get(word) ?? word);
+  // A nested object (an operand {key_name}, an order item {key_name, ascending}) whose keys are
+  // argument names shows them hidden too, as the descriptions name them: so does a call's.
+  const hideName = (name: string) => argNames.get(name) ?? name;
+  const argOf = new Map([...argNames].map(([a, b]) => [b, a]));
   const specs = tools.map((tool): ToolSpec => {
-    const { name, args } = forward.get(tool.function.name)!;
-    const parameters = tool.function.parameters as { properties?: Record<string, unknown>; required?: string[] };
+    const { name } = forward.get(tool.function.name)!;
     return {
       ...tool,
       function: {
         ...tool.function,
         name,
         ...(tool.function.description !== undefined ? { description: hide(tool.function.description) } : {}),
-        parameters: {
-          ...(hideDescriptions(parameters, hide) as object),
-          properties: Object.fromEntries(
-            Object.entries(parameters.properties ?? {}).map(([a, schema]): [string, unknown] => [
-              args.get(a) ?? a,
-              hideDescriptions(schema, hide),
-            ]),
-          ),
-          ...(parameters.required ? { required: parameters.required.map((a) => args.get(a) ?? a) } : {}),
-        },
+        parameters: hideSchema(tool.function.parameters, hide, hideName) as ToolSpec['function']['parameters'],
       },
     };
   });
   const rename = <C extends { name: string; arguments: Record<string, unknown> }>(
     table: Map<string, Renaming>,
+    nested: ReadonlyMap<string, string>,
     call: C,
   ): C => {
     const to = table.get(call.name);
     if (!to) return call;
-    const args = Object.fromEntries(Object.entries(call.arguments).map(([a, v]) => [to.args.get(a) ?? a, v]));
+    const args = Object.fromEntries(
+      Object.entries(call.arguments).map(([a, v]) => [to.args.get(a) ?? a, renameKeys(v, nested)]),
+    );
     return { ...call, name: to.name, arguments: args };
   };
   return {
     tools: specs,
-    toModel: (call) => rename(forward, call),
-    fromModel: (call) => rename(backward, call),
+    toModel: (call) => rename(forward, argNames, call),
+    fromModel: (call) => rename(backward, argOf, call),
     refusal: offered(specs),
   };
 }
@@ -170,18 +167,30 @@ function wordsOf(names: readonly string[]): RegExp {
   return new RegExp(escaped.length ? `(?<![\\w$])(?:${escaped.join('|')})(?![\\w])` : '(?!)', 'g');
 }
 
-/** A schema with every `description` in it renamed, nested ones too; enum values are data, kept. */
-function hideDescriptions(schema: unknown, hide: (text: string) => string): unknown {
-  if (Array.isArray(schema)) return schema.map((s) => hideDescriptions(s, hide));
+/**
+ * A schema with every `description` in it rewritten by `hide`, and every property name (in
+ * `properties` and `required`, nested ones too) by `hideName`; enum values are data, kept.
+ */
+function hideSchema(schema: unknown, hide: (text: string) => string, hideName: (name: string) => string): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => hideSchema(s, hide, hideName));
   if (schema === null || typeof schema !== 'object') return schema;
-  return Object.fromEntries(
-    Object.entries(schema).map(([key, value]) => [
-      key,
-      key === 'description' && typeof value === 'string'
-        ? hide(value)
-        : key === 'enum'
-          ? value
-          : hideDescriptions(value, hide),
-    ]),
-  );
+  const entry = ([key, value]: [string, unknown]): [string, unknown] => {
+    if (key === 'description' && typeof value === 'string') return [key, hide(value)];
+    if (key === 'enum') return [key, value];
+    if (key === 'required' && Array.isArray(value))
+      return [key, (value as unknown[]).map((v) => (typeof v === 'string' ? hideName(v) : v))];
+    if (key === 'properties' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      const properties = Object.entries(value as Record<string, unknown>);
+      return [key, Object.fromEntries(properties.map(([p, s]) => [hideName(p), hideSchema(s, hide, hideName)]))];
+    }
+    return [key, hideSchema(value, hide, hideName)];
+  };
+  return Object.fromEntries(Object.entries(schema).map(entry));
+}
+
+/** `value` with the keys of the objects in it renamed by `names` (an argument's operands and items). */
+function renameKeys(value: unknown, names: ReadonlyMap<string, string>): unknown {
+  if (Array.isArray(value)) return value.map((v) => renameKeys(v, names));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [names.get(k) ?? k, renameKeys(v, names)]));
 }
