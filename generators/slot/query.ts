@@ -1,4 +1,12 @@
-import type { ExistsExpr, InExpr, Query, SelectQuery, SetQuery, SubqueryExpr } from '../sql/ast.js';
+import {
+  outputNames,
+  type ExistsExpr,
+  type InExpr,
+  type Query,
+  type SelectQuery,
+  type SetQuery,
+  type SubqueryExpr,
+} from '../sql/ast.js';
 import { existsJoin, inJoin, scalarJoin, type RowSource } from './decorrelation.js';
 import { SequenceBuilder, unsupported, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
@@ -139,11 +147,6 @@ export class QueryCompiler implements RowSource {
     return labels[0];
   }
 
-  private plain(query: Query): SelectQuery {
-    if (query.kind === 'set') unsupported(query.op.replace(' ', '_'), `${query.op.toUpperCase()} of SELECTs`);
-    return query;
-  }
-
   private compile(query: Query): string[] {
     if (query.kind === 'set') return this.compound(query);
     const q = query;
@@ -251,11 +254,6 @@ function keepsRowsOfSeveralColumns(q: Query): boolean {
   if (q.kind === 'select') return false;
   const several = outputNames(q).length > 1;
   return (q.op === 'union all' && several) || keepsRowsOfSeveralColumns(q.left) || keepsRowsOfSeveralColumns(q.right);
-}
-
-/** A query's output column names: a compound's are its first member's. */
-function outputNames(q: Query): string[] {
-  return q.kind === 'select' ? q.columns.map((c) => c.name) : outputNames(q.left);
 }
 
 /**

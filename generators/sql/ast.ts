@@ -265,6 +265,11 @@ export interface NormalizedQuery {
   recursive?: string[];
 }
 
+/** A query's output column names: a compound's are its first member's. */
+export function outputNames(query: Query): string[] {
+  return query.kind === 'select' ? query.columns.map((c) => c.name) : outputNames(query.left);
+}
+
 /** The expressions directly inside `expr`, not those of its subqueries (their columns are their own). */
 export function children(expr: Expr): Expr[] {
   switch (expr.kind) {

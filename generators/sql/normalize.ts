@@ -22,6 +22,7 @@ import type {
   WindowExpr,
   WindowOrderItem,
 } from './ast.js';
+import { outputNames } from './ast.js';
 import { reassociate } from './precedence.js';
 import { functionName, type Raw } from './raw-ast.js';
 import { bracketsAsBackticks, COMPARISON_SPELLINGS } from '../../runtime/sql/lexer.js';
@@ -976,10 +977,6 @@ function withColumnNames(query: Query, names: string[], table: string): Query {
   if (query.columns.length !== names.length)
     throw new NameError(`table ${table} has ${query.columns.length} values for ${names.length} columns`);
   return { ...query, columns: query.columns.map((c, i) => ({ ...c, name: names[i] })) };
-}
-
-function outputNames(query: Query): string[] {
-  return query.kind === 'select' ? query.columns.map((c) => c.name) : outputNames(query.left);
 }
 
 export function sameExpr(a: Expr, b: Expr): boolean {
