@@ -1,6 +1,5 @@
 import type { DatabaseInfo } from '../../core/model.js';
 import { children, type ColumnExpr, type Expr, type Query, type SelectQuery } from '../sql/ast.js';
-import { castAffinity } from '../sql/normalize.js';
 import { same } from '../sql/scope.js';
 import { unsupported } from './builder.js';
 import { conjuncts } from './from.js';
@@ -108,36 +107,6 @@ export function refersOutside(e: Expr): boolean {
 
 export function andOf(parts: Expr[]): Expr | null {
   return parts.reduce<Expr | null>((acc, p) => (acc ? { kind: 'binary', op: 'AND', left: acc, right: p } : p), null);
-}
-
-/** `=` reads the left operand's collation, a join its own side's: the same only where both are BINARY. */
-export function binaryCollation(db: DatabaseInfo, e: Expr): boolean {
-  if (e.kind !== 'column' || e.table === null) return true;
-  return !columnInfo(db, e)?.collation;
-}
-
-function columnInfo(db: DatabaseInfo, e: ColumnExpr) {
-  const table = db.tables.find((t) => same(t.name, e.table ?? ''));
-  return table?.columns.find((c) => same(c.name, e.column));
-}
-
-/**
- * Whether `a = b` holds exactly when the two are the same value, as GROUP BY and a key
- * lookup tell values apart: both table columns, of one affinity class (both text, both
- * numeric, or both without affinity: `=` then converts neither side), under BINARY
- * collation (NOCASE would equate 'a' and 'A', which the join reads with the enclosing
- * column's collation and the subquery with its own).
- */
-export function comparesByIdentity(db: DatabaseInfo, a: Expr, b: Expr): boolean {
-  const classOf = (e: Expr): string | null => {
-    if (e.kind !== 'column' || e.table === null) return null;
-    const column = columnInfo(db, e);
-    if (!column || column.collation) return null;
-    const affinity = castAffinity(column.type.toUpperCase());
-    return affinity === 'text' ? 'text' : affinity === 'blob' ? 'none' : 'numeric';
-  };
-  const x = classOf(a);
-  return x !== null && x === classOf(b);
 }
 
 /**

@@ -1,7 +1,8 @@
 import { children, type ExistsExpr, type Expr, type InExpr, type SelectQuery, type SubqueryExpr } from '../sql/ast.js';
 import { unsupported, type JoinType, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
-import { binaryCollation, comparesByIdentity, decorrelate, singleRowPer, type Link } from './correlated.js';
+import { binaryCollation, comparesByIdentity } from './comparison.js';
+import { decorrelate, singleRowPer, type Link } from './correlated.js';
 import { collectAggregates, signature } from './expressions.js';
 import { hasAggregates, page, selectKeys } from './select.js';
 

@@ -1,10 +1,11 @@
+import type { DatabaseInfo } from '../../core/model.js';
 import { startingTableKeys, type StartingTableRef } from '../../runtime/slot/keys.js';
 import type { ColumnExpr, Expr, Join, SelectQuery } from '../sql/ast.js';
-import { castAffinity, sameExpr } from '../sql/normalize.js';
+import { sameExpr } from '../sql/normalize.js';
 import { same } from '../sql/scope.js';
 import { unsupported, type TableRef } from './builder.js';
 import type { PassContext } from './context.js';
-import { binaryCollation } from './correlated.js';
+import { affinityClass, binaryCollation } from './comparison.js';
 import { signature } from './expressions.js';
 
 /**
@@ -200,8 +201,14 @@ function semiJoin(ctx: PassContext, q: SelectQuery, join: Join): Expr[] | null {
   const unique =
     (derived.groupBy.length === 1 && sameExpr(derived.groupBy[0], keyExpr)) ||
     (derived.distinct && derived.columns.length === 1);
-  if (!unique || keyExpr.kind !== 'column' || !sameAffinityClass(ctx, outer, keyExpr)) return reject();
+  if (!unique || keyExpr.kind !== 'column' || !sameAffinityClass(ctx.b.db, outer, keyExpr)) return reject();
   return [...others, { kind: 'in', expr: outer, not: false, list: null, subquery: projected }];
+}
+
+/** Both columns of tables, both text or both numeric affinity (no conversion in `=`). */
+function sameAffinityClass(db: DatabaseInfo, a: ColumnExpr, b: ColumnExpr): boolean {
+  const x = affinityClass(db, a);
+  return x !== null && x !== 'none' && x === affinityClass(db, b);
 }
 
 function hasAggregate(q: SelectQuery): boolean {
@@ -215,20 +222,6 @@ function refersTo(node: unknown, name: string): boolean {
   const o = node as Record<string, unknown>;
   if (o.kind === 'column' && typeof o.source === 'string' && same(o.source, name)) return true;
   return Object.values(o).some((v) => refersTo(v, name));
-}
-
-/** Both columns of tables, both text or both numeric affinity (no conversion in `=`). */
-function sameAffinityClass(ctx: PassContext, a: ColumnExpr, b: ColumnExpr): boolean {
-  const affinity = (c: ColumnExpr): string | null => {
-    if (c.table === null || c.depth > 0) return null;
-    const info = ctx.b.db.tables.find((t) => same(t.name, c.table!));
-    const column = info?.columns.find((x) => same(x.name, c.column));
-    if (!column) return null;
-    const to = castAffinity(column.type.toUpperCase());
-    return to === 'text' ? 'text' : to === 'blob' ? null : 'numeric';
-  };
-  const x = affinity(a);
-  return x !== null && x === affinity(b);
 }
 
 export function conjuncts(expr: Expr | null): Expr[] {
