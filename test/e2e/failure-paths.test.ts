@@ -26,7 +26,7 @@ beforeAll(() => {
     q('not-select', 'DELETE FROM t'),
     q('runaway', 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c'),
     q('unparsable', 'SELECT v FROM t WHERE v IS NOT DISTINCT FROM 3'),
-    q('window', 'SELECT name, LAG(v) OVER (ORDER BY name) FROM t'),
+    q('window', 'SELECT name, FIRST_VALUE(v) OVER (ORDER BY name) FROM t'),
     q('nodb', 'SELECT 1', 'atlantis'),
     q('corrupt', 'SELECT 1', 'broken'),
     '{"id": "half", "db_id": ',
