@@ -139,20 +139,20 @@ type ChartWindow = { Chart: { getChart(c: HTMLCanvasElement): ChartLike | undefi
         }),
       ).toEqual([1400, 0]);
 
-      // The list pages over every attempt: 96 + 3 × 48.
+      // The list pages over every attempt: 100 + 3 × 50.
       const count = () => tab.locator('#count').textContent();
       const first = () => tab.locator('#items summary').first().textContent();
-      expect(await count()).toBe('1–50 of 240 attempts');
+      expect(await count()).toBe('1–50 of 250 attempts');
       const onFirstPage = await first();
       await tab.locator('.pager').first().getByTitle('next page').click();
-      expect(await count()).toBe('51–100 of 240 attempts');
+      expect(await count()).toBe('51–100 of 250 attempts');
       expect(await first()).not.toBe(onFirstPage);
       await tab.locator('.pager').last().getByTitle('last page').click();
-      expect(await count()).toBe('201–240 of 240 attempts');
-      expect(await tab.locator('#items details').count()).toBe(40);
+      expect(await count()).toBe('201–250 of 250 attempts');
+      expect(await tab.locator('#items details').count()).toBe(50);
       expect(await tab.locator('.pager .page').first().textContent()).toBe('page 5 of 5');
       await tab.selectOption('#f-row', { label: 'baseline:knn · direct · native' });
-      expect(await count()).toBe('1–48 of 48 attempts (240 in all)');
+      expect(await count()).toBe('1–50 of 50 attempts (250 in all)');
       await tab.selectOption('#f-row', '');
 
       // The drill-down, inflated from the packed details on first open.
