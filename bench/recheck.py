@@ -10,7 +10,10 @@ dev_databases/<db>/<db>.sqlite), and checks that
     ORDER BY at its end), and
   - the answer the sample's own calls produced (`output_after_executing_api`: SLOT/SEL one
     list per answer column or one value, REST a list of row objects) holds the same rows.
-Numbers compare within 1e-9 relative, as the verifier's tolerant rule does.
+Numbers compare within 1e-9 relative, as the verifier's tolerant rule does. Rows an ORDER BY
+leaves tied may come in any order: a sample whose own verdict says so (semantic category
+`ties`) is compared as a multiset and counted apart. SQL that reads the clock ('now',
+CURRENT_TIMESTAMP, ...) runs at the run's reference time (manifest.json), as nl2api ran it.
 Prints one line per disagreement and a summary; exits 1 if any sample disagrees.
 """
 import json
@@ -59,9 +62,32 @@ def rows_of_answer(sample, width):
     return [list(row) for row in zip(*columns)]
 
 
+CLOCK_WORDS = re.compile(r"\b(CURRENT_TIMESTAMP|CURRENT_DATE|CURRENT_TIME)\b", re.I)
+NOW = re.compile(r"'now'", re.I)
+
+
+def pinned(sql, reference):
+    """The SQL with its clock readings replaced by the reference time (a plain text rewrite)."""
+    if reference is None:
+        return sql
+    parts = {'CURRENT_TIMESTAMP': reference, 'CURRENT_DATE': reference[:10], 'CURRENT_TIME': reference[11:]}
+    sql = CLOCK_WORDS.sub(lambda m: "'%s'" % parts[m.group(1).upper()], sql)
+    return NOW.sub("'%s'" % reference, sql)
+
+
+def reference_time(output):
+    try:
+        with open(os.path.join(output, 'manifest.json')) as f:
+            times = re.findall(r'"referenceTime":\s*"([^"]+)"', f.read())
+        return times[0] if times else None
+    except OSError:
+        return None
+
+
 def main(source, output):
-    checked = disagree = 0
+    checked = disagree = tied = 0
     connections = {}
+    reference = reference_time(output)
     for formulation in ('slot', 'sel', 'rest'):
         folder = os.path.join(output, formulation)
         if not os.path.isdir(folder):
@@ -78,8 +104,11 @@ def main(source, output):
                 for line in lines:
                     sample = json.loads(line)
                     checked += 1
-                    rows = [list(r) for r in con.execute(sample['query']).fetchall()]
+                    rows = [list(r) for r in con.execute(pinned(sample['query'], reference)).fetchall()]
                     ordered = re.search(r'ORDER\s+BY[^)]*$', sample['query'], re.I | re.S) is not None
+                    if ordered and sample.get('verification', {}).get('semantic', {}).get('category') == 'ties':
+                        ordered = False
+                        tied += 1
                     gold = sample['gold_answer']
                     problems = []
                     if not same_rows(rows, gold, ordered):
@@ -95,7 +124,8 @@ def main(source, output):
                         disagree += 1
                         print('%s %s: %s' % (formulation, sample['sample_id'], '; '.join(problems)))
     print('%d samples re-executed with python3 sqlite3 %s: %d agree, %d disagree'
-          % (checked, sqlite3.sqlite_version, checked - disagree, disagree))
+          ' (%d compared as multisets: their ORDER BY leaves rows tied)'
+          % (checked, sqlite3.sqlite_version, checked - disagree, disagree, tied))
     return 1 if disagree else 0
 
 
