@@ -164,10 +164,15 @@ export interface SlotSequence {
   dataDependencies?: DataKey[];
 }
 
-/** Columns of a table that are unique and non-NULL on every row of the data, without a declared key. */
+/**
+ * Columns of a table that are unique and non-NULL on every row of the data, without a
+ * declared key; with `values` (a selection key), only these values of them: at most one row
+ * of the table holds them all (`WHERE name = 'Ann'` picks one row, though names repeat).
+ */
 export interface DataKey {
   table: string;
   columns: string[];
+  values?: (string | number)[];
 }
 
 /** OpenAI function-calling format. */

@@ -6,7 +6,7 @@ import type { KeyCount } from '../verifiers/dependencies.js';
 
 /**
  * Keys the data proves: column sets of a table that no row repeats and none holds NULL in,
- * where the schema declares no key (generators/slot/dependencies.ts, `dataKeys`). Counted by
+ * or (selection keys) values of them that at most one row holds, where the schema declares no key (generators/slot/dependencies.ts, `dataKeys`). Counted by
  * one read-only statement per table, its rows and each key's distinct non-NULL values, on the
  * database (slot.decompose) or on a variant of it (verify). Counts are kept per database
  * content, state and key for as long as the run's executor lives; a statement that fails is
@@ -30,8 +30,15 @@ const kept = new WeakMap<SqlExecutor, LruMap<string, Promise<KeyCount>>>();
 export async function countKeys(target: KeyCountTarget, keys: readonly DataKey[]): Promise<KeyCount[]> {
   let counted = kept.get(target.run);
   if (!counted) kept.set(target.run, (counted = new LruMap(4096)));
+  // Names compare as SQLite's do (any case); a selection key's values exactly.
   const idOf = (key: DataKey) =>
-    JSON.stringify([target.db.fingerprint, target.state, key.table, key.columns]).toLowerCase();
+    JSON.stringify([
+      target.db.fingerprint,
+      target.state,
+      key.table.toLowerCase(),
+      key.columns.map((c) => c.toLowerCase()),
+      key.values ?? null,
+    ]);
   const promises = new Map(keys.map((key) => [idOf(key), counted.get(idOf(key))]));
   const missing = keys.filter((key) => promises.get(idOf(key)) === undefined);
   for (const table of new Set(missing.map((key) => key.table))) {
@@ -51,16 +58,31 @@ export async function countKeys(target: KeyCountTarget, keys: readonly DataKey[]
   return Promise.all(keys.map((key) => promises.get(idOf(key))!));
 }
 
-/** One statement: the table's rows, and each key's distinct values among the rows where none of its columns is NULL. */
+/**
+ * One statement: per key, the rows it counts and its distinct values among them. A key: the
+ * table's rows, and its distinct values where none of its columns is NULL. A selection key:
+ * the rows holding its values, and at most 1 (it holds where no two rows do).
+ */
 async function countTable(target: KeyCountTarget, table: string, keys: readonly DataKey[]): Promise<KeyCount[]> {
   const from = quoteIdent(table);
-  const distinct = (key: DataKey) => {
+  const params: (string | number)[] = [];
+  // COUNT(*) first: the table's rows, and the statement aggregates (one row whatever the keys).
+  const expressions = ['COUNT(*)'];
+  const counted = keys.map((key) => {
     const columns = key.columns.map(quoteIdent);
+    const at = expressions.length;
+    if (key.values) {
+      const matching = `(SELECT COUNT(*) FROM ${from} WHERE ${columns.map((c) => `${c} = ?`).join(' AND ')})`;
+      expressions.push(matching, `min(${matching}, 1)`);
+      params.push(...key.values, ...key.values);
+      return { rows: at, distinct: at + 1 };
+    }
     const present = columns.map((c) => `${c} IS NOT NULL`).join(' AND ');
-    return `(SELECT COUNT(*) FROM (SELECT DISTINCT ${columns.join(', ')} FROM ${from} WHERE ${present}))`;
-  };
-  const sql = `SELECT COUNT(*), ${keys.map(distinct).join(', ')} FROM ${from}`;
-  const { rows } = await target.executor.run({ dbPath: target.db.path, sql, params: [], timeoutMs: target.timeoutMs });
-  const [total, ...distincts] = rows[0].map(Number);
-  return keys.map((key, i) => ({ table: key.table, columns: key.columns, rows: total, distinct: distincts[i] }));
+    expressions.push(`(SELECT COUNT(*) FROM (SELECT DISTINCT ${columns.join(', ')} FROM ${from} WHERE ${present}))`);
+    return { rows: 0, distinct: at };
+  });
+  const sql = `SELECT ${expressions.join(', ')} FROM ${from}`;
+  const { rows } = await target.executor.run({ dbPath: target.db.path, sql, params, timeoutMs: target.timeoutMs });
+  const values = rows[0].map(Number);
+  return keys.map((key, i) => ({ ...key, rows: values[counted[i].rows], distinct: values[counted[i].distinct] }));
 }

@@ -30,28 +30,41 @@ export interface DependencyVerdict extends Verdict {
   keys?: KeyHeld[];
 }
 
-/** A key holds where no row repeats its values and none has a NULL in it. */
+/**
+ * A key holds where no row repeats its values and none has a NULL in it; a selection key,
+ * where at most one row holds its values (counted as that many rows, at most 1 distinct).
+ */
 export const keyHolds = (count: KeyCount): boolean => count.distinct === count.rows;
+
+/** `table.a, b`, or for a selection key `table.(a, b) = ('x', 2)`. */
+export function keyName(key: DataKey): string {
+  if (!key.values) return `${key.table}.${key.columns.join(', ')}`;
+  const values = key.values.map((v) => (typeof v === 'string' ? `'${v}'` : String(v)));
+  return `${key.table}.(${key.columns.join(', ')}) = (${values.join(', ')})`;
+}
 
 export function checkDependencies(runs: readonly KeyRun[]): DependencyVerdict {
   const held = new Map<string, KeyHeld>();
   for (const { variant, counts } of runs) {
     for (const count of counts) {
-      const name = `${count.table}.${count.columns.join(', ')}`;
+      const name = keyName(count);
       if (!keyHolds(count)) {
         return {
           ok: false,
           category: `dependencies:${variant}`,
-          message: `${name} is no key on ${variant}: ${count.rows} rows, ${count.distinct} distinct non-NULL values`,
+          message: count.values
+            ? `${name} holds on ${count.rows} rows of ${variant}, not at most one`
+            : `${name} is no key on ${variant}: ${count.rows} rows, ${count.distinct} distinct non-NULL values`,
         };
       }
-      const key = held.get(name) ?? { table: count.table, columns: count.columns, holdsOn: [] };
+      const { table, columns, values } = count;
+      const key = held.get(name) ?? { table, columns, ...(values ? { values } : {}), holdsOn: [] };
       key.holdsOn.push(variant);
       held.set(name, key);
     }
   }
   const keys = [...held.values()];
   const states = runs.map((run) => run.variant).join(', ');
-  const names = keys.map((k) => `${k.table}.${k.columns.join(', ')}`).join('; ');
-  return { ok: true, category: 'data_keys', message: `${names} unique and never NULL on ${states}`, keys };
+  const claims = keys.map((k) => `${keyName(k)} ${k.values ? 'held by at most one row' : 'unique and never NULL'}`);
+  return { ok: true, category: 'data_keys', message: `${claims.join('; ')} on ${states}`, keys };
 }

@@ -32,6 +32,8 @@ interface RowFacts {
   equated: Set<string>;
   /** Columns equal to a non-NULL literal: one value on every row kept. */
   constant: Set<string>;
+  /** The literal each constant column equals (the first one, if several). */
+  literals: Map<string, string | number>;
 }
 
 /** The columns of `q`'s rows that `keys` determine, as a predicate. */
@@ -45,13 +47,15 @@ export function determinedBy(keys: readonly Expr[], q: SelectQuery, db: Database
  * The single columns whose proof as data keys could make a bare column of `query` (or of a
  * query nested in it) determined: in each grouping or aggregating SELECT, the columns its
  * group keys determine (the group keys themselves, columns equated to determined ones or to a
- * literal) in tables not already wholly determined (so none is a key the table has already).
- * Sorted, each table and column once. A proof may determine more columns, and so make others
+ * literal) in tables not already wholly determined (so none is a key the table has already),
+ * and where the query is one SELECT, the columns of a table it equates with literals, as a
+ * selection key (at most one row may hold those values). Sorted, each candidate once. A proof may determine more columns, and so make others
  * candidates: a caller asks again with the data keys it proved.
  */
 export function dataKeyCandidates(query: Query, db: DatabaseInfo): DataKey[] {
   const found = new Map<string, DataKey>();
-  for (const q of selectsOf(query)) {
+  const selects = selectsOf(query);
+  for (const q of selects) {
     if (q.groupBy.length === 0 && !aggregates(q)) continue;
     const facts = rowFacts(q, db);
     const known = closure(facts, seeds(q.groupBy, facts), declaredKeys(facts));
@@ -60,6 +64,18 @@ export function dataKeyCandidates(query: Query, db: DatabaseInfo): DataKey[] {
       for (const column of table.columns) {
         if (known.has(idOf(name, column.name)))
           found.set(idOf(table.name, column.name), { table: table.name, columns: [column.name] });
+      }
+      // A selection key: the literals this query equates the table's columns with. A data key
+      // is a table's, and another SELECT of the query may read the table without them: only
+      // where there is one SELECT.
+      const equated = table.columns.filter((c) => facts.literals.has(idOf(name, c.name)));
+      if (selects.length === 1 && equated.length > 0) {
+        const key: DataKey = {
+          table: table.name,
+          columns: equated.map((c) => c.name),
+          values: equated.map((c) => facts.literals.get(idOf(name, c.name))!),
+        };
+        found.set(JSON.stringify(key).toLowerCase(), key);
       }
     }
   }
@@ -87,17 +103,19 @@ function rowFacts(q: SelectQuery, db: DatabaseInfo): RowFacts {
     tables.flatMap(({ name, table }) => table.columns.filter((c) => c.collation).map((c) => idOf(name, c.name))),
   );
   const identityEquality = (e: Expr): e is ColumnExpr => isOwnColumn(e) && !caseless.has(columnId(e));
-  const facts: RowFacts = { tables, equalities: [], equated: new Set(), constant: new Set() };
+  const facts: RowFacts = { tables, equalities: [], equated: new Set(), constant: new Set(), literals: new Map() };
+  const literal = (column: ColumnExpr, value: string | number) => {
+    facts.constant.add(columnId(column));
+    if (!facts.literals.has(columnId(column))) facts.literals.set(columnId(column), value);
+  };
   const conditions = [q.where, ...(q.from?.joins ?? []).flatMap((j) => (j.type === 'inner' ? [j.on] : []))];
   for (const conjunct of conditions.flatMap(conjuncts)) {
     if (conjunct.kind !== 'binary' || conjunct.op !== '=') continue;
     const { left, right } = conjunct;
     for (const side of [left, right]) if (isOwnColumn(side)) facts.equated.add(columnId(side));
     if (identityEquality(left) && identityEquality(right)) facts.equalities.push([columnId(left), columnId(right)]);
-    else if (identityEquality(left) && right.kind === 'literal' && right.value !== null)
-      facts.constant.add(columnId(left));
-    else if (identityEquality(right) && left.kind === 'literal' && left.value !== null)
-      facts.constant.add(columnId(right));
+    else if (identityEquality(left) && right.kind === 'literal' && right.value !== null) literal(left, right.value);
+    else if (identityEquality(right) && left.kind === 'literal' && left.value !== null) literal(right, left.value);
   }
   return facts;
 }

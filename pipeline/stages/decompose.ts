@@ -4,7 +4,7 @@ import type { DataKey, SlotSequence } from '../../core/model.js';
 import { accept, type Outcome } from '../../core/outcome.js';
 import { countKeys } from '../data-keys.js';
 import type { ItemStage, StageContext } from '../stage.js';
-import { keyHolds } from '../../verifiers/dependencies.js';
+import { keyHolds, keyName } from '../../verifiers/dependencies.js';
 import { dbCacheKey } from './db-key.js';
 
 const decomposer = lazy(() => import('../../generators/slot/decompose.js'));
@@ -48,15 +48,14 @@ async function dataKeysFor(
   const attempt = (keys: readonly DataKey[]) => decompose(query, withDataKeys(ctx.db, keys), ctx.config.pool);
   const { db, executor } = ctx;
   const target = { db, executor, run: executor, state: 'original', timeoutMs: ctx.config.goldTimeoutMs };
-  const named = (key: DataKey) => `${key.table}.${key.columns.join(', ')}`;
   const asked = new Set<string>();
   const proven: DataKey[] = [];
   for (;;) {
     const candidates = dataKeyCandidates(query.query, withDataKeys(ctx.db, proven)).filter(
-      (key) => !asked.has(named(key)),
+      (key) => !asked.has(keyName(key)),
     );
     if (candidates.length === 0) break;
-    candidates.forEach((key) => asked.add(named(key)));
+    candidates.forEach((key) => asked.add(keyName(key)));
     const counts = await countKeys(target, candidates);
     const keys = candidates.filter((_, i) => keyHolds(counts[i]));
     if (keys.length === 0) continue;
@@ -68,7 +67,7 @@ async function dataKeysFor(
     const sequence = attempt(used);
     return sequence.ok ? accept({ ...sequence.value, dataDependencies: used }) : sequence;
   }
-  const refuted = [...asked].filter((name) => !proven.some((key) => named(key) === name));
+  const refuted = [...asked].filter((name) => !proven.some((key) => keyName(key) === name));
   return refuted.length === 0
     ? refusal
     : { ...refusal, message: `${refusal.message} (no key in the data: ${refuted.join('; ')})` };

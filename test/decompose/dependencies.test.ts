@@ -64,8 +64,16 @@ describe('dataKeyCandidates', () => {
     expect(candidates('SELECT name, City, COUNT(*) FROM school GROUP BY name')).toEqual([key('school', 'name')]);
   });
 
-  test('a column equal to a literal beside aggregates', () => {
-    expect(candidates("SELECT City, SUM(students) FROM school WHERE name = 'Alder'")).toEqual([key('school', 'name')]);
+  test('a column equal to a literal beside aggregates: a key, or a selection key of that value', () => {
+    expect(candidates("SELECT City, SUM(students) FROM school WHERE name = 'Alder'")).toEqual([
+      key('school', 'name'),
+      { table: 'school', columns: ['name'], values: ['Alder'] },
+    ]);
+  });
+
+  test('no selection key where another SELECT may read the table without the literal', () => {
+    const sql = "SELECT City, SUM(students) FROM school WHERE name = 'Alder' AND id IN (SELECT school_id FROM score)";
+    expect(candidates(sql).filter((k) => k.values)).toEqual([]);
   });
 
   test('no table already determined, no column nothing determines', () => {

@@ -131,3 +131,46 @@ test('a count that fails is no verdict: nothing is cached, the next run proves t
   await inner.close();
   expect(second.samples('slot').map((s) => s.sample_id)).toEqual(['unique']);
 }, 60_000);
+
+test('literal equalities the data shows pick one row are a selection key: accepted with its values in the record', async () => {
+  const selection = writeJsonlSource(
+    path.join(dir, 'selection-source'),
+    'league',
+    `CREATE TABLE team (team_id INTEGER PRIMARY KEY, code TEXT NOT NULL, city TEXT NOT NULL);
+    CREATE TABLE player (player_id INTEGER PRIMARY KEY, team_id INTEGER REFERENCES team(team_id), goals INTEGER);
+    INSERT INTO team VALUES (1, 'ROV', 'Leeds'), (2, 'UTD', 'York'), (3, 'ATH', 'Leeds'), (4, 'CTY', 'Hull');
+    INSERT INTO player VALUES (1, 1, 3), (2, 1, 0), (3, 2, 5), (4, 3, 1), (5, 3, 2), (6, 3, 0), (7, 4, 4);`,
+    [
+      // One team is in York: its code is the one value beside the sum.
+      [
+        'york',
+        "SELECT t.code, SUM(p.goals) FROM team AS t JOIN player AS p ON p.team_id = t.team_id WHERE t.city = 'York'",
+      ],
+      // Two are in Leeds: the code would be whichever row SQLite reads.
+      [
+        'leeds',
+        "SELECT t.code, SUM(p.goals) FROM team AS t JOIN player AS p ON p.team_id = t.team_id WHERE t.city = 'Leeds'",
+      ],
+    ],
+  );
+  const out = path.join(dir, 'selection');
+  const executor = createDirectExecutor();
+  await generate({
+    config: parseConfig({ source: selection, out, formulations: ['slot'], progress: 'none' }),
+    executor,
+  });
+  await executor.close();
+  const read = (file: string) => readFileSync(path.join(out, file), 'utf8').split('\n').filter(Boolean);
+  const [york, ...others] = read('slot/league.jsonl').map((line) => JSON.parse(line) as Sample);
+  expect(others).toEqual([]);
+  expect(york.sample_id).toBe('york');
+  expect(york.verification.dependencies).toMatchObject({
+    ok: true,
+    message: "team.(city) = ('York') held by at most one row on original, perturbed-1",
+    keys: [{ table: 'team', columns: ['city'], values: ['York'], holdsOn: ['original', 'perturbed-1'] }],
+  });
+  const rejected = read('rejections.jsonl').map((line) => JSON.parse(line) as Rejection);
+  // The reordered variant usually shows SQLite's pick (gold:nondeterministic); else the decomposer refuses it.
+  expect(rejected.map((r) => r.id)).toEqual(['leeds']);
+  expect(rejected[0].category).toMatch(/^(nondeterministic|unsupported:bare_column)$/);
+}, 60_000);
