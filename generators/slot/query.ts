@@ -238,8 +238,12 @@ export class QueryCompiler implements RowSource {
   /** The rows a non-aggregate (or grouped) query projects from: through ORDER BY (and a derived table's LIMIT). */
   rows(q: SelectQuery, limited?: { limit: number | null; offset: number }): TableRef {
     // Windows see the rows before LIMIT; the select list is computed after sortPass applied it.
-    if (limited && q.columns.some((c) => containsWindow(c.expr)))
-      unsupported('window_function', 'a window function beside LIMIT in a derived table');
+    const windowed = q.columns.some((c) => containsWindow(c.expr));
+    if (limited && windowed) unsupported('window_function', 'a window function beside LIMIT in a derived table');
+    // Without ORDER BY, SQLite returns a window's rows in the window's own order, which the
+    // query does not name: the rows a LIMIT keeps are that order's, no table order's.
+    if (windowed && q.orderBy.length === 0 && (q.limit !== null || q.offset !== null))
+      unsupported('window_function', 'LIMIT over the rows of a window function without ORDER BY');
     let t = this.whereRows(q);
     if (q.groupBy.length > 0) t = groupPass(this.ctx, t, q);
     else if (q.orderBy.some((o) => collectAggregates(o.expr).length > 0)) {

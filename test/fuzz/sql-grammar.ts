@@ -150,6 +150,7 @@ class Generator {
       items.push(...keys);
       const extra = grouped ? 1 : 1 + rng.int(3);
       for (let i = 0; i < extra; i++) items.push(grouped ? this.aggregate(scope) : this.scalar(scope, options.depth));
+      if (!grouped && rng.chance(0.12)) items.push(this.window(scope));
       if (!grouped && rng.chance(0.05))
         items.splice(0, items.length, rng.chance(0.5) ? '*' : `${this.ident(scope[0].name)}.*`);
     }
@@ -270,6 +271,35 @@ class Generator {
     return rng.chance(0.2)
       ? `${this.kw('CAST')}(${call} ${this.kw('AS')} ${this.kw('REAL')}) * 100 / ${this.kw('COUNT')}(*)`
       : call;
+  }
+
+  /** A window function over the query's rows: a ranking, an offset or a running aggregate. */
+  private window(scope: InScope[]): string {
+    const { rng } = this;
+    const order = () => `${this.columnRef(scope)}${rng.chance(0.5) ? ` ${this.kw('DESC')}` : ''}`;
+    const orderBy = `${this.kw('ORDER BY')} ${order()}${rng.chance(0.4) ? `, ${order()}` : ''}`;
+    const partition = rng.chance(0.4) ? `${this.kw('PARTITION BY')} ${this.columnRef(scope)} ` : '';
+    const numeric = this.column(scope, ['integer', 'real'])?.ref ?? this.columnRef(scope);
+    const frame = rng.pick([
+      '',
+      '',
+      ` ${this.kw('ROWS BETWEEN')} ${1 + rng.int(2)} ${this.kw('PRECEDING AND CURRENT ROW')}`,
+      ` ${this.kw('ROWS UNBOUNDED PRECEDING')}`,
+    ]);
+    switch (rng.int(6)) {
+      case 0:
+        return `${this.kw(rng.pick(['ROW_NUMBER', 'RANK', 'DENSE_RANK']))}() ${this.kw('OVER')} (${partition}${orderBy})`;
+      case 1:
+        return `${this.kw('NTILE')}(${2 + rng.int(3)}) ${this.kw('OVER')} (${partition}${orderBy})`;
+      case 2:
+        return `${this.kw(rng.pick(['LAG', 'LEAD']))}(${this.columnRef(scope)}${rng.chance(0.3) ? `, ${1 + rng.int(2)}` : ''}) ${this.kw('OVER')} (${partition}${orderBy})`;
+      case 3:
+        return `${this.kw(rng.pick(['SUM', 'AVG', 'MIN', 'MAX', 'COUNT']))}(${numeric}) ${this.kw('OVER')} (${partition}${orderBy}${frame})`;
+      case 4:
+        return `${this.kw('COUNT')}(*) ${this.kw('OVER')} (${partition.trim()})`;
+      default:
+        return `${this.kw('SUM')}(${numeric}) ${this.kw('OVER')} (${partition.trim()})`;
+    }
   }
 
   /** A scalar expression of any type. */
