@@ -1,7 +1,7 @@
 import type { DatabaseInfo, ToolCall, ToolPool } from '../../core/model.js';
 import { RejectionError } from '../../core/outcome.js';
 import { AGGREGATIONS, CONDITIONS, OPERATIONS, toolsOf } from '../../runtime/slot/catalog.js';
-import { derivedKey } from '../../runtime/slot/keys.js';
+import { derivedKey, joinedKeys } from '../../runtime/slot/keys.js';
 
 /**
  * The sequence under construction: labelled calls, initializations, and what each table
@@ -188,13 +188,7 @@ export class SequenceBuilder {
     };
     const label = this.emit('join_data', args, 'JOIN');
     if (type === 'semi' || type === 'anti') return { ...a, label };
-    const keys = [...a.keys];
-    const renamed = new Map<string, string>();
-    for (const key of b.keys) {
-      const newKey = derivedKey(keys, key);
-      keys.push(newKey);
-      renamed.set(key, newKey);
-    }
+    const { keys, renamed } = joinedKeys(a.keys, b.keys);
     const exprs = new Map(a.exprs);
     for (const [sig, key] of b.exprs) {
       const newKey = renamed.get(key);

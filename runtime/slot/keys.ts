@@ -46,3 +46,21 @@ export function derivedKey(existing: Iterable<string>, base: string): string {
     if (!taken.has(candidate)) return candidate;
   }
 }
+
+/**
+ * join_data's keys (inner / left): `keys`, then each of `otherKeys` in order, renamed by
+ * derivedKey where taken; `renamed` maps each other key to its name in the output.
+ */
+export function joinedKeys(
+  keys: readonly string[],
+  otherKeys: readonly string[],
+): { keys: string[]; renamed: Map<string, string> } {
+  const all = [...keys];
+  const renamed = new Map<string, string>();
+  for (const key of otherKeys) {
+    const name = derivedKey(all, key);
+    all.push(name);
+    renamed.set(key, name);
+  }
+  return { keys: all, renamed };
+}

@@ -1,6 +1,6 @@
 import type { CallScope } from './call-scope.js';
 import { JOIN_TYPES } from './catalog.js';
-import { derivedKey } from './keys.js';
+import { derivedKey, joinedKeys } from './keys.js';
 import { HIDDEN_PREFIX, inherit, type Rel, type Shape } from './relation.js';
 import { cte, ident, join, raw, sql, type Frag } from './sqlfrag.js';
 
@@ -58,15 +58,10 @@ export function joinData(call: CallScope): Shape {
  * unmatched rows, which union_data compares with IS).
  */
 function pairs(label: string, a: Rel, b: Rel, on: Frag, left: boolean): Shape {
-  const keys = [...a.keys];
-  const renamed = new Map<string, string>();
-  const derived: { key: string; description: string }[] = [];
-  for (const key of b.keys) {
-    const name = derivedKey(keys, key);
-    keys.push(name);
-    renamed.set(key, name);
-    if (name !== key) derived.push({ key: name, description: `${key} of the rows joined from "$${b.label}$"` });
-  }
+  const { keys, renamed } = joinedKeys(a.keys, b.keys);
+  const derived = [...renamed]
+    .filter(([key, name]) => name !== key)
+    .map(([key, name]) => ({ key: name, description: `${key} of the rows joined from "$${b.label}$"` }));
   const taken = new Set([...a.columns, ...keys]);
   for (const column of new Set([...b.identity, ...b.order.map((t) => t.column)])) {
     if (renamed.has(column)) continue;
