@@ -129,6 +129,15 @@ function workerModule(): { path: string; execArgv: string[] } {
   return prebuilt ? { path: prebuilt, execArgv: [] } : siblingModule(import.meta.url, 'worker');
 }
 
+/**
+ * `npm run profile` (bench/profile.ts) profiles the workers too: node does not take
+ * --cpu-prof from NODE_OPTIONS, so the pool passes it on when NL2API_CPU_PROF_DIR names a folder.
+ */
+function profilerArgs(): string[] {
+  const dir = process.env.NL2API_CPU_PROF_DIR;
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+}
+
 /** setTimeout fires at once for delays past 2^31-1 ms: treat those as "no timeout". */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const STDERR_TAIL = 2000;
@@ -152,7 +161,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
     const { path: workerPath, execArgv } = workerModule();
     const child = fork(workerPath, options.warm?.length ? [JSON.stringify(options.warm)] : [], {
       serialization: 'advanced',
-      execArgv: [...execArgv, ...WORKER_HEAP],
+      execArgv: [...execArgv, ...WORKER_HEAP, ...profilerArgs()],
       stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
       // A process group of its own: the terminal's Ctrl-C (SIGINT to the foreground group)
       // reaches the parent, which finishes the items in flight, and not the workers running
@@ -367,7 +376,7 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
         const job = worker.job;
         finish(worker);
         job?.reject(stopped);
-        return stop(worker.child);
+        return job ? stop(worker.child) : release(worker.child);
       });
       await Promise.all(exits);
     },
@@ -399,6 +408,27 @@ function lowerPriority(pid: number, nice: number): void {
   } catch {
     // Only a scheduling preference: the worker runs all the same.
   }
+}
+
+/** How long an idle worker has to exit on its own once let go, before it is killed. */
+const RELEASE_GRACE_MS = 2000;
+
+/**
+ * An idle worker is let go (its channel closed: worker.ts closes its connections and exits),
+ * so that it ends as a process normally does (a CPU profile is written then); one that does
+ * not exit within the grace is killed.
+ */
+function release(child: ChildProcess): Promise<void> {
+  if (!child.connected) return stop(child);
+  return new Promise((resolve) => {
+    child.ref();
+    const timer = setTimeout(() => void stop(child).then(resolve), RELEASE_GRACE_MS);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.disconnect();
+  });
 }
 
 function stop(child: ChildProcess): Promise<void> {
