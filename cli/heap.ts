@@ -9,3 +9,14 @@ import v8 from 'node:v8';
  * Imported first by main.ts, before anything allocates much.
  */
 v8.setFlagsFromString('--heap-growing-percent=20');
+
+/**
+ * V8 optimizes a function once it has run through a small budget of bytecode, a setting made
+ * for pages and servers that live long. A cold run of BIRD dev lives ~15 s, and its optimizing
+ * compiler threads spent ~5 of its 25 CPU-s compiling some 1,000 functions (issue 35's
+ * profile), most of them node-sql-parser's small grammar actions, several of them again after
+ * a deoptimization. Sixty times the budget lets only what is really hot be optimized: on a
+ * longer run the same functions still are, a little later. Set before our modules compile
+ * (they are compiled lazily, after this import).
+ */
+v8.setFlagsFromString('--interrupt-budget=4000000');
