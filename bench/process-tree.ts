@@ -11,6 +11,8 @@ import { performance } from 'node:perf_hooks';
  */
 
 export interface TreeMeasure {
+  /** The top process's id (names its files: a CPU profile's, say). */
+  pid: number | undefined;
   wallMs: number;
   /**
    * CPU (user + system) of the process and its descendants. The larger of: the growth of our
@@ -22,6 +24,8 @@ export interface TreeMeasure {
   cpuMs: number;
   /** The per-process polled sum alone (for comparison with `cpuMs`). */
   polledCpuMs: number;
+  /** The top process's own CPU, all its threads, as last polled (up to one interval short). */
+  mainCpuMs: number;
   /** Highest sum of VmRSS over the tree at one sample. */
   peakTreeRssMb: number;
   peakMainRssMb: number;
@@ -173,9 +177,11 @@ export async function measureProcessTree(
   const polledTicks = [...lastTicks.values()].reduce((a, b) => a + b, 0);
   const toMs = (ticks: number) => (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
   return {
+    pid: child.pid,
     wallMs,
     cpuMs: toMs(Math.max(reapedTicks, polledTicks)),
     polledCpuMs: toMs(polledTicks),
+    mainCpuMs: toMs(lastTicks.get(child.pid!) ?? 0),
     peakTreeRssMb: Math.round(peakTree / MB),
     peakMainRssMb: Math.round(peakMain / MB),
     peakProcesses,

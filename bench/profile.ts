@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { measureProcessTree } from './process-tree.js';
 import { runIfMain } from './run-main.js';
 
 /**
@@ -10,7 +10,10 @@ import { runIfMain } from './run-main.js';
  * node's sampling profiler, the main process and every SQL worker (the pool passes
  * --cpu-prof on when NL2API_CPU_PROF_DIR is set), and the tables a reader needs to see where
  * the CPU goes: per process kind, the top self-time frames and the share per area (our
- * folders, each npm package, V8's garbage collector, node's internals).
+ * folders, each npm package, V8's garbage collector, node's internals). The sampling profiler
+ * samples JavaScript threads only: the processes' CPU, polled from /proc, also counts V8's own
+ * threads (the optimizing compiler, concurrent marking and sweeping: a fifth of a cold run's
+ * CPU before cli/heap.ts raised the optimization budget).
  */
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -98,11 +101,13 @@ export function summarize(profiles: CpuProfile[]): ProfileSummary {
   return { processes: profiles.length, totalMs, frames: sorted(frames).slice(0, TOP_FRAMES), areas: sorted(areas) };
 }
 
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
 export function renderSummary(title: string, summary: ProfileSummary): string {
   const pct = (ms: number) => `${((100 * ms) / summary.totalMs).toFixed(1).padStart(5)} %`;
   const ms = (value: number) => `${Math.round(value).toString().padStart(7)} ms`;
   const lines = [
-    `## ${title}: ${summary.processes} process(es), ${(summary.totalMs / 1000).toFixed(2)} CPU-s sampled (idle excluded)`,
+    `## ${title}: ${summary.processes} profile(s) (a worker thread has its own), ${seconds(summary.totalMs)} sampled`,
     '',
     `top ${TOP_FRAMES} frames by self time:`,
     ...summary.frames.map(([name, t]) => `${ms(t)} ${pct(t)}  ${name}`),
@@ -123,24 +128,20 @@ async function main(): Promise<void> {
   try {
     const cli = path.join(root, 'dist', 'cli', 'main.js');
     const command = ['--cpu-prof', `--cpu-prof-dir=${profiles}`, cli, 'generate', '--progress', 'none'];
-    const child = spawn(process.execPath, [...command, '--source', source, '--out', path.join(work, 'out'), ...extra], {
-      cwd: root,
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, NL2API_CPU_PROF_DIR: profiles },
-    });
-    const code = await new Promise<number | null>((resolve, reject) => {
-      child.on('error', reject);
-      child.on('exit', resolve);
-    });
-    if (code !== 0) throw new Error(`generate exited with ${code}`);
+    const run = await measureProcessTree(
+      process.execPath,
+      [...command, '--source', source, '--out', path.join(work, 'out'), ...extra],
+      { cwd: root, env: { ...process.env, NL2API_CPU_PROF_DIR: profiles }, echoStderr: true },
+    );
+    if (run.exitCode !== 0) throw new Error(`generate exited with ${run.exitCode ?? run.signal}`);
     // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile; the main process is the one we started.
     const read = (name: string) => JSON.parse(readFileSync(path.join(profiles, name), 'utf8')) as CpuProfile;
     const files = readdirSync(profiles).filter((name) => name.endsWith('.cpuprofile'));
-    const isMain = (name: string) => name.split('.')[3] === String(child.pid);
+    const isMain = (name: string) => name.split('.')[3] === String(run.pid);
     const main = files.filter(isMain).map(read);
     const workers = files.filter((name) => !isMain(name)).map(read);
     const stats = JSON.parse(readFileSync(path.join(work, 'out', 'stats.json'), 'utf8')) as {
-      timing: { wallMs: number; stages: Record<string, { ms: number; runs: number }> };
+      timing: { stages: Record<string, { ms: number; runs: number }> };
     };
     const stages = Object.entries(stats.timing.stages).map(
       ([name, s]) =>
@@ -148,7 +149,10 @@ async function main(): Promise<void> {
     );
     process.stdout.write(
       [
-        `# profile of a cold generate on ${source} (${extra.join(' ')}), wall ${(stats.timing.wallMs / 1000).toFixed(2)} s`,
+        `# profile of a cold generate on ${source} (${extra.join(' ')})`,
+        '',
+        `wall ${seconds(run.wallMs)}, CPU ${seconds(run.cpuMs)} (main process ${seconds(run.mainCpuMs)}, SQL workers ${seconds(run.cpuMs - run.mainCpuMs)}), main peak RSS ${run.peakMainRssMb} MB`,
+        "the profiles sample each process's JavaScript thread while it is not idle (waiting for a core counts too: read shares more than seconds); V8's compiler and GC threads are in the process's CPU above, not in its samples",
         '',
         renderSummary('main process', summarize(main)),
         renderSummary('SQL workers', summarize(workers)),
