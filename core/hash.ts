@@ -18,7 +18,11 @@ function write(value: unknown, refOf: ((value: object) => string | undefined) | 
     if (ref !== undefined) return `{"$ref":${JSON.stringify(ref)}}`;
     const json = (value as { toJSON?: unknown }).toJSON;
     if (typeof json === 'function') return write(json.call(value), refOf);
-    if (Array.isArray(value)) return `[${value.map((v) => write(v, refOf) ?? 'null').join(',')}]`;
+    if (Array.isArray(value)) {
+      // A row of a result is an array of plain values: the native writer is exact for those.
+      if (value.every(isPlainScalar)) return JSON.stringify(value);
+      return `[${value.map((v) => write(v, refOf) ?? 'null').join(',')}]`;
+    }
     const members: string[] = [];
     for (const key of Object.keys(value).sort()) {
       const member = write((value as Record<string, unknown>)[key], refOf);
@@ -28,6 +32,15 @@ function write(value: unknown, refOf: ((value: object) => string | undefined) | 
   }
   if (typeof value === 'bigint') return JSON.stringify(value.toString());
   return JSON.stringify(value);
+}
+
+/**
+ * A value JSON.stringify writes in an array as canonicalJson does (undefined, a function or a
+ * symbol as null): anything but an object (its keys are sorted here, it may be a `$ref`) and
+ * a bigint (which JSON.stringify refuses).
+ */
+function isPlainScalar(value: unknown): boolean {
+  return value === null || (typeof value !== 'object' && typeof value !== 'bigint');
 }
 
 export function sha256(data: string | Buffer): string {
