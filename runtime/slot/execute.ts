@@ -4,6 +4,7 @@ import { SlotCompiler, type CompiledRelation, type OutputKind } from './compiler
 import { LruMap } from '../../core/lru.js';
 import { ToolError } from './errors.js';
 import { emptyFacts, probeSourceFacts, type SourceFacts } from './source-facts.js';
+import { compiledSequenceId } from './sequence-id.js';
 
 /** Running compiled SLOT calls: a whole sequence, or a live session call by call. */
 
@@ -46,7 +47,7 @@ async function answerRelations(
   executor: SqlExecutor,
   opts: RunOptions,
 ): Promise<readonly CompiledRelation[]> {
-  const id = JSON.stringify([db.fingerprint, db.path, opts.pool, seq.initialization, seq.calls, seq.answerLabels]);
+  const id = `${compiledSequenceId(db, opts.pool, seq)}\n${JSON.stringify(seq.answerLabels)}`;
   const known = answerMemo.get(id);
   if (known) return known;
   const facts = emptyFacts();

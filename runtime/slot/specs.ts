@@ -15,9 +15,11 @@ import {
   type SlotTool,
 } from './catalog.js';
 import { SHAPE_ARGS, SHAPE_REQUIRED } from './operations.js';
+import { canonicalJson } from '../../core/hash.js';
 import { LruMap } from '../../core/lru.js';
 import { SlotCompiler } from './compiler.js';
 import { startingTableKeys, type StartingTableRef } from './keys.js';
+import { compiledSequenceId } from './sequence-id.js';
 
 /**
  * Model-facing descriptions of the SLOT tools (OpenAI function format) and their OpenAPI
@@ -30,8 +32,19 @@ export interface KeyDoc {
   description: string;
 }
 
+/**
+ * Every stage of an item asks for its starting keys (sel.expand, verify, emit, the tool
+ * registry), and the items of a database start from a few joins: described once per join.
+ */
+const initializationKeysMemo = new LruMap<string, readonly KeyDoc[]>(256);
+
 /** Keys of the starting table(s), described from the dataset's column descriptions. */
 export function keysForInitialization(db: DatabaseInfo, initialization: ToolCall[]): KeyDoc[] {
+  const id = canonicalJson([db.fingerprint, db.path, initialization]);
+  return [...initializationKeysMemo.getOrSet(id, () => describeStartingKeys(db, initialization))];
+}
+
+function describeStartingKeys(db: DatabaseInfo, initialization: ToolCall[]): readonly KeyDoc[] {
   const docs: KeyDoc[] = [];
   const seen = new Set<string>();
   for (const init of initialization) {
@@ -42,13 +55,15 @@ export function keysForInitialization(db: DatabaseInfo, initialization: ToolCall
       seen.add(k.key);
       const column = db.tables.find((t) => t.name === k.table)!.columns.find((c) => c.name === k.column)!;
       const description = column.description || column.name;
-      docs.push({
-        key: k.key,
-        description: column.valueDescription ? `${description} (${column.valueDescription})` : description,
-      });
+      docs.push(
+        Object.freeze({
+          key: k.key,
+          description: column.valueDescription ? `${description} (${column.valueDescription})` : description,
+        }),
+      );
     }
   }
-  return docs;
+  return Object.freeze(docs);
 }
 
 /**
@@ -74,8 +89,7 @@ export function keysForSequence(db: DatabaseInfo, seq: SlotSequence, pool: ToolP
 const derivedKeysMemo = new LruMap<string, readonly KeyDoc[]>(256);
 
 function derivedKeysOf(db: DatabaseInfo, seq: SlotSequence, pool: ToolPool): readonly KeyDoc[] {
-  const id = JSON.stringify([db.fingerprint, db.path, pool, seq.initialization, seq.calls]);
-  return derivedKeysMemo.getOrSet(id, () => {
+  return derivedKeysMemo.getOrSet(compiledSequenceId(db, pool, seq), () => {
     // Only the keys are wanted: define the calls, render no SQL.
     const compiler = new SlotCompiler(db, pool);
     for (const call of seq.initialization) compiler.define(call, { initialization: true });
