@@ -15,7 +15,6 @@ import {
   type SlotTool,
 } from './catalog.js';
 import { SHAPE_ARGS, SHAPE_REQUIRED } from './operations.js';
-import { canonicalJson } from '../../core/hash.js';
 import { LruMap } from '../../core/lru.js';
 import { SlotCompiler } from './compiler.js';
 import { startingTableKeys, type StartingTableRef } from './keys.js';
@@ -40,7 +39,7 @@ const initializationKeysMemo = new LruMap<string, readonly KeyDoc[]>(256);
 
 /** Keys of the starting table(s), described from the dataset's column descriptions. */
 export function keysForInitialization(db: DatabaseInfo, initialization: ToolCall[]): KeyDoc[] {
-  const id = canonicalJson([db.fingerprint, db.path, initialization]);
+  const id = JSON.stringify([db.fingerprint, db.path, initialization]);
   return [...initializationKeysMemo.getOrSet(id, () => describeStartingKeys(db, initialization))];
 }
 
