@@ -273,25 +273,35 @@ export interface PublishedTool {
 /**
  * A description listing keys (`…\nKeys:\n<key>: <what it is>` lines, a description possibly
  * running over several lines): the text before the list, its entries and what follows it.
- * `known` (the keys of the enums) tells an entry's first line from a continuation.
+ * `known` (the keys of the enums) tells an entry's first line from a continuation. Read once
+ * per description and key set (`knownKeys`: one set per spec): every sample renaming a spec's
+ * keys renames the same entries.
  */
-function keyListOf(text: string, known: ReadonlySet<string>): KeyList | undefined {
-  const marker = text.indexOf(KEYS_HEADING);
-  if (marker < 0) return undefined;
-  const trailer = KEY_LIST_TRAILERS.find((t) => text.endsWith(t)) ?? '';
-  const entries: KeyList['entries'] = [];
-  for (const line of text.slice(marker + KEYS_HEADING.length, text.length - trailer.length).split('\n')) {
-    const key = keyOfLine(line, known);
-    if (key !== undefined || entries.length === 0) entries.push({ key, lines: [line] });
-    else entries[entries.length - 1].lines.push(line);
-  }
-  return { head: text.slice(0, marker), entries, trailer };
+function keyListOf(text: string, known: ReadonlySet<string>): KeyList | null {
+  return memoPer(keyLists, known, text, () => {
+    const marker = text.indexOf(KEYS_HEADING);
+    if (marker < 0) return null;
+    const trailer = KEY_LIST_TRAILERS.find((t) => text.endsWith(t)) ?? '';
+    const entries: { key: string | undefined; lines: string[] }[] = [];
+    for (const line of text.slice(marker + KEYS_HEADING.length, text.length - trailer.length).split('\n')) {
+      const key = keyOfLine(line, known);
+      if (key !== undefined || entries.length === 0) entries.push({ key, lines: [line] });
+      else entries[entries.length - 1].lines.push(line);
+    }
+    return {
+      head: text.slice(0, marker),
+      entries: entries.map(({ key, lines }) => ({ key, text: lines.join('\n') })),
+      trailer,
+    };
+  });
 }
+
+const keyLists = new WeakMap<ReadonlySet<string>, Map<string, KeyList | null>>();
 
 interface KeyList {
   head: string;
-  /** An entry's lines start with its key (undefined: a line of no known key). */
-  entries: { key: string | undefined; lines: string[] }[];
+  /** An entry's text (its lines) starts with its key (undefined: a line of no known key). */
+  entries: { key: string | undefined; text: string }[];
   trailer: string;
 }
 
@@ -299,9 +309,9 @@ interface KeyList {
 function renameKeyList(text: string, known: ReadonlySet<string>, names: (key: string) => string[]): string {
   const list = keyListOf(text, known);
   if (!list) return text;
-  const body = list.entries.flatMap(({ key, lines }) => {
-    if (key === undefined) return lines;
-    const rest = lines.join('\n').slice(key.length);
+  const body = list.entries.flatMap(({ key, text: entry }) => {
+    if (key === undefined) return [entry];
+    const rest = entry.slice(key.length);
     return names(key).map((name) => name + rest);
   });
   return `${list.head}${KEYS_HEADING}${body.join('\n')}${list.trailer}`;
@@ -313,7 +323,7 @@ function renameKeyList(text: string, known: ReadonlySet<string>, names: (key: st
  * per example rather than once per key argument of every tool.
  */
 export const keyListsApart = perObject((tool: ToolSpec): { spec: ToolSpec; keys: ReadonlyMap<string, string> } => {
-  const known = new Set(keysOf(tool));
+  const known = knownKeys(tool);
   if (known.size === 0) return { spec: tool, keys: new Map() };
   const keys = new Map<string, string>();
   const strip = (node: unknown): unknown => {
@@ -323,8 +333,8 @@ export const keyListsApart = perObject((tool: ToolSpec): { spec: ToolSpec; keys:
       Object.entries(node).map(([field, value]) => {
         const list = field === 'description' && typeof value === 'string' ? keyListOf(value, known) : undefined;
         if (!list) return [field, strip(value)];
-        for (const { key, lines } of list.entries)
-          if (key !== undefined && !keys.has(key)) keys.set(key, lines.join('\n').slice(key.length + 2));
+        for (const { key, text } of list.entries)
+          if (key !== undefined && !keys.has(key)) keys.set(key, text.slice(key.length + 2));
         return [field, `${list.head}${list.trailer}`];
       }),
     );
@@ -373,6 +383,9 @@ const propertiesOf = (tool: ToolSpec) =>
 /** A tool's keys (its key enums'; its descriptions list the same), once per spec. */
 const keysOf = perObject((tool: ToolSpec): readonly string[] => [...new Set(keyEnums(propertiesOf(tool)))]);
 
+/** keysOf as a set, once per spec: what tells its descriptions' key lines apart (keyListOf). */
+const knownKeys = perObject((tool: ToolSpec): ReadonlySet<string> => new Set(keysOf(tool)));
+
 /** A sample's names for a key, once per key: every tool lists the same keys, each in its enum and its description. */
 function oncePerKey(names: (key: string) => string[]): (key: string) => string[] {
   const named = new Map<string, string[]>();
@@ -404,7 +417,7 @@ function propertiesFor(tool: ToolSpec, signature: string, names: (key: string) =
     const keys = keysOf(tool);
     if (keys.length === 0) return propertiesOf(tool);
     return memoPer(propertiesByNames, tool, JSON.stringify(keys.map(names)), () => {
-      const renamed = renameSchemaKeys(propertiesOf(tool), new Set(keys), names);
+      const renamed = renameSchemaKeys(propertiesOf(tool), knownKeys(tool), names);
       return renamed as Record<string, unknown>;
     });
   });
