@@ -35,6 +35,12 @@ export interface Episode {
    */
   answer?(calls: readonly ToolCall[], labels: readonly string[]): Promise<ToolOutput[]>;
   /**
+   * The first `maxRows` rows of an output defined earlier, a starting table's included (a
+   * sequence's: what the export's negatives read every starting column from at once). REST
+   * has no such step: its outputs are responses.
+   */
+  rows?(label: string, maxRows: number): Promise<StepResult>;
+  /**
    * Direct invocation: the calls in order, up to the first that fails, and, when none fails
    * and the formulation has one, the answer (the unconsumed outputs, computed as `answer`).
    */
@@ -94,6 +100,7 @@ export async function openEpisode(item: EvalItem, options: EnvironmentOptions): 
   return {
     call: (call) => asStep(() => session.call(call, PREVIEW)),
     answer,
+    rows: (label, maxRows) => asStep(() => session.output(label, { maxRows })),
     runAll: async (calls) => {
       // Compile first: a call the tools refuse is found without running anything.
       for (const [i, call] of calls.entries()) {

@@ -17,8 +17,8 @@ import { perObject } from './shared-parts.js';
  * the sample's tools as the published format has them.
  */
 
-/** The conversation a sample is, for the chat formats. */
-export function conversationOf(sample: ExportSample): ConversationInput {
+/** The conversation a sample is, for the chat formats: once per sample, every format of an example reads the same. */
+export const conversationOf = perObject((sample: ExportSample): ConversationInput => {
   const { item } = sample;
   const { tools, keys } = conversationTools(sample);
   return {
@@ -31,9 +31,9 @@ export function conversationOf(sample: ExportSample): ConversationInput {
     keys,
     answer: sample.negative ? REFUSAL : answerInWords(item.gold.rows),
   };
-}
+});
 
-export interface ConversationTools {
+interface ConversationTools {
   tools: ToolSpec[];
   /** `<key>: <what it is>`, one line per key the tools take (those its name says all of left out), in the order the tools name them. */
   keys: string[];
@@ -45,27 +45,36 @@ export const DISTRACTORS = 3;
 /** The longest key description a glossary line keeps (BIRD's value descriptions run to paragraphs). */
 export const MAX_KEY_DESCRIPTION = 80;
 
-/** Once per sample: every format of an example reads the same lists. */
-export const conversationTools = perObject((sample: ExportSample): ConversationTools => {
+function conversationTools(sample: ExportSample): ConversationTools {
   const { item } = sample;
   if (item.formulation === 'rest') return { tools: sample.tools, keys: [] };
   // A negative offers as many tools as its question's sample, none that answers it (plan.ts).
   const needed = new Set(item.goldCalls.map((call) => call.name)).size;
   const offered = shortlist(sample.tools, sample.negative ? [] : item.goldCalls, sample.key, needed + DISTRACTORS);
-  const apart = offered.map(keyListsApart);
-  const described = new Map<string, string>();
-  for (const { keys } of apart)
-    for (const [key, description] of keys) if (!described.has(key)) described.set(key, description);
+  const lines = new Map<string, string | undefined>();
+  for (const tool of offered) for (const [key, line] of glossaryLines(tool)) if (!lines.has(key)) lines.set(key, line);
   return {
     tools: canonicalList(
       sample.tools,
-      apart.map((a) => a.spec),
+      offered.map((tool) => keyListsApart(tool).spec),
     ),
-    keys: [...described].flatMap(([key, description]) =>
-      saysMore(key, description) ? [`${key}: ${shortened(description)}`] : [],
-    ),
+    keys: [...lines.values()].filter((line) => line !== undefined),
   };
-});
+}
+
+/**
+ * Each key a spec's key lists describe, with its glossary line (undefined when its name says
+ * all), once per spec: the samples offering it share its lines.
+ */
+const glossaryLines = perObject(
+  (tool: ToolSpec): ReadonlyMap<string, string | undefined> =>
+    new Map(
+      [...keyListsApart(tool).keys].map(([key, description]) => [
+        key,
+        saysMore(key, description) ? `${key}: ${shortened(description)}` : undefined,
+      ]),
+    ),
+);
 
 /** Whether a description says more than its key's name (a column described by its own name is not listed). */
 function saysMore(key: string, description: string): boolean {

@@ -1,7 +1,10 @@
 import { answerLabelsOf } from '../eval/answer-labels.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { openEpisode, shown, type EnvironmentOptions } from '../eval/environment.js';
+import { canonicalJson } from '../core/hash.js';
+import type { DatabaseInfo, ToolCall } from '../core/model.js';
 import { plainOutput } from '../pipeline/emit.js';
+import { selToSlotCall } from '../runtime/sel/execute.js';
 import { keysForInitialization } from '../runtime/slot/specs.js';
 import type { LiveApiBenchPandas } from '../config/schema.js';
 import { pandasReading, type PandasReading } from './published/pandas-reading.js';
@@ -12,7 +15,8 @@ import { negativeOf, rememberingCalls, type NegativeVerdict, type TriedCalls } f
  * conversation shows it, and for a question that gets a negative, the tools its negative
  * loses (negatives.ts). The answer's outputs are the sample's own recorded ones (verification computed
  * them, whole): only the calls a later call consumes are run, for their first rows. So REST
- * runs nothing, and SEL sends the very SQL of SLOT (a memoized executor answers it once).
+ * runs nothing, and SEL, which runs as the SLOT calls it binds to, shows the outputs its
+ * question's SLOT sample ran (`SharedOutputs`).
  */
 
 export interface GoldRun {
@@ -46,33 +50,54 @@ export class GoldCallError extends Error {
   }
 }
 
+/**
+ * The gold-call outputs an export's runs share, by what gives each: the database, the starting
+ * tables and the calls up to it, in SLOT's terms. SEL runs as the SLOT calls it binds to
+ * (runtime/sel), so a SEL sample shows its question's SLOT outputs without running anything,
+ * and questions over the same starting table often begin with the same calls. Outputs that
+ * were given only: a failure is worded in the failing sample's own tool names.
+ */
+export type SharedOutputs = Map<string, unknown>;
+
 export async function runGold(
   item: EvalItem,
   environment: () => Promise<EnvironmentOptions>,
   needs: GoldRunNeeds,
   rows: number,
   tried: TriedCalls = new Map(),
+  shared: SharedOutputs = new Map(),
 ): Promise<GoldRun> {
   const withNegative = needs.negative;
   const recorded = recordedAnswers(item);
-  const outputs: unknown[] = [];
-  const needsTools = item.goldCalls.some((call) => !recorded.has(call.label)) || withNegative;
   const sequence = item.initialization.length > 0;
-  const env = needsTools || sequence ? await environment() : undefined;
-  const episode = needsTools ? await openEpisode(item, env!) : undefined;
-  for (const call of item.goldCalls) {
+  const unrecorded = item.goldCalls.some((call) => !recorded.has(call.label));
+  const env = sequence || unrecorded || withNegative ? await environment() : undefined;
+  const db = env?.databases.get(item.db);
+  const keys = sequence && db ? sharedKeys(item, db) : [];
+  const known = (i: number) => keys[i] !== undefined && shared.has(keys[i]);
+  // Every call not recorded runs in the episode (a call reads the outputs of those before it there), or none does.
+  const running = item.goldCalls.some((call, i) => !recorded.has(call.label) && !known(i));
+  const episode = running || withNegative ? await openEpisode(item, env!) : undefined;
+  const outputs: unknown[] = [];
+  for (const [i, call] of item.goldCalls.entries()) {
     const answer = recorded.get(call.label);
     if (answer !== undefined) {
       outputs.push(preview(answer.value, rows));
+      continue;
+    }
+    if (!running) {
+      outputs.push(shared.get(keys[i]!));
       continue;
     }
     const step = await episode!.call(call);
     if (!step.ok)
       throw new GoldCallError(`gold_calls:${step.kind}`, `${call.name} (${call.label}) fails now: ${step.error}`);
     if ('status' in step.output) throw new GoldCallError('gold_calls:rest', `${call.name} is not the sample's answer`);
-    outputs.push(preview(plainOutput(step.output), rows));
+    const output = preview(plainOutput(step.output), rows);
+    const key = keys[i];
+    if (key !== undefined) shared.set(key, output);
+    outputs.push(output);
   }
-  const db = env?.databases.get(item.db);
   const startKeys = sequence && db ? keysForInitialization(db, item.initialization).map((k) => k.key) : [];
   const pandas =
     needs.pandas && sequence && db
@@ -89,6 +114,24 @@ export async function runGold(
   if (!withNegative) return { outputs, startKeys, ...pandas };
   const calls = item.formulation === 'rest' ? rememberingCalls(episode!, item.db, tried) : episode!;
   return { outputs, startKeys, ...pandas, negative: await negativeOf(item, calls, db) };
+}
+
+/**
+ * Each gold call's key in SharedOutputs (SLOT and SEL; none for REST, or for a call SEL does not
+ * bind): the database's file and content, the starting tables and the calls up to it as SLOT calls.
+ */
+function sharedKeys(item: EvalItem, db: DatabaseInfo): (string | undefined)[] {
+  let calls: ToolCall[];
+  try {
+    calls =
+      item.formulation === 'sel'
+        ? item.goldCalls.map((call) => selToSlotCall(call, item.bindings ?? {}))
+        : item.goldCalls;
+  } catch {
+    return [];
+  }
+  // Canonical: a bound call names its arguments in another order than the SLOT call it is.
+  return calls.map((_, i) => canonicalJson([db.path, db.fingerprint, item.initialization, calls.slice(0, i + 1)]));
 }
 
 /**

@@ -68,71 +68,93 @@ function asFloat<T>(value: T): T | PyFloat {
  * in a list and left out of an object, as JSON.stringify does.
  */
 export function liveApiBenchJson(value: unknown): string {
-  const { text, parts } = markedJson(value);
-  return text
-    .split(SPLICE)
-    .map((piece, i) => (i % 2 === 1 ? parts[Number(piece)].text : piece))
+  return jsonPieces(value)
+    .map((piece) => (typeof piece === 'string' ? piece : piece.text))
     .join('');
 }
 
 /** liveApiBenchJson's text as the pieces a file is written from: its shared parts as their bytes, encoded once. */
 export function liveApiBenchPieces(value: unknown): Piece[] {
-  const { text, parts } = markedJson(value);
-  return text.split(SPLICE).map((piece, i) => {
-    if (i % 2 === 0) return piece;
-    const part = parts[Number(piece)];
-    return (part.bytes ??= bytesOf(part.text));
-  });
+  return jsonPieces(value).map((piece) => (typeof piece === 'string' ? piece : (piece.bytes ??= bytesOf(piece.text))));
 }
 
 /**
- * JSON.stringify (native, fast) with each PyFloat and each shared part as a marked string,
- * then one pass over the text: non-ASCII escaped, Python's separators outside strings, marked
- * strings back to float literals, and each shared part's place marked by SPLICE and its index.
+ * The text in one walk over the value, as JSON.stringify walks it (toJSON, the members it
+ * leaves out), with Python's separators and escapes; each shared part (but the value itself)
+ * as its text made once, apart.
  */
-function markedJson(value: unknown): { text: string; parts: SharedText[] } {
-  const parts: SharedText[] = [];
-  const text =
-    JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown) {
-      const raw = this[key];
-      if (raw instanceof PyFloat) return FLOAT_MARK + floatText(raw.value);
-      const part = key !== '' && raw !== null && typeof raw === 'object' ? partTexts.get(raw) : undefined;
-      return part === undefined ? v : PART_MARK + (parts.push(part) - 1);
-    }) ?? 'null';
-  const marked = text
-    .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
-    .replace(/"(?:[^"\\]|\\.)*"|[,:]/g, (token) => {
-      if (token === ',') return ', ';
-      if (token === ':') return ': ';
-      if (token.startsWith(MARKED_FLOAT)) return token.slice(MARKED_FLOAT.length, -1);
-      if (token.startsWith(MARKED_PART)) return `${SPLICE}${token.slice(MARKED_PART.length, -1)}${SPLICE}`;
-      return token;
-    });
-  return { text: marked, parts };
+function jsonPieces(value: unknown): (string | SharedText)[] {
+  const pieces: (string | SharedText)[] = [];
+  let text = '';
+  /** What JSON.stringify writes for `raw` under `key`: a PyFloat, a shared part, or the value (toJSON applied). */
+  const resolve = (raw: unknown, key: string, root: boolean): unknown => {
+    if (raw === null || typeof raw !== 'object' || raw instanceof PyFloat) return raw;
+    const part = root ? undefined : partTexts.get(raw);
+    if (part) return part;
+    const toJSON = (raw as { toJSON?: unknown }).toJSON;
+    return typeof toJSON === 'function' ? (toJSON as (key: string) => unknown).call(raw, key) : raw;
+  };
+  const omitted = (v: unknown) => v === undefined || typeof v === 'function' || typeof v === 'symbol';
+  const write = (v: unknown): void => {
+    if (v instanceof PyFloat) text += floatText(v.value);
+    else if (v instanceof SharedText) {
+      pieces.push(text, v);
+      text = '';
+    } else if (typeof v === 'string') text += pythonString(v);
+    else if (typeof v === 'number') text += Number.isFinite(v) ? String(v) : 'null';
+    else if (typeof v === 'boolean') text += v ? 'true' : 'false';
+    else if (v === null || typeof v !== 'object') text += 'null';
+    else if (Array.isArray(v)) {
+      text += '[';
+      for (let i = 0; i < v.length; i++) {
+        if (i > 0) text += ', ';
+        const item = resolve(v[i], String(i), false);
+        if (omitted(item)) text += 'null';
+        else write(item);
+      }
+      text += ']';
+    } else {
+      text += '{';
+      let first = true;
+      for (const key of Object.keys(v)) {
+        const member = resolve((v as Record<string, unknown>)[key], key, false);
+        if (omitted(member)) continue;
+        text += `${first ? '' : ', '}${pythonString(key)}: `;
+        first = false;
+        write(member);
+      }
+      text += '}';
+    }
+  };
+  const top = resolve(value, '', true);
+  if (omitted(top)) text += 'null';
+  else write(top);
+  pieces.push(text);
+  return pieces;
 }
 
-/**
- * What a PyFloat and a shared part are written as before the last pass (no SQL value starts
- * with two control characters), and how JSON writes those; where a part goes in the text
- * (JSON escapes every control character: none is left raw).
- */
-const FLOAT_MARK = '\u0000\u0001';
-const MARKED_FLOAT = '"\\u0000\\u0001';
-const PART_MARK = '\u0000\u0002';
-const MARKED_PART = '"\\u0000\\u0002';
-const SPLICE = '\u0000';
+/** A string as JSON writes it, non-ASCII escaped as Python does. */
+function pythonString(value: string): string {
+  const json = JSON.stringify(value);
+  return NON_ASCII.test(json)
+    ? json.replace(NON_ASCII_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    : json;
+}
+
+const NON_ASCII = /[\u007f-\uffff]/;
+const NON_ASCII_ALL = /[\u007f-\uffff]/g;
 
 /** A shared part's text, and its bytes once a file needs them. */
-interface SharedText {
-  text: string;
+class SharedText {
   bytes?: Uint8Array;
+  constructor(readonly text: string) {}
 }
 
 /** The texts of the parts many samples share (their tools), written once: liveApiBenchJson splices them. */
 const partTexts = new WeakMap<object, SharedText>();
 
 export function sharedPart<T extends object>(part: T): T {
-  partTexts.set(part, { text: liveApiBenchJson(part) });
+  partTexts.set(part, new SharedText(liveApiBenchJson(part)));
   return part;
 }
 
@@ -273,25 +295,35 @@ export interface PublishedTool {
 /**
  * A description listing keys (`…\nKeys:\n<key>: <what it is>` lines, a description possibly
  * running over several lines): the text before the list, its entries and what follows it.
- * `known` (the keys of the enums) tells an entry's first line from a continuation.
+ * `known` (the keys of the enums) tells an entry's first line from a continuation. Read once
+ * per description and key set (`knownKeys`: one set per spec): every sample renaming a spec's
+ * keys renames the same entries.
  */
-function keyListOf(text: string, known: ReadonlySet<string>): KeyList | undefined {
-  const marker = text.indexOf(KEYS_HEADING);
-  if (marker < 0) return undefined;
-  const trailer = KEY_LIST_TRAILERS.find((t) => text.endsWith(t)) ?? '';
-  const entries: KeyList['entries'] = [];
-  for (const line of text.slice(marker + KEYS_HEADING.length, text.length - trailer.length).split('\n')) {
-    const key = keyOfLine(line, known);
-    if (key !== undefined || entries.length === 0) entries.push({ key, lines: [line] });
-    else entries[entries.length - 1].lines.push(line);
-  }
-  return { head: text.slice(0, marker), entries, trailer };
+function keyListOf(text: string, known: ReadonlySet<string>): KeyList | null {
+  return memoPer(keyLists, known, text, () => {
+    const marker = text.indexOf(KEYS_HEADING);
+    if (marker < 0) return null;
+    const trailer = KEY_LIST_TRAILERS.find((t) => text.endsWith(t)) ?? '';
+    const entries: { key: string | undefined; lines: string[] }[] = [];
+    for (const line of text.slice(marker + KEYS_HEADING.length, text.length - trailer.length).split('\n')) {
+      const key = keyOfLine(line, known);
+      if (key !== undefined || entries.length === 0) entries.push({ key, lines: [line] });
+      else entries[entries.length - 1].lines.push(line);
+    }
+    return {
+      head: text.slice(0, marker),
+      entries: entries.map(({ key, lines }) => ({ key, text: lines.join('\n') })),
+      trailer,
+    };
+  });
 }
+
+const keyLists = new WeakMap<ReadonlySet<string>, Map<string, KeyList | null>>();
 
 interface KeyList {
   head: string;
-  /** An entry's lines start with its key (undefined: a line of no known key). */
-  entries: { key: string | undefined; lines: string[] }[];
+  /** An entry's text (its lines) starts with its key (undefined: a line of no known key). */
+  entries: { key: string | undefined; text: string }[];
   trailer: string;
 }
 
@@ -299,9 +331,9 @@ interface KeyList {
 function renameKeyList(text: string, known: ReadonlySet<string>, names: (key: string) => string[]): string {
   const list = keyListOf(text, known);
   if (!list) return text;
-  const body = list.entries.flatMap(({ key, lines }) => {
-    if (key === undefined) return lines;
-    const rest = lines.join('\n').slice(key.length);
+  const body = list.entries.flatMap(({ key, text: entry }) => {
+    if (key === undefined) return [entry];
+    const rest = entry.slice(key.length);
     return names(key).map((name) => name + rest);
   });
   return `${list.head}${KEYS_HEADING}${body.join('\n')}${list.trailer}`;
@@ -313,7 +345,7 @@ function renameKeyList(text: string, known: ReadonlySet<string>, names: (key: st
  * per example rather than once per key argument of every tool.
  */
 export const keyListsApart = perObject((tool: ToolSpec): { spec: ToolSpec; keys: ReadonlyMap<string, string> } => {
-  const known = new Set(keysOf(tool));
+  const known = knownKeys(tool);
   if (known.size === 0) return { spec: tool, keys: new Map() };
   const keys = new Map<string, string>();
   const strip = (node: unknown): unknown => {
@@ -323,8 +355,8 @@ export const keyListsApart = perObject((tool: ToolSpec): { spec: ToolSpec; keys:
       Object.entries(node).map(([field, value]) => {
         const list = field === 'description' && typeof value === 'string' ? keyListOf(value, known) : undefined;
         if (!list) return [field, strip(value)];
-        for (const { key, lines } of list.entries)
-          if (key !== undefined && !keys.has(key)) keys.set(key, lines.join('\n').slice(key.length + 2));
+        for (const { key, text } of list.entries)
+          if (key !== undefined && !keys.has(key)) keys.set(key, text.slice(key.length + 2));
         return [field, `${list.head}${list.trailer}`];
       }),
     );
@@ -373,6 +405,9 @@ const propertiesOf = (tool: ToolSpec) =>
 /** A tool's keys (its key enums'; its descriptions list the same), once per spec. */
 const keysOf = perObject((tool: ToolSpec): readonly string[] => [...new Set(keyEnums(propertiesOf(tool)))]);
 
+/** keysOf as a set, once per spec: what tells its descriptions' key lines apart (keyListOf). */
+const knownKeys = perObject((tool: ToolSpec): ReadonlySet<string> => new Set(keysOf(tool)));
+
 /** A sample's names for a key, once per key: every tool lists the same keys, each in its enum and its description. */
 function oncePerKey(names: (key: string) => string[]): (key: string) => string[] {
   const named = new Map<string, string[]>();
@@ -404,7 +439,7 @@ function propertiesFor(tool: ToolSpec, signature: string, names: (key: string) =
     const keys = keysOf(tool);
     if (keys.length === 0) return propertiesOf(tool);
     return memoPer(propertiesByNames, tool, JSON.stringify(keys.map(names)), () => {
-      const renamed = renameSchemaKeys(propertiesOf(tool), new Set(keys), names);
+      const renamed = renameSchemaKeys(propertiesOf(tool), knownKeys(tool), names);
       return renamed as Record<string, unknown>;
     });
   });

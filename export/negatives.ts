@@ -43,7 +43,7 @@ export type NegativeVerdict =
  */
 export async function negativeOf(
   item: EvalItem,
-  episode: Pick<Episode, 'call' | 'answer'>,
+  episode: Pick<Episode, 'call' | 'rows'>,
   db: DatabaseInfo | undefined,
 ): Promise<NegativeVerdict> {
   if (isEmptyAnswer(item.gold))
@@ -61,7 +61,7 @@ export async function negativeOf(
 
 async function removalOf(
   item: EvalItem,
-  episode: Pick<Episode, 'call' | 'answer'>,
+  episode: Pick<Episode, 'call' | 'rows'>,
   db: DatabaseInfo | undefined,
 ): Promise<NegativeVerdict> {
   const gold = item.goldCalls.map((call) => call.name);
@@ -149,41 +149,51 @@ function endpointReadings(item: EvalItem, episode: Pick<Episode, 'call'>): Readi
 
 /**
  * Each getter on each starting table: its column and its distinct values, and every window
- * (limit, offset) of them the gold's calls name. Each read only as far as a comparison reads,
- * so that most getters cost one short query.
+ * (limit, offset) of them the gold's calls name. A getter reads its key's column of its input
+ * as it is, so every getter's column of a starting table comes from one read of that table's
+ * first rows, as many as a comparison reads and one more (a sign of more): one statement per
+ * starting table, the same in every question over it. Distinct values need a read of their
+ * own only where those first rows repeat a value and do not hold the whole column.
  */
 function getterReadings(
   item: EvalItem,
   getters: readonly string[],
-  episode: Pick<Episode, 'call' | 'answer'>,
+  episode: Pick<Episode, 'call' | 'rows'>,
 ): Readings {
   const windows = item.goldCalls.flatMap(({ arguments: { limit, offset } }) =>
     typeof limit === 'number' && limit > 0 ? [{ limit, offset: typeof offset === 'number' ? offset : 0 }] : [],
   );
   const rows = [item.gold.rows, ...(item.gold.acceptable ?? [])].map((answer) => answer.length);
   const need = Math.max(...rows, ...windows.map((w) => w.offset + w.limit));
-  // The first `need` values and one more: as many as a comparison reads, and a sign of more.
-  const read = async (name: string, source: string, distinct: boolean): Promise<SqlValue[]> => {
+  const { rows: firstRows } = episode;
+  if (!firstRows) throw new Error('a tool-sequence episode reads its outputs');
+  // Each starting table's first `need` rows and one more, never fewer than a preview shows; read once.
+  const starts = new Map(item.initialization.map((init) => [`$${init.label}$`, init.label]));
+  const read = new Map<string, Promise<StepResult>>();
+  const column = async (name: string, source: string): Promise<SqlValue[]> => {
+    let rowsRead = read.get(source);
+    if (!rowsRead) read.set(source, (rowsRead = firstRows(starts.get(source)!, Math.max(OBSERVED_ROWS, need) + 1)));
+    const result = await rowsRead;
+    if (!result.ok || 'status' in result.output || result.output.kind !== 'table') return [];
+    const { columns, rows: values } = result.output;
+    // A getter of a key its input lacks is refused, as its call would be.
+    const at = columns.indexOf(getterKeyOf(name, item.bindings) ?? '');
+    return at < 0 ? [] : values.map((row) => row[at]);
+  };
+  const distinctRead = async (name: string, source: string): Promise<SqlValue[]> => {
     // Unique in the episode (its labels must be), and the same in every episode of the same
     // starting table: the same statement, which the memoized executor runs once.
-    const label = `CANDIDATE_${distinct ? 'DISTINCT' : 'ALL'}_${source.slice(1, -1)}_${name}`;
-    const call = { name, arguments: { data_source: source, distinct }, label };
-    const result = await episode.call(call);
-    if (!result.ok || 'status' in result.output) return [];
-    const shown = valuesOf(result.output); // a preview: its first rows
-    if (shown.length <= OBSERVED_ROWS || shown.length > need) return shown;
-    if (!episode.answer) throw new Error('a tool-sequence episode computes its answer');
-    const limited = { ...call, arguments: { ...call.arguments, limit: need + 1 } };
-    return valuesOf((await episode.answer([limited], [call.label]))[0]);
+    const label = `CANDIDATE_DISTINCT_${source.slice(1, -1)}_${name}`;
+    const result = await episode.call({ name, arguments: { data_source: source, distinct: true }, label });
+    return !result.ok || 'status' in result.output ? [] : valuesOf(result.output); // a preview: its first rows
   };
-  const starts = item.initialization.map((init) => `$${init.label}$`);
   return new Map(
     getters.map((name) => [
       name,
       async () => {
         const lists: SqlValue[][] = [];
-        for (const source of starts) {
-          const all = await read(name, source, false);
+        for (const source of starts.keys()) {
+          const all = await column(name, source);
           // A whole column's distinct values are its first occurrences; the first `need` values
           // of a longer one, when all different, are its first distinct ones: no second query.
           const whole = all.length <= need;
@@ -191,7 +201,7 @@ function getterReadings(
             ? firstOccurrences(all)
             : firstOccurrences(all.slice(0, need)).length === need
               ? all
-              : await read(name, source, true);
+              : await distinctRead(name, source);
           for (const values of [all, distinct])
             lists.push(values, ...windows.map((w) => values.slice(w.offset, w.offset + w.limit)));
         }
@@ -199,6 +209,12 @@ function getterReadings(
       },
     ]),
   );
+}
+
+/** The key a getter reads (its binding's). */
+function getterKeyOf(name: string, bindings: EvalItem['bindings']): string | undefined {
+  const key = bindings?.[name]?.boundArguments.key_name;
+  return typeof key === 'string' ? key : undefined;
 }
 
 function valuesOf(output: ToolOutput): SqlValue[] {

@@ -15,7 +15,7 @@ import { memoizeExecutor } from '../pipeline/sql-memo.js';
 import { createSqlPool } from '../runtime/sql/pool.js';
 import { ensureWritableDir } from '../pipeline/setup-error.js';
 import type { CorpusInput, CorpusItem } from './corpus.js';
-import { GoldCallError, runGold, type GoldRun } from './gold-run.js';
+import { GoldCallError, runGold, type GoldRun, type SharedOutputs } from './gold-run.js';
 import { hfCard, shardFiles, SHARD_ROWS } from './hf-layout.js';
 import { leakageReport, type LeakageReport } from './leakage.js';
 import type { Duplicate } from './mixture.js';
@@ -205,9 +205,11 @@ function settingsOf(options: ExportOptions): ExportSettings {
 // Splits, gold runs, examples
 
 /**
- * Each kept sample's gold run (or why it failed), over one memoized pool of SQL workers (SEL
- * sends SLOT's very statements). A dataset's live tools (its databases checked against the
- * manifest's fingerprints, REST's server) open only when one of its samples needs them.
+ * Each kept sample's gold run (or why it failed), over one memoized pool of SQL workers; the
+ * outputs one run gives serve every other sample whose calls up to there are the same (SEL
+ * shows its SLOT twin's: gold-run.ts SharedOutputs). A dataset's live tools (its databases
+ * checked against the manifest's fingerprints, REST's server) open only when one of its
+ * samples needs them.
  */
 async function runAllGold(
   { corpus: { datasets }, kept, negativeUnits }: ExportPlan,
@@ -218,6 +220,7 @@ async function runAllGold(
   const limit = pLimit(config.concurrency);
   const pool = createSqlPool({ size: config.sqlWorkers });
   const executor = memoizeExecutor(pool);
+  const shared: SharedOutputs = new Map();
   let done = 0;
   // Only the Live API-Bench records are written for its runtime's pandas.
   const pandas = options.formats.includes('live-api-bench')
@@ -238,7 +241,14 @@ async function runAllGold(
               runs.set(
                 e.key,
                 await goldOutcome(() =>
-                  runGold(e.item, environment, { negative: negativeUnits.has(e.unit), pandas }, options.rows, tried),
+                  runGold(
+                    e.item,
+                    environment,
+                    { negative: negativeUnits.has(e.unit), pandas },
+                    options.rows,
+                    tried,
+                    shared,
+                  ),
                 ),
               );
               options.onProgress?.(++done, kept.length);

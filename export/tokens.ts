@@ -50,16 +50,21 @@ export function countTokens(text: string, encoding: TokenEncoding = 'o200k_base'
 }
 
 /**
- * Where a text can be cut without changing its tokens: before a space that follows a
- * non-space and precedes a letter. Both encodings' pre-tokenizers start a chunk there (a
- * chunk never holds a non-space followed by a space; one that starts with a space and a
- * letter is decided by what follows), and BPE runs within a chunk, so a text's count is the
- * sum of its pieces'. The cut taken is the first after each line break (a real one, or `\n`
- * inside JSON): a piece is then about a line, the same text wherever that line recurs. A
- * narrowed tool spec is its database's key lines less some: its pieces are mostly counted
- * already.
+ * Where a text can be cut without changing its tokens. Both encodings' pre-tokenizers start a
+ * chunk at each of these, and BPE runs within a chunk, so a text's count is the sum of its
+ * pieces':
+ * - before a space that follows a non-space and precedes a letter (a chunk never holds a
+ *   non-space followed by a space; one that starts with a space and a letter is decided by
+ *   what follows), the first after each line break (a real one, or `\n` inside JSON): a
+ *   piece is then about a line, the same text wherever that line recurs. A narrowed tool
+ *   spec is its database's key lines less some: its pieces are mostly counted already.
+ * - before a `"` that follows an ASCII letter or digit: a chunk of letters (with at most one
+ *   other character before them, and a contraction such as `'s` after) or of digits never
+ *   holds a `"`, and neither side's chunks look past it. In JSON that is the end of every
+ *   key and of most strings: a key enum's items, a spec's parameters and a row's keys are
+ *   pieces of their own, the same in every spec, row and format that holds them.
  */
-const CUT = /(?:\\n|\n)[^\s\\]+(?= \p{L})/gu;
+const CUT = /(?:\\n|\n)[^\s\\]+(?= \p{L})|[A-Za-z0-9](?=")/gu;
 
 /** The text's pieces, cut where its tokens do not change. */
 export function piecesOf(text: string): string[] {

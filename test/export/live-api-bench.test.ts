@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../../config/load.js';
 import { ExportConfigSchema, type LiveApiBenchLayout } from '../../config/schema.js';
+import { mulberry32 } from '../../core/random.js';
 import type { GoldResult, SelBinding, SqlValue, ToolCall, ToolSpec } from '../../core/model.js';
 import type { EvalItem } from '../../eval/dataset.js';
 import {
@@ -13,6 +14,7 @@ import {
   liveApiBenchJson,
   liveApiBenchRestTools,
   PyFloat,
+  sharedPart,
   squeezeAnswer,
 } from '../../export/live-api-bench.js';
 import {
@@ -264,6 +266,50 @@ describe('liveApiBenchJson: Python json.dump text, floats marked', () => {
     expect(JSON.parse(text)).toEqual([1, 5, 2.5, -0, 1e16, 'é ✓', { b: null, c: [true, -3] }]);
     // JSON.stringify of a PyFloat still gives a number.
     expect(JSON.stringify({ x: new PyFloat(5) })).toBe('{"x":5}');
+  });
+
+  test('any other value as JSON.stringify writes it, with Python separators and escapes; shared parts spliced alike', () => {
+    // The plain way to that text: JSON.stringify, then Python's escapes, then its separators outside strings.
+    const reference = (value: unknown) =>
+      (JSON.stringify(value) ?? 'null')
+        .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+        .replace(/"(?:[^"\\]|\\.)*"|[,:]/g, (token) => (token === ',' ? ', ' : token === ':' ? ': ' : token));
+    const random = mulberry32(35);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+    const texts = [
+      '',
+      'a',
+      'é ✓',
+      'q"u\\o',
+      'line\nbreak\t',
+      '\u007f',
+      '\u0000\u0001x',
+      '😀',
+      '\ud800',
+      'a, b: c',
+      '{"x": 1}',
+    ];
+    const numbers = [0, -0, 1, -17, 2.5, 1e21, 1e-7, 123456789012, Number.NaN, Number.POSITIVE_INFINITY];
+    const value = (depth: number): unknown => {
+      const kind = Math.floor(random() * (depth > 3 ? 5 : 8));
+      if (kind === 0) return pick(texts);
+      if (kind === 1) return pick(numbers);
+      if (kind === 2) return pick([true, false, null]);
+      if (kind === 3) return pick([undefined, () => 1, new Date(0)]);
+      if (kind === 4) return pick(texts) + pick(texts);
+      if (kind === 5) return Array.from({ length: Math.floor(random() * 4) }, () => value(depth + 1));
+      const members = Array.from({ length: Math.floor(random() * 4) }, () => [pick(texts), value(depth + 1)]);
+      return Object.fromEntries(members);
+    };
+    for (let i = 0; i < 500; i++) {
+      const sample = value(0);
+      expect(liveApiBenchJson(sample)).toBe(reference(sample));
+      // A shared part is written as its own text, wherever it stands.
+      const part = sharedPart({ tool: sample, name: 'é' });
+      expect(liveApiBenchJson([part, { part }])).toBe(
+        reference([{ tool: sample, name: 'é' }, { part: { tool: sample, name: 'é' } }]),
+      );
+    }
   });
 });
 

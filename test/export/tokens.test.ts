@@ -102,6 +102,14 @@ describe('a text is counted as its pieces, exactly', () => {
     '😀',
     ' 𝔘x',
     '𝔘',
+    // Quotes after letters, digits and what a letter chunk may end with.
+    'A"',
+    '1234"',
+    '"x"',
+    '\'s"',
+    'é"',
+    'e\u0301"',
+    '_"',
   ];
   const texts = Array.from({ length: 1000 }, (_, i) => {
     const random = mulberry32(i + 1);
@@ -140,11 +148,17 @@ describe('a text is counted as its pieces, exactly', () => {
     }
   });
 
-  test('a tool spec is cut at its key lines (so that a narrowed spec reuses its lines)', () => {
-    // Cut after each key's name: `cards_id:| unique id\ncards_artist:| The name …`.
-    const [, first, second, ...rest] = piecesOf(spec);
-    expect(rest).toEqual([]);
-    expect(first).toMatch(/^ unique id\\ncards_artist:$/);
-    expect(second).toMatch(/^ The name of the artist/);
+  test('a tool spec is cut at its key lines and after its JSON keys and words (so that other specs and formats reuse its pieces)', () => {
+    const pieces = piecesOf(spec);
+    // After each key's name in its description: `cards_id:| unique id\ncards_artist:| The name …`.
+    expect(pieces).toContain(' unique id\\ncards_artist:');
+    expect(pieces.find((piece) => piece.startsWith(' The name of the artist'))).toBeDefined();
+    // Before the quote that ends a key or a value: each enum item, each parameter name.
+    expect(pieces).toContain('","cards_artist');
+    expect(pieces).toContain('":{"key_name');
+    // A spec listing fewer keys, or the same function in another wrapper, is made of the same pieces but a few.
+    const known = new Set(pieces);
+    const narrowed = spec.replace('"enum":["cards_id","cards_artist"]', '"enum":["cards_artist"]');
+    expect(piecesOf(narrowed).filter((piece) => !known.has(piece))).toEqual(['":["cards_artist']);
   });
 });
