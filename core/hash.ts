@@ -3,29 +3,30 @@ import { createHash } from 'node:crypto';
 /**
  * Canonical JSON (object keys sorted, `undefined` members dropped as JSON.stringify does)
  * so that equal data always hashes equally, whatever the order its keys were built in.
- * `refOf` may replace an object by a `{ $ref }` standing for it (see run-store.ts).
+ * `textOf` may give the text to write for an object instead: a `{ $ref }` standing for it
+ * (run-store.ts), or its canonical JSON kept from an earlier key (generators/llm/cache.ts).
  * Written out by hand rather than as a JSON.stringify replacer (which copies every object
  * to sort it): keys of every item are computed on every run, warm ones included. Output is
  * exactly that of JSON.stringify on the key-sorted data.
  */
-export function canonicalJson(value: unknown, refOf?: (value: object) => string | undefined): string {
-  return write(value, refOf) ?? 'undefined';
+export function canonicalJson(value: unknown, textOf?: (value: object) => string | undefined): string {
+  return write(value, textOf) ?? 'undefined';
 }
 
-function write(value: unknown, refOf: ((value: object) => string | undefined) | undefined): string | undefined {
+function write(value: unknown, textOf: ((value: object) => string | undefined) | undefined): string | undefined {
   if (value !== null && typeof value === 'object') {
-    const ref = refOf?.(value);
-    if (ref !== undefined) return `{"$ref":${JSON.stringify(ref)}}`;
+    const text = textOf?.(value);
+    if (text !== undefined) return text;
     const json = (value as { toJSON?: unknown }).toJSON;
-    if (typeof json === 'function') return write(json.call(value), refOf);
+    if (typeof json === 'function') return write(json.call(value), textOf);
     if (Array.isArray(value)) {
       // A row of a result is an array of plain values: the native writer is exact for those.
       if (value.every(isPlainScalar)) return JSON.stringify(value);
-      return `[${value.map((v) => write(v, refOf) ?? 'null').join(',')}]`;
+      return `[${value.map((v) => write(v, textOf) ?? 'null').join(',')}]`;
     }
     const members: string[] = [];
     for (const key of Object.keys(value).sort()) {
-      const member = write((value as Record<string, unknown>)[key], refOf);
+      const member = write((value as Record<string, unknown>)[key], textOf);
       if (member !== undefined) members.push(`${JSON.stringify(key)}:${member}`);
     }
     return `{${members.join(',')}}`;

@@ -102,10 +102,12 @@ export async function openEpisode(item: EvalItem, options: EnvironmentOptions): 
     answer,
     rows: (label, maxRows) => asStep(() => session.output(label, { maxRows })),
     runAll: async (calls) => {
-      // Compile first: a call the tools refuse is found without running anything.
+      // Compile first: a call the tools refuse is found without running anything. Compiled as
+      // a sequence's calls (no starting table among them), so the session holds the very
+      // sequence `answer` would compile, and answers from it.
       for (const [i, call] of calls.entries()) {
         const defined = await asStep(async () => {
-          await session.define(call);
+          await session.define(call, false);
           return { kind: 'scalar', value: null };
         });
         if (!defined.ok) {
@@ -117,7 +119,7 @@ export async function openEpisode(item: EvalItem, options: EnvironmentOptions): 
       const sinks = unconsumedLabels(calls);
       let outputs: ToolOutput[];
       try {
-        outputs = await answer(calls, sinks);
+        outputs = await session.answer(sinks);
       } catch (error) {
         if (!(error instanceof SqlExecutionError || error instanceof SqlTimeoutError)) throw error;
         return { results: await previews(calls, true) }; // which call fails, and how

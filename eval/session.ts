@@ -80,7 +80,6 @@ export interface AttemptJob {
   model: EvalModel;
   modelKey: unknown;
   repeat: number;
-  examples: EvalItem[];
   /** `sql`: the SQL baseline's attempt at the item. */
   kind: 'tools' | 'sql';
 }
@@ -151,6 +150,13 @@ export async function openEvalSession(
       obfuscate: settings.obfuscate,
       shortlist: settings.shortlist,
     };
+    // In-context examples go only into a SLOT/SEL prompt that lists the tools. Found when an
+    // attempt is keyed or run, not all before the first one starts (an item's ranking is
+    // worked out once, for every model and repeat: NeighbourIndex).
+    const examplesOf = (job: AttemptJob): EvalItem[] =>
+      job.kind === 'sql' || settings.tools === 'native' || job.item.formulation === 'rest'
+        ? []
+        : index.neighbours(job.item, settings.shots);
     // What SQL that reads the clock was pinned to when the dataset was generated (the SQL baseline's queries see the same moment).
     const referenceTime = dataset.referenceTime ?? config.referenceTime;
     const stage: CachedStage<AttemptJob, AttemptRecord, StageContext, string> = {
@@ -162,7 +168,7 @@ export async function openEvalSession(
         model: job.modelKey,
         settings: settingsKey,
         prompt: promptSource(promptSettings(job.model)),
-        examples: job.examples.map((e) => e.hash),
+        examples: examplesOf(job).map((e) => e.hash),
         repeat: job.repeat,
         kind: job.kind,
         ...(job.kind === 'sql' ? { referenceTime, sqlPrompt: sqlPromptSource() } : {}),
@@ -187,7 +193,7 @@ export async function openEvalSession(
           item: job.item,
           model: job.model,
           view,
-          examples: job.examples,
+          examples: examplesOf(job),
           settings: promptSettings(job.model),
           episode,
           repeat: job.repeat,
@@ -197,18 +203,9 @@ export async function openEvalSession(
     };
     const jobs: AttemptJob[] = models.flatMap(({ model, key }) =>
       dataset.items.flatMap((item) => {
-        const examples =
-          settings.tools === 'native' || item.formulation === 'rest' ? [] : index.neighbours(item, settings.shots);
         const kinds: AttemptJob['kind'][] = settings.sqlBaseline ? ['tools', 'sql'] : ['tools'];
         return kinds.flatMap((kind) =>
-          Array.from({ length: settings.repeats }, (_, repeat) => ({
-            item,
-            model,
-            modelKey: key,
-            repeat,
-            examples: kind === 'sql' ? [] : examples,
-            kind,
-          })),
+          Array.from({ length: settings.repeats }, (_, repeat) => ({ item, model, modelKey: key, repeat, kind })),
         );
       }),
     );

@@ -10,6 +10,11 @@ import type { EvalItem } from '../dataset.js';
  */
 export class NeighbourIndex {
   private readonly byDb = new Map<string, { items: EvalItem[]; index: Bm25Index }>();
+  /**
+   * Each item's other items, nearest first, ranked once: an item is asked for its examples
+   * and its neighbour by every model, repeat and ReAct turn.
+   */
+  private readonly rankings = new Map<string, EvalItem[]>();
 
   constructor(items: readonly EvalItem[]) {
     for (const [db, group] of groupBy(items, (item) => item.db))
@@ -18,10 +23,21 @@ export class NeighbourIndex {
 
   /** The `k` nearest other items of the item's database, nearest first. */
   neighbours(item: EvalItem, k: number): EvalItem[] {
+    return k <= 0 ? [] : this.ranking(item).slice(0, k);
+  }
+
+  private ranking(item: EvalItem): EvalItem[] {
+    let ranked = this.rankings.get(item.key);
+    if (ranked) return ranked;
     const group = this.byDb.get(item.db);
-    if (!group || k <= 0) return [];
-    const self = group.items.findIndex((other) => other.key === item.key);
-    return group.index.search(textOf(item), k, new Set(self >= 0 ? [self] : [])).map((hit) => group.items[hit.index]);
+    const self = group ? group.items.findIndex((other) => other.key === item.key) : -1;
+    ranked = group
+      ? group.index
+          .search(textOf(item), group.items.length, new Set(self >= 0 ? [self] : []))
+          .map((hit) => group.items[hit.index])
+      : [];
+    this.rankings.set(item.key, ranked);
+    return ranked;
   }
 }
 

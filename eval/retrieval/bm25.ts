@@ -13,9 +13,12 @@ export interface Bm25Options {
 }
 
 export class Bm25Index {
-  private readonly terms: Map<string, number>[];
+  /**
+   * Per term, the documents that have it (in document order) and how often: a query scores
+   * only the documents that share a word with it, not every document for each of its words.
+   */
+  private readonly postings = new Map<string, { index: number; f: number }[]>();
   private readonly lengths: number[];
-  private readonly documentFrequency = new Map<string, number>();
   private readonly averageLength: number;
   private readonly k1: number;
   private readonly b: number;
@@ -23,36 +26,39 @@ export class Bm25Index {
   constructor(documents: readonly string[], options: Bm25Options = {}) {
     this.k1 = options.k1 ?? 1.2;
     this.b = options.b ?? 0.75;
-    this.terms = documents.map((text) => {
+    this.lengths = documents.map((text, index) => {
       const counts = new Map<string, number>();
-      for (const token of tokenize(text)) counts.set(token, (counts.get(token) ?? 0) + 1);
-      return counts;
+      const tokens = tokenize(text);
+      for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+      for (const [term, f] of counts) {
+        let list = this.postings.get(term);
+        if (!list) this.postings.set(term, (list = []));
+        list.push({ index, f });
+      }
+      return tokens.length;
     });
-    this.lengths = this.terms.map((counts) => [...counts.values()].reduce((a, b) => a + b, 0));
     this.averageLength = this.lengths.reduce((a, b) => a + b, 0) / Math.max(1, documents.length);
-    for (const counts of this.terms) {
-      for (const term of counts.keys()) this.documentFrequency.set(term, (this.documentFrequency.get(term) ?? 0) + 1);
-    }
   }
 
   /** The `k` best documents for `query`, best first, `exclude`d ones left out (an item is not its own example). */
   search(query: string, k: number, exclude: ReadonlySet<number> = new Set()): { index: number; score: number }[] {
-    const n = this.terms.length;
-    const queryTerms = [...new Set(tokenize(query))];
-    const scored = this.terms.flatMap((counts, index) => {
-      if (exclude.has(index)) return [];
-      let score = 0;
-      for (const term of queryTerms) {
-        const f = counts.get(term);
-        if (!f) continue;
-        const df = this.documentFrequency.get(term) ?? 0;
-        const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    const n = this.lengths.length;
+    // Each document's terms added in the query's order, as the formula sums them.
+    const scores = new Float64Array(n);
+    for (const term of new Set(tokenize(query))) {
+      const list = this.postings.get(term);
+      if (!list) continue;
+      const df = list.length;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      for (const { index, f } of list) {
         const norm = this.k1 * (1 - this.b + (this.b * this.lengths[index]) / (this.averageLength || 1));
-        score += (idf * f * (this.k1 + 1)) / (f + norm);
+        scores[index] += (idf * f * (this.k1 + 1)) / (f + norm);
       }
-      return [{ index, score }];
-    });
-    return scored.sort((x, y) => y.score - x.score || x.index - y.index).slice(0, k);
+    }
+    const ranked: number[] = [];
+    for (let index = 0; index < n; index++) if (!exclude.has(index)) ranked.push(index);
+    ranked.sort((x, y) => scores[y] - scores[x] || x - y);
+    return ranked.slice(0, k).map((index) => ({ index, score: scores[index] }));
   }
 }
 

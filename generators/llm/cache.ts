@@ -1,5 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { canonicalJson, hashJson } from '../../core/hash.js';
+import { canonicalJson, sha256 } from '../../core/hash.js';
 import { LruMap } from '../../core/lru.js';
 import type { LlmMessage } from './messages.js';
 
@@ -27,16 +27,35 @@ export interface CacheKeyInput {
  */
 export function llmCacheKey(input: CacheKeyInput): string {
   const { messages, ...others } = keyObject(input);
+  const params = keptParams(input.params);
   const [first, ...rest] = messages;
   if (!first || first.content.length < SHARED_PREFIX_MIN || Object.keys(first).length !== 2)
-    return hashJson(keyObject(input));
+    return sha256(canonicalJson(keyObject(input), params));
   // Canonical JSON sorts keys: "messages" comes first, then model, params, provider, v; a message's content before its role.
   const tail = [
     `,"role":${JSON.stringify(first.role)}}`,
     ...rest.map((m) => `,${canonicalJson(m)}`),
-    `],${canonicalJson(others).slice(1)}`,
+    `],${canonicalJson(others, params).slice(1)}`,
   ].join('');
   return prefixHash(first.content).copy().update(tail).digest('hex');
+}
+
+/**
+ * The canonical JSON of a request's parameters that are objects, kept by reference: a tool
+ * list bound natively (`LlmClient.chat`) is the same array request after request (an
+ * evaluation's SLOT database's tools, hundreds of KB, with each of its items), and writing
+ * it out again for each key cost a fifth of the main thread. Such a parameter is never
+ * changed once passed (a `readonly` list).
+ */
+const paramTexts = new WeakMap<object, string>();
+function keptParams(params: Record<string, unknown>): (value: object) => string | undefined {
+  const objects = new Set(Object.values(params).filter((v): v is object => v !== null && typeof v === 'object'));
+  return (value) => {
+    if (!objects.has(value)) return undefined;
+    let text = paramTexts.get(value);
+    if (text === undefined) paramTexts.set(value, (text = canonicalJson(value)));
+    return text;
+  };
 }
 
 function keyObject(input: CacheKeyInput) {

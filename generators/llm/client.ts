@@ -54,6 +54,7 @@ export class LlmClient {
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly limit: LimitFunction;
+  private readonly bound = new WeakMap<readonly ToolSpec[], Pick<BaseChatModel, 'invoke'>>();
 
   constructor(options: LlmClientOptions) {
     this.model = options.model;
@@ -153,7 +154,7 @@ export class LlmClient {
   ): Promise<string | { text: string; toolCalls: LlmToolCall[] }> {
     await this.rateLimiter.acquire();
     this.usage.count(this.config.model, 'requests');
-    const model = tools ? bindTools(this.model, tools) : this.model;
+    const model = tools ? this.withTools(tools) : this.model;
     const reply = await this.withTimeout(model.invoke(await toLangChainMessages(messages)));
     const usage = reply.usage_metadata;
     if (usage) this.usage.addTokens(this.config.model, usage.input_tokens, usage.output_tokens);
@@ -161,6 +162,17 @@ export class LlmClient {
     if (!tools) return text;
     const toolCalls = (reply.tool_calls ?? []).map((c, i) => ({ id: c.id ?? `call_${i}`, name: c.name, args: c.args }));
     return { text, toolCalls };
+  }
+
+  /**
+   * The model with `tools` bound, once per list: binding converts every spec to the
+   * provider's format, and the same list comes with many requests (an evaluation's SLOT
+   * database with each of its items, an item with each of its turns and repeats).
+   */
+  private withTools(tools: readonly ToolSpec[]): Pick<BaseChatModel, 'invoke'> {
+    let bound = this.bound.get(tools);
+    if (!bound) this.bound.set(tools, (bound = bindTools(this.model, tools)));
+    return bound;
   }
 
   /**

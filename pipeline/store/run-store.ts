@@ -44,7 +44,13 @@ export function cacheKeyOf(
   refOf?: (value: object) => string | undefined,
   code = '',
 ): string {
-  return sha256(canonicalJson([stage, version, code, parts], refOf));
+  const asRef =
+    refOf &&
+    ((value: object) => {
+      const ref = refOf(value);
+      return ref === undefined ? undefined : `{"$ref":${JSON.stringify(ref)}}`;
+    });
+  return sha256(canonicalJson([stage, version, code, parts], asRef));
 }
 
 /** SQLite's default limit of bound parameters is 32766; stay well below. */

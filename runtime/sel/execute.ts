@@ -54,10 +54,11 @@ export class SelToolSession {
     this.session = new ToolSession(db, executor, opts);
   }
 
-  define(toolCall: ToolCall): Promise<void> {
-    return this.session.define(
-      toolCall.name === 'initialize_active_data' ? toolCall : selToSlotCall(toolCall, this.bindings),
-    );
+  /** `initialization`: as ToolSession.define's (false: a sequence's call, mapped through the bindings). */
+  define(toolCall: ToolCall, initialization = toolCall.name === 'initialize_active_data'): Promise<void> {
+    return initialization
+      ? this.session.define(toolCall, true)
+      : this.session.define(selToSlotCall(toolCall, this.bindings), false);
   }
 
   async call(toolCall: ToolCall, preview?: { maxRows: number }): Promise<ToolOutput> {
@@ -72,6 +73,10 @@ export class SelToolSession {
 
   output(label: string, preview?: { maxRows: number }): Promise<ToolOutput> {
     return this.session.output(label, preview);
+  }
+
+  answer(labels: readonly string[]): Promise<ToolOutput[]> {
+    return this.session.answer(labels);
   }
 }
 

@@ -96,12 +96,15 @@ export class ToolSession {
     this.compiler = new SlotCompiler(db, opts.pool, this.facts);
   }
 
-  /** Compiles a call into the session without running it (a starting table given, not asked for). */
-  async define(toolCall: ToolCall): Promise<void> {
-    const initialization = toolCall.name === 'initialize_active_data';
+  /**
+   * Compiles a call into the session without running it (a starting table given, not asked
+   * for). `initialization`: whether it may be `initialize_active_data` (by default, when it is
+   * one); false compiles it as a sequence's call, which refuses that tool as executeSequence does.
+   */
+  async define(toolCall: ToolCall, initialization = toolCall.name === 'initialize_active_data'): Promise<void> {
     if (initialization)
       await probeSourceFacts(this.db, this.opts.pool, [toolCall], this.executor, this.opts.timeoutMs, this.facts);
-    this.compiler.add(toolCall, { initialization });
+    this.compiler.define(toolCall, { initialization });
   }
 
   /**
@@ -121,6 +124,18 @@ export class ToolSession {
         ? { ...relation, sql: `SELECT * FROM (${relation.sql}) LIMIT ${Math.max(0, Math.floor(preview.maxRows))}` }
         : relation;
     return runRelation(limited, this.db, this.executor, this.opts.timeoutMs);
+  }
+
+  /**
+   * The whole outputs of `labels`, in order: what `executeSequence` answers for a sequence of
+   * the calls defined so far, from the SQL already compiled here (the same statements: one
+   * compiler, the same calls in the same order) instead of compiling them all again.
+   */
+  async answer(labels: readonly string[]): Promise<ToolOutput[]> {
+    const outputs: ToolOutput[] = [];
+    for (const label of labels)
+      outputs.push(await runRelation(this.compiler.relation(label), this.db, this.executor, this.opts.timeoutMs));
+    return outputs;
   }
 
   /** How many rows (a list: values) the output of a call defined earlier has; a scalar is one. */

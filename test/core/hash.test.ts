@@ -29,9 +29,9 @@ describe('canonicalJson', () => {
     expect(canonicalJson(value)).toBe(sortedStringify(value));
   });
 
-  it('writes an object its ref stands for as {"$ref"}, also inside an array of rows', () => {
+  it('writes the text given for an object in its place, also inside an array of rows', () => {
     const upstream = { rows: [[1]] };
-    const refOf = (value: object) => (value === upstream ? 'k1' : undefined);
-    expect(canonicalJson([upstream, [1, 2]], refOf)).toBe('[{"$ref":"k1"},[1,2]]');
+    const textOf = (value: object) => (value === upstream ? '{"$ref":"k1"}' : undefined);
+    expect(canonicalJson([upstream, [1, 2]], textOf)).toBe('[{"$ref":"k1"},[1,2]]');
   });
 });

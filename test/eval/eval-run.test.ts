@@ -115,6 +115,18 @@ describe('scripted imperfect models get the hand-worked metrics', () => {
     expect(scores.answer.category).toBe('execution:tool:unknown_tool');
   });
 
+  for (const formulation of ['slot', 'sel'] as const)
+    test(`${formulation}: a reply that starts a table itself is refused that call, a scored attempt (not a fault of the run)`, async () => {
+      const model = scripted(`starts-a-table-${formulation}`, (gold, turn) =>
+        JSON.stringify([{ ...turn.item.initialization[0], label: 'MINE' }, ...gold]),
+      );
+      const { line } = await scoreOf(model, { formulation });
+      expect(line.failure).toBeUndefined();
+      expect(line.attempt!.steps).toHaveLength(1);
+      expect(line.attempt!.steps[0]).toMatchObject({ ok: false, kind: 'tool:unknown_tool' });
+      expect(line.attempt!.scores.answer.category).toBe('execution:tool:unknown_tool');
+    });
+
   test('prose instead of JSON: instruction_alignment_failure, all zero, never a crash', async () => {
     const { line, summary } = await scoreOf(scripted('prose', () => 'The only cheap mystery book is Winter Machine.'));
     const scores = line.attempt!.scores;

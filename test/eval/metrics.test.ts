@@ -1,6 +1,7 @@
 import type { ToolCall, ToolSpec } from '../../core/model.js';
 import { alignCalls, alignSequences, precisionRecall } from '../../eval/metrics/alignment.js';
 import { bfclCategory } from '../../eval/metrics/bfcl.js';
+import { mulberry32 } from '../../core/random.js';
 import { bootstrapInterval } from '../../eval/metrics/bootstrap.js';
 import { reactStats } from '../../eval/metrics/react.js';
 import { sequenceMatch } from '../../eval/metrics/sequence.js';
@@ -245,6 +246,22 @@ describe('bootstrap confidence interval', () => {
     // The standard error of a 0.75 rate over 200 items is ~0.031: the 95% interval is ~±0.06.
     expect(a.high - a.low).toBeGreaterThan(0.08);
     expect(a.high - a.low).toBeLessThan(0.16);
+  });
+
+  test("the resamples are mulberry32(seed)'s draws, in order: the interval of a plain resampling loop", () => {
+    const random = mulberry32(9);
+    const values = Array.from({ length: 97 }, () => Math.round(random() * 3) / 3);
+    const draw = mulberry32(5);
+    const means = Array.from({ length: 300 }, () => {
+      let sum = 0;
+      for (let i = 0; i < values.length; i++) sum += values[Math.floor(draw() * values.length)];
+      return sum / values.length;
+    }).sort((a, b) => a - b);
+    expect(bootstrapInterval(values, { resamples: 300, seed: 5, level: 0.9 })).toEqual({
+      mean: values.reduce((a, b) => a + b, 0) / values.length,
+      low: means[Math.floor(((1 - 0.9) / 2) * 300)],
+      high: means[Math.floor(((1 + 0.9) / 2) * 300)],
+    });
   });
 
   test('constant values have a zero-width interval; no values, all zeros', () => {

@@ -1,3 +1,6 @@
+import { mulberry32 } from '../../core/random.js';
+import type { EvalItem } from '../../eval/dataset.js';
+import { NeighbourIndex } from '../../eval/models/knn.js';
 import { Bm25Index, tokenize } from '../../eval/retrieval/bm25.js';
 import { sqlConstructs } from '../../eval/sql-constructs.js';
 
@@ -31,6 +34,53 @@ describe('BM25', () => {
       [3, 0],
     ]);
     expect(tokenize("Ça coûte 10 €, n'est-ce pas?")).toEqual(['ça', 'coûte', '10', 'n', 'est', 'ce', 'pas']);
+  });
+
+  test('every document ranked as the formula scores it, term by term in the query order', () => {
+    const words = ['school', 'county', 'price', 'book', 'ride', 'the', 'of', 'a'];
+    const random = mulberry32(35);
+    const pick = (n: number) => Array.from({ length: n }, () => words[Math.floor(random() * words.length)]).join(' ');
+    const docs = Array.from({ length: 40 }, () => pick(1 + Math.floor(random() * 8)));
+    const tokens = docs.map(tokenize);
+    const avgdl = tokens.reduce((n, t) => n + t.length, 0) / docs.length;
+    const reference = (query: string, exclude: number) =>
+      docs
+        .map((_, index) => {
+          let score = 0;
+          for (const term of new Set(tokenize(query))) {
+            const f = tokens[index].filter((t) => t === term).length;
+            if (!f) continue;
+            const df = tokens.filter((t) => t.includes(term)).length;
+            const idf = Math.log(1 + (docs.length - df + 0.5) / (df + 0.5));
+            score += (idf * f * 2.2) / (f + 1.2 * (0.25 + (0.75 * tokens[index].length) / avgdl));
+          }
+          return { index, score };
+        })
+        .filter((hit) => hit.index !== exclude)
+        .sort((x, y) => y.score - x.score || x.index - y.index);
+    const index = new Bm25Index(docs);
+    for (const [i, doc] of docs.entries()) {
+      expect(index.search(doc, docs.length, new Set([i]))).toEqual(reference(doc, i));
+      expect(index.search(`zebra ${doc}`, 3, new Set([i]))).toEqual(reference(doc, i).slice(0, 3));
+    }
+  });
+});
+
+describe('NeighbourIndex', () => {
+  const item = (id: string, db: string, question: string) => ({ key: `slot/${db}/${id}`, db, question, evidence: '' });
+  const items = [
+    item('0', 'a', 'How many schools are in Fresno county?'),
+    item('1', 'a', 'List the schools in Fresno with more than 500 students.'),
+    item('2', 'a', 'What is the average price of Mystery books?'),
+    item('3', 'b', 'How many schools are in Fresno county?'),
+  ] as unknown as EvalItem[];
+  const index = new NeighbourIndex(items);
+
+  test("an item's neighbours: the other items of its database, nearest first, the same whoever asks", () => {
+    expect(index.neighbours(items[0], 3).map((i) => i.key)).toEqual(['slot/a/1', 'slot/a/2']);
+    expect(index.neighbours(items[0], 1)).toEqual(index.neighbours(items[0], 3).slice(0, 1));
+    expect(index.neighbours(items[3], 3)).toEqual([]);
+    expect(index.neighbours(items[1], 0)).toEqual([]);
   });
 });
 

@@ -86,8 +86,10 @@ describe('LlmClient', () => {
         [{ role: 'assistant', content: tools, toolCalls: [{ id: 'c', name: 't', args: {} }] }],
         [{ role: 'user', content: 'short' }],
       ];
+      // A tool list bound natively: one array passed with every request (its text kept by reference).
+      const bound = [{ type: 'function', function: { name: 't', parameters: { b: 1, a: [null, 'é'] } } }];
       for (const messages of conversations) {
-        for (const params of [{}, { temperature: 0, tools: [{ type: 'function' }] }, { sample: 2 }]) {
+        for (const params of [{}, { temperature: 0, tools: [{ type: 'function' }] }, { sample: 2 }, { tools: bound }]) {
           const input = { provider: 'mistral', model: 'm', messages, params };
           const whole = hashJson({ v: 1, provider: 'mistral', model: 'm', messages, params });
           // Twice: the second from the remembered prefix.

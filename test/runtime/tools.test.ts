@@ -686,6 +686,55 @@ describe('ToolSession', () => {
     ).toEqual({ kind: 'scalar', value: 2 });
     expect(session.labels()).toEqual(['starting_table_var', 'f', 'n']);
   });
+
+  test('answers the calls defined in it with the statements executeSequence runs for them', async () => {
+    const statements: string[] = [];
+    const executor = {
+      ...t.executor,
+      run: (request: Parameters<typeof t.executor.run>[0]) => {
+        statements.push(request.sql);
+        return t.executor.run(request);
+      },
+    };
+    const calls = [
+      c('filter_data', 'f', { data_source: S, key_name: 'place_city', condition: 'like', value: 'o%' }),
+      c('retrieve_data', 'r', { data_source: '$f$', key_name: 'place_id' }),
+      c('aggregate_data', 'n', { data_source: '$f$', key_name: '*', aggregation_type: 'count' }),
+    ];
+    const options = { timeoutMs: 5000, pool: 'extended' as const };
+    const sequence = await executeSequence(
+      { initialization: [INIT], calls, answerLabels: ['r', 'n'] },
+      t.info,
+      executor,
+      options,
+    );
+    const ran = statements.splice(0);
+    const session = new ToolSession(t.info, executor, options);
+    await session.define(INIT);
+    for (const call of calls) await session.define(call, false);
+    expect(await session.answer(['r', 'n'])).toEqual(sequence);
+    expect(statements.filter((sql) => !sql.startsWith('SELECT name FROM pragma_table_list'))).toEqual(
+      ran.filter((sql) => !sql.startsWith('SELECT name FROM pragma_table_list')),
+    );
+  });
+
+  test('a starting table defined as a sequence call is refused, as executeSequence refuses it', async () => {
+    const session = new ToolSession(t.info, t.executor, { timeoutMs: 5000, pool: 'extended' });
+    await session.define(INIT);
+    await expect(session.define({ ...INIT, label: 'again' }, false)).rejects.toMatchObject({ code: 'unknown_tool' });
+    await expect(
+      executeSequence(
+        { initialization: [INIT], calls: [{ ...INIT, label: 'again' }], answerLabels: ['again'] },
+        t.info,
+        t.executor,
+        {
+          timeoutMs: 5000,
+          pool: 'extended',
+        },
+      ),
+    ).rejects.toMatchObject({ code: 'unknown_tool' });
+    expect(session.labels()).toEqual(['starting_table_var']);
+  });
 });
 
 describe('tool specs', () => {
