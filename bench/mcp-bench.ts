@@ -7,7 +7,7 @@ import { loadEvalDataset } from '../eval/dataset.js';
 import { OBSERVED_ROWS } from '../eval/environment.js';
 import { openLiveTools } from '../eval/live-tools.js';
 import { replaySample } from '../mcp/replay.js';
-import { createMcpServer, serveHttp } from '../mcp/server.js';
+import { createMcpServer, serveHttp, sharedValidator } from '../mcp/server.js';
 
 /**
  * `nl2api mcp` on a generated BIRD dev output: every published sample of each formulation
@@ -54,7 +54,7 @@ export async function mcpBench(
       );
       try {
         for (const item of dataset.items.filter((i) => i.db === db)) {
-          const client = new Client({ name: 'nl2api-bench', version: '1' });
+          const client = new Client({ name: 'nl2api-bench', version: '1' }, { jsonSchemaValidator: sharedValidator() });
           await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
           try {
             const replay = await replaySample(client, item);

@@ -9,7 +9,9 @@ import {
   isInitializeRequest,
   ListToolsRequestSchema,
   type CallToolResult,
+  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { ToolOutput, ToolSpec } from '../core/model.js';
 import { packageVersion } from '../core/package-root.js';
 import type { EvalDataset, EvalItem } from '../eval/dataset.js';
@@ -56,7 +58,7 @@ export const LABEL_META = 'nl2api/label';
 
 /** A server for one client session. */
 export function createMcpServer(options: McpToolsOptions): Server {
-  const { tools, bindings } = toolsOf(options.dataset, options.db);
+  const { name, listed, bindings, samples } = servedDatabase(options);
   const session = openToolSession(
     options.dataset.formulation,
     options.db,
@@ -67,28 +69,9 @@ export function createMcpServer(options: McpToolsOptions): Server {
   const present = presenter(session.outputs, options.maxRows);
   let calls = 0;
   const server = new Server(
-    {
-      name: `nl2api ${options.dataset.datasetName} ${options.db} (${options.dataset.formulation})`,
-      version: packageVersion(),
-    },
-    { capabilities: { tools: {} } },
+    { name, version: packageVersion() },
+    { capabilities: { tools: {} }, jsonSchemaValidator: sharedValidator() },
   );
-  const samples = new Map(options.dataset.items.filter((i) => i.db === options.db).map((item) => [item.id, item]));
-  const ours =
-    options.dataset.formulation === 'rest'
-      ? []
-      : [startSampleTool([...samples.keys()]), readOutputTool(options.maxRows)];
-  const clash = tools.find((tool) => ours.some((own) => own.name === tool.function.name));
-  if (clash)
-    throw new Error(`a published tool of ${options.db} is named ${clash.function.name}, as one of the server's own`);
-  const listed = [
-    ...tools.map((tool) => ({
-      name: tool.function.name,
-      description: tool.function.description,
-      inputSchema: tool.function.parameters as { type: 'object'; properties?: Record<string, object> },
-    })),
-    ...ours,
-  ];
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const args = request.params.arguments ?? {};
@@ -109,6 +92,51 @@ export function createMcpServer(options: McpToolsOptions): Server {
     return { ...(result.ok ? json(result.value) : result.error), _meta: { [LABEL_META]: label } };
   });
   return server;
+}
+
+/** What every session of a database's server shares: its name, tool list, SEL bindings and samples. */
+interface ServedDatabase {
+  name: string;
+  listed: Tool[];
+  bindings: EvalItem['bindings'];
+  samples: ReadonlyMap<string, EvalItem>;
+}
+
+/** Made once per dataset, database and rows (a server is made per client session). */
+const servedDatabases = new WeakMap<EvalDataset, Map<string, ServedDatabase>>();
+
+function servedDatabase({ dataset, db, maxRows }: McpToolsOptions): ServedDatabase {
+  const ofDataset = servedDatabases.get(dataset) ?? new Map<string, ServedDatabase>();
+  servedDatabases.set(dataset, ofDataset);
+  const key = `${db}\0${maxRows}`;
+  const known = ofDataset.get(key);
+  if (known) return known;
+  const { tools, bindings } = toolsOf(dataset, db);
+  const samples = new Map(dataset.items.filter((i) => i.db === db).map((item) => [item.id, item]));
+  const ours = dataset.formulation === 'rest' ? [] : [startSampleTool([...samples.keys()]), readOutputTool(maxRows)];
+  const clash = tools.find((tool) => ours.some((own) => own.name === tool.function.name));
+  if (clash) throw new Error(`a published tool of ${db} is named ${clash.function.name}, as one of the server's own`);
+  const listed = [
+    ...tools.map((tool) => ({
+      name: tool.function.name,
+      description: tool.function.description,
+      inputSchema: tool.function.parameters as Tool['inputSchema'],
+    })),
+    ...ours,
+  ];
+  const served = { name: `nl2api ${dataset.datasetName} ${db} (${dataset.formulation})`, listed, bindings, samples };
+  ofDataset.set(key, served);
+  return served;
+}
+
+/**
+ * One JSON schema validator for every session's server (the SDK's default builds an Ajv
+ * instance per server, ~1.4 ms of a session's start; ours validates nothing: it asks clients
+ * for no elicitation).
+ */
+let validator: AjvJsonSchemaValidator | undefined;
+export function sharedValidator(): AjvJsonSchemaValidator {
+  return (validator ??= new AjvJsonSchemaValidator());
 }
 
 /**
@@ -292,6 +320,7 @@ export async function serveHttp(newServer: () => Server, host = '127.0.0.1', por
       return reply(response, 404, 'not_found', `The MCP endpoint is ${MCP_PATH}.`);
     const id = request.headers['mcp-session-id'];
     const known = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (known && request.method === 'GET') return standaloneStreamRefused(response);
     if (known) return known.handleRequest(request, response);
     if (request.method !== 'POST') return reply(response, 400, 'bad_request', 'No such session.');
     const body = await readJson(request);
@@ -324,6 +353,18 @@ export async function serveHttp(newServer: () => Server, host = '127.0.0.1', por
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/**
+ * A client's GET opens a stream for messages the server sends unasked: ours sends none (tools
+ * only, a fixed list; no logging, sampling or elicitation), so it answers 405, as the
+ * transport's specification allows ("the server does not offer an SSE stream at this
+ * endpoint"), instead of holding a stream open per session that the client aborts at its end
+ * (~1.5 ms of a session's start and end, and a new connection for the next session).
+ */
+function standaloneStreamRefused(response: ServerResponse): void {
+  response.setHeader('allow', 'POST, DELETE');
+  reply(response, 405, 'method_not_allowed', 'This server sends no messages outside its answers: no stream to open.');
 }
 
 /** The request's JSON body (undefined if it has none or it is not JSON), at most 1 MB. */
