@@ -16,6 +16,11 @@ export function packageRoot(): string {
   }
 }
 
+let version: string | undefined;
+
+/** The package's version (read once: a server names it in every session). */
 export function packageVersion(): string {
-  return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+  return (version ??= (
+    JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }
+  ).version);
 }

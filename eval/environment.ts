@@ -2,7 +2,7 @@ import type { DatabaseInfo, ToolCall, ToolOutput, ToolPool } from '../core/model
 import { callOverHttp } from '../pipeline/stages/rest-execute.js';
 import { argumentTypeProblem } from '../runtime/rest/parameters.js';
 import type { ArgumentValue, ParameterSpec } from '../runtime/rest/spec.js';
-import { executeSequence, ToolSession } from '../runtime/slot/execute.js';
+import { executeSequence, ToolSession, type OutputPage } from '../runtime/slot/execute.js';
 import { executeSelSequence, SelToolSession } from '../runtime/sel/execute.js';
 import { ToolError } from '../runtime/slot/errors.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../runtime/sql/executor.js';
@@ -151,16 +151,32 @@ export async function openEpisode(item: EvalItem, options: EnvironmentOptions): 
  * A formulation's tools for one database, live and bound to no item: a session in which each
  * call's output is kept under its label for later calls (`"$LABEL$"`), the starting table
  * included (`initialize_active_data` is a call like the others). What an MCP client calls
- * (mcp/). An output is whole, or its first `maxRows` rows and one more (so that a caller can
- * say there are more).
+ * (mcp/). A call answers its output whole, or its first `maxRows` rows and one more (so that a
+ * caller can say there are more); SLOT and SEL outputs are then read on by label (`outputs`).
  */
+export interface LiveToolSession {
+  call(call: ToolCall): Promise<StepResult>;
+  /** SLOT/SEL: the session's labelled outputs (REST has none: a response is not kept). */
+  outputs?: LabelledOutputs;
+}
+
+/** The outputs of a session's calls, by label; an unknown label is a ToolError (`bad_reference`). */
+export interface LabelledOutputs {
+  /** The labels so far, starting tables included, in call order. */
+  labels(): string[];
+  /** Rows (a list: values) of an output; a scalar is one. A `count(*)` of the call's query. */
+  size(label: string): Promise<number>;
+  /** A page of an output: `page.maxRows` rows from `page.offset` (a scalar: whole). */
+  read(label: string, page: OutputPage): Promise<ToolOutput>;
+}
+
 export function openToolSession(
   formulation: EvalItem['formulation'],
   dbId: string,
   options: EnvironmentOptions,
   bindings: EvalItem['bindings'],
   maxRows: number,
-): Pick<Episode, 'call'> {
+): LiveToolSession {
   if (formulation === 'rest') return restEpisode(dbId, options);
   const db = options.databases.get(dbId);
   if (!db) throw new Error(`database ${dbId} is not open`);
@@ -169,7 +185,14 @@ export function openToolSession(
     formulation === 'sel'
       ? new SelToolSession(db, options.executor, runOptions, bindings ?? {})
       : new ToolSession(db, options.executor, runOptions);
-  return { call: (call) => asStep(() => session.call(call, { maxRows: maxRows + 1 })) };
+  return {
+    call: (call) => asStep(() => session.call(call, { maxRows: maxRows + 1 })),
+    outputs: {
+      labels: () => session.labels(),
+      size: (label) => session.size(label),
+      read: (label, page) => session.output(label, page),
+    },
+  };
 }
 
 /** A call's output, or its error as the model is told it (faults of ours are thrown). */

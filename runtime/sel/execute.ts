@@ -1,7 +1,7 @@
 import type { DatabaseInfo, SelBinding, SelSequence, ToolCall, ToolOutput } from '../../core/model.js';
 import type { SqlExecutor } from '../sql/executor.js';
 import { allowed, ToolError } from '../slot/errors.js';
-import { executeSequence, ToolSession, type RunOptions } from '../slot/execute.js';
+import { executeSequence, ToolSession, type OutputPage, type RunOptions } from '../slot/execute.js';
 
 /** SEL calls run as the SLOT calls they bind to: one runtime for both formulations. */
 
@@ -61,7 +61,7 @@ export class SelToolSession {
       : this.session.define(selToSlotCall(toolCall, this.bindings), false);
   }
 
-  async call(toolCall: ToolCall, preview?: { maxRows: number }): Promise<ToolOutput> {
+  async call(toolCall: ToolCall, preview?: OutputPage): Promise<ToolOutput> {
     if (toolCall.name === 'initialize_active_data') return this.session.call(toolCall, preview);
     const slotCall = selToSlotCall(toolCall, this.bindings);
     try {
@@ -71,12 +71,20 @@ export class SelToolSession {
     }
   }
 
-  output(label: string, preview?: { maxRows: number }): Promise<ToolOutput> {
+  output(label: string, preview?: OutputPage): Promise<ToolOutput> {
     return this.session.output(label, preview);
   }
 
   answer(labels: readonly string[]): Promise<ToolOutput[]> {
     return this.session.answer(labels);
+  }
+
+  size(label: string): Promise<number> {
+    return this.session.size(label);
+  }
+
+  labels(): string[] {
+    return this.session.labels();
   }
 }
 

@@ -79,6 +79,12 @@ export async function executeSequence(
   return outputs;
 }
 
+/** The rows of an output wanted: at most `maxRows`, after the first `offset` (0 if not given). */
+export interface OutputPage {
+  maxRows: number;
+  offset?: number;
+}
+
 /**
  * Step-by-step use (a model calling tools live): each call is compiled against the
  * outputs so far and executed. A rejected call leaves the session as it was.
@@ -111,17 +117,24 @@ export class ToolSession {
    * `preview`: only the output's first rows are needed (what a model is shown): the query
    * stops there instead of carrying a whole intermediate table back. A scalar is whole.
    */
-  async call(toolCall: ToolCall, preview?: { maxRows: number }): Promise<ToolOutput> {
+  async call(toolCall: ToolCall, preview?: OutputPage): Promise<ToolOutput> {
     await this.define(toolCall);
     return this.output(toolCall.label, preview);
   }
 
-  /** The output of a call defined earlier (its first `preview.maxRows` rows). */
-  output(label: string, preview?: { maxRows: number }): Promise<ToolOutput> {
+  /**
+   * The output of a call defined earlier (its first `preview.maxRows` rows; from `preview.offset`
+   * on, rows before it skipped: a page).
+   */
+  output(label: string, preview?: OutputPage): Promise<ToolOutput> {
     const relation = this.compiler.relation(label);
+    const offset = Math.max(0, Math.floor(preview?.offset ?? 0));
     const limited =
       preview && relation.kind !== 'scalar'
-        ? { ...relation, sql: `SELECT * FROM (${relation.sql}) LIMIT ${Math.max(0, Math.floor(preview.maxRows))}` }
+        ? {
+            ...relation,
+            sql: `SELECT * FROM (${relation.sql}) LIMIT ${Math.max(0, Math.floor(preview.maxRows))}${offset ? ` OFFSET ${offset}` : ''}`,
+          }
         : relation;
     return runRelation(limited, this.db, this.executor, this.opts.timeoutMs);
   }
