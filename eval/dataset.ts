@@ -179,6 +179,9 @@ function itemOf(record: SampleRecord, formulation: Formulation, db: string, univ
     ...(record.acceptable_answers ? { acceptable: record.acceptable_answers } : {}),
     ...(record.gold_ties ? { ties: record.gold_ties } : {}),
   };
+  // Computed when first read (an export reads neither): a sample's record can be long.
+  let constructs: SqlConstruct[] | undefined;
+  let hash: string | undefined;
   const item: EvalItem = {
     key: `${formulation}/${db}/${record.sample_id}`,
     id: record.sample_id,
@@ -192,8 +195,12 @@ function itemOf(record: SampleRecord, formulation: Formulation, db: string, univ
     goldCalls,
     gold,
     tools: universe.tools,
-    constructs: sqlConstructs(record.query),
-    hash: hashJson(record),
+    get constructs() {
+      return (constructs ??= sqlConstructs(record.query));
+    },
+    get hash() {
+      return (hash ??= hashJson(record));
+    },
     published: record as unknown as Record<string, unknown>,
   };
   if (formulation === 'sel' && universe.selBindings) {

@@ -51,8 +51,12 @@ function conversationTools(sample: ExportSample): ConversationTools {
   // A negative offers as many tools as its question's sample, none that answers it (plan.ts).
   const needed = new Set(item.goldCalls.map((call) => call.name)).size;
   const offered = shortlist(sample.tools, sample.negative ? [] : item.goldCalls, sample.key, needed + DISTRACTORS);
+  // A key is described alike in every narrowing of its database's specs: each line is made once per source.
+  const glossary = glossaries(sample.source);
   const lines = new Map<string, string | undefined>();
-  for (const tool of offered) for (const [key, line] of glossaryLines(tool)) if (!lines.has(key)) lines.set(key, line);
+  for (const tool of offered)
+    for (const [key, description] of keyListsApart(tool).keys)
+      if (!lines.has(key)) lines.set(key, glossaryLine(glossary, key, description));
   return {
     tools: canonicalList(
       sample.tools,
@@ -62,19 +66,14 @@ function conversationTools(sample: ExportSample): ConversationTools {
   };
 }
 
-/**
- * Each key a spec's key lists describe, with its glossary line (undefined when its name says
- * all), once per spec: the samples offering it share its lines.
- */
-const glossaryLines = perObject(
-  (tool: ToolSpec): ReadonlyMap<string, string | undefined> =>
-    new Map(
-      [...keyListsApart(tool).keys].map(([key, description]) => [
-        key,
-        saysMore(key, description) ? `${key}: ${shortened(description)}` : undefined,
-      ]),
-    ),
-);
+/** A key's glossary line (undefined when its name says all), once per source (`glossaries`). */
+function glossaryLine(glossary: Map<string, string | undefined>, key: string, description: string): string | undefined {
+  const id = `${key}\u0000${description}`;
+  if (!glossary.has(id)) glossary.set(id, saysMore(key, description) ? `${key}: ${shortened(description)}` : undefined);
+  return glossary.get(id);
+}
+
+const glossaries = perObject<ExportSample['source'], Map<string, string | undefined>>(() => new Map());
 
 /** Whether a description says more than its key's name (a column described by its own name is not listed). */
 function saysMore(key: string, description: string): boolean {
