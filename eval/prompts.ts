@@ -158,15 +158,26 @@ function template(name: string): PromptTemplate {
   return loaded;
 }
 
-/** The template texts a prompt is made from: part of each result's key, so an edited prompt is asked again. */
+/**
+ * The template texts a prompt is made from: part of each result's key, so an edited prompt is
+ * asked again. Put together once per template and family (each attempt's key and prompt hash
+ * have it).
+ */
+const sources = new Map<string, string>();
 export function promptSource(settings: PromptSettings): string {
-  const t = template(templateName(settings));
-  return (
-    t.system +
-    t.user +
-    FAMILIES[settings.family].callFormat +
-    JSON.stringify([REFERENCES, NATIVE_CALL_FORMAT, NATIVE_TOOLS])
-  );
+  const name = templateName(settings);
+  const id = `${name}\0${settings.family}`;
+  let source = sources.get(id);
+  if (source === undefined) {
+    const t = template(name);
+    source =
+      t.system +
+      t.user +
+      FAMILIES[settings.family].callFormat +
+      JSON.stringify([REFERENCES, NATIVE_CALL_FORMAT, NATIVE_TOOLS]);
+    sources.set(id, source);
+  }
+  return source;
 }
 
 /** The family's template for one reply; the agent's, in the words of how it calls tools. */

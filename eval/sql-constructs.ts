@@ -47,12 +47,15 @@ const KEYWORDS: Partial<Record<SqlConstruct, string[]>> = {
   with: ['WITH'],
 };
 
+/** The constructs each keyword tells: a query's words are looked up once each. */
+const CONSTRUCTS_OF = new Map<string, SqlConstruct[]>();
+for (const [construct, keywords] of Object.entries(KEYWORDS) as [SqlConstruct, string[]][])
+  for (const keyword of keywords) CONSTRUCTS_OF.set(keyword, [...(CONSTRUCTS_OF.get(keyword) ?? []), construct]);
+
 export function sqlConstructs(sql: string): SqlConstruct[] {
   const words = significant(tokenize(sql));
   const found = new Set<SqlConstruct>();
-  for (const [construct, keywords] of Object.entries(KEYWORDS) as [SqlConstruct, string[]][]) {
-    if (words.some((w) => isWord(w, ...keywords))) found.add(construct);
-  }
+  for (const w of words) if (w.kind === 'word') CONSTRUCTS_OF.get(w.text.toUpperCase())?.forEach((c) => found.add(c));
   words.forEach((w, i) => {
     if (isWord(w, 'GROUP') && isWord(words[i + 1], 'BY')) found.add('group_by');
     if (isWord(w, 'ORDER') && isWord(words[i + 1], 'BY')) found.add('order_by');

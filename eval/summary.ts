@@ -190,14 +190,12 @@ function summarizeModel(model: string, name: string, all: readonly ResultLine[])
       completion: bootstrapInterval(scoredSql.map((l) => (l.attempt!.scores.completed ? 1 : 0))),
     };
   }
-  const repeats = new Map(
-    [...groupBy(scored, (l) => l.item)].map(([item, attempts]) => [
-      item,
-      attempts.map((l) => canonicalJson(l.attempt.parsed)),
-    ]),
-  );
-  if ([...repeats.values()].some((answers) => answers.length > 1))
-    summary.stability = electionStability([...repeats.values()]);
+  // Each item's answers, written out only when some item has more than one (with --repeats).
+  const byItem = [...groupBy(scored, (l) => l.item).values()];
+  if (byItem.some((attempts) => attempts.length > 1))
+    summary.stability = electionStability(
+      byItem.map((attempts) => attempts.map((l) => canonicalJson(l.attempt.parsed))),
+    );
   return summary;
 }
 

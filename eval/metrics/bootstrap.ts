@@ -15,6 +15,9 @@ export function bootstrapInterval(
   if (values.length === 0) return { mean: 0, low: 0, high: 0 };
   const n = values.length;
   const mean = values.reduce((a, b) => a + b, 0) / n;
+  // Every resample of equal values sums the same numbers in the same order as the mean: each
+  // resampled mean is `mean`, to the last bit (a group every attempt of which completed, or none).
+  if (values.every((v) => v === values[0])) return { mean, low: mean, high: mean };
   // mulberry32(seed)'s draws, its state kept here: a summary draws ~20 million (n × resamples per interval).
   let state = seed >>> 0;
   const means = new Float64Array(resamples);

@@ -17,9 +17,13 @@ export const PAGE_FILE = 'index.html';
 
 export async function writeReport(dir: string, lines: readonly ResultLine[], summary: EvalSummary): Promise<string[]> {
   const files = [path.join(dir, RESULTS_FILE), path.join(dir, SUMMARY_FILE), path.join(dir, PAGE_FILE)];
+  // The page first: its drill-down is compressed off the main thread while results.jsonl is
+  // written out here (the two are most of a run's last second).
+  const page = renderReportPage([{ name: path.basename(dir), summary, lines }]);
+  page.catch(() => undefined); // awaited below; a write failing first must not leave it unhandled
   await writeFileAtomic(files[0], jsonlText(lines));
   await writeFileAtomic(files[1], jsonText(summary));
-  await writeFileAtomic(files[2], await renderReportPage([{ name: path.basename(dir), summary, lines }]));
+  await writeFileAtomic(files[2], await page);
   return files;
 }
 

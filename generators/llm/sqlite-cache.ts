@@ -13,6 +13,9 @@ export class SqliteLlmCache implements LlmCache {
   constructor(file: string) {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
+    // As the run store: a commit is not synced to disk each time (a reply is written on the
+    // event loop, as it arrives); a killed process loses nothing, a power cut the last replies.
+    this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(
       'CREATE TABLE IF NOT EXISTS llm_replies (key TEXT PRIMARY KEY, value TEXT NOT NULL, created_at INTEGER NOT NULL)',

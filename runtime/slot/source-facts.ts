@@ -27,6 +27,24 @@ export function emptyFacts(): SourceFacts {
  */
 const withoutRowidCache = new LruMap<string, string[]>(256);
 const nestingCache = new LruMap<string, string[] | null>(4096);
+/**
+ * The joins an initialization call starts (null: it does not compile), by database and call:
+ * a database's items mostly start from the same few tables, and each live session and
+ * sequence probes its own.
+ */
+const joinsCache = new LruMap<string, StartingJoin[] | null>(4096);
+
+function startingJoinsOf(db: DatabaseInfo, pool: ToolPool, call: ToolCall): StartingJoin[] | null {
+  return joinsCache.getOrSet(JSON.stringify([db.fingerprint, pool, call]), () => {
+    const scratch = new SlotCompiler(db, pool);
+    try {
+      scratch.define(call, { initialization: true });
+    } catch {
+      return null;
+    }
+    return scratch.startingJoins();
+  });
+}
 
 /**
  * Adds to `facts` what compiling `initialization` needs. Invalid initialization calls
@@ -40,16 +58,7 @@ export async function probeSourceFacts(
   timeoutMs: number,
   facts: SourceFacts,
 ): Promise<void> {
-  const joins: StartingJoin[] = [];
-  for (const call of initialization) {
-    const scratch = new SlotCompiler(db, pool);
-    try {
-      scratch.define(call, { initialization: true });
-    } catch {
-      continue;
-    }
-    joins.push(...scratch.startingJoins());
-  }
+  const joins = initialization.flatMap((call) => startingJoinsOf(db, pool, call) ?? []);
   if (joins.length === 0) return;
   let tables = withoutRowidCache.get(db.fingerprint);
   if (!tables) {

@@ -127,6 +127,24 @@ describe('scripted imperfect models get the hand-worked metrics', () => {
       expect(line.attempt!.scores.answer.category).toBe('execution:tool:unknown_tool');
     });
 
+  test('election stability with --repeats: the share of the elected answer; none without repeats', async () => {
+    // Three repeats: the gold twice, then a wrong value; whitespace and key order do not make an answer another.
+    const model = scripted('unsteady', (gold, turn) =>
+      turn.repeat === 2
+        ? JSON.stringify(gold.map((c, i) => (i === 0 ? { ...c, arguments: { ...c.arguments, value: 'Poetry' } } : c)))
+        : JSON.stringify(
+            gold.map((c) => ({ label: c.label, arguments: c.arguments, name: c.name })),
+            null,
+            turn.repeat,
+          ),
+    );
+    const options = { ...ONE_ITEM, models: [model.id], extraModels: { [model.id]: model } };
+    const repeated = await run(root, { ...options, repeats: 3, report: 'stability-3' });
+    expect(repeated.summary.models[0].stability).toBeCloseTo(2 / 3);
+    const once = await run(root, { ...options, report: 'stability-1' });
+    expect(once.summary.models[0].stability).toBeUndefined();
+  });
+
   test('prose instead of JSON: instruction_alignment_failure, all zero, never a crash', async () => {
     const { line, summary } = await scoreOf(scripted('prose', () => 'The only cheap mystery book is Winter Machine.'));
     const scores = line.attempt!.scores;

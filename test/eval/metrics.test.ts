@@ -266,6 +266,11 @@ describe('bootstrap confidence interval', () => {
 
   test('constant values have a zero-width interval; no values, all zeros', () => {
     expect(bootstrapInterval([1, 1, 1])).toEqual({ mean: 1, low: 1, high: 1 });
+    // Exactly the mean, as every resample's would be: 0.1 summed 37 times is not 3.7.
+    const tenths = Array.from({ length: 37 }, () => 0.1);
+    const mean = tenths.reduce((a, b) => a + b, 0) / 37;
+    expect(mean).not.toBe(0.1);
+    expect(bootstrapInterval(tenths)).toEqual({ mean, low: mean, high: mean });
     expect(bootstrapInterval([])).toEqual({ mean: 0, low: 0, high: 0 });
   });
 });
