@@ -33,7 +33,10 @@ interface McpFlags {
   config?: string;
 }
 
-/** Rows of an output sent whole (past them, the first ones and `more: true`). */
+/**
+ * Rows of an output sent whole; past them, the first ones and `more: true` (SLOT and SEL: a
+ * preview with the row count and the handle `read_output` reads the rest by).
+ */
 export const MCP_ROWS = 1000;
 
 export function addMcpCommand(program: Command): void {
@@ -57,7 +60,12 @@ export function addMcpCommand(program: Command): void {
     )
     .option('--host <host>', 'http: interface to bind (loopback unless told otherwise)', '127.0.0.1')
     .option('--port <n>', 'http: port (0: any free one)', (v) => Number.parseInt(v, 10), 8765)
-    .option('--rows <n>', 'rows of an output sent whole', positiveInt, MCP_ROWS)
+    .option(
+      '--rows <n>',
+      'rows of an output sent whole (past them, a preview: SLOT/SEL with its handle)',
+      positiveInt,
+      MCP_ROWS,
+    )
     .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
     .option('--config <file>', 'JSON config file (timeouts; flags override it)')
     .action(async (flags: McpFlags, command: Command) => {

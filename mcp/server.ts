@@ -206,9 +206,9 @@ type Presented = { ok: true; value: unknown } | { ok: false; error: CallToolResu
 
 interface Presenter {
   /** A call's output as the client is shown it: whole, or a preview with its count and handle. */
-  result(step: StepResult, label: string): Promise<Presented>;
+  result: (step: StepResult, label: string) => Promise<Presented>;
   /** `read_output`: a page of a labelled output. */
-  read(args: Record<string, unknown>): Promise<CallToolResult>;
+  read: (args: Record<string, unknown>) => Promise<CallToolResult>;
 }
 
 function presenter(outputs: LabelledOutputs | undefined, maxRows: number): Presenter {
