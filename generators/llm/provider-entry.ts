@@ -1,4 +1,5 @@
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
+import { SharedStartEncoder } from './body-bytes.js';
 
 /**
  * What the PROVIDERS registry (providers.ts) holds per LLM provider, and the one rule every
@@ -67,8 +68,10 @@ export function deadline(signal: AbortSignal | undefined, timeoutMs: number): Ab
 /**
  * fetch with a text body sent as its UTF-8 bytes. An SDK hands fetch its JSON as a string,
  * which undici scans for lone surrogates, then encodes: an evaluation's prompts run to
- * hundreds of KB, and those two passes were a tenth of its main thread. Buffer.from encodes
- * in one pass, a lone surrogate as U+FFFD, as the scan would have made it.
+ * hundreds of KB, and those two passes were a tenth of its main thread. Encoded here in one
+ * pass, a lone surrogate as U+FFFD, as the scan would have made it, and the start a body
+ * shares with recent ones only once (body-bytes.ts).
  */
+const bodies = new SharedStartEncoder();
 export const utf8BodyFetch: typeof fetch = (input, init) =>
-  fetch(input, typeof init?.body === 'string' ? { ...init, body: Buffer.from(init.body, 'utf8') } : init);
+  fetch(input, typeof init?.body === 'string' ? { ...init, body: bodies.encode(init.body) } : init);
