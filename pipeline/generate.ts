@@ -112,13 +112,15 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
   let queued: QueueDriveResult | null = null;
   try {
     const store: OutcomeStore = backend?.store ?? local;
-    // A spare worker: a trial run killed at its budget (rest.synthesize) does not leave the next one waiting for a process.
-    ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers, spare: 1 });
+    const wantsRest = formulations.includes('rest');
+    // REST's spare worker: a trial run killed at its budget (rest.synthesize) does not leave the
+    // next one waiting for a process. SLOT/SEL alone rarely kill one (a gold timeout), and a
+    // spare would cost a process start (~0.2 CPU-s) for nothing.
+    ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers, spare: wantsRest ? 1 : 0 });
     const datasetName = config.datasetName ?? source.datasetName;
     const executor = memoizeExecutor(options.executor ?? ownExecutor!);
     const stages = options.stages ?? ITEM_STAGES;
     const code = codeFingerprint();
-    const wantsRest = formulations.includes('rest');
     const services = wantsRest
       ? await restServices(config, executor, { model: options.chatModel, shared: backend?.sharedLlm })
       : null;
@@ -135,9 +137,11 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     const runOptions = { config, databases: source.databases, instances: source.instances, stages, executor };
     const planner = new StageRunner(store, { retries: 0, baseMs: 0, maxMs: 0 }, undefined, code);
     const restPlan = services && new RestFlow(planner, { config, datasetName, executor, services: services.services });
-    // Every item's keys: whether the outputs can be reused, and what a queue drive waits for.
-    // Held until then only: they are as large as the corpus.
-    let keys: RunKeys | null = runKeys(source, planResults(runOptions, planner), restPlan);
+    // Every item's plan (its stage keys): whether the outputs can be reused, what a queue drive
+    // waits for, and the keys each database's run looks up and stores under. They are as large
+    // as the corpus: a database's plans are let go as its run starts, the rest of `keys` after the drive.
+    const plans = planResults(runOptions, planner);
+    let keys: RunKeys | null = runKeys(source, plans, restPlan);
     const outputsKey =
       keys.results.size === source.instances.length
         ? runOutputsKey(
@@ -216,6 +220,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
                 progress: sequenceProgress,
                 codeFingerprint: code,
                 computeMisses,
+                plans: takePlans(plans, part.instances),
               })
           : null,
         rest: restRunner
@@ -290,8 +295,6 @@ interface RunKeys {
 function runKeys(source: LoadedSource, plans: ReadonlyMap<Instance, PlannedItem>, restPlan: RestFlow | null): RunKeys {
   const databases = new Map(source.databases.map((db) => [db.dbId, db]));
   return {
-    // Only the result keys: the plans (every stage key of every item) are not kept; each
-    // database's run plans its own items again (~0.5 ms an item).
     results: new Map([...plans].map(([instance, plan]) => [instance, plan.resultKeys])),
     synthesis:
       restPlan &&
@@ -300,6 +303,17 @@ function runKeys(source: LoadedSource, plans: ReadonlyMap<Instance, PlannedItem>
         return db ? restPlan.synthesisKey(instance, db) : null;
       }),
   };
+}
+
+/** The plans of `instances`, taken out of `plans` (planning an item again cost ~0.5 ms). */
+function takePlans(plans: Map<Instance, PlannedItem>, instances: readonly Instance[]): Map<Instance, PlannedItem> {
+  const taken = new Map<Instance, PlannedItem>();
+  for (const instance of instances) {
+    const plan = plans.get(instance);
+    if (plan) taken.set(instance, plan);
+    plans.delete(instance);
+  }
+  return taken;
 }
 
 function keysInSourceOrder(instances: readonly Instance[], results: RunKeys['results']): Record<string, string>[] {

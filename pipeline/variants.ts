@@ -166,6 +166,25 @@ function folderOf(db: DatabaseInfo): string {
   return db.fingerprint.slice(0, 32);
 }
 
+/**
+ * Where variant tables are kept (an absolute, normalized path), and a table's file name there:
+ * both asked for every table of every statement on every variant, so computed once.
+ */
+function variantsRoot(config: Config): string {
+  let root = roots.get(config);
+  if (root === undefined) {
+    root = path.resolve(config.verification.dir ?? path.join(cacheDirOf(config), 'variants'));
+    roots.set(config, root);
+  }
+  return root;
+}
+const roots = new WeakMap<Config, string>();
+
+function tableFileName(table: string): string {
+  return tableFileNames.getOrSet(table, () => `${slug(table)}-${hashJson(table).slice(0, 8)}.sqlite`);
+}
+const tableFileNames = new LruMap<string, string>(4096);
+
 /** The file of one perturbed table, built on first use; null for a table that cannot be copied (it is read as it is). */
 async function variantTable(
   config: Config,
@@ -175,14 +194,13 @@ async function variantTable(
   seed: number,
   mode: Variant['mode'],
 ): Promise<string | null> {
-  const dir = path.resolve(config.verification.dir ?? path.join(cacheDirOf(config), 'variants'));
-  const file = path.join(
-    dir,
+  const file = [
+    variantsRoot(config),
     builderVersion(),
     folderOf(db),
     `${mode}-${seed}-${config.verification.variantRows}`,
-    `${slug(table)}-${hashJson(table).slice(0, 8)}.sqlite`,
-  );
+    tableFileName(table),
+  ].join(path.sep);
   const result = await getOrStart(builds, file, async () => {
     if (existsSync(file)) return 'built';
     const { variantRows: maxRows, buildTimeoutMs: timeoutMs } = config.verification;

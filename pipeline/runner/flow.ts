@@ -82,7 +82,8 @@ const stageOf = (stages: ItemStages, name: StageName) =>
 const inputOf = (name: StageName, values: Values, formulation: SequenceFormulation) =>
   isCommon(name) ? INPUTS[name](values, formulation) : ownInput(values);
 
-export type RunStage = <I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext) => Promise<Outcome<O>>;
+/** `key`: the stage's cache key where the item's plan (planItem) already computed it. */
+export type RunStage = <I, O>(stage: ItemStage<I, O>, input: I, ctx: StageContext, key?: string) => Promise<Outcome<O>>;
 
 export interface FlowHooks {
   /** A stage finished for this item, or will never run for it (`skipped`). */
@@ -96,6 +97,7 @@ export async function runItem(
   ctx: StageContext,
   run: RunStage,
   hooks: FlowHooks,
+  plan?: ItemPlan,
 ): Promise<ItemResult> {
   /** Runs `names` in order into `values`; the first rejection skips the rest (and `alsoSkipped`). */
   const walk = async (
@@ -105,7 +107,8 @@ export async function runItem(
     alsoSkipped: () => readonly StageName[],
   ): Promise<{ stage: StageName; category: string; message: string } | null> => {
     for (const [i, name] of names.entries()) {
-      const outcome = await run(stageOf(stages, name), inputOf(name, values, formulation), ctx);
+      const key = plan?.stageKeys[formulation]?.[name];
+      const outcome = await run(stageOf(stages, name), inputOf(name, values, formulation), ctx, key);
       hooks.stageDone(name, false);
       if (!outcome.ok) {
         for (const skipped of [...names.slice(i + 1), ...alsoSkipped()]) hooks.stageDone(skipped, true);
@@ -159,6 +162,11 @@ export interface SampleKeys {
 export interface ItemPlan {
   /** Per formulation: the stage keys it gets when every stage before verify accepts. */
   samples: Partial<Record<SequenceFormulation, SampleKeys>>;
+  /**
+   * Per formulation, every stage's key on its path (the shared stages' too): the keys the
+   * run computes as it goes, so runItem hands them to `run` instead of hashing again.
+   */
+  stageKeys: Partial<Record<SequenceFormulation, Partial<Record<StageName, string>>>>;
   /** Every stage key on the way, in flow order (to read ahead). */
   keys: string[];
 }
@@ -192,6 +200,7 @@ export function planItem(
     const shared: Values = { instance };
     walk(SHARED_STAGES, shared, formulations[0]);
     const samples: ItemPlan['samples'] = {};
+    const stageKeys: ItemPlan['stageKeys'] = {};
     for (const formulation of formulations) {
       walk(pathStages(formulation), { ...shared }, formulation);
       samples[formulation] = {
@@ -200,8 +209,10 @@ export function planItem(
         execute: keyOf.get('execute')!,
         verify: keyOf.get('verify')!,
       };
+      const path = [...SHARED_STAGES, ...pathStages(formulation)];
+      stageKeys[formulation] = Object.fromEntries(path.map((name) => [name, keyOf.get(name)!]));
     }
-    return { samples, keys };
+    return { samples, stageKeys, keys };
   } catch (error) {
     if (error instanceof OpaqueValueError) return undefined;
     throw error;

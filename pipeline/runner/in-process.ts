@@ -55,6 +55,8 @@ export interface InProcessRunOptions {
   progress?: ProgressTracker;
   /** The item slots this call may use, when it shares them with others (by-database.ts); default: `config.concurrency` of its own. */
   limit?: Limit;
+  /** The items' plans where the caller made them already (planResults, with the same code fingerprint); default: planned here. */
+  plans?: ReadonlyMap<Instance, PlannedItem>;
 }
 
 export interface PlannedItem {
@@ -148,7 +150,7 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
   const contextOf = (db: DatabaseInfo) => ({ config, db, executor: options.executor });
 
   // Whole item results where the cache has them; the other items' stage outcomes read ahead.
-  const plans = store ? planResults(options, stageRunner) : new Map<Instance, PlannedItem>();
+  const plans = !store ? new Map<Instance, PlannedItem>() : (options.plans ?? planResults(options, stageRunner));
   const resultKeys = new Map<Instance, Record<string, string>>([...plans].map(([i, p]) => [i, p.resultKeys]));
   const found = new Map<string, FormulationResult>();
   if (store) {
@@ -203,8 +205,9 @@ export async function runInProcess(options: InProcessRunOptions): Promise<RunRes
         formulations,
         options.stages,
         contextOf(db),
-        (stage, input, ctx) => stageRunner.run(stage, input, ctx),
+        (stage, input, ctx, key) => stageRunner.run(stage, input, ctx, key),
         { stageDone: (stage) => progress.done(stage) },
+        plans.get(instance)?.plan,
       );
       storeResult(result);
     } catch (error) {

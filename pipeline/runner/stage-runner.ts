@@ -43,13 +43,19 @@ export class StageRunner {
     private readonly label: (stage: string) => string = (stage) => stage,
   ) {}
 
-  async run<I, O, C extends StageContext>(stage: CachedStage<I, O, C, string>, input: I, ctx: C): Promise<Outcome<O>> {
+  /** `plannedKey`: the key `keyOf` gives this input, computed already (flow.ts, planItem). */
+  async run<I, O, C extends StageContext>(
+    stage: CachedStage<I, O, C, string>,
+    input: I,
+    ctx: C,
+    plannedKey?: string,
+  ): Promise<Outcome<O>> {
     const metrics = this.metricsOf(stage.name);
     const started = performance.now();
     let key = '';
     try {
       if (this.store) {
-        key = this.keyOf(stage, input, ctx);
+        key = plannedKey ?? this.keyOf(stage, input, ctx);
         const cached = await this.store.get<O>(key);
         if (cached) {
           metrics.cacheHits++;

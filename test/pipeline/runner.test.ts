@@ -1,5 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { TransientError } from '../../core/outcome.js';
-import { runInProcess } from '../../pipeline/runner/in-process.js';
+import type { ItemStages } from '../../pipeline/runner/flow.js';
+import { planResults, runInProcess } from '../../pipeline/runner/in-process.js';
+import { StageRunner } from '../../pipeline/runner/stage-runner.js';
+import { RunStore } from '../../pipeline/store/run-store.js';
 import { backoffDelay, RetriesExhaustedError, withRetries } from '../../pipeline/runner/retry.js';
 import { assertNothingLost, collectRejections, computeStats, InvariantError } from '../../pipeline/stats.js';
 import type { Rejection } from '../../core/model.js';
@@ -140,6 +146,61 @@ describe('in-process runner', () => {
     expect(run.aborted).toBe(true);
     expect(run.items.length).toBeGreaterThanOrEqual(2);
     expect(run.items.length).toBeLessThan(20);
+  });
+});
+
+describe('planned keys', () => {
+  /** The stages with every cache key refused: a run that computes one rejects the item. */
+  const keyless = (stages: ItemStages): ItemStages => {
+    const refuse = <S extends object>(stage: S): S => ({
+      ...stage,
+      cacheKey: () => {
+        throw new Error('a stage key computed again');
+      },
+    });
+    const { own, ...common } = stages;
+    return {
+      ...(Object.fromEntries(Object.entries(common).map(([name, stage]) => [name, refuse(stage)])) as Omit<
+        ItemStages,
+        'own'
+      >),
+      own: Object.fromEntries(Object.entries(own).map(([name, stage]) => [name, refuse(stage)])),
+    };
+  };
+
+  test('a run given its plans hashes no stage input, and stores outcomes where a later run looks', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'nl2api-plans-'));
+    try {
+      const { stages, log } = toyStages();
+      const options = {
+        config: toyConfig(),
+        databases: [toyDb()],
+        instances: toyInstances(['SELECT 1', 'SELECT 2', 'BADGOLD']),
+        executor: nullExecutor,
+        codeFingerprint: 'code',
+      };
+      const first = new RunStore({ dir });
+      const planner = new StageRunner(first, { retries: 0, baseMs: 0, maxMs: 0 }, undefined, 'code');
+      const plans = planResults({ ...options, stages }, planner);
+      const planned = await runInProcess({ ...options, stages: keyless(stages), store: first, plans });
+      first.close();
+      expect(planned.items.map((item) => [item.results.slot, item.results.sel].map((r) => r?.ok))).toEqual([
+        [true, true],
+        [true, true],
+        [false, false],
+      ]);
+      expect(planned.items[2].results.slot).toMatchObject({ stage: 'gold', category: 'gold_error' });
+
+      // A later run plans for itself and finds everything: not one stage runs again.
+      const callsBefore = log.calls.length;
+      const second = new RunStore({ dir });
+      const rerun = await runInProcess({ ...options, stages, store: second });
+      second.close();
+      expect(log.calls.length).toBe(callsBefore);
+      expect(rerun.items).toEqual(planned.items);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
