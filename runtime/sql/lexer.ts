@@ -71,29 +71,31 @@ function lex(sql: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
   const push = (kind: TokenKind, end: number, unterminated = false) => {
+    const text = sql.slice(i, end);
     tokens.push(
-      Object.freeze({ kind, text: sql.slice(i, end), start: i, end, ...(unterminated ? { unterminated } : {}) }),
+      Object.freeze(unterminated ? { kind, text, start: i, end, unterminated } : { kind, text, start: i, end }),
     );
     i = end;
   };
-  while (i < sql.length) {
+  const length = sql.length;
+  while (i < length) {
     const ch = sql[i];
     const next = sql[i + 1];
-    if (/\s/.test(ch)) {
+    if (isSpace(sql, i)) {
       let j = i + 1;
-      while (j < sql.length && /\s/.test(sql[j])) j++;
+      while (j < length && isSpace(sql, j)) j++;
       push('space', j);
     } else if (ch === '-' && next === '-') {
       const end = sql.indexOf('\n', i);
-      push('comment', end === -1 ? sql.length : end);
+      push('comment', end === -1 ? length : end);
     } else if (ch === '/' && next === '*') {
       const end = sql.indexOf('*/', i + 2);
-      push('comment', end === -1 ? sql.length : end + 2, end === -1);
+      push('comment', end === -1 ? length : end + 2, end === -1);
     } else if (ch === "'" || ch === '"' || ch === '`' || ch === '[') {
       const close = ch === '[' ? ']' : ch;
       let j = i + 1;
       let closed = false;
-      while (j < sql.length) {
+      while (j < length) {
         if (sql[j] === close) {
           if (close !== ']' && sql[j + 1] === close) {
             j += 2;
@@ -104,20 +106,16 @@ function lex(sql: string): Token[] {
         }
         j++;
       }
-      push(ch === "'" ? 'string' : ch === '"' ? 'dquote' : 'quoted', closed ? j + 1 : sql.length, !closed);
-    } else if (/[0-9]/.test(ch) || (ch === '.' && /[0-9]/.test(next ?? ''))) {
+      push(ch === "'" ? 'string' : ch === '"' ? 'dquote' : 'quoted', closed ? j + 1 : length, !closed);
+    } else if (isDigit(sql, i) || (ch === '.' && isDigit(sql, i + 1))) {
       push('number', numberEnd(sql, i));
-    } else if (WORD_START.test(ch)) {
-      let j = i + 1;
-      while (j < sql.length && WORD_PART.test(sql[j])) j++;
-      push('word', j);
-    } else if ((ch === ':' || ch === '@' || ch === '$') && WORD_START.test(next ?? '')) {
-      let j = i + 2;
-      while (j < sql.length && WORD_PART.test(sql[j])) j++;
-      push('param', j);
+    } else if (isWordStart(sql, i)) {
+      push('word', wordEnd(sql, i + 1));
+    } else if ((ch === ':' || ch === '@' || ch === '$') && isWordStart(sql, i + 1)) {
+      push('param', wordEnd(sql, i + 2));
     } else if (ch === '?') {
       let j = i + 1;
-      while (j < sql.length && /[0-9]/.test(sql[j])) j++;
+      while (j < length && isDigit(sql, j)) j++;
       push('param', j);
     } else {
       const op = OPERATORS.find((o) => sql.startsWith(o, i));
@@ -126,6 +124,42 @@ function lex(sql: string): Token[] {
     }
   }
   return tokens;
+}
+
+// Character classes by code, ASCII first: the Unicode-aware regexes only beyond it (a run
+// lexes every statement it sends, several thousand of them).
+function isSpace(sql: string, i: number): boolean {
+  const code = sql.charCodeAt(i);
+  if (code < 128) return code === 32 || (code >= 9 && code <= 13);
+  return /\s/.test(sql[i]);
+}
+
+function isDigit(sql: string, i: number): boolean {
+  const code = sql.charCodeAt(i);
+  return code >= 48 && code <= 57;
+}
+
+function isAsciiLetter(code: number): boolean {
+  return (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || code === 95;
+}
+
+function isWordStart(sql: string, i: number): boolean {
+  if (i >= sql.length) return false;
+  const code = sql.charCodeAt(i);
+  if (code < 128) return isAsciiLetter(code);
+  return WORD_START.test(sql[i]);
+}
+
+/** Where a word (or a named parameter's name) that goes on at `from` ends. */
+function wordEnd(sql: string, from: number): number {
+  let j = from;
+  for (; j < sql.length; j++) {
+    const code = sql.charCodeAt(j);
+    if (code < 128) {
+      if (!(isAsciiLetter(code) || (code >= 48 && code <= 57) || code === 36)) break;
+    } else if (!WORD_PART.test(sql[j])) break;
+  }
+  return j;
 }
 
 // Sticky: matched at lastIndex, without copying the rest of the text for each number.
