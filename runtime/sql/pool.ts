@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn as spawnProcess, type ChildProcess, type StdioOptions } from 'node:child_process';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
@@ -18,6 +18,7 @@ import {
 } from './executor.js';
 import type { PoolMessage, WorkerJob, WorkerMessage, WorkerTask } from './protocol.js';
 import { processCpuMicros } from './proc-cpu.js';
+import { deathSignalPrefix } from './parent-death.js';
 
 /**
  * The pipeline's SQL executor: a pool of child processes (worker.ts), each running one
@@ -159,15 +160,23 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
 
   function spawn(): void {
     const { path: workerPath, execArgv } = workerModule();
-    const child = fork(workerPath, options.warm?.length ? [JSON.stringify(options.warm)] : [], {
-      serialization: 'advanced',
-      execArgv: [...execArgv, ...WORKER_HEAP, ...profilerArgs()],
-      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    const nodeArgs = [...execArgv, ...WORKER_HEAP, ...profilerArgs()];
+    const args = options.warm?.length ? [JSON.stringify(options.warm)] : [];
+    const common = {
+      serialization: 'advanced' as const,
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'] as StdioOptions,
       // A process group of its own: the terminal's Ctrl-C (SIGINT to the foreground group)
       // reaches the parent, which finishes the items in flight, and not the workers running
-      // them. The worker still ends with the parent, however it dies (worker.ts).
+      // them. The worker still ends with the parent, however it dies (parent-death.ts).
       detached: true,
-    });
+    };
+    const guard = deathSignalPrefix();
+    const child = guard
+      ? spawnProcess(guard.command, [...guard.args, process.execPath, ...nodeArgs, workerPath, ...args], {
+          ...common,
+          env: { ...process.env, ...guard.env },
+        })
+      : fork(workerPath, args, { ...common, execArgv: nodeArgs });
     const worker: Worker = { child, ready: false, job: null, timer: null, cpu: 0, stderr: '' };
     if (options.nice && child.pid !== undefined) lowerPriority(child.pid, options.nice);
     workers.push(worker);

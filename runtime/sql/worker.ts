@@ -1,8 +1,8 @@
-import { Worker } from 'node:worker_threads';
 import type { PoolMessage, WorkerMessage } from './protocol.js';
 import { DatabaseViewError } from './executor.js';
 import { ConnectionCache, executeReadOnly, messageOf } from './readonly.js';
 import { buildVariantTable } from './variant-table.js';
+import { endWithParent } from './parent-death.js';
 
 /**
  * A pool worker process (forked by pool.ts): runs one job at a time, synchronously, so
@@ -48,18 +48,9 @@ process.on('disconnect', () => {
   process.exit(0);
 });
 
-/**
- * 'disconnect' waits for the statement running, which may be a runaway one that only the pool
- * (now gone) would have stopped: while the event loop is blocked, a thread watches the parent
- * and kills this process once it is gone (killed with kill -9: this process is reparented).
- */
-function exitWithParent(intervalMs: number): void {
-  const watchdog = `const ppid = ${process.ppid};
-    setInterval(() => { if (process.ppid !== ppid) process.kill(process.pid, 'SIGKILL'); }, ${intervalMs});`;
-  new Worker(watchdog, { eval: true }).unref();
-}
-
-exitWithParent(1000);
+// 'disconnect' waits for the statement running, which may be a runaway one that only the pool
+// (now gone) would have stopped (parent-death.ts).
+endWithParent(1000);
 
 // The databases to open before saying ready (pool.ts, `warm`): a file that fails here fails its statements later, with the reason.
 for (const dbPath of process.argv[2] ? (JSON.parse(process.argv[2]) as string[]) : []) {

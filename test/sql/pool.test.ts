@@ -269,13 +269,14 @@ interface Script {
 }
 
 /** Like runScript, but running on: in a process group of its own, as a terminal's foreground job. */
-function startScript(body: string): Script {
+function startScript(body: string, env: NodeJS.ProcessEnv = process.env): Script {
   const poolUrl = new URL('../../runtime/sql/pool.ts', import.meta.url).href;
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const script = `import { createSqlPool } from ${JSON.stringify(poolUrl)};\nconst dbPath = ${JSON.stringify(dbPath)};\n${body}`;
   const child = spawn(process.execPath, ['--import', tsx, '--input-type=module', '-e', script], {
     detached: true,
     stdio: ['ignore', 'pipe', 'inherit'],
+    env,
   });
   const lines: string[] = [];
   const waiting: ((line: string) => void)[] = [];
@@ -317,17 +318,31 @@ test('workers have a process group of their own: a Ctrl-C to the parent’s grou
   expect(await script.exited).toBe(0);
 }, 60_000);
 
-test('workers do not outlive a parent killed with SIGKILL, idle or in the middle of a runaway statement', async () => {
-  const script = startScript(`
+// The kernel's parent-death signal where setpriv is found on the PATH, else the worker's own watchdog thread.
+test.each([
+  ['setpriv', process.env.PATH],
+  ['a watchdog thread', ''],
+])(
+  'workers do not outlive a parent killed with SIGKILL, idle or in the middle of a runaway statement (%s)',
+  async (_, PATH) => {
+    const script = startScript(
+      `
     const pool = createSqlPool({ size: 2 });
     await Promise.all([1, 2].map(() => pool.run({ dbPath, sql: 'SELECT 1', params: [], timeoutMs: 10000 })));
     void pool.run({ dbPath, sql: ${JSON.stringify(RUNAWAY_SQL)}, params: [], timeoutMs: 600000 }).catch(() => {});
     console.log(JSON.stringify(pool.workerPids()));
     setInterval(() => {}, 1000);
-  `);
-  const workers = (await script.next()) as number[];
-  expect(workers).toHaveLength(2);
-  process.kill(script.pid, 'SIGKILL');
-  await script.exited;
-  await waitUntil(() => !workers.some(isAlive), 20_000);
-}, 60_000);
+  `,
+      { ...process.env, PATH },
+    );
+    const workers = (await script.next()) as number[];
+    expect(workers).toHaveLength(2);
+    const kernelGuarded = (pid: number) =>
+      readFileSync(`/proc/${pid}/environ`, 'utf8').includes('NL2API_SQL_WORKER_PDEATHSIG=1');
+    expect(workers.map(kernelGuarded)).toEqual(PATH ? [true, true] : [false, false]);
+    process.kill(script.pid, 'SIGKILL');
+    await script.exited;
+    await waitUntil(() => !workers.some(isAlive), 20_000);
+  },
+  60_000,
+);
