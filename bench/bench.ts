@@ -13,7 +13,6 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../config/load.js';
 import { goldStatement } from '../generators/sql/gold.js';
 import { jsonText, writeFileAtomic } from '../pipeline/files.js';
@@ -28,6 +27,7 @@ import { protocolBench, protocolLines } from './eval-protocol-bench.js';
 import { exportBench, exportLines } from './export-bench.js';
 import { mcpBench, mcpLine } from './mcp-bench.js';
 import { microBench } from './micro.js';
+import { nodeArgs } from './node-args.js';
 import { mutationCheck } from './mutation-check.js';
 import { queueBench } from './queue-bench.js';
 import { restDatasetFigures } from './rest-dataset.js';
@@ -96,10 +96,7 @@ async function baseline(): Promise<{ ms: number; queries: number; errors: number
 
 /** `nl2api generate` in a child process: the built CLI, or the sources through tsx when run with tsx. */
 async function generateInChild(args: string[], outDir: string): Promise<ChildRun> {
-  const fromSources = fileURLToPath(import.meta.url).endsWith('.ts');
-  const command = fromSources
-    ? ['--import', 'tsx', path.join(root, 'cli', 'main.ts')]
-    : [path.join(root, 'dist', 'cli', 'main.js')];
+  const command = nodeArgs('cli/main');
   const started = performance.now();
   const code = await new Promise<number | null>((resolve, reject) => {
     const child = spawn(process.execPath, [...command, 'generate', '--progress', 'none', '--out', outDir, ...args], {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measureProcessTree } from './process-tree.js';
+import { nodeArgs } from './node-args.js';
 import { runIfMain } from './run-main.js';
 
 /**
@@ -126,8 +127,14 @@ async function main(): Promise<void> {
   const work = mkdtempSync(path.join(os.tmpdir(), 'nl2api-profile-'));
   const profiles = path.join(work, 'profiles');
   try {
-    const cli = path.join(root, 'dist', 'cli', 'main.js');
-    const command = ['--cpu-prof', `--cpu-prof-dir=${profiles}`, cli, 'generate', '--progress', 'none'];
+    const command = [
+      '--cpu-prof',
+      `--cpu-prof-dir=${profiles}`,
+      ...nodeArgs('cli/main'),
+      'generate',
+      '--progress',
+      'none',
+    ];
     const run = await measureProcessTree(
       process.execPath,
       [...command, '--source', source, '--out', path.join(work, 'out'), ...extra],

@@ -2,7 +2,6 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pLimit from 'p-limit';
 import { parseConfig } from '../config/load.js';
@@ -13,6 +12,7 @@ import { loadSource } from '../pipeline/sources/index.js';
 import type { RunStats } from '../pipeline/stats.js';
 import { SqlExecutionError, SqlTimeoutError } from '../runtime/sql/executor.js';
 import { createSqlPool } from '../runtime/sql/pool.js';
+import { nodeArgs } from './node-args.js';
 import { measureProcessTree, type TreeMeasure } from './process-tree.js';
 import { buildInfoOf, clonedCorpus, defaultScaleDir, inflatedCorpus, type CorpusBuild } from './scale-corpus.js';
 
@@ -227,23 +227,6 @@ async function corpusFor(
       : await inflatedCorpus(birdDir, scaleDir, spec.n);
   const info = buildInfoOf(dir);
   return { dir, corpus: info && { ...info, reused: Date.parse(info.builtAt) < started } };
-}
-
-/**
- * How to start a module of ours in a child: the build, or the sources through tsx when run
- * with tsx; with the node flags of its shebang (`#!/usr/bin/env -S node <flags>`: the CLI sets
- * its young generation's size there), so the child runs as the installed `nl2api` would.
- */
-function nodeArgs(module: string): string[] {
-  const fromSources = fileURLToPath(import.meta.url).endsWith('.ts');
-  const file = fromSources ? path.join(root, `${module}.ts`) : path.join(root, 'dist', `${module}.js`);
-  return [...shebangFlags(readFileSync(file, 'utf8')), ...(fromSources ? ['--import', 'tsx'] : []), file];
-}
-
-/** The node flags of a `#!/usr/bin/env -S node ...` first line (none for any other). */
-function shebangFlags(text: string): string[] {
-  const match = /^#!\S*env -S node((?: +-\S+)*) *$/m.exec(text.slice(0, text.indexOf('\n')));
-  return match ? match[1].trim().split(/ +/).filter(Boolean) : [];
 }
 
 const tail = (text: string) => text.trim().split('\n').slice(-5).join('\n');
