@@ -30,9 +30,9 @@ import { openReadOnly } from './readonly.js';
  * - a table of more than `maxRows` rows sampled down to about that many before its values
  *   move (`sampledRows`): a variant is there to tell queries apart, and every statement a
  *   question makes runs on it, so on large data its cost, not its size, is what matters.
- * Rows are streamed (one read cursor per rotated column), so a table of any size costs one
- * pass (a hierarchy's table, of at most `maxRows` rows, is read into memory), and the source
- * is only ever opened read-only. Written to a temporary file and
+ * A table of up to IN_MEMORY_ROWS rows (every table, unless `maxRows` is raised above it) is
+ * read whole and its values moved in memory; a larger one is streamed (one read cursor per
+ * rotated column), so a table of any size costs one pass. The source is only ever opened read-only. Written to a temporary file and
  * renamed: a reader never sees a half-built table, and two builders agree byte for byte.
  */
 
@@ -167,7 +167,7 @@ function writeVariant(
       );
     const sample = count > request.maxRows ? sampledRows(source, table, request, count) : null;
     const hierarchies = selfReferences(source, table);
-    const held = sample ?? (hierarchies.length > 0 ? allRows(source, table) : null);
+    const held = sample ?? (hierarchies.length > 0 || count <= IN_MEMORY_ROWS ? allRows(source, table) : null);
     const rows = held
       ? movedRows(held, rowSources(table, held, hierarchies, offsetFor(held.length), request))
       : rotatedTable(source, table, offsetFor(count));
@@ -185,6 +185,12 @@ function writeVariant(
     target.close();
   }
 }
+
+/**
+ * Read whole in one statement, a table's values move at half the CPU of a cursor per rotated
+ * column (the rows end up the same, byte for byte); beyond this, memory matters more.
+ */
+const IN_MEMORY_ROWS = 50_000;
 
 /** Every row of the table, streamed, each column rotated by its offset (null: kept in place). */
 function* rotatedTable(

@@ -225,3 +225,45 @@ describe.each([
     ).rejects.toThrow(DatabaseViewError);
   });
 });
+
+test('a table too large to be read whole is streamed: each column rotated by one offset of its own, keys in place', async () => {
+  const large = path.join(dir, 'large.sqlite');
+  const db = new Database(large);
+  db.exec(`
+    CREATE TABLE reading (id INTEGER PRIMARY KEY, sensor TEXT, value REAL);
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50001)
+    INSERT INTO reading SELECT i, 's' || i, i * 0.5 FROM n;
+  `);
+  db.close();
+  const executor = createDirectExecutor();
+  const rows = (file: string) =>
+    new Database(file, { readonly: true }).prepare('SELECT id, sensor, value FROM reading ORDER BY id').raw().all() as [
+      number,
+      string,
+      number,
+    ][];
+  const offsetOf = (original: unknown[], moved: unknown[]) => {
+    const offset = original.indexOf(moved[0]);
+    return moved.every((value, i) => value === original[(i + offset) % original.length]) ? offset : -1;
+  };
+  try {
+    for (const mode of ['columns', 'rows'] as const) {
+      const file = path.join(dir, `large-${mode}.sqlite`);
+      const request = { dbPath: large, table: 'reading', seed: 1, mode, maxRows: 100_000, file, timeoutMs: 60_000 };
+      expect(await executor.buildVariantTable(request)).toBe('built');
+      const [original, moved] = [rows(large), rows(file)];
+      expect(moved.map((r) => r[0])).toEqual(original.map((r) => r[0]));
+      const offsets = [1, 2].map((c) =>
+        offsetOf(
+          original.map((r) => r[c]),
+          moved.map((r) => r[c]),
+        ),
+      );
+      for (const offset of offsets) expect(offset).toBeGreaterThan(0);
+      if (mode === 'rows') expect(offsets[0]).toBe(offsets[1]);
+      else expect(offsets[0]).not.toBe(offsets[1]);
+    }
+  } finally {
+    await executor.close();
+  }
+});
