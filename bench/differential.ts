@@ -9,7 +9,8 @@ import type { MutationReport } from './mutation-check.js';
  * mutation check, both measured in the same run).
  */
 
-const COST_TARGET = 1.6;
+/** Issue 35's bar (issue 17's was 1.6). */
+const COST_TARGET = 1.3;
 /** Coverage of the questions whose gold is deterministic, per formulation. */
 const COVERAGE_TARGETS: Record<string, number> = { slot: 98.5, sel: 98.5, rest: 99.8 };
 const MUTATION_TARGET = 99;
