@@ -72,10 +72,18 @@ export async function executeSequence(
   executor: SqlExecutor,
   opts: RunOptions,
 ): Promise<ToolOutput[]> {
+  return runRelations(await answerRelations(seq, db, executor, opts), db, executor, opts.timeoutMs);
+}
+
+/** Each relation's output, in order (one statement at a time: an answer's parts share the SQL workers with other items). */
+async function runRelations(
+  relations: readonly CompiledRelation[],
+  db: DatabaseInfo,
+  executor: SqlExecutor,
+  timeoutMs: number,
+): Promise<ToolOutput[]> {
   const outputs: ToolOutput[] = [];
-  for (const relation of await answerRelations(seq, db, executor, opts)) {
-    outputs.push(await runRelation(relation, db, executor, opts.timeoutMs));
-  }
+  for (const relation of relations) outputs.push(await runRelation(relation, db, executor, timeoutMs));
   return outputs;
 }
 
@@ -144,11 +152,9 @@ export class ToolSession {
    * the calls defined so far, from the SQL already compiled here (the same statements: one
    * compiler, the same calls in the same order) instead of compiling them all again.
    */
-  async answer(labels: readonly string[]): Promise<ToolOutput[]> {
-    const outputs: ToolOutput[] = [];
-    for (const label of labels)
-      outputs.push(await runRelation(this.compiler.relation(label), this.db, this.executor, this.opts.timeoutMs));
-    return outputs;
+  answer(labels: readonly string[]): Promise<ToolOutput[]> {
+    const relations = labels.map((label) => this.compiler.relation(label));
+    return runRelations(relations, this.db, this.executor, this.opts.timeoutMs);
   }
 
   /** How many rows (a list: values) the output of a call defined earlier has; a scalar is one. */
