@@ -214,27 +214,28 @@ interface Presenter {
 function presenter(outputs: LabelledOutputs | undefined, maxRows: number): Presenter {
   /** Row counts of the outputs counted so far: a label's output never changes in its session. */
   const counts = new Map<string, number>();
-  const countOf = async (label: string): Promise<StepResult & { count?: number }> => {
+  /** The output's row count, or the tool error its `count(*)` gave. */
+  const countOf = async (
+    label: string,
+  ): Promise<{ ok: true; count: number } | { ok: false; error: CallToolResult }> => {
     const known = counts.get(label);
-    if (known !== undefined) return { ok: true, output: { kind: 'scalar', value: known }, count: known };
-    const counted = await asStep(async () => ({
-      kind: 'scalar',
-      value: await (outputs as LabelledOutputs).size(label),
-    }));
-    if (!counted.ok) return counted;
+    if (known !== undefined) return { ok: true, count: known };
+    // asStep words a failure as a call's would be: the count is a scalar output of its own.
+    const counted = await asStep(async () => ({ kind: 'scalar', value: await outputs!.size(label) }));
+    if (!counted.ok) return { ok: false, error: stepError(counted) };
     const count = Number((counted.output as { value: unknown }).value);
     counts.set(label, count);
-    return { ...counted, count };
+    return { ok: true, count };
   };
   return {
     result: async (step, label) => {
-      if (!step.ok) return { ok: false, error: toolError(`${step.kind}: ${step.error}`) };
+      if (!step.ok) return { ok: false, error: stepError(step) };
       const output = step.output;
       if ('status' in output) return { ok: true, value: shown(output.body, maxRows) };
       const plain = plainOutput(output);
       if (!outputs || !Array.isArray(plain) || plain.length <= maxRows) return { ok: true, value: plain };
       const counted = await countOf(label);
-      if (!counted.ok) return { ok: false, error: toolError(`${counted.kind}: ${counted.error}`) };
+      if (!counted.ok) return counted;
       return { ok: true, value: { handle: label, count: counted.count, first: plain.slice(0, maxRows), more: true } };
     },
     read: async (args) => {
@@ -260,14 +261,14 @@ function presenter(outputs: LabelledOutputs | undefined, maxRows: number): Prese
       const offset = (args.offset as number | undefined) ?? 0;
       const limit = (args.limit as number | undefined) ?? maxRows;
       const page = await asStep(() => outputs.read(handle, { offset, maxRows: limit + 1 }));
-      if (!page.ok) return toolError(`${page.kind}: ${page.error}`);
+      if (!page.ok) return stepError(page);
       const plain = plainOutput(page.output as ToolOutput);
       if (!Array.isArray(plain)) return json(plain);
       const more = plain.length > limit;
       const rows = more ? plain.slice(0, limit) : plain;
       if (offset === 0 && !more) counts.set(handle, rows.length);
       const counted = await countOf(handle);
-      if (!counted.ok) return toolError(`${counted.kind}: ${counted.error}`);
+      if (!counted.ok) return counted.error;
       return json({ handle, count: counted.count, offset, rows, more });
     },
   };
@@ -279,6 +280,11 @@ function json(value: unknown): CallToolResult {
 
 function toolError(text: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text }] };
+}
+
+/** A failed call as the client is told it: `<kind>: <message>`. */
+function stepError(step: Extract<StepResult, { ok: false }>): CallToolResult {
+  return toolError(`${step.kind}: ${step.error}`);
 }
 
 /**
