@@ -32,8 +32,9 @@ import { openReadOnly } from './readonly.js';
  *   question makes runs on it, so on large data its cost, not its size, is what matters.
  * A table of up to IN_MEMORY_ROWS rows (every table, unless `maxRows` is raised above it) is
  * read whole and its values moved in memory; a larger one is streamed (one read cursor per
- * rotated column), so a table of any size costs one pass. The source is only ever opened read-only. Written to a temporary file and
- * renamed: a reader never sees a half-built table, and two builders agree byte for byte.
+ * rotated column), so a table of any size costs one pass. The source is only ever opened
+ * read-only. Written to a temporary file and renamed: a reader never sees a half-built
+ * table, and two builders agree byte for byte.
  */
 
 export function buildVariantTable(request: VariantTableRequest): VariantTableResult {
