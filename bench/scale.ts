@@ -102,7 +102,7 @@ async function floor(sourceDir: string): Promise<FloorResult> {
   const source = await loadSource(sourceDir, { fingerprint: async () => 'floor' });
   const loadMs = performance.now() - loadStarted;
   const databases = new Map(source.databases.map((db) => [db.dbId, db]));
-  const pool = createSqlPool({ size: config.sqlWorkers, spare: 0 });
+  const pool = createSqlPool({ size: config.sqlWorkers, spare: 0, lookahead: 1 });
   const limit = pLimit(FLOOR_IN_FLIGHT);
   const started = performance.now();
   const results = await Promise.all(

@@ -45,7 +45,7 @@ export async function openLiveTools(
     cleanups.throwIfFailed('closing the live tools');
   };
   try {
-    const executor = shared ?? memoizeExecutor(createSqlPool({ size: config.sqlWorkers }));
+    const executor = shared ?? memoizeExecutor(createSqlPool({ size: config.sqlWorkers, lookahead: 1 }));
     if (!shared) opened.unshift(['the SQL workers', () => executor.close()]);
     const environment: EnvironmentOptions = {
       executor,

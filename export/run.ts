@@ -218,7 +218,7 @@ async function runAllGold(
   const { config } = options;
   const runs = new Map<string, Outcome<GoldRun>>();
   const limit = pLimit(config.concurrency);
-  const pool = createSqlPool({ size: config.sqlWorkers });
+  const pool = createSqlPool({ size: config.sqlWorkers, lookahead: 1 });
   const executor = memoizeExecutor(pool);
   const shared: SharedOutputs = new Map();
   let done = 0;

@@ -116,7 +116,9 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     // REST's spare worker: a trial run killed at its budget (rest.synthesize) does not leave the
     // next one waiting for a process. SLOT/SEL alone rarely kill one (a gold timeout), and a
     // spare would cost a process start (~0.2 CPU-s) for nothing.
-    ownExecutor = options.executor ? null : createSqlPool({ size: config.sqlWorkers, spare: wantsRest ? 1 : 0 });
+    ownExecutor = options.executor
+      ? null
+      : createSqlPool({ size: config.sqlWorkers, spare: wantsRest ? 1 : 0, lookahead: 1 });
     const datasetName = config.datasetName ?? source.datasetName;
     const executor = memoizeExecutor(options.executor ?? ownExecutor!);
     const stages = options.stages ?? ITEM_STAGES;

@@ -92,11 +92,11 @@ export class JobResources {
 
   /**
    * The SQL executor; its worker processes start with the first job that runs SQL, and a spare
-   * one stands by (as generate's): a worker killed at a timeout is replaced at once.
+   * one stands by (as generate's with REST): a worker killed at a timeout is replaced at once.
    */
   sql(): MemoizedExecutor {
     return (this.executor ??= memoizeExecutor(
-      (this.pool = createSqlPool({ size: this.options.sqlWorkers, spare: 1 })),
+      (this.pool = createSqlPool({ size: this.options.sqlWorkers, spare: 1, lookahead: 1 })),
     ));
   }
 

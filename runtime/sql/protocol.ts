@@ -27,6 +27,7 @@ export type PoolMessage = WorkerJob | WorkerForget;
  */
 export type WorkerMessage =
   | { type: 'ready'; cpu: number }
-  | { type: 'result'; id: number; result: ResultSet | VariantTableResult; cpu: number }
+  /** `ms`: how long the job ran, timed in the worker (the pool's clock also counts the trip and its own delays). */
+  | { type: 'result'; id: number; result: ResultSet | VariantTableResult; ms: number; cpu: number }
   /** `view`: the statement's database view could not be opened (a DatabaseViewError), not SQLite refusing it. */
-  | { type: 'error'; id: number; message: string; fault?: 'view'; cpu: number };
+  | { type: 'error'; id: number; message: string; fault?: 'view'; ms: number; cpu: number };

@@ -20,26 +20,50 @@ function cpuMicros(): number {
 
 type Unstamped = WorkerMessage extends infer M ? (M extends WorkerMessage ? Omit<M, 'cpu'> : never) : never;
 
+/**
+ * Messages in the order they came, jobs the pool sent ahead among them (pool.ts, lookahead).
+ * The next one waits until the last answer has been written out: an answer too big for the
+ * pipe left half-sent while a long statement runs would reach the pool late, and the pool
+ * would charge that statement's time to the job it believes is still running.
+ */
+const inbox: PoolMessage[] = [];
+let answering = false;
+
 function send(message: Unstamped): void {
-  process.send?.({ ...message, cpu: cpuMicros() });
+  answering = true;
+  const sent = process.send?.({ ...message, cpu: cpuMicros() }, undefined, undefined, () => {
+    answering = false;
+    work();
+  });
+  if (sent === undefined) answering = false;
 }
 
-process.on('message', (message: PoolMessage) => {
+function work(): void {
+  while (!answering && inbox.length > 0) handle(inbox.shift()!);
+}
+
+function handle(message: PoolMessage): void {
   if ('forget' in message) {
     connections.forget(message.forget);
     return;
   }
+  const started = performance.now();
   try {
     const { task } = message;
     const result =
       task.kind === 'query'
         ? executeReadOnly(connections.get(task.dbPath, task.view), task.sql, task.params)
         : buildVariantTable(task.request);
-    send({ type: 'result', id: message.id, result });
+    send({ type: 'result', id: message.id, result, ms: performance.now() - started });
   } catch (error) {
     const fault = error instanceof DatabaseViewError ? ('view' as const) : undefined;
-    send({ type: 'error', id: message.id, message: messageOf(error), fault });
+    send({ type: 'error', id: message.id, message: messageOf(error), fault, ms: performance.now() - started });
   }
+}
+
+process.on('message', (message: PoolMessage) => {
+  inbox.push(message);
+  work();
 });
 
 // The pool went away (closed or died): nothing left to serve.

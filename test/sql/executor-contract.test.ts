@@ -7,6 +7,7 @@ import { createDb, HEROES_SQL, removeTempDirs, tempDir } from './fixtures.js';
 /** Both executors: same read-only rules, same result shape. */
 describe.each([
   ['pool', () => createSqlPool({ size: 2 })],
+  ['pool sending jobs ahead', () => createSqlPool({ size: 2, lookahead: 1 })],
   ['direct', () => createDirectExecutor()],
 ])('%s executor', (_name, create: () => SqlExecutor) => {
   let executor: SqlExecutor;

@@ -175,6 +175,81 @@ test('close() stops running statements, rejects waiting ones and ends every proc
   await expect(pool.run(request('SELECT 1'))).rejects.toThrow(ExecutorClosedError);
 });
 
+describe('jobs sent ahead (lookahead)', () => {
+  const aheadPool = (size: number) => {
+    const pool = createSqlPool({ size, lookahead: 1 });
+    pools.push(pool);
+    return pool;
+  };
+
+  test('a busy worker runs the job sent ahead after its own, in order, each timed by the worker', async () => {
+    const pool = aheadPool(1);
+    const slow =
+      'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000) SELECT count(*) FROM c';
+    const results = await Promise.all([slow, 'SELECT 2', 'SELECT 3'].map((sql) => pool.runTimed(request(sql))));
+    expect(results.map(({ result }) => result.rows[0][0])).toEqual([300000, 2, 3]);
+    expect(pool.workerPids()).toHaveLength(1);
+    for (const { runMs, cpuMs } of results) {
+      expect(runMs).toBeGreaterThanOrEqual(0);
+      expect(cpuMs).toBeGreaterThanOrEqual(0);
+    }
+    // The worker's own clock: the counting statement ran longer than the one queued behind it,
+    // whose wait for it is not its running time.
+    expect(results[0].runMs).toBeGreaterThan(results[1].runMs);
+  });
+
+  test('a job sent ahead to a worker killed at a timeout is not failed: it runs on the next worker', async () => {
+    const pool = aheadPool(1);
+    await pool.run(request('SELECT 1'));
+    const runaway = pool.run(request(RUNAWAY_SQL, [], 500));
+    const behind = pool.run(request('SELECT count(*) FROM hero'));
+    await expect(runaway).rejects.toThrow(SqlTimeoutError);
+    await expect(behind).resolves.toEqual({ columns: ['count(*)'], rows: [[4]] });
+    expect(pool.workerRecycles()).toBe(1);
+  });
+
+  test('a job sent ahead to a worker that dies is not failed; the job it was running is, as a lost worker', async () => {
+    const pool = aheadPool(1);
+    await pool.run(request('SELECT 1'));
+    const [victim] = pool.workerPids();
+    const doomed = pool.run(request(RUNAWAY_SQL, [], 60_000));
+    const behind = pool.run(request('SELECT 5'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    process.kill(victim, 'SIGKILL');
+    await expect(doomed).rejects.toThrow(SqlWorkerError);
+    await expect(behind).resolves.toEqual({ columns: ['5'], rows: [[5]] });
+  });
+
+  test('an answer too big for the pipe reaches the pool before the long job sent ahead of it starts', async () => {
+    // The first answer (~4 MB) cannot leave in one write; had the worker started the runaway
+    // meanwhile, the rest of it would wait for the runaway's end, and the pool, still waiting
+    // for the first job, would stop the worker at the first job's timeout and blame it.
+    const pool = aheadPool(1);
+    await pool.run(request('SELECT 1'));
+    const big =
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000) SELECT x, 'row ' || x FROM c";
+    const first = pool.run(request(big, [], 4_000));
+    const runaway = pool.run(request(RUNAWAY_SQL, [], 8_000));
+    const answer = await first;
+    expect(answer.rows).toHaveLength(200000);
+    await expect(runaway).rejects.toThrow(SqlTimeoutError);
+  });
+
+  test('close() rejects the jobs sent ahead with the one running', async () => {
+    const pool = createSqlPool({ size: 1, lookahead: 1 });
+    await pool.run(request('SELECT 1'));
+    const outcomes = Promise.allSettled([
+      pool.run(request(RUNAWAY_SQL, [], 60_000)),
+      pool.run(request('SELECT 1')),
+      pool.run(request('SELECT 2')),
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await pool.close();
+    for (const outcome of await outcomes)
+      expect(outcome).toMatchObject({ status: 'rejected', reason: { name: 'ExecutorClosedError' } });
+  });
+});
+
 test('refuses a pool without workers', () => {
   expect(() => createSqlPool({ size: 0 })).toThrow(/positive integer/);
 });
