@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -190,6 +191,28 @@ describe('run store', () => {
     await noRead.fingerprint(file, hash);
     noRead.close();
     expect(hashed).toBe(4);
+  });
+
+  test('a store of the older layout is upgraded: its results dropped (no build reads them), its file fingerprints kept', async () => {
+    const old = new Database(path.join(dir, 'run-store.sqlite'));
+    old.exec(`CREATE TABLE results (key TEXT PRIMARY KEY, stage TEXT NOT NULL, value TEXT NOT NULL) WITHOUT ROWID;
+      CREATE TABLE fingerprints (path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ms REAL NOT NULL, hash TEXT NOT NULL) WITHOUT ROWID;
+      INSERT INTO results VALUES ('k', 'gold', '{"ok":true,"value":1}');`);
+    const file = path.join(dir, 'db.sqlite');
+    writeFileSync(file, 'one');
+    const { size, mtimeMs } = statSync(file);
+    old.prepare('INSERT INTO fingerprints VALUES (?, ?, ?, ?)').run(file, size, mtimeMs, 'remembered');
+    old.close();
+
+    const store = new RunStore({ dir });
+    expect(await store.get('k')).toBeUndefined();
+    expect(await store.fingerprint(file, async () => 'hashed again')).toBe('remembered');
+    store.put('k', 'gold', '{"ok":true,"value":2}');
+    await store.flush();
+    store.close();
+    const reopened = new RunStore({ dir });
+    expect(await reopened.get('k')).toEqual({ ok: true, value: 2 });
+    reopened.close();
   });
 
   test('a run killed with SIGKILL mid-way completes on rerun, nothing lost or duplicated', async () => {
