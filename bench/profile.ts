@@ -161,7 +161,7 @@ async function main(): Promise<void> {
         `wall ${seconds(run.wallMs)}, CPU ${seconds(run.cpuMs)} (main process ${seconds(run.mainCpuMs)}, SQL workers ${seconds(run.cpuMs - run.mainCpuMs)}), main peak RSS ${run.peakMainRssMb} MB`,
         "the profiles sample each process's JavaScript thread while it is not idle (waiting for a core counts too: read shares more than seconds); V8's compiler and GC threads are in the process's CPU above, not in its samples",
         // Measured 2026-11-29: the sampler charged 1.0-1.4 s of a cold run to writeBuffer, perf 0.2 s.
-        'a native frame (writeBuffer, the IPC send) is charged with time the thread spent after it, waiting for the SQL workers: `perf record -g` of the same run puts the send itself at a fifth of what this table shows',
+        'read native frames with care: `perf record -g` of the same run puts writeBuffer (the IPC send) at a fifth of what this table charges it (the sampler charges some time the thread spends outside JavaScript to the last native frame it entered)',
         '',
         renderSummary('main process', summarize(main)),
         renderSummary('SQL workers', summarize(workers)),
