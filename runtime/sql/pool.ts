@@ -61,7 +61,8 @@ export interface SqlPoolOptions {
    * parent, busy with other items, reads that answer and sends more. Waking an idle worker
    * costs both processes more CPU than the message itself (~0.1 ms a round trip on a
    * 2-core VM). A job sent ahead waits behind that worker's current one even if another
-   * worker falls idle, which a server's tail latency would feel: servers keep 0.
+   * worker falls idle, which a server's tail latency would feel: servers keep 0. Only a worker
+   * whose statement has just started is sent one (AHEAD_WITHIN_MS).
    */
   lookahead?: number;
 }
@@ -148,6 +149,13 @@ function profilerArgs(): string[] {
   const dir = process.env.NL2API_CPU_PROF_DIR;
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
+
+/**
+ * A job is sent ahead only to a worker whose statement started less than this long ago. One
+ * that has run longer may run for seconds (large databases), and the job behind it would
+ * wait all that time while another worker frees up; BIRD dev's statements take ~1 ms.
+ */
+const AHEAD_WITHIN_MS = 10;
 
 /** setTimeout fires at once for delays past 2^31-1 ms: treat those as "no timeout". */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -359,7 +367,9 @@ export function createSqlPool(options: SqlPoolOptions): SqlPool {
         spawn();
         continue;
       }
-      const ahead = running.find((worker) => worker.jobs.length <= lookahead);
+      const ahead = running.find(
+        (worker) => worker.jobs.length <= lookahead && performance.now() - worker.jobs[0].startedAt < AHEAD_WITHIN_MS,
+      );
       if (ahead) {
         assign(ahead, queue.shift()!);
         continue;

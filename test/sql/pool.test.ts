@@ -235,6 +235,24 @@ describe('jobs sent ahead (lookahead)', () => {
     await expect(runaway).rejects.toThrow(SqlTimeoutError);
   });
 
+  test('no job is sent ahead to a worker whose statement has run a while: it waits for the first worker free', async () => {
+    const pool = aheadPool(2);
+    await Promise.all([pool.run(request('SELECT 1')), pool.run(request('SELECT 2'))]);
+    const runaway = pool.run(request(RUNAWAY_SQL, [], 8_000)); // the first worker
+    const counting = pool.run(
+      request(
+        'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) FROM c',
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Sent ahead, it would wait behind the runaway for its 8 s: it runs once the count is done.
+    const quick = pool.run(request('SELECT 3'));
+    const first = await Promise.race([quick.then(() => 'quick'), runaway.catch(() => 'runaway')]);
+    expect(first).toBe('quick');
+    await expect(counting).resolves.toEqual({ columns: ['count(*)'], rows: [[3000000]] });
+    await expect(runaway).rejects.toThrow(SqlTimeoutError);
+  });
+
   test('close() rejects the jobs sent ahead with the one running', async () => {
     const pool = createSqlPool({ size: 1, lookahead: 1 });
     await pool.run(request('SELECT 1'));
