@@ -55,8 +55,55 @@ function fail(category: string, message: string): Verdict {
 
 function zodMessage(error: z.ZodError): string {
   const issue = error.issues[0];
-  const where = issue.path.length ? issue.path.join('.') : '(root)';
+  // A path may hold a symbol (a symbol key zod refused), which join() cannot write.
+  const where = issue.path.length ? issue.path.map(String).join('.') : '(root)';
   return `${where}: ${issue.message}`;
+}
+
+/**
+ * The sequence as `sequenceSchema` reads it, or its first issue. A run checks thousands of
+ * sequences (every sample, on every variant), and zod copies every call it checks: a shape
+ * this plain reading is sure zod accepts is taken as it is, anything else goes to zod, whose
+ * verdict (and message) stands.
+ */
+function sequenceShape(
+  seq: unknown,
+):
+  | { ok: true; value: Pick<SlotSequence, 'initialization' | 'calls' | 'answerLabels'> }
+  | { ok: false; message: string } {
+  if (isPlainSequence(seq)) return { ok: true, value: seq };
+  const parsed = sequenceSchema.safeParse(seq);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, message: zodMessage(parsed.error) };
+}
+
+/** What `sequenceSchema` surely accepts (arrays read by index: a hole is no call). */
+function isPlainSequence(seq: unknown): seq is Pick<SlotSequence, 'initialization' | 'calls' | 'answerLabels'> {
+  if (!isObject(seq)) return false;
+  const { initialization, calls, answerLabels } = seq as Record<string, unknown>;
+  return everyItem(initialization, isPlainCall) && everyItem(calls, isPlainCall) && everyItem(answerLabels, isString);
+}
+
+function isPlainCall(call: unknown): boolean {
+  if (!isObject(call)) return false;
+  const { name, arguments: args, label } = call as Record<string, unknown>;
+  return isString(name) && name.length > 0 && isString(label) && LABEL_PATTERN.test(label) && isPlainRecord(args);
+}
+
+/** zod's record: a plain object (its prototype Object's or none), no symbol keys. */
+function isPlainRecord(value: unknown): boolean {
+  if (!isObject(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return (prototype === Object.prototype || prototype === null) && Object.getOwnPropertySymbols(value).length === 0;
+}
+
+const isObject = (value: unknown): value is object =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isString = (value: unknown): value is string => typeof value === 'string';
+
+function everyItem(list: unknown, test: (item: unknown) => boolean): boolean {
+  if (!Array.isArray(list)) return false;
+  for (let i = 0; i < list.length; i++) if (!test(list[i])) return false;
+  return true;
 }
 
 // ---------------------------------------------------------------- argument validators
@@ -174,9 +221,9 @@ function checkCall(call: ToolCall, specs: Map<string, ToolSpec>, earlier: Set<st
 }
 
 export function checkFormat(seq: SlotSequence, tools: ToolSpec[]): Verdict {
-  const parsed = sequenceSchema.safeParse(seq);
-  if (!parsed.success) return fail('format:schema', zodMessage(parsed.error));
-  const { initialization, calls, answerLabels } = parsed.data;
+  const shaped = sequenceShape(seq);
+  if (!shaped.ok) return fail('format:schema', shaped.message);
+  const { initialization, calls, answerLabels } = shaped.value;
 
   const seen = new Set<string>();
   for (const call of [...initialization, ...calls]) {

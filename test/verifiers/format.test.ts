@@ -128,6 +128,32 @@ describe('checkFormat', () => {
     expect(checkFormat(noArgs, tools)).toMatchObject({ category: 'format:schema' });
   });
 
+  it('format:schema as zod reads a sequence: holes, arguments that are no plain record, symbol keys, empty names', () => {
+    const withCall = (change: (call: Record<string, unknown>) => void) => {
+      const seq = valid();
+      change(seq.calls[0] as unknown as Record<string, unknown>);
+      return checkFormat(seq, tools);
+    };
+    class Arguments {
+      data_source = '$starting_table_var$';
+    }
+    expect(withCall((call) => (call.arguments = new Arguments()))).toMatchObject({ category: 'format:schema' });
+    expect(withCall((call) => (call.arguments = new Map()))).toMatchObject({ category: 'format:schema' });
+    expect(withCall((call) => (call.arguments = ['x']))).toMatchObject({ category: 'format:schema' });
+    expect(withCall((call) => (call.arguments = { [Symbol('s')]: 1 }))).toMatchObject({ category: 'format:schema' });
+    expect(withCall((call) => (call.name = ''))).toMatchObject({ category: 'format:schema' });
+    const holed = valid();
+    holed.calls.length = 4; // a hole after the three calls
+    expect(checkFormat(holed, tools)).toMatchObject({ category: 'format:schema' });
+    const holedLabels = valid();
+    holedLabels.answerLabels = new Array<string>(1);
+    expect(checkFormat(holedLabels, tools)).toMatchObject({ category: 'format:schema' });
+    // A record zod accepts: no prototype at all.
+    const bare = valid();
+    bare.calls[1].arguments = Object.assign(Object.create(null) as Record<string, unknown>, bare.calls[1].arguments);
+    expect(checkFormat(bare, tools)).toMatchObject({ ok: true, category: 'format_ok' });
+  });
+
   it('format:duplicate_label, also across initialization and calls', () => {
     const seq = valid();
     seq.calls[1].label = 'cheap';
