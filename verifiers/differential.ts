@@ -53,6 +53,17 @@ export function compareWithAnswers(
   return first;
 }
 
+/**
+ * The numbers of rows an answer can have and be accepted (compareWithAnswers: an acceptable
+ * answer's, or the tie groups' window's): an answer of any other height is refused whatever
+ * its rows, so a caller comparing many candidates can skip those unread.
+ */
+export function acceptedHeights(gold: GoldResult): Set<number> {
+  const heights = new Set((gold.acceptable ?? [gold.rows]).map((rows) => rows.length));
+  if (gold.ties) heights.add(gold.ties.positions.length);
+  return heights;
+}
+
 /** The semantic comparison: any acceptable answer of a nondeterministic gold that was kept, rows tied on the sort keys interchangeable. */
 export function compareWithAcceptable(outputs: ToolOutput[], gold: GoldResult): Verdict {
   return compareWithAnswers(outputs, gold, gold.acceptable ?? [gold.rows], gold.ties);

@@ -1,7 +1,12 @@
 import Database from 'better-sqlite3';
 import type { GoldResult, ToolOutput } from '../../core/model.js';
 import { tieProbe } from '../../generators/sql/ties.js';
-import { checkDifferential, compareWithAcceptable, goldStrength } from '../../verifiers/differential.js';
+import {
+  acceptedHeights,
+  checkDifferential,
+  compareWithAcceptable,
+  goldStrength,
+} from '../../verifiers/differential.js';
 import { matchesTies, readTies } from '../../verifiers/ties.js';
 
 /** The pure parts of differential verification: tie probes, tie groups, strengths, verdicts. */
@@ -384,4 +389,20 @@ test('a kept nondeterministic gold accepts any of its answers, and tied rows in 
   expect(compareWithAcceptable(table([['a'], ['d']]), kept).ok).toBe(false);
   const tiedInside = gold([['a'], ['b']], { ordered: true, ties: { groups: [[['a'], ['b']]], positions: [0, 0] } });
   expect(compareWithAcceptable(table([['b'], ['a']]), tiedInside)).toMatchObject({ ok: true, category: 'ties' });
+});
+
+test('acceptedHeights: an answer of any other height is refused whatever its rows', () => {
+  const kept = gold([['a'], ['b']], {
+    ordered: true,
+    acceptable: [[['a'], ['b']], [['a']]],
+    ties: { groups: [[['a'], ['b'], ['c']]], positions: [0, 0, 0] },
+  });
+  expect([...acceptedHeights(kept)].sort()).toEqual([1, 2, 3]);
+  expect([...acceptedHeights(gold([['x']]))]).toEqual([1]);
+  const values = ['a', 'b', 'c', 'd'];
+  for (let height = 0; height <= values.length; height++) {
+    const answer = table(values.slice(0, height).map((v) => [v]));
+    if (!acceptedHeights(kept).has(height)) expect(compareWithAcceptable(answer, kept).ok).toBe(false);
+  }
+  expect(compareWithAcceptable(table([['c'], ['a'], ['b']]), kept)).toMatchObject({ ok: true, category: 'ties' });
 });
