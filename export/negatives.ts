@@ -4,7 +4,7 @@ import { mulberry32 } from '../core/random.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { OBSERVED_ROWS, type Episode, type StepResult } from '../eval/environment.js';
 import { keysForInitialization } from '../runtime/slot/specs.js';
-import { acceptedHeights, compareWithAcceptable } from '../verifiers/differential.js';
+import { compareWithAcceptable, listMayMatch } from '../verifiers/differential.js';
 import { answerTable } from '../verifiers/rest.js';
 import { sequenceRule } from './negative-coverage.js';
 
@@ -263,9 +263,8 @@ function columnsOf(gold: GoldResult): GoldResult[] {
  * (a top 3) answers a question for its first (the top 1), read off its first rows.
  */
 function holds(values: SqlValue[], column: GoldResult): boolean {
-  const heights = acceptedHeights(column);
   const parts = values.length > column.rows.length ? [values, values.slice(0, column.rows.length)] : [values];
   return parts.some(
-    (part) => heights.has(part.length) && compareWithAcceptable([{ kind: 'list', values: part }], column).ok,
+    (part) => listMayMatch(part, column) && compareWithAcceptable([{ kind: 'list', values: part }], column).ok,
   );
 }

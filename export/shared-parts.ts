@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { perObject } from '../core/per-object.js';
 import type { Piece } from './writer.js';
 
 /**
@@ -9,15 +10,7 @@ import type { Piece } from './writer.js';
  * every line that offers it: a line is spliced from its parts' bytes (`listPieces`, writer.ts).
  */
 
-/** `build` once per key object (a part is never changed once built). */
-export function perObject<K extends object, V>(build: (key: K) => V): (key: K) => V {
-  const cache = new WeakMap<K, V>();
-  return (key) => {
-    let value = cache.get(key);
-    if (value === undefined) cache.set(key, (value = build(key)));
-    return value;
-  };
-}
+export { perObject };
 
 /**
  * `schema`, checked once per object: a line is still checked whole, its shared parts by the

@@ -1,4 +1,5 @@
 import type { GoldOnVariant, GoldResult, GoldStrength, SqlValue, Ties, ToolOutput, Verdict } from '../core/model.js';
+import { perObject } from '../core/per-object.js';
 import { answerRows, compareWithGold } from './compare.js';
 import { matchesTies } from './ties.js';
 
@@ -54,15 +55,31 @@ export function compareWithAnswers(
 }
 
 /**
- * The numbers of rows an answer can have and be accepted (compareWithAnswers: an acceptable
- * answer's, or the tie groups' window's): an answer of any other height is refused whatever
- * its rows, so a caller comparing many candidates can skip those unread.
+ * Whether a list of values could be accepted as a one-column gold's answer: only by an
+ * acceptable answer (or the tie groups' window) of its height that holds each of its values
+ * that are not numbers (a text or NULL matches only itself; numbers may match within the
+ * tolerance, so they are not looked at). A caller comparing many candidates skips the others
+ * unread; true says nothing, the comparison decides.
  */
-export function acceptedHeights(gold: GoldResult): Set<number> {
-  const heights = new Set((gold.acceptable ?? [gold.rows]).map((rows) => rows.length));
-  if (gold.ties) heights.add(gold.ties.positions.length);
-  return heights;
+export function listMayMatch(values: readonly SqlValue[], column: GoldResult): boolean {
+  if (column.columns.length !== 1) return true;
+  const { heights, answers } = exactValuesOf(column);
+  return (
+    heights.has(values.length) &&
+    answers.some((exact) => values.every((value) => typeof value === 'number' || exact.has(value)))
+  );
 }
+
+/** A one-column gold's accepted heights and, per acceptable answer (and the tie groups), its values that are not numbers: once per gold. */
+const exactValuesOf = perObject((column: GoldResult) => {
+  const answers = (column.acceptable ?? [column.rows]).map((rows) => rows.map((row) => row[0]));
+  const heights = new Set(answers.map((answer) => answer.length));
+  if (column.ties) {
+    answers.push(column.ties.groups.flat().map((row) => row[0]));
+    heights.add(column.ties.positions.length);
+  }
+  return { heights, answers: answers.map((answer) => new Set(answer.filter((value) => typeof value !== 'number'))) };
+});
 
 /** The semantic comparison: any acceptable answer of a nondeterministic gold that was kept, rows tied on the sort keys interchangeable. */
 export function compareWithAcceptable(outputs: ToolOutput[], gold: GoldResult): Verdict {

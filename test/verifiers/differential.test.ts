@@ -1,12 +1,8 @@
 import Database from 'better-sqlite3';
-import type { GoldResult, ToolOutput } from '../../core/model.js';
+import type { GoldResult, SqlValue, ToolOutput } from '../../core/model.js';
 import { tieProbe } from '../../generators/sql/ties.js';
-import {
-  acceptedHeights,
-  checkDifferential,
-  compareWithAcceptable,
-  goldStrength,
-} from '../../verifiers/differential.js';
+import { mulberry32 } from '../../core/random.js';
+import { checkDifferential, compareWithAcceptable, goldStrength, listMayMatch } from '../../verifiers/differential.js';
 import { matchesTies, readTies } from '../../verifiers/ties.js';
 
 /** The pure parts of differential verification: tie probes, tie groups, strengths, verdicts. */
@@ -391,18 +387,26 @@ test('a kept nondeterministic gold accepts any of its answers, and tied rows in 
   expect(compareWithAcceptable(table([['b'], ['a']]), tiedInside)).toMatchObject({ ok: true, category: 'ties' });
 });
 
-test('acceptedHeights: an answer of any other height is refused whatever its rows', () => {
-  const kept = gold([['a'], ['b']], {
+test('listMayMatch: false only where the comparison refuses the list', () => {
+  const kept = gold([['a'], [1.5]], {
     ordered: true,
-    acceptable: [[['a'], ['b']], [['a']]],
-    ties: { groups: [[['a'], ['b'], ['c']]], positions: [0, 0, 0] },
+    acceptable: [[['a'], [1.5]], [[null]]],
+    ties: { groups: [[['a'], ['b'], [2]]], positions: [0, 0, 0] },
   });
-  expect([...acceptedHeights(kept)].sort()).toEqual([1, 2, 3]);
-  expect([...acceptedHeights(gold([['x']]))]).toEqual([1]);
-  const values = ['a', 'b', 'c', 'd'];
-  for (let height = 0; height <= values.length; height++) {
-    const answer = table(values.slice(0, height).map((v) => [v]));
-    if (!acceptedHeights(kept).has(height)) expect(compareWithAcceptable(answer, kept).ok).toBe(false);
+  const pool: SqlValue[] = ['a', 'b', 'c', null, 1.5, 1.5000000001, 2, 3];
+  const random = mulberry32(7);
+  let refused = 0;
+  for (let i = 0; i < 3000; i++) {
+    const values = Array.from({ length: Math.floor(random() * 4) }, () => pool[Math.floor(random() * pool.length)]);
+    const accepted = compareWithAcceptable([{ kind: 'list', values }], kept).ok;
+    if (!listMayMatch(values, kept)) {
+      refused++;
+      expect(accepted).toBe(false);
+    }
   }
-  expect(compareWithAcceptable(table([['c'], ['a'], ['b']]), kept)).toMatchObject({ ok: true, category: 'ties' });
+  expect(refused).toBeGreaterThan(1000);
+  expect(listMayMatch(['b', 'a', 2], kept)).toBe(true); // the tie groups' window
+  expect(listMayMatch([1.5000000001, 'a'], kept)).toBe(true); // numbers are left to the comparison
+  expect(listMayMatch(['c'], kept)).toBe(false);
+  expect(listMayMatch(['a', 'b', 'c', 'd'], kept)).toBe(false);
 });
