@@ -1,7 +1,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { UserFacingError } from '../core/errors.js';
-import { hashJson } from '../core/hash.js';
+import { sha256 } from '../core/hash.js';
 import type {
   Formulation,
   GoldResult,
@@ -44,7 +44,10 @@ export interface EvalItem {
   /** SEL: what each of the sample's tool names stands for. */
   bindings?: Record<string, SelBinding>;
   constructs: SqlConstruct[];
-  /** Content hash of the published sample: part of every result's key. */
+  /**
+   * Content hash of the published sample (its line's text, as generate wrote it): part of
+   * every result's key.
+   */
   hash: string;
   /** The published sample line as read (what an export carries on). */
   published: Readonly<Record<string, unknown>>;
@@ -99,15 +102,15 @@ export async function loadEvalDataset(dir: string, options: LoadOptions): Promis
   const items: EvalItem[] = [];
   for (const { db, fingerprint } of manifest.databases) {
     if (!present.has(db) || (options.dbIds && !options.dbIds.includes(db))) continue;
-    const records = await readSamples(path.join(root, formulation, `${db}.jsonl`));
-    const chosen = options.limit === undefined ? records : records.slice(0, options.limit);
+    const samples = await readSamples(path.join(root, formulation, `${db}.jsonl`));
+    const chosen = options.limit === undefined ? samples : samples.slice(0, options.limit);
     const universe = await readUniverse(root, formulation, db);
     databases.set(db, {
       fingerprint,
       tools: universe.tools,
       ...(universe.endpoints ? { endpoints: universe.endpoints } : {}),
     });
-    for (const record of chosen) items.push(itemOf(record, formulation, db, universe));
+    for (const sample of chosen) items.push(itemOf(sample, formulation, db, universe));
   }
   return {
     dir: root,
@@ -164,7 +167,13 @@ async function readUniverse(root: string, formulation: Formulation, db: string):
   return universe;
 }
 
-function itemOf(record: SampleRecord, formulation: Formulation, db: string, universe: Universe): EvalItem {
+/** A sample line as read: its record, and its text's hash. */
+interface Sample {
+  record: SampleRecord;
+  hash: string;
+}
+
+function itemOf({ record, hash }: Sample, formulation: Formulation, db: string, universe: Universe): EvalItem {
   const goldCalls = record.output.map((call) => ({
     name: call.name,
     arguments: call.arguments,
@@ -179,9 +188,8 @@ function itemOf(record: SampleRecord, formulation: Formulation, db: string, univ
     ...(record.acceptable_answers ? { acceptable: record.acceptable_answers } : {}),
     ...(record.gold_ties ? { ties: record.gold_ties } : {}),
   };
-  // Computed when first read (an export reads neither): a sample's record can be long.
+  // Computed when first read (an export does not): a sample's SQL is lexed for it.
   let constructs: SqlConstruct[] | undefined;
-  let hash: string | undefined;
   const item: EvalItem = {
     key: `${formulation}/${db}/${record.sample_id}`,
     id: record.sample_id,
@@ -198,9 +206,7 @@ function itemOf(record: SampleRecord, formulation: Formulation, db: string, univ
     get constructs() {
       return (constructs ??= sqlConstructs(record.query));
     },
-    get hash() {
-      return (hash ??= hashJson(record));
-    },
+    hash,
     published: record as unknown as Record<string, unknown>,
   };
   if (formulation === 'sel' && universe.selBindings) {
@@ -211,14 +217,19 @@ function itemOf(record: SampleRecord, formulation: Formulation, db: string, univ
   return item;
 }
 
-async function readSamples(file: string): Promise<SampleRecord[]> {
+/**
+ * The file's samples, each hashed as its line's text: a line of generate's is one text per
+ * content, and hashing it costs a tenth of hashing the record's canonical JSON (a gold answer
+ * can be long), once per item and run.
+ */
+async function readSamples(file: string): Promise<Sample[]> {
   const text = await readFile(file, 'utf8');
   return text
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line, i) => {
       try {
-        return JSON.parse(line) as SampleRecord;
+        return { record: JSON.parse(line) as SampleRecord, hash: sha256(line) };
       } catch {
         throw new DatasetError(`${file}:${i + 1}: not a JSON line`);
       }

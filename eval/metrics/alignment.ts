@@ -71,11 +71,24 @@ export function alignSequences(predicted: readonly ToolCall[], gold: readonly To
  * only known once aligned), and of those the earliest.
  */
 export function alignCalls(predicted: readonly ToolCall[], gold: readonly ToolCall[]): [number, number][] {
+  // Each gold argument's shape is compared with every predicted call's: blanked once per call and name.
+  const predictedShapes = predicted.map(() => new Map<string, unknown>());
+  const goldShapes = gold.map(() => new Map<string, unknown>());
+  const shapeOf = (shapes: Map<string, unknown>, args: Record<string, unknown>, name: string): unknown => {
+    if (!shapes.has(name)) shapes.set(name, referenceShape(args[name]));
+    return shapes.get(name);
+  };
+  // Asked twice of a pair (the table, then the way back through it): counted once.
+  const weights = predicted.map(() => new Array<number | undefined>(gold.length));
   const weight = (p: number, g: number) =>
-    Object.entries(predicted[p].arguments).filter(
-      ([name, value]) =>
-        name in gold[g].arguments && sameValue(referenceShape(value), referenceShape(gold[g].arguments[name])),
-    ).length;
+    (weights[p][g] ??= Object.keys(predicted[p].arguments).filter(
+      (name) =>
+        name in gold[g].arguments &&
+        sameValue(
+          shapeOf(predictedShapes[p], predicted[p].arguments, name),
+          shapeOf(goldShapes[g], gold[g].arguments, name),
+        ),
+    ).length);
   // A pair outweighs any number of equal arguments: more intents first, then more slots.
   const pairValue = 1 + predicted.reduce((n, c) => n + Object.keys(c.arguments).length, 0);
   // best[i][j]: the value of the best alignment of predicted[i:] and gold[j:].

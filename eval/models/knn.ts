@@ -11,10 +11,10 @@ import type { EvalItem } from '../dataset.js';
 export class NeighbourIndex {
   private readonly byDb = new Map<string, { items: EvalItem[]; index: Bm25Index }>();
   /**
-   * Each item's other items, nearest first, ranked once: an item is asked for its examples
-   * and its neighbour by every model, repeat and ReAct turn.
+   * Each item's nearest other items, as many as asked for (`asked`), ranked once: an item is
+   * asked for its examples and its neighbour by every model, repeat and ReAct turn.
    */
-  private readonly rankings = new Map<string, EvalItem[]>();
+  private readonly rankings = new Map<string, { nearest: EvalItem[]; asked: number }>();
 
   constructor(items: readonly EvalItem[]) {
     for (const [db, group] of groupBy(items, (item) => item.db))
@@ -23,21 +23,21 @@ export class NeighbourIndex {
 
   /** The `k` nearest other items of the item's database, nearest first. */
   neighbours(item: EvalItem, k: number): EvalItem[] {
-    return k <= 0 ? [] : this.ranking(item).slice(0, k);
+    if (k <= 0) return [];
+    let known = this.rankings.get(item.key);
+    // Ranked again for more than it holds, unless it holds fewer than were asked for: all there are.
+    if (!known || (known.asked < k && known.nearest.length === known.asked)) {
+      known = { nearest: this.nearest(item, k), asked: k };
+      this.rankings.set(item.key, known);
+    }
+    return known.nearest.slice(0, k);
   }
 
-  private ranking(item: EvalItem): EvalItem[] {
-    let ranked = this.rankings.get(item.key);
-    if (ranked) return ranked;
+  private nearest(item: EvalItem, k: number): EvalItem[] {
     const group = this.byDb.get(item.db);
-    const self = group ? group.items.findIndex((other) => other.key === item.key) : -1;
-    ranked = group
-      ? group.index
-          .search(textOf(item), group.items.length, new Set(self >= 0 ? [self] : []))
-          .map((hit) => group.items[hit.index])
-      : [];
-    this.rankings.set(item.key, ranked);
-    return ranked;
+    if (!group) return [];
+    const self = group.items.findIndex((other) => other.key === item.key);
+    return group.index.search(textOf(item), k, new Set(self >= 0 ? [self] : [])).map((hit) => group.items[hit.index]);
   }
 }
 

@@ -55,10 +55,19 @@ export class Bm25Index {
         scores[index] += (idf * f * (this.k1 + 1)) / (f + norm);
       }
     }
-    const ranked: number[] = [];
-    for (let index = 0; index < n; index++) if (!exclude.has(index)) ranked.push(index);
-    ranked.sort((x, y) => scores[y] - scores[x] || x - y);
-    return ranked.slice(0, k).map((index) => ({ index, score: scores[index] }));
+    // The k best kept in order as the documents come (k is a few examples, the documents a
+    // database's questions: sorting them all for each query cost more than scoring them).
+    // Documents come in order, so one that ties with those kept goes after them.
+    const best: number[] = [];
+    for (let index = 0; index < n; index++) {
+      if (exclude.has(index)) continue;
+      let at = best.length;
+      while (at > 0 && scores[best[at - 1]] < scores[index]) at--;
+      if (at >= k) continue;
+      best.splice(at, 0, index);
+      if (best.length > k) best.pop();
+    }
+    return best.map((index) => ({ index, score: scores[index] }));
   }
 }
 

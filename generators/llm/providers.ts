@@ -1,3 +1,4 @@
+import { JsonBodyEncoder } from './json-body.js';
 import { deadline, sharedOptions, utf8BodyFetch, type LlmProviderEntry } from './provider-entry.js';
 
 /**
@@ -31,14 +32,19 @@ export const PROVIDERS = {
     // Local OpenAI-compatible servers (vLLM, llama.cpp, LM Studio) accept any key.
     apiKey: { env: 'OPENAI_API_KEY', optionalWithBaseUrl: true },
     async create(settings, apiKey) {
-      const { ChatOpenAI } = await import('@langchain/openai');
-      return new ChatOpenAI({
+      const { ChatOpenAI, ChatOpenAICompletions, ChatOpenAIResponses } = await import('@langchain/openai');
+      const fields = {
         ...sharedOptions(settings),
         apiKey,
         maxTokens: settings.maxTokens,
         timeout: settings.timeoutMs,
         configuration: { fetch: utf8BodyFetch, ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}) },
-      });
+      };
+      // One part per API it speaks, each with its own SDK client: made here to encode their bodies.
+      const completions = new ChatOpenAICompletions(fields);
+      const responses = new ChatOpenAIResponses(fields);
+      for (const api of [completions, responses]) encodeBodiesOf(api);
+      return new ChatOpenAI({ ...fields, completions, responses });
     },
   },
   /** Base URL: default the SDK's (OLLAMA_BASE_URL, else http://127.0.0.1:11434). */
@@ -56,6 +62,44 @@ export const PROVIDERS = {
     },
   },
 } satisfies Record<string, LlmProviderEntry>;
+
+/** What the OpenAI SDK's client makes of a request's body (its `buildBody`, private to the SDK). */
+type BuildBody = (args: { options: { body?: unknown; headers?: unknown } }) => {
+  bodyHeaders: Record<string, string> | undefined;
+  body: unknown;
+  isStreamingBody: boolean;
+};
+
+const openAiBodies = new JsonBodyEncoder();
+
+/**
+ * The SDK client of a part of ChatOpenAI (made on first use: made now) with its JSON request
+ * bodies encoded by JsonBodyEncoder, a long system prompt's part once (json-body.ts), instead
+ * of the SDK's JSON.stringify of the whole; the bytes are the same. Only a plain object with no
+ * headers of its own (a chat completion) is encoded here: the SDK encodes anything else, and
+ * an SDK without that method is left as it is.
+ */
+function encodeBodiesOf(api: { _getClientOptions(options: undefined): unknown; client: object }): void {
+  api._getClientOptions(undefined);
+  const client = api.client as { buildBody?: BuildBody };
+  const own = client.buildBody;
+  if (typeof own !== 'function') return;
+  client.buildBody = (args) => {
+    const { body, headers } = args.options;
+    if (
+      headers !== undefined ||
+      body === null ||
+      typeof body !== 'object' ||
+      Object.getPrototypeOf(body) !== Object.prototype
+    )
+      return own.call(client, args);
+    return {
+      bodyHeaders: { 'content-type': 'application/json' },
+      body: openAiBodies.encode(body),
+      isStreamingBody: false,
+    };
+  };
+}
 
 export type LlmProviderName = keyof typeof PROVIDERS;
 

@@ -82,6 +82,13 @@ describe('NeighbourIndex', () => {
     expect(index.neighbours(items[3], 3)).toEqual([]);
     expect(index.neighbours(items[1], 0)).toEqual([]);
   });
+
+  test('asked for one, then for more: the ones asked for at once', () => {
+    const asked = new NeighbourIndex(items);
+    expect(asked.neighbours(items[1], 1).map((i) => i.key)).toEqual(['slot/a/0']);
+    expect(asked.neighbours(items[1], 3)).toEqual(new NeighbourIndex(items).neighbours(items[1], 3));
+    expect(asked.neighbours(items[1], 3).map((i) => i.key)).toEqual(['slot/a/0', 'slot/a/2']);
+  });
 });
 
 describe('sqlConstructs', () => {
