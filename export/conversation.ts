@@ -4,7 +4,7 @@ import { keyListsApart } from './live-api-bench.js';
 import { REFUSAL } from './negatives.js';
 import { answerInWords, type ConversationInput } from './openai-chat.js';
 import type { ExportSample } from './sample.js';
-import { perObject } from './shared-parts.js';
+import { perObject } from '../core/per-object.js';
 
 /**
  * A sample as the conversation formats (openai, hermes, xlam) show it: its question, calls,

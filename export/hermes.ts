@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { ToolSpec } from '../core/model.js';
 import { chatToolJson, keyGlossary, type ConversationInput } from './openai-chat.js';
-import { escapedBytesOf, escapedText, perObject, perText } from './shared-parts.js';
+import { perObject } from '../core/per-object.js';
+import { escapedBytesOf, escapedText, perText } from './shared-parts.js';
 import type { Piece } from './writer.js';
 
 /**

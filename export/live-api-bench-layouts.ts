@@ -4,7 +4,7 @@ import { sharedPart, type PublishedTool, type SequenceExample } from './live-api
 import { keyDescriptions, type KeyDescription } from './published/key-descriptions.js';
 import { INITIALIZE } from '../eval/predictions/published-names.js';
 import type { ExportSample } from './sample.js';
-import { perObject } from './shared-parts.js';
+import { perObject } from '../core/per-object.js';
 import type { SplitName } from './splits.js';
 
 /**

@@ -21,7 +21,8 @@ import {
   type KeyContext,
 } from '../eval/predictions/published-names.js';
 import type { ExportSample } from './sample.js';
-import { bytesOf, checkedOncePerObject, perObject } from './shared-parts.js';
+import { perObject } from '../core/per-object.js';
+import { bytesOf, checkedOncePerObject } from './shared-parts.js';
 import type { Piece } from './writer.js';
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SqlValue, ToolCall, ToolSpec } from '../core/model.js';
-import { bytesOf, checkedOncePerObject, listPieces, perObject } from './shared-parts.js';
+import { perObject } from '../core/per-object.js';
+import { bytesOf, checkedOncePerObject, listPieces } from './shared-parts.js';
 import type { Piece } from './writer.js';
 
 /**

@@ -10,8 +10,6 @@ import type { Piece } from './writer.js';
  * every line that offers it: a line is spliced from its parts' bytes (`listPieces`, writer.ts).
  */
 
-export { perObject };
-
 /**
  * `schema`, checked once per object: a line is still checked whole, its shared parts by the
  * verdict they got the first time. For schemas without transforms (the value is kept as it is).

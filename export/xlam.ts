@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolCall, ToolSpec } from '../core/model.js';
-import { escapedBytesOf, listPieces, perObject, perText } from './shared-parts.js';
+import { perObject } from '../core/per-object.js';
+import { escapedBytesOf, listPieces, perText } from './shared-parts.js';
 import type { Piece } from './writer.js';
 
 /**

@@ -1,3 +1,4 @@
+import { perObject } from '../core/per-object.js';
 import type { GoldResult, SqlValue, ToolOutput, Verdict } from '../core/model.js';
 
 /**
@@ -156,13 +157,8 @@ function rowsByKey(rows: Row[]): Map<string, Row[]> {
   return byKey;
 }
 
-const goldRowsByKey = new WeakMap<Row[], Map<string, Row[]>>();
-
-function rowsByKeyOf(gold: Row[]): Map<string, Row[]> {
-  let byKey = goldRowsByKey.get(gold);
-  if (!byKey) goldRowsByKey.set(gold, (byKey = rowsByKey(gold)));
-  return byKey;
-}
+/** A gold's rows by key, once per rows array: a gold is compared with many answers. */
+const rowsByKeyOf = perObject(rowsByKey);
 
 /** The rows of `these` that `those` has fewer copies of. */
 function surplus(these: Map<string, Row[]>, those: Map<string, Row[]>): Row[] {
