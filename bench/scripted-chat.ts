@@ -54,6 +54,8 @@ export interface ChatRequestRecord {
 export interface ChatServer {
   url: string;
   requests: ChatRequestRecord[];
+  /** The most requests it held unanswered at once. */
+  maxInFlight(): number;
   close(): Promise<void>;
 }
 
@@ -64,6 +66,8 @@ interface WireMessage {
 
 export async function startChatServer(options: ChatServerOptions): Promise<ChatServer> {
   const requests: ChatRequestRecord[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -77,7 +81,9 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
       const native = Array.isArray(body.tools) && body.tools.length > 0;
       const record: ChatRequestRecord = { question, native, status: 200, abandoned: false };
       requests.push(record);
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
       res.on('close', () => {
+        inFlight--;
         if (!res.writableFinished) record.abandoned = true;
       });
       const reply = () => {
@@ -111,6 +117,7 @@ export async function startChatServer(options: ChatServerOptions): Promise<ChatS
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    maxInFlight: () => maxInFlight,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((e) => (e ? reject(e) : resolve()));

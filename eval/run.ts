@@ -11,7 +11,7 @@ export type { EvalOptions, EvalRun };
 
 /**
  * `nl2api eval`: models (or agents) on a generated dataset, on the pipeline's own machinery.
- * In process, attempts run `config.concurrency` at a time through the session's StageRunner
+ * In process, attempts run `attemptsInFlight` at a time (session.ts) through the session's StageRunner
  * over a run store and an LLM reply cache under `<report>/.cache` (or `--cache-dir`): a rerun
  * asks nothing it has asked, and an interrupted run also finds the replies it got. With
  * `config.queue` the attempts are spread over queue workers instead (queue-run.ts). A fault
@@ -35,7 +35,7 @@ export async function runEval(options: EvalOptions): Promise<EvalRun> {
     session = await openEvalSession(options, { store, replyCache }, options.extraModels);
     for (const line of session.limits) options.log?.(`requests to ${line}`);
     const runner = session.runner();
-    const limit = pLimit(options.config.concurrency);
+    const limit = pLimit(session.attemptsInFlight);
     let done = 0;
     const lines = await Promise.all(
       session.jobs.map((_, i) =>

@@ -6,7 +6,7 @@ import { packageVersion } from '../core/package-root.js';
 import type { LlmCache } from '../generators/llm/cache.js';
 import { createChatModel } from '../generators/llm/chat-model.js';
 import { LlmClient } from '../generators/llm/client.js';
-import { describeLimits } from '../generators/llm/limits.js';
+import { describeLimits, llmLimits } from '../generators/llm/limits.js';
 import { LlmConfigSchema, type LlmConfig, type LlmProvider } from '../generators/llm/config.js';
 import { PROVIDER_NAMES } from '../generators/llm/providers.js';
 import type { RateLimiter } from '../generators/llm/rate-limiter.js';
@@ -90,6 +90,12 @@ export interface EvalSession {
   readonly usage: UsageMeter;
   /** Per LLM model, the request limits its client applies (limits.ts), as a run prints them. */
   readonly limits: readonly string[];
+  /**
+   * Attempts to run at once in process: the run's concurrency; twice it when a model server is
+   * asked, so that while some attempts run their tool calls others have their requests in
+   * flight (the client's in-flight limit, not the attempts, keeps the server at its load).
+   */
+  readonly attemptsInFlight: number;
   /** The summary's header: dataset, formulation, settings. */
   readonly header: SummaryHeader;
   /** A runner over the session's store; `computeMisses: false` only reads (a queue driver assembling). */
@@ -220,6 +226,7 @@ export async function openEvalSession(
       jobs,
       usage,
       limits: models.flatMap(({ model, limits }) => (limits ? [`${model.id}: ${limits}`] : [])),
+      attemptsInFlight: models.some((m) => m.limits !== undefined) ? 2 * config.concurrency : config.concurrency,
       header: {
         ...(settings.name ? { name: settings.name } : {}),
         ...(replay ? { predictions: replay.report } : {}),
@@ -333,12 +340,15 @@ export async function resolveModel(
   if (id === 'oracle') return { model: oracleModel(), key: id };
   if (id === 'baseline:knn') return { model: knnModel(deps.index), key: id };
   const spec = parseModelId(id);
-  const llm = LlmConfigSchema.parse({
-    ...deps.config.llm,
-    provider: spec.provider,
-    model: spec.model,
-    ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
-  });
+  const llm = withRunConcurrency(
+    LlmConfigSchema.parse({
+      ...deps.config.llm,
+      provider: spec.provider,
+      model: spec.model,
+      ...(spec.baseUrl ? { baseUrl: spec.baseUrl } : {}),
+    }),
+    deps.config.concurrency,
+  );
   const client = new LlmClient({
     model: await createChatModel(llm),
     config: llm,
@@ -354,6 +364,16 @@ export async function resolveModel(
     maxTokens: llm.maxTokens ?? null,
   };
   return { model: llmModel(id, client, spec.model), key, limits: describeLimits(llm) };
+}
+
+/**
+ * A server on this machine has no in-flight limit of its own (limits.ts): without a setting,
+ * the run's concurrency is the requests it gets at once. Attempts run at twice that
+ * (`attemptsInFlight`), so an attempt running its tool calls does not leave the server a
+ * request short. Not part of the results' keys: it changes when replies come, not what they say.
+ */
+function withRunConcurrency(llm: LlmConfig, concurrency: number): LlmConfig {
+  return llm.concurrency === undefined && llmLimits(llm).local ? { ...llm, concurrency } : llm;
 }
 
 /** `<provider>:<model>[@<base url>]`, e.g. `mistral:mistral-large-latest`, `openai:qwen2.5@http://127.0.0.1:8000/v1`. */

@@ -7,6 +7,9 @@ import { loadEvalDataset } from '../../eval/dataset.js';
 import { goldAnswers, startChatServer, type ChatServer, type ScriptedCall } from '../../bench/scripted-chat.js';
 import { parseConfig } from '../../config/load.js';
 import { runEval } from '../../eval/run.js';
+import { openEvalSession } from '../../eval/session.js';
+import { MemoryLlmCache } from '../../generators/llm/cache.js';
+import { RunStore } from '../../pipeline/store/run-store.js';
 import { DEMO_SOURCE, evalOptions, generateDemo, run } from './fixtures.js';
 
 /**
@@ -90,6 +93,27 @@ test('a 429 is retried and the item still completes', async () => {
   expect(result.summary.models[0]).toMatchObject({ failed: 0, completion: { mean: 1 } });
   expect(result.usage.total).toMatchObject({ requests: 2, retries: 1 });
 });
+
+test('a server on this machine gets --concurrency requests at once, never more, while twice as many attempts run', async () => {
+  server = await startChatServer({ answers, delayMs: 50 });
+  const options = evalOptions(root, { models: [MODELS.openai(server.url)], report: 'in-flight', dbIds: ['bookstore'] });
+  options.config = { ...options.config, concurrency: 2 };
+  const printed: string[] = [];
+  const result = await runEval({ ...options, log: (line) => printed.push(line) });
+  expect(result.summary.models[0]).toMatchObject({ attempts: 28, failed: 0 });
+  expect(server.maxInFlight()).toBe(2);
+  expect(printed.join('\n')).toMatch(/2 in flight/);
+  const stores = { store: new RunStore({ dir: path.join(root, 'in-flight-store') }), replyCache: new MemoryLlmCache() };
+  for (const [models, attempts] of [
+    [[MODELS.openai(server.url)], 4],
+    [['oracle'], 2],
+  ] as const) {
+    const session = await openEvalSession({ ...options, models: [...models] }, stores);
+    expect(session.attemptsInFlight).toBe(attempts);
+    await session.close();
+  }
+  stores.store.close();
+}, 120_000);
 
 test('a provider that never answers leaves the attempt failed and uncached; counts add up', async () => {
   const options = evalOptions(root, {
