@@ -1,4 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { growHeapAsV8Does } from './heap.js';
 import { loadConfig } from '../config/load.js';
 import { EXPORT_DEFAULTS, LIVE_API_BENCH_LAYOUTS, LIVE_API_BENCH_PANDAS } from '../config/schema.js';
 import { FORMULATIONS, type Formulation } from '../core/model.js';
@@ -117,6 +118,7 @@ export function addExportCommand(program: Command): void {
 }
 
 async function runExportCommand(flags: ExportFlags, command: Command): Promise<number> {
+  growHeapAsV8Does();
   const given = (key: keyof ExportFlags) => command.getOptionValueSource(key) === 'cli';
   const config = await loadConfig({
     file: flags.config,
