@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { growHeapAsV8Does } from './heap.js';
 import { loadConfig } from '../config/load.js';
 import { UserFacingError } from '../core/errors.js';
 import { FORMULATIONS, type Formulation } from '../core/model.js';
@@ -104,7 +105,14 @@ export function addEvalCommands(program: Command): void {
     )
     .option('--cache-dir <dir>', 'results and reply cache (default <report>/.cache)')
     .option('--no-cache', 'ask again (results are still written to the cache)')
-    .option('--concurrency <n>', withDefault('attempts in flight', CONFIG_DEFAULTS.concurrency), positiveInt)
+    .option(
+      '--concurrency <n>',
+      withDefault(
+        'attempts in flight (a model server on this machine: its requests in flight, attempts at twice it)',
+        CONFIG_DEFAULTS.concurrency,
+      ),
+      positiveInt,
+    )
     .option('--sql-workers <n>', withDefault('SQL worker processes', CONFIG_DEFAULTS.sqlWorkers), positiveInt)
     .option('--config <file>', 'JSON config file (LLM limits, timeouts; flags override it)')
     .option('--queue <url>', 'Redis URL: spread the attempts over queue workers (`nl2api worker`)')
@@ -128,6 +136,7 @@ export function addEvalCommands(program: Command): void {
 }
 
 async function runEvalCommand(flags: EvalFlags, command: Command): Promise<number> {
+  growHeapAsV8Does();
   const given = (key: keyof EvalFlags) => command.getOptionValueSource(key) === 'cli';
   if (flags.predictions && given('model'))
     throw new UserFacingError('--predictions scores the calls in its files: give no --model');

@@ -22,10 +22,12 @@ v8.setFlagsFromString('--heap-growing-percent=20');
 v8.setFlagsFromString('--interrupt-budget=4000000');
 
 /**
- * For a command whose live heap is its whole corpus (export: hundreds of MB on BIRD dev), V8's
- * own growth instead of a fifth: at 20 % it collected that whole heap again every ~100 MB
- * allocated, ~5 of the export's ~40 CPU-s (measured through the CLI's flags, alternated); the
- * peak RSS it saved (~100 MB of ~860) has no bar there. Takes effect from the next collection.
+ * For a command that holds its whole corpus while it works (export: ~500 MB live on BIRD dev;
+ * eval: its items and results), V8's own growth instead of a fifth: at 20 % the whole heap was
+ * collected again every time it grew by a fifth of itself. Measured with the CLI's flags,
+ * alternated: export ~5 of its ~40 main CPU-s, eval's oracle on BIRD dev SLOT 8.8–9.2 →
+ * 6.6–7.1 main CPU-s; the peak RSS that saved (export ~100 MB of ~860, eval ~45 of ~340) has
+ * no bar there. Takes effect from the next full collection.
  */
 export function growHeapAsV8Does(): void {
   v8.setFlagsFromString('--heap-growing-percent=0');
