@@ -104,15 +104,21 @@ test('a server on this machine gets --concurrency requests at once, never more, 
   expect(server.maxInFlight()).toBe(2);
   expect(printed.join('\n')).toMatch(/2 in flight/);
   const stores = { store: new RunStore({ dir: path.join(root, 'in-flight-store') }), replyCache: new MemoryLlmCache() };
-  for (const [models, attempts] of [
-    [[MODELS.openai(server.url)], 4],
-    [['oracle'], 2],
-  ] as const) {
-    const session = await openEvalSession({ ...options, models: [...models] }, stores);
-    expect(session.attemptsInFlight).toBe(attempts);
-    await session.close();
+  try {
+    for (const [models, attempts] of [
+      [[MODELS.openai(server.url)], 4],
+      [['oracle'], 2],
+    ] as const) {
+      const session = await openEvalSession({ ...options, models: [...models] }, stores);
+      try {
+        expect(session.attemptsInFlight).toBe(attempts);
+      } finally {
+        await session.close();
+      }
+    }
+  } finally {
+    stores.store.close();
   }
-  stores.store.close();
 }, 120_000);
 
 test('a provider that never answers leaves the attempt failed and uncached; counts add up', async () => {
