@@ -1,0 +1,185 @@
+import pLimit from 'p-limit';
+import type { SqlValue } from '../../core/model.js';
+import { accept, reject, type Outcome } from '../../core/outcome.js';
+import { responseBody } from '../../runtime/rest/response.js';
+import type { ArgumentValue, ServedEndpointSpec } from '../../runtime/rest/spec.js';
+import { continuations, HopGraph, type Continuation } from './candidates.js';
+import { checkContext, checkLeaks, templateQuestion } from './question.js';
+import type { ChainHopPlan } from './run.js';
+import type { TransformKind } from './transforms.js';
+import { runOnDatabase, verifyChain, type ChainContext, type VerifiedChain } from './verify.js';
+
+/**
+ * A database's chain samples (issue 36): from each verified REST sample as the first hop, the
+ * first 2-hop and the first 3-hop continuation (candidates.ts, in their seeded order) that
+ * verifies (verify.ts) and whose question passes its checks (question.ts), trying at most
+ * `attempts` of each. Every try that fails is counted by why.
+ */
+
+/** A verified REST sample: the first hop of its chains. */
+export interface FirstHop {
+  /** The REST sample's id (its question's). */
+  id: string;
+  question: string;
+  evidence: string;
+  endpoint: ServedEndpointSpec;
+  args: Readonly<Record<string, ArgumentValue>>;
+}
+
+export interface ChainHop {
+  endpoint: ServedEndpointSpec;
+  args: Record<string, ArgumentValue>;
+  /** Hops after the first: the parameter filled from the hop before, its field, and how. */
+  link?: { param: string; field: string; fieldIndex: number; transform: TransformKind };
+}
+
+export interface ChainSample {
+  /** `<first hop's id>.<hops>.<n>`: the n-th chain of that length from that first hop. */
+  id: string;
+  firstId: string;
+  question: string;
+  evidence: string;
+  components: string[];
+  hops: ChainHop[];
+  /** Each hop's response body, as the server answers it. */
+  responses: unknown[];
+  /** The value each link carried (hop 2 onwards). */
+  bridges: SqlValue[];
+  verified: VerifiedChain;
+}
+
+export interface ChainOptions {
+  /** Continuations tried per first hop and chain length (those whose links make no single value on the database aside). */
+  attempts: number;
+  /** Chains kept per first hop and chain length, at most. */
+  perFirst: number;
+  /** Chains composed at once. */
+  concurrency: number;
+}
+
+export interface ChainRun {
+  samples: ChainSample[];
+  /** Failed tries by category (`<hops>-hop:<category>`). */
+  refused: Record<string, number>;
+  /**
+   * Per first hop and length that gave no chain, why: the last try's refusal, `no_link` when no
+   * endpoint can follow, `no_single_value` when no link made one value on the database.
+   */
+  without: ChainRejection[];
+}
+
+export interface ChainRejection {
+  firstId: string;
+  hops: 2 | 3;
+  category: string;
+  message: string;
+}
+
+export async function composeChains(
+  firsts: readonly FirstHop[],
+  endpoints: readonly ServedEndpointSpec[],
+  ctx: ChainContext,
+  options: ChainOptions,
+): Promise<ChainRun> {
+  const graph = new HopGraph(endpoints, ctx.db);
+  const refused: Record<string, number> = {};
+  const limit = pLimit(options.concurrency);
+  const refuse = (key: string) => (refused[key] = (refused[key] ?? 0) + 1);
+  const found = await Promise.all(
+    firsts.flatMap((first) => {
+      // The later hops take nothing from the question: the first hop's values must be in it.
+      const context = checkContext(first.question, first.evidence, first.args);
+      return ([2, 3] as const).map((length) =>
+        limit(async (): Promise<ChainSample[] | ChainRejection> => {
+          const none = (category: string, message: string): ChainRejection => ({
+            firstId: first.id,
+            hops: length,
+            category,
+            message,
+          });
+          if (!context.ok) {
+            refuse(`${length}-hop:question:${context.category}`);
+            return none(`question:${context.category}`, context.message);
+          }
+          const kept: ChainSample[] = [];
+          let tried = 0;
+          let seen = 0;
+          let last: { category: string; message: string } | undefined;
+          for (const continuation of continuations(graph, first.endpoint, length, `${ctx.db.dbId}/${first.id}`)) {
+            seen++;
+            const outcome = await chainOf(first, continuation, kept.length + 1, ctx);
+            // A link that makes no single value on the database is not a try: nothing else ran.
+            if (!outcome.ok && UNTRIED.has(outcome.category)) continue;
+            if (outcome.ok) {
+              if (kept.push(outcome.value) >= options.perFirst) break;
+            } else {
+              refuse(`${length}-hop:${outcome.category}`);
+              last = outcome;
+            }
+            if (++tried >= options.attempts) break;
+          }
+          if (kept.length > 0) return kept;
+          if (last) return none(last.category, last.message);
+          return seen === 0
+            ? none('no_link', `no endpoint takes a value of ${first.endpoint.operationId}'s response`)
+            : none('no_single_value', `none of the ${seen} links makes one value of the responses on the database`);
+        }),
+      );
+    }),
+  );
+  // In first-hop order, then length: the same order whatever finished first.
+  return {
+    samples: found.filter((f) => Array.isArray(f)).flat(),
+    refused,
+    without: found.filter((f): f is ChainRejection => !Array.isArray(f)),
+  };
+}
+
+function hopsOf(first: FirstHop, continuation: Continuation): ChainHop[] {
+  return [
+    { endpoint: first.endpoint, args: { ...first.args } },
+    ...continuation.map((next, i) => {
+      const before = i === 0 ? first.endpoint : continuation[i - 1].endpoint;
+      return {
+        endpoint: next.endpoint,
+        args: {},
+        link: { ...next.link, field: before.response.fields[next.link.fieldIndex].name },
+      };
+    }),
+  ];
+}
+
+const planOf = (hops: readonly ChainHop[]): ChainHopPlan[] =>
+  hops.map((hop) => ({ endpoint: hop.endpoint, args: hop.args, link: hop.link }));
+
+/** What the database's own run says of the links before anything else runs. */
+const UNTRIED = new Set(['bridge_ambiguous', 'bridge_empty']);
+
+/** `n`: the chain's number among its first hop's chains of its length. */
+async function chainOf(
+  first: FirstHop,
+  continuation: Continuation,
+  n: number,
+  ctx: ChainContext,
+): Promise<Outcome<ChainSample>> {
+  const hops = hopsOf(first, continuation);
+  const plans = planOf(hops);
+  const run = await runOnDatabase(plans, ctx);
+  if (!run.ok) return run;
+  const { question, components } = templateQuestion(first.question, hops);
+  const leaks = checkLeaks(question, run.value.bridges, run.value.answer);
+  if (!leaks.ok) return reject(`question:${leaks.category}`, leaks.message);
+  const verified = await verifyChain(plans, run.value, ctx);
+  if (!verified.ok) return verified;
+  return accept({
+    id: `${first.id}.${hops.length}.${n}`,
+    firstId: first.id,
+    question,
+    evidence: first.evidence,
+    components,
+    hops,
+    responses: run.value.responses.map((response, i) => responseBody(hops[i].endpoint.response, response.rows)),
+    bridges: run.value.bridges,
+    verified: verified.value,
+  });
+}

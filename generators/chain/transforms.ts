@@ -1,0 +1,139 @@
+import type { SqlValue } from '../../core/model.js';
+import type { ParameterSite } from './endpoint-sites.js';
+
+/**
+ * How one hop's output becomes the next hop's argument (issue 36): each transform says when it
+ * applies (the next parameter's site, the rows the hop gave), the one value it makes of them
+ * in JavaScript (what an agent does with a response), and the same value in SQL (the composed
+ * statement), so that both ways can be run and compared. A transform that cannot make exactly
+ * one value of the rows does not apply: a bridge is never ambiguous.
+ */
+
+export const TRANSFORM_KINDS = [
+  'value',
+  'first',
+  'max',
+  'min',
+  'alphabetical_first',
+  'alphabetical_last',
+  'year',
+  'month',
+] as const;
+export type TransformKind = (typeof TRANSFORM_KINDS)[number];
+
+export interface Transform {
+  kind: TransformKind;
+  /** Whether it can feed this parameter site. */
+  feeds(site: ParameterSite): boolean;
+  /** The value made of a field's values (rows in the response's order), or undefined: not exactly one value. */
+  apply(values: readonly SqlValue[], ordered: boolean): SqlValue | undefined;
+  /**
+   * The fewest values it is chosen for: a list's transforms are for lists (a single row is
+   * `value`'s). Only where the chain is made, on the database: on a variant, the largest of
+   * one value is that value.
+   */
+  chosenFrom: number;
+  /** The same, in SQL: `column` of the rows of `rows` (a table name) as one scalar expression's SELECT. */
+  sql(rows: string, column: string): string;
+  /** The value in words, for a question: `field` is the field's name in words. */
+  phrase(field: string): string;
+}
+
+/** A value compared as it is: `=`, `!=`, an order, a BETWEEN bound or an IN item (a LIKE pattern is not a value). */
+const bareComparison = (site: ParameterSite) => site.fn === null && site.op !== 'LIKE' && site.op !== 'NOT LIKE';
+const datePart = (format: string) => (site: ParameterSite) =>
+  site.fn === 'STRFTIME' && site.fnFormat === format && (site.op === '=' || site.op === '!=');
+
+const single = (values: readonly SqlValue[]) => (values.length === 1 && values[0] !== null ? values[0] : undefined);
+const allNumbers = (values: readonly SqlValue[]): values is number[] =>
+  values.length >= 1 && values.every((v) => typeof v === 'number');
+/** Texts that compare alike in JavaScript (UTF-16 code units) and SQLite's BINARY collation (bytes): ASCII. */
+const allAscii = (values: readonly SqlValue[]): values is string[] =>
+  values.length >= 1 && values.every((v) => typeof v === 'string' && /^[\x20-\x7e]+$/.test(v));
+const textMin = (values: string[]) => values.reduce((a, b) => (b < a ? b : a));
+const textMax = (values: string[]) => values.reduce((a, b) => (b > a ? b : a));
+
+/** An ISO date's text (`YYYY-MM-DD…`), SQLite's own form: its parts are where STRFTIME reads them. */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}/;
+
+const TRANSFORMS: Record<TransformKind, Transform> = {
+  value: {
+    kind: 'value',
+    chosenFrom: 1,
+    feeds: bareComparison,
+    apply: single,
+    sql: (rows, column) => `SELECT ${column} FROM ${rows}`,
+    phrase: (field) => `the ${field} it gives`,
+  },
+  first: {
+    kind: 'first',
+    chosenFrom: 2,
+    feeds: bareComparison,
+    // Only a list in the order its SQL asks for has a first row that means something.
+    apply: (values, ordered) => (ordered && values.length >= 1 && values[0] !== null ? values[0] : undefined),
+    sql: (rows, column) => `SELECT ${column} FROM ${rows} LIMIT 1`,
+    phrase: (field) => `the first ${field} it lists`,
+  },
+  max: {
+    kind: 'max',
+    chosenFrom: 2,
+    feeds: bareComparison,
+    apply: (values) => (allNumbers(values) ? Math.max(...values) : undefined),
+    sql: (rows, column) => `SELECT MAX(${column}) FROM ${rows}`,
+    phrase: (field) => `the largest ${field} it lists`,
+  },
+  min: {
+    kind: 'min',
+    chosenFrom: 2,
+    feeds: bareComparison,
+    apply: (values) => (allNumbers(values) ? Math.min(...values) : undefined),
+    sql: (rows, column) => `SELECT MIN(${column}) FROM ${rows}`,
+    phrase: (field) => `the smallest ${field} it lists`,
+  },
+  // A column's own collation (NOCASE) would order otherwise: the comparison is BINARY's, as in JavaScript.
+  alphabetical_first: {
+    kind: 'alphabetical_first',
+    chosenFrom: 2,
+    feeds: bareComparison,
+    apply: (values) => (allAscii(values) ? textMin(values) : undefined),
+    sql: (rows, column) => `SELECT MIN(${column} COLLATE BINARY) FROM ${rows}`,
+    phrase: (field) => `the alphabetically first ${field} it lists`,
+  },
+  alphabetical_last: {
+    kind: 'alphabetical_last',
+    chosenFrom: 2,
+    feeds: bareComparison,
+    apply: (values) => (allAscii(values) ? textMax(values) : undefined),
+    sql: (rows, column) => `SELECT MAX(${column} COLLATE BINARY) FROM ${rows}`,
+    phrase: (field) => `the alphabetically last ${field} it lists`,
+  },
+  year: {
+    kind: 'year',
+    chosenFrom: 1,
+    feeds: datePart('%Y'),
+    apply: (values) => {
+      const value = single(values);
+      return typeof value === 'string' && ISO_DATE.test(value) ? value.slice(0, 4) : undefined;
+    },
+    sql: (rows, column) => `SELECT substr(${column}, 1, 4) FROM ${rows}`,
+    phrase: (field) => `the year of the ${field} it gives`,
+  },
+  month: {
+    kind: 'month',
+    chosenFrom: 1,
+    feeds: datePart('%m'),
+    apply: (values) => {
+      const value = single(values);
+      return typeof value === 'string' && ISO_DATE.test(value) ? value.slice(5, 7) : undefined;
+    },
+    sql: (rows, column) => `SELECT substr(${column}, 6, 2) FROM ${rows}`,
+    phrase: (field) => `the month of the ${field} it gives`,
+  },
+};
+
+export const transformOf = (kind: TransformKind): Transform => TRANSFORMS[kind];
+
+/** The transforms that can carry a field's values into this parameter site, in TRANSFORM_KINDS order. */
+export function transformsFor(site: ParameterSite): Transform[] {
+  return TRANSFORM_KINDS.map((kind) => TRANSFORMS[kind]).filter((t) => t.feeds(site));
+}

@@ -1,0 +1,115 @@
+import type { Config } from '../../config/schema.js';
+import type { DatabaseInfo, SqlValue, Verdict } from '../../core/model.js';
+import { accept, reject, type Outcome } from '../../core/outcome.js';
+import type { SqlExecutor } from '../../runtime/sql/executor.js';
+import { resultShape } from '../../runtime/sql/result-shape.js';
+import { onVariant, variantsOf } from '../../pipeline/variants.js';
+import { compareWithGold } from '../../verifiers/compare.js';
+import type { ComposedStatement } from './compose.js';
+import { composedOf, runComposed, runHopByHop, type ChainHopPlan, type HopByHop } from './run.js';
+
+/**
+ * A chain is kept only if it means one thing (issue 36): run hop by hop and as its composed
+ * statement, the two agree on the database and on every differential variant (the same rows
+ * read in another order, and value-perturbed copies: pipeline/variants.ts), every link makes
+ * exactly one value on each of them, and the answer does not depend on the order rows are
+ * read in. A chain whose answer is empty on the database proves nothing and is refused too.
+ */
+
+export interface VerifiedChain {
+  /** The run on the database itself: the sample's responses, bridges and answer. */
+  run: HopByHop;
+  composed: ComposedStatement;
+  /**
+   * Per variant, the answer there (what a sample on that variant must give), or `open`: a
+   * link found no value there (the first hop's values are not in the perturbed rows), so an
+   * agent has nothing to call the next hop with, and the variant decides nothing.
+   */
+  variants: ({ variant: string; answer: SqlValue[][] } | { variant: string; open: true })[];
+  /** How the two ways agreed on the database (compare.ts's rule). */
+  agreement: Verdict;
+}
+
+export interface ChainContext {
+  config: Config;
+  db: DatabaseInfo;
+  executor: SqlExecutor;
+}
+
+/** The chain on the database itself: run hop by hop (the links each make one value), not empty. */
+export async function runOnDatabase(hops: readonly ChainHopPlan[], ctx: ChainContext): Promise<Outcome<HopByHop>> {
+  const run = await runHopByHop(hops, ctx.db, ctx.executor, ctx.config.executeTimeoutMs, true);
+  if (!run.ok) return run;
+  if (run.value.answer.length === 0 || run.value.answer.every((row) => row.every((v) => v === null)))
+    return reject('empty_answer', 'the chain answers no value on the database');
+  return run;
+}
+
+/**
+ * The composed statement against `run` (runOnDatabase's) on the database, then both ways on
+ * every variant. On a value-perturbed variant a link may find no value at all (the first hop's
+ * values are not in the rotated rows): an agent has nothing to call the next hop with, and the
+ * variant is recorded open: it decides nothing. A link with several values is ambiguous there
+ * as anywhere.
+ */
+export async function verifyChain(
+  hops: readonly ChainHopPlan[],
+  run: HopByHop,
+  ctx: ChainContext,
+): Promise<Outcome<VerifiedChain>> {
+  const timeoutMs = ctx.config.executeTimeoutMs;
+  const lastSql = hops[hops.length - 1].endpoint.sql;
+  const composed = composedOf(
+    hops,
+    run.responses.map((r) => r.columns.length),
+  );
+  const agreement = await agreeOn(composed, run.answer, lastSql, ctx);
+  if (!agreement.ok) return agreement;
+  const variants: VerifiedChain['variants'] = [];
+  for (const variant of variantsOf(ctx.config.verification)) {
+    const there = { ...ctx, ...onVariant(ctx, variant) };
+    const hopByHop = await runHopByHop(hops, there.db, there.executor, timeoutMs);
+    if (!hopByHop.ok && hopByHop.category === 'bridge_empty') {
+      variants.push({ variant: variant.name, open: true });
+      continue;
+    }
+    if (!hopByHop.ok) return reject(`${variant.name}:${hopByHop.category}`, hopByHop.message);
+    const answer = hopByHop.value.answer;
+    const agreed = await agreeOn(composed, answer, lastSql, there);
+    if (!agreed.ok) return reject(`${variant.name}:${agreed.category}`, agreed.message);
+    // The same rows in another order: the answer must not move.
+    if (variant.seed === null && !sameRows(run.answer, answer, lastSql))
+      return reject('nondeterministic', 'the answer depends on the order the rows are read in');
+    variants.push({ variant: variant.name, answer });
+  }
+  return accept({ run, composed, variants, agreement: agreement.value });
+}
+
+/** The composed statement gives what the hops gave, on this state. */
+async function agreeOn(
+  composed: ComposedStatement,
+  answer: SqlValue[][],
+  lastSql: string,
+  ctx: ChainContext,
+): Promise<Outcome<Verdict>> {
+  const rows = await runComposed(composed, { sql: lastSql }, ctx.db, ctx.executor, ctx.config.executeTimeoutMs);
+  if (!rows.ok) return rows;
+  const verdict = compared(answer, rows.value, lastSql);
+  return verdict.ok
+    ? accept(verdict)
+    : reject('disagrees', `hop by hop and the composed statement differ: ${verdict.message}`);
+}
+
+function compared(a: SqlValue[][], b: SqlValue[][], lastSql: string): Verdict {
+  const width = Math.max(a[0]?.length ?? 0, b[0]?.length ?? 0);
+  const columns = Array.from({ length: width }, (_, i) => `c${i}`);
+  return compareWithGold([{ kind: 'table', columns, rows: a }], {
+    columns,
+    rows: b,
+    executedSql: lastSql,
+    ordered: resultShape(lastSql).ordered,
+    distinct: false,
+  });
+}
+
+const sameRows = (a: SqlValue[][], b: SqlValue[][], lastSql: string) => compared(a, b, lastSql).ok;
