@@ -303,7 +303,8 @@ export async function sequenceTypeSweep(
   source: string,
   config: Config,
 ): Promise<SequenceSweepFigures> {
-  if (dataset.formulation === 'rest') throw new Error('the sequence sweep is over a SLOT or SEL dataset');
+  if (dataset.formulation !== 'slot' && dataset.formulation !== 'sel')
+    throw new Error('the sequence sweep is over a SLOT or SEL dataset');
   const figures: SequenceSweepFigures = {
     formulation: dataset.formulation,
     samples: 0,

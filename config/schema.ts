@@ -8,6 +8,18 @@ import { LlmConfigSchema } from '../generators/llm/config.js';
  */
 
 export const FormulationSchema = z.enum(FORMULATIONS);
+/** What `generate` makes without `--formulations`: chain is asked for by name. */
+export const DEFAULT_FORMULATIONS = ['slot', 'sel', 'rest'] as const;
+
+/** The chain formulation (generators/chain): how hard to look for chains. */
+export const ChainConfigSchema = z
+  .object({
+    /** Continuations tried per first hop and chain length (links that make no single value aside). */
+    attempts: z.number().int().min(1).max(100).default(6),
+    /** Chains kept per first hop and chain length. */
+    perFirst: z.number().int().min(1).max(20).default(2),
+  })
+  .strict();
 
 /**
  * `nl2api serve`'s SQL lanes (issue 14): every query starts in the fast lane; one using
@@ -267,7 +279,10 @@ export const ConfigSchema = z
     formulations: z
       .array(FormulationSchema)
       .min(1)
-      .default([...FORMULATIONS]),
+      .default([...DEFAULT_FORMULATIONS])
+      .refine((list) => !list.includes('chain') || list.includes('rest'), {
+        message: "chain composes the REST formulation's endpoints: list rest with it",
+      }),
     /** `paper` reproduces the paper's 7 SLOT tools; `extended` adds our extensions. */
     pool: z.enum(['extended', 'paper']).default('extended'),
     /** Items in flight at once in the in-process runner. */
@@ -307,6 +322,7 @@ export const ConfigSchema = z
      */
     fingerprintCache: z.boolean().default(true),
     rest: RestConfigSchema.default(RestConfigSchema.parse({})),
+    chain: ChainConfigSchema.default(ChainConfigSchema.parse({})),
     verification: VerificationConfigSchema.default(VerificationConfigSchema.parse({})),
     /** The LLM (synthesis agent, judge, dedup agent); absent: no LLM is used at all. */
     llm: LlmConfigSchema.optional(),
@@ -339,6 +355,7 @@ export function outputRelevantConfig(config: Config): Record<string, unknown> {
     // Only when set: a run without it keeps the config hash it always had.
     ...(config.license ? { license: config.license } : {}),
     ...(config.formulations.includes('rest') ? { rest: restRelevantConfig(config) } : {}),
+    ...(config.formulations.includes('chain') ? { chain: config.chain } : {}),
   };
 }
 

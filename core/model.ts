@@ -211,10 +211,11 @@ export interface SelSequence extends SlotSequence {
 }
 
 /** The formulations, in canonical order (pipeline/formulations.ts has what each one is made of). */
-export const FORMULATIONS = ['slot', 'sel', 'rest'] as const;
+export const FORMULATIONS = ['slot', 'sel', 'rest', 'chain'] as const;
 export type Formulation = (typeof FORMULATIONS)[number];
-/** Every formulation but REST is a tool sequence, run by the SLOT/SEL item flow (pipeline/runner/flow.ts). */
-export type SequenceFormulation = Exclude<Formulation, 'rest'>;
+/** The tool-sequence formulations, run by the SLOT/SEL item flow (pipeline/runner/flow.ts). */
+export const SEQUENCE_FORMULATIONS = ['slot', 'sel'] as const;
+export type SequenceFormulation = (typeof SEQUENCE_FORMULATIONS)[number];
 
 /** Canonical order (slot, sel, rest), whatever order the config lists them in. */
 export function orderedFormulations(formulations: readonly Formulation[]): Formulation[] {
@@ -223,7 +224,9 @@ export function orderedFormulations(formulations: readonly Formulation[]): Formu
 
 /** The sequence formulations among these, in canonical order. */
 export function sequenceFormulations(formulations: readonly Formulation[]): SequenceFormulation[] {
-  return orderedFormulations(formulations).filter((f): f is SequenceFormulation => f !== 'rest');
+  return orderedFormulations(formulations).filter((f): f is SequenceFormulation =>
+    (SEQUENCE_FORMULATIONS as readonly Formulation[]).includes(f),
+  );
 }
 
 export type ToolPool = 'paper' | 'extended';

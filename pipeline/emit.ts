@@ -4,6 +4,7 @@ import type {
   GoldResult,
   Instance,
   KeyDescription,
+  SequenceFormulation,
   SlotSequence,
   SqlValue,
   ToolCall,
@@ -14,11 +15,11 @@ import type {
 import { keysForInitialization, toOpenApi } from '../runtime/slot/specs.js';
 import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit-artifact.js';
 import { jsonlText, jsonText } from './files.js';
-import type { AcceptedSample, ItemResult } from './samples.js';
+import type { AcceptedSample } from './samples.js';
 import type { Verification } from '../verifiers/checks.js';
 
 /** The formulations whose item results are sequences. */
-type SequenceResultKey = Exclude<keyof ItemResult['results'], 'rest'>;
+type SequenceResultKey = SequenceFormulation;
 
 /**
  * The artifacts of one database for a tool-sequence formulation: its samples (JSONL,

@@ -14,6 +14,7 @@ import type { SqlExecutor } from '../runtime/sql/executor.js';
 import { selToolSpecs } from '../runtime/sel/specs.js';
 import { keysForInitialization, keysForSequenceOrStart, slotToolSpecs } from '../runtime/slot/specs.js';
 import type { DatabaseEmitInput, EmittedFile } from './emit-artifact.js';
+import { emitChainDatabase } from './emit-chain.js';
 import { emitRestDatabase } from './emit-rest.js';
 import { emitSequences, type SequenceEmit } from './emit.js';
 import type { StageName } from './graph.js';
@@ -56,9 +57,9 @@ export interface SequenceFormulationDef extends FormulationBasics, SequenceEmit 
   tools(sequence: SlotSequence, registry: ToolRegistry, called: ReadonlySet<string>): ToolSpec[];
 }
 
-/** REST: its own stages and runner (runner/rest.ts). */
+/** REST: its own stages and runner (runner/rest.ts); chain: made of REST's samples (stages/chain-compose.ts). */
 export interface RestFormulationDef extends FormulationBasics {
-  flow: 'rest';
+  flow: 'rest' | 'chain';
   emit(input: DatabaseEmitInput): Promise<EmittedFile[]>;
 }
 
@@ -114,10 +115,22 @@ const rest: RestFormulationDef = {
   emit: emitRestDatabase,
 };
 
-export const FORMULATION_DEFS = { slot, sel, rest } as const satisfies {
+const chain: RestFormulationDef = {
+  flow: 'chain',
+  title: 'Chain',
+  card: `- **Chain** — 2 or 3 calls of the REST endpoints, each after the first given a value of the
+  one before it (a field as it is, its first, largest, smallest or alphabetically first or last
+  value, a date's year or month); one question asks for the last call's answer. Each chain's
+  meaning is one SQL statement (\`query\`), and the calls made one by one give what it gives on the
+  database and on its perturbed variants.`,
+  emit: emitChainDatabase,
+};
+
+export const FORMULATION_DEFS = { slot, sel, rest, chain } as const satisfies {
   [F in SequenceFormulation]: SequenceFormulationDef;
 } & {
   rest: RestFormulationDef;
+  chain: RestFormulationDef;
 };
 
 export function sequenceDef(formulation: SequenceFormulation): SequenceFormulationDef {
@@ -144,7 +157,7 @@ export async function emitDatabase(input: DatabaseEmitInput): Promise<EmittedFil
   for (const formulation of input.formulations) {
     const def = FORMULATION_DEFS[formulation];
     files.push(
-      ...(def.flow === 'rest'
+      ...(def.flow !== 'sequence'
         ? await def.emit(input)
         : await emitSequences(input, formulation as SequenceFormulation, def)),
     );

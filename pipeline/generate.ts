@@ -15,6 +15,7 @@ import { retryPolicyOf } from './runner/retry.js';
 import type { BaseChatModel } from '@langchain/core/language_models/chat_models';
 import type { RestDedupStats } from './runner/rest.js';
 import { RestFlow } from './runner/rest-flow.js';
+import { runChains } from './runner/chain.js';
 import { restServices } from './rest-services.js';
 import { INTERNAL_ERROR, NOT_COMPUTED, StageRunner } from './runner/stage-runner.js';
 import type { OutcomeStore } from './store/outcome-store.js';
@@ -239,6 +240,15 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
                 progress: restProgress,
               })
           : null,
+        chains: formulations.includes('chain')
+          ? (part, rest) =>
+              runChains(part, rest, {
+                config,
+                executor,
+                // It computes with a queue backend too: the workers made the REST results, the driver composes.
+                stageRunner: new StageRunner(store, retryPolicyOf(config), undefined, code),
+              })
+          : null,
       },
       config.concurrency,
       async (db, items) => {
@@ -337,7 +347,9 @@ function synthesisKeysPerInstance(instances: readonly Instance[], synthesis: (st
 function explainJobFailures(items: readonly ItemResult[], failed: QueueDriveResult['failed']): void {
   for (const item of items) {
     for (const [formulation, result] of Object.entries(item.results)) {
-      const reason = (formulation === 'rest' ? failed.rest : failed.sequence).get(item.instance.index);
+      const reason = (formulation === 'rest' || formulation === 'chain' ? failed.rest : failed.sequence).get(
+        item.instance.index,
+      );
       if (reason && result && !result.ok && result.category === INTERNAL_ERROR && result.message === NOT_COMPUTED) {
         item.results[formulation as Formulation] = { ...result, category: 'job_failed', message: reason };
       }

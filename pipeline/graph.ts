@@ -8,7 +8,11 @@ import { FORMULATIONS, sequenceFormulations, type Formulation } from '../core/mo
  *
  *   ingest ─→ gold ─┬→ parse → slot.decompose ─┬──────────────→ execute → verify ─→ emit   (slot)
  *                   │                          └→ sel.expand ──→ execute → verify ─→ emit   (sel)
- *                   └→ rest.synthesize ⇒ rest.dedup ══════════→ execute → verify ─→ emit   (rest)
+ *                   └→ rest.synthesize ⇒ rest.dedup ══════════→ execute → verify ─┬→ emit   (rest)
+ *                                                                                └⇒ chain.compose ─→ emit   (chain)
+ *
+ * A chain's first hop is a verified REST sample: its instance goes through REST's stages, and
+ * chain.compose, once per database, makes its chains from them.
  */
 
 export type StageKind =
@@ -31,6 +35,8 @@ export interface GraphStage {
 }
 
 const SEQUENCES = sequenceFormulations(FORMULATIONS);
+/** REST, and what is made of REST's samples. */
+export const REST_BASED = ['rest', 'chain'] as const satisfies readonly Formulation[];
 
 export const PIPELINE_GRAPH = [
   { name: 'ingest', kind: 'batch', consumes: [], serves: FORMULATIONS },
@@ -38,10 +44,11 @@ export const PIPELINE_GRAPH = [
   { name: 'parse', kind: 'item', consumes: ['ingest'], serves: SEQUENCES },
   { name: 'slot.decompose', kind: 'item', consumes: ['parse'], serves: SEQUENCES },
   { name: 'sel.expand', kind: 'item', consumes: ['slot.decompose'], serves: ['sel'] },
-  { name: 'rest.synthesize', kind: 'batch', consumes: ['gold'], serves: ['rest'] },
-  { name: 'rest.dedup', kind: 'barrier', consumes: ['rest.synthesize'], serves: ['rest'] },
+  { name: 'rest.synthesize', kind: 'batch', consumes: ['gold'], serves: REST_BASED },
+  { name: 'rest.dedup', kind: 'barrier', consumes: ['rest.synthesize'], serves: REST_BASED },
   { name: 'execute', kind: 'path', consumes: ['slot.decompose', 'sel.expand', 'rest.dedup'], serves: FORMULATIONS },
   { name: 'verify', kind: 'path', consumes: ['execute', 'gold'], serves: FORMULATIONS },
+  { name: 'chain.compose', kind: 'barrier', consumes: ['rest.dedup', 'verify'], serves: ['chain'] },
   { name: 'emit', kind: 'barrier', consumes: ['verify'], serves: FORMULATIONS },
 ] as const satisfies readonly GraphStage[];
 

@@ -1,5 +1,6 @@
 import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import type { FailedAttempt } from '../generators/rest/synthesis.js';
+import type { ChainSample } from '../generators/chain/chains.js';
 import type {
   Formulation,
   GoldResult,
@@ -53,9 +54,17 @@ export interface AcceptedRestSample {
 
 export type RestResult = AcceptedRestSample | RejectedSample;
 
+/** The chains whose first hop is an instance's verified REST sample (generators/chain). */
+export interface AcceptedChains {
+  ok: true;
+  samples: ChainSample[];
+}
+
+export type ChainResult = AcceptedChains | RejectedSample;
+
 export interface ItemResult {
   instance: Instance;
-  results: Partial<Record<SequenceFormulation, FormulationResult>> & { rest?: RestResult };
+  results: Partial<Record<SequenceFormulation, FormulationResult>> & { rest?: RestResult; chain?: ChainResult };
 }
 
 /**
@@ -78,7 +87,7 @@ type AcceptedSummary = Readonly<{ ok: true; gold: Readonly<Pick<GoldResult, 'str
  */
 const acceptedSummaries = new LruMap<string, AcceptedSummary>(64);
 
-function acceptedSummary({ strength, referenceTime }: GoldResult): AcceptedSummary {
+function acceptedSummary({ strength, referenceTime }: Partial<GoldResult>): AcceptedSummary {
   const key = JSON.stringify([strength ?? null, referenceTime ?? null]);
   return acceptedSummaries.getOrSet(key, () =>
     Object.freeze({ ok: true, gold: Object.freeze({ strength, referenceTime }) }),
@@ -87,8 +96,12 @@ function acceptedSummary({ strength, referenceTime }: GoldResult): AcceptedSumma
 
 export function summarize(item: ItemResult): ItemSummary {
   const results: ItemSummary['results'] = {};
-  for (const [formulation, result] of Object.entries(item.results) as [Formulation, FormulationResult | RestResult][])
-    results[formulation] = result.ok ? acceptedSummary(result.gold) : result;
+  for (const [formulation, result] of Object.entries(item.results) as [
+    Formulation,
+    FormulationResult | RestResult | ChainResult,
+  ][])
+    // A chain has no gold of its own: its composed statement's answer is in each sample.
+    results[formulation] = result.ok ? acceptedSummary('gold' in result ? result.gold : {}) : result;
   const { id, dbId, index } = item.instance;
   return { instance: { id, dbId, index }, results };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config/schema.js';
 import type { DatabaseInfo, Instance } from '../../core/model.js';
-import { PIPELINE_GRAPH } from '../graph.js';
+import { REST_BASED, PIPELINE_GRAPH } from '../graph.js';
 
 /**
  * The queue topology of a run, from the pipeline graph (graph.ts), and the typed payload of
@@ -27,10 +27,14 @@ import { PIPELINE_GRAPH } from '../graph.js';
 export const DEFAULT_PREFIX = 'nl2api';
 
 type GraphStage = (typeof PIPELINE_GRAPH)[number];
-/** The stages only REST goes through: each waits for others (a batch, a barrier), so each is a job of its own. */
-type RestOnlyStage = Extract<GraphStage, { serves: readonly ['rest'] }>['name'];
+/**
+ * The stages only REST goes through (its samples, and the chains made of them): each waits for
+ * others (a batch, a barrier), so each is a job of its own. chain.compose is not a job: the
+ * driver composes a database's chains from its workers' REST results as it assembles the run.
+ */
+type RestOnlyStage = Extract<GraphStage, { serves: typeof REST_BASED }>['name'];
 const REST_ONLY_STAGES = PIPELINE_GRAPH.flatMap((stage) =>
-  stage.serves.length === 1 && stage.serves[0] === 'rest' ? [stage.name as RestOnlyStage] : [],
+  stage.serves === REST_BASED ? [stage.name as RestOnlyStage] : [],
 );
 /** REST's path stages, labelled as in progress and metrics (progress.ts, restLabel). */
 const REST_CALL = 'rest.verify' satisfies `rest.${Extract<GraphStage, { kind: 'path' }>['name']}`;

@@ -4,6 +4,7 @@ import { PriorityLimit, type Limit } from '../../core/priority-limit.js';
 import type { ItemResult } from '../samples.js';
 import type { RestDedupStats, RestRunResult } from './rest.js';
 import type { RunResult } from './in-process.js';
+import type { ChainRunResult } from './chain.js';
 import { metricsOf, type StageMetrics } from './stage-runner.js';
 
 /**
@@ -32,6 +33,8 @@ export interface DatabaseRunners {
   sequences: ((part: DatabasePart) => Promise<RunResult>) | null;
   /** REST of one database's instances, or null when the run has no REST. */
   rest: ((part: DatabasePart) => Promise<RestRunResult>) | null;
+  /** The chains of one database, made of its REST results (runner/chain.ts), or null when the run has no chain. */
+  chains: ((part: DatabasePart, rest: RestRunResult) => Promise<ChainRunResult>) | null;
 }
 
 export interface DatabaseRunResult {
@@ -47,6 +50,7 @@ const DATABASES_IN_FLIGHT = 2;
 interface DatabaseRun {
   sequences: RunResult;
   rest: RestRunResult | null;
+  chains: ChainRunResult | null;
 }
 
 /**
@@ -76,7 +80,8 @@ export async function runByDatabase(
       ? await runners.sequences(part)
       : { items: part.instances.map((instance) => ({ instance, results: {} })), metrics: new Map(), aborted: false };
     const rest = runners.rest && !sequences.aborted ? await runners.rest(part) : null;
-    return { sequences, rest };
+    const chains = runners.chains && rest && !rest.aborted ? await runners.chains(part, rest) : null;
+    return { sequences, rest, chains };
   };
 
   const metrics = new Map<string, StageMetrics>();
@@ -92,10 +97,11 @@ export async function runByDatabase(
         run.catch(() => {});
         inFlight.set(started, run);
       }
-      const { sequences, rest } = await inFlight.get(i)!;
+      const { sequences, rest, chains } = await inFlight.get(i)!;
       inFlight.delete(i);
       addMetrics(metrics, sequences.metrics);
       if (rest) addMetrics(metrics, rest.metrics);
+      if (chains) addMetrics(metrics, chains.metrics);
       if (sequences.aborted || rest?.aborted) {
         // The run was interrupted: the database overlapping this one finishes its items in flight.
         await Promise.allSettled(inFlight.values());
@@ -106,6 +112,7 @@ export async function runByDatabase(
         dedup!.merges.push(...rest.dedup.merges);
         for (const item of sequences.items) item.results.rest = rest.results.get(item.instance);
       }
+      if (chains) for (const item of sequences.items) item.results.chain = chains.results.get(item.instance);
       await onDatabase(part.databases[0], sequences.items);
     }
   } catch (error) {

@@ -39,7 +39,7 @@ describe('runByDatabase', () => {
   test('two databases in flight; emitted in id order when a later one finishes first; the third waits for the first to be emitted', async () => {
     const { events, finish, sequences, done } = scriptedSequences();
     const emitted: string[] = [];
-    const run = runByDatabase(dbs, instances, { sequences, rest: null }, 4, async (d, items) => {
+    const run = runByDatabase(dbs, instances, { sequences, rest: null, chains: null }, 4, async (d, items) => {
       events.push(`emit ${d!.dbId}`);
       emitted.push(...items.map((item) => item.instance.index.toString()));
     });
@@ -66,7 +66,7 @@ describe('runByDatabase', () => {
       aborted: false,
     });
     const items: ItemResult[] = [];
-    const result = await runByDatabase(dbs, instances, { sequences: null, rest }, 2, async (_, its) => {
+    const result = await runByDatabase(dbs, instances, { sequences: null, rest, chains: null }, 2, async (_, its) => {
       items.push(...its);
     });
     expect(items.map((item) => item.results.rest?.ok)).toEqual([false, false, false, false]);
@@ -75,7 +75,7 @@ describe('runByDatabase', () => {
 
   test('an interrupted database ends the run as aborted once the one overlapping it has finished', async () => {
     const { events, finish, sequences, done } = scriptedSequences();
-    const run = runByDatabase(dbs, instances, { sequences, rest: null }, 2, async (d) => {
+    const run = runByDatabase(dbs, instances, { sequences, rest: null, chains: null }, 2, async (d) => {
       events.push(`emit ${d!.dbId}`);
     });
     await settle();
@@ -89,7 +89,7 @@ describe('runByDatabase', () => {
 
   test('a runner that throws fails the run after the other database in flight settles, however that one ends', async () => {
     const { events, finish, sequences } = scriptedSequences();
-    const run = runByDatabase(dbs, instances, { sequences, rest: null }, 2, async () => {});
+    const run = runByDatabase(dbs, instances, { sequences, rest: null, chains: null }, 2, async () => {});
     const outcome = run.then(
       () => 'resolved',
       (error: Error) => error.message,

@@ -8,6 +8,7 @@ import { StageRunner } from '../../pipeline/runner/stage-runner.js';
 import { RunStore } from '../../pipeline/store/run-store.js';
 import { backoffDelay, RetriesExhaustedError, withRetries } from '../../pipeline/runner/retry.js';
 import { assertNothingLost, collectRejections, computeStats, InvariantError } from '../../pipeline/stats.js';
+import { summarize } from '../../pipeline/samples.js';
 import type { Rejection } from '../../core/model.js';
 import type { ProgressEvent } from '../../pipeline/progress.js';
 import { nullExecutor, toyConfig, toyDb, toyInstances, toyStages } from './fixtures/toy.js';
@@ -226,7 +227,7 @@ describe('counts', () => {
       dataset: 'toy',
       dbIds: ['a', 'b'],
       formulations: ['slot', 'sel'],
-      items: run.items,
+      items: run.items.map(summarize),
       ingestRejections,
     });
     assertNothingLost(
@@ -266,7 +267,7 @@ describe('counts', () => {
     expect(funnel['sel.expand']).toEqual({ input: 4, accepted: 3, rejected: 1 });
     expect(funnel.verify).toEqual({ input: 3, accepted: 2, rejected: 1 });
 
-    const rejections = collectRejections(run.items, ingestRejections, ['sel', 'slot']);
+    const rejections = collectRejections(run.items.map(summarize), ingestRejections, ['sel', 'slot']);
     expect(rejections.filter((r) => r.formulation === 'slot')).toHaveLength(stats.formulations.slot!.total.rejected);
     expect(rejections.filter((r) => r.formulation === 'sel')).toHaveLength(stats.formulations.sel!.total.rejected);
     expect(rejections[0]).toMatchObject({ id: 'x1', formulation: 'slot', stage: 'ingest' });
@@ -289,7 +290,7 @@ describe('counts', () => {
       dataset: 'toy',
       dbIds: ['toy'],
       formulations: ['slot', 'sel'],
-      items: run.items,
+      items: run.items.map(summarize),
       ingestRejections: [],
     });
     expect(() => assertNothingLost(stats, new Map([['toy', 2]]))).toThrow(InvariantError);

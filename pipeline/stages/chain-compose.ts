@@ -1,0 +1,47 @@
+import { lazy } from '../../core/lazy.js';
+import { accept } from '../../core/outcome.js';
+import type { ChainRun, FirstHop } from '../../generators/chain/chains.js';
+import type { ServedEndpointSpec } from '../../runtime/rest/spec.js';
+import { verificationRelevantConfig } from '../../config/schema.js';
+import type { DatabaseStage } from '../stage.js';
+import { dbCacheKey } from './db-key.js';
+
+const chains = lazy(() => import('../../generators/chain/chains.js'));
+
+/**
+ * chain.compose, the per-database barrier after REST (issue 36): the database's verified REST
+ * samples are the first hops, the endpoints they call are the hops that may follow, and the
+ * chains that verify on the database and its variants are its chain samples
+ * (generators/chain). Cached like rest.dedup, by everything it reads.
+ */
+
+export interface ChainComposeInput {
+  /** The database's verified REST samples, in instance order. */
+  firsts: FirstHop[];
+  /** The endpoints they call, each once: what is served, so what a chain may call. */
+  endpoints: ServedEndpointSpec[];
+}
+
+export const chainComposeStage: DatabaseStage<ChainComposeInput, ChainRun> = {
+  kind: 'barrier',
+  name: 'chain.compose',
+  version: 1,
+  cacheKey: ({ firsts, endpoints }, ctx) => ({
+    db: dbCacheKey(ctx.db),
+    firsts,
+    endpoints,
+    chain: ctx.config.chain,
+    verification: verificationRelevantConfig(ctx.config.verification),
+    executeTimeoutMs: ctx.config.executeTimeoutMs,
+  }),
+  run: async ({ firsts, endpoints }, ctx) =>
+    accept(
+      await (
+        await chains()
+      ).composeChains(firsts, endpoints, ctx, {
+        attempts: ctx.config.chain.attempts,
+        perFirst: ctx.config.chain.perFirst,
+        concurrency: ctx.config.concurrency,
+      }),
+    ),
+};
