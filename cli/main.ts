@@ -74,7 +74,7 @@ export function buildProgram(): Command {
   const run = withRunOptions(
     program
       .command('generate')
-      .description('generate SLOT/SEL/REST datasets from a source (BIRD layout, or JSONL + SQLite dir)')
+      .description('generate SLOT/SEL/REST (and chain) datasets from a source (BIRD layout, or JSONL + SQLite dir)')
       .option('--source <dir>', 'dataset source directory (or question file)')
       .option('--dataset-name <name>', "the samples' dataset_name (default: from the source, e.g. bird-dev)")
       .option(

@@ -33,12 +33,30 @@ export interface HopByHop {
   answer: SqlValue[][];
 }
 
+/** One endpoint call on one database state, as the server runs it. */
+export type EndpointCall = (
+  endpoint: EndpointSpec,
+  args: Readonly<Record<string, ArgumentValue>>,
+) => Promise<ResultSet>;
+
+/**
+ * Calls on one state, each distinct call run once: the chains tried from one first hop call
+ * it, and their second hops, again and again.
+ */
+export function endpointCaller(db: DatabaseInfo, executor: SqlExecutor, timeoutMs: number): EndpointCall {
+  const calls = new Map<string, Promise<ResultSet>>();
+  return (endpoint, args) => {
+    const key = `${endpoint.operationId}\u0000${JSON.stringify(args)}`;
+    let call = calls.get(key);
+    if (!call) calls.set(key, (call = runEndpoint(endpoint, args, db, executor, timeoutMs)));
+    return call;
+  };
+}
+
 /** `choosing`: the run the chain is made from (the database's): each link's transform must be the one for its values' count. */
 export async function runHopByHop(
   hops: readonly ChainHopPlan[],
-  db: DatabaseInfo,
-  executor: SqlExecutor,
-  timeoutMs: number,
+  call: EndpointCall,
   choosing = false,
 ): Promise<Outcome<HopByHop>> {
   const responses: ResultSet[] = [];
@@ -46,13 +64,9 @@ export async function runHopByHop(
   for (const [i, hop] of hops.entries()) {
     const args: Record<string, ArgumentValue> = { ...hop.args };
     if (hop.link) {
-      const before = hops[i - 1];
       const values = responses[i - 1].rows.map((row) => row[hop.link!.fieldIndex]);
       const transform = transformOf(hop.link.transform);
-      const value =
-        choosing && values.length < transform.chosenFrom
-          ? undefined
-          : transform.apply(values, resultShape(before.endpoint.sql).ordered);
+      const value = choosing && values.length < transform.chosenFrom ? undefined : transform.apply(values);
       if (values.every((v) => v === null))
         return reject('bridge_empty', `hop ${i} gave no value for hop ${i + 1}'s ${hop.link.param}`);
       if (value === undefined || value === null)
@@ -64,7 +78,7 @@ export async function runHopByHop(
       bridges.push(value);
     }
     try {
-      responses.push(await runEndpoint(hop.endpoint, args, db, executor, timeoutMs));
+      responses.push(await call(hop.endpoint, args));
     } catch (error) {
       if (!isVerdict(error)) throw error;
       return reject(categoryOf(error, 'hop'), `hop ${i + 1} (${hop.endpoint.operationId}): ${error.message}`);

@@ -7,11 +7,14 @@ import type { ParameterSite } from './endpoint-sites.js';
  * in JavaScript (what an agent does with a response), and the same value in SQL (the composed
  * statement), so that both ways can be run and compared. A transform that cannot make exactly
  * one value of the rows does not apply: a bridge is never ambiguous.
+ *
+ * No "first row" transform: an ordered list's first row is the first of the rows tied on its
+ * sort keys, which SQLite versions and plans put first differently (seen: Python's sqlite3
+ * 3.40 and better-sqlite3's took different ones, and the reordered variant did not tell).
  */
 
 export const TRANSFORM_KINDS = [
   'value',
-  'first',
   'max',
   'min',
   'alphabetical_first',
@@ -25,8 +28,8 @@ export interface Transform {
   kind: TransformKind;
   /** Whether it can feed this parameter site. */
   feeds(site: ParameterSite): boolean;
-  /** The value made of a field's values (rows in the response's order), or undefined: not exactly one value. */
-  apply(values: readonly SqlValue[], ordered: boolean): SqlValue | undefined;
+  /** The value made of a field's values, or undefined: not exactly one value. */
+  apply(values: readonly SqlValue[]): SqlValue | undefined;
   /**
    * The fewest values it is chosen for: a list's transforms are for lists (a single row is
    * `value`'s). Only where the chain is made, on the database: on a variant, the largest of
@@ -64,15 +67,6 @@ const TRANSFORMS: Record<TransformKind, Transform> = {
     apply: single,
     sql: (rows, column) => `SELECT ${column} FROM ${rows}`,
     phrase: (field) => `the ${field} it gives`,
-  },
-  first: {
-    kind: 'first',
-    chosenFrom: 2,
-    feeds: bareComparison,
-    // Only a list in the order its SQL asks for has a first row that means something.
-    apply: (values, ordered) => (ordered && values.length >= 1 && values[0] !== null ? values[0] : undefined),
-    sql: (rows, column) => `SELECT ${column} FROM ${rows} LIMIT 1`,
-    phrase: (field) => `the first ${field} it lists`,
   },
   max: {
     kind: 'max',

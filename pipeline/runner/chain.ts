@@ -1,11 +1,10 @@
 import type { Config } from '../../config/schema.js';
-import type { Instance } from '../../core/model.js';
-import type { ChainRejection, ChainSample, FirstHop } from '../../generators/chain/chains.js';
+import type { DatabaseInfo, Instance } from '../../core/model.js';
+import type { ChainRejection, ChainSample, FirstHop } from '../chain/chains.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { calledEndpoints } from '../emit-rest.js';
 import type { AcceptedRestSample, ChainResult } from '../samples.js';
 import { chainComposeStage } from '../stages/chain-compose.js';
-import type { DatabasePart } from './by-database.js';
 import type { RestRunResult } from './rest.js';
 import type { StageMetrics, StageRunner } from './stage-runner.js';
 
@@ -30,7 +29,7 @@ export interface ChainRunResult {
 }
 
 export async function runChains(
-  part: DatabasePart,
+  part: { databases: readonly DatabaseInfo[]; instances: readonly Instance[] },
   rest: RestRunResult,
   { config, executor, stageRunner }: ChainRunOptions,
 ): Promise<ChainRunResult> {

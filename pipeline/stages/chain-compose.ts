@@ -1,12 +1,12 @@
 import { lazy } from '../../core/lazy.js';
 import { accept } from '../../core/outcome.js';
-import type { ChainRun, FirstHop } from '../../generators/chain/chains.js';
+import type { ChainRun, FirstHop } from '../chain/chains.js';
 import type { ServedEndpointSpec } from '../../runtime/rest/spec.js';
 import { verificationRelevantConfig } from '../../config/schema.js';
 import type { DatabaseStage } from '../stage.js';
 import { dbCacheKey } from './db-key.js';
 
-const chains = lazy(() => import('../../generators/chain/chains.js'));
+const chains = lazy(() => import('../chain/chains.js'));
 
 /**
  * chain.compose, the per-database barrier after REST (issue 36): the database's verified REST

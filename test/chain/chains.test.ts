@@ -2,14 +2,14 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { parseConfig } from '../../config/load.js';
 import type { DatabaseInfo } from '../../core/model.js';
-import { composeChains, type FirstHop } from '../../generators/chain/chains.js';
+import { composeChains, type FirstHop } from '../../pipeline/chain/chains.js';
 import { composeChain } from '../../generators/chain/compose.js';
 import { endpointSites } from '../../generators/chain/endpoint-sites.js';
 import { linkedColumns } from '../../generators/chain/links.js';
 import { checkContext, checkLeaks, mentions, templateQuestion } from '../../generators/chain/question.js';
-import { runHopByHop, type ChainHopPlan } from '../../generators/chain/run.js';
+import { endpointCaller, runHopByHop, type ChainHopPlan } from '../../generators/chain/run.js';
 import { transformOf } from '../../generators/chain/transforms.js';
-import { runOnDatabase, verifyChain } from '../../generators/chain/verify.js';
+import { ChainStates, runOnDatabase, verifyChain } from '../../pipeline/chain/verify.js';
 import type { ServedEndpointSpec } from '../../runtime/rest/spec.js';
 import { createDirectExecutor } from '../../runtime/sql/direct.js';
 import { schoolsDb } from '../rest/fixtures.js';
@@ -44,7 +44,7 @@ function endpoint(
         nullable: true,
       })),
     },
-  } as ServedEndpointSpec;
+  };
 }
 
 const countyOfSchool = endpoint(
@@ -146,13 +146,12 @@ describe('transforms', () => {
       ['month', ['2015-08-20']],
       ['value', ['only']],
     ] as const)
-      expect(transformOf(kind).apply(values, false)).toEqual(inSql(kind, [...values]));
+      expect(transformOf(kind).apply(values)).toEqual(inSql(kind, [...values]));
     connection.close();
-    expect(transformOf('value').apply(['a', 'b'], false)).toBeUndefined();
-    expect(transformOf('first').apply(['a', 'b'], false)).toBeUndefined(); // unordered: no first row
-    expect(transformOf('max').apply([1, 'b'], false)).toBeUndefined();
-    expect(transformOf('alphabetical_first').apply(['é', 'e'], false)).toBeUndefined(); // orders differ past ASCII
-    expect(transformOf('year').apply(['20/08/2015'], false)).toBeUndefined();
+    expect(transformOf('value').apply(['a', 'b'])).toBeUndefined();
+    expect(transformOf('max').apply([1, 'b'])).toBeUndefined();
+    expect(transformOf('alphabetical_first').apply(['é', 'e'])).toBeUndefined(); // orders differ past ASCII
+    expect(transformOf('year').apply(['20/08/2015'])).toBeUndefined();
   });
 });
 
@@ -168,13 +167,13 @@ describe('a chain', () => {
         link: { param: 'county_name', fieldIndex: 0, transform: 'value' as const },
       },
     ];
-    const run = await runHopByHop(hops, ctx.db, ctx.executor, 1000);
+    const run = await runHopByHop(hops, endpointCaller(ctx.db, ctx.executor, 1000));
     expect(run.ok && run.value.bridges).toEqual([1, 'Alameda']);
     expect(run.ok && run.value.answer).toEqual([['Oak High'], ['Pine Elementary']]);
     const composed = composeChain(hops.map((hop) => ({ ...hop, width: 1 })));
     expect(composed.args).toEqual({ h1_school_name: 'Oak High' });
     expect(composed.parameters.map((p) => p.name)).toEqual(['h1_school_name']);
-    const verified = await verifyChain(hops, run.ok ? run.value : (undefined as never), ctx);
+    const verified = await verifyChain(hops, run.ok ? run.value : (undefined as never), new ChainStates(ctx));
     expect(verified.ok).toBe(true);
     if (verified.ok)
       expect(verified.value.variants.map((v) => v.variant)).toEqual(['reordered', 'perturbed-1', 'perturbed-2']);
@@ -188,7 +187,7 @@ describe('a chain', () => {
         { endpoint: schoolsOfCounty, args: { county_name: 'Alameda' } },
         { endpoint: enrollmentOfSchool, args: {}, link: { param: 'name', fieldIndex: 0, transform: 'value' } },
       ],
-      ctx,
+      new ChainStates(ctx),
     );
     expect(!ambiguous.ok && ambiguous.category).toBe('bridge_ambiguous');
     const empty = await runOnDatabase(
@@ -196,7 +195,7 @@ describe('a chain', () => {
         { endpoint: countyOfSchool, args: { school_name: 'No Such School' } },
         { endpoint: countyName, args: {}, link: { param: 'id', fieldIndex: 0, transform: 'value' } },
       ],
-      ctx,
+      new ChainStates(ctx),
     );
     expect(!empty.ok && empty.category).toBe('bridge_empty');
     // A single row is `value`'s: a list's transform is not chosen for it.
@@ -205,7 +204,7 @@ describe('a chain', () => {
         { endpoint: countyOfSchool, args: { school_name: 'Oak High' } },
         { endpoint: countyName, args: {}, link: { param: 'id', fieldIndex: 0, transform: 'max' } },
       ],
-      ctx,
+      new ChainStates(ctx),
     );
     expect(!trivial.ok && trivial.category).toBe('bridge_ambiguous');
     const broken = endpoint(
@@ -219,7 +218,7 @@ describe('a chain', () => {
         { endpoint: countyOfSchool, args: { school_name: 'Oak High' } },
         { endpoint: broken, args: {}, link: { param: 'id', fieldIndex: 0, transform: 'value' } },
       ],
-      ctx,
+      new ChainStates(ctx),
     );
     expect(!failed.ok && failed.category).toBe('hop_failed');
     await ctx.executor.close();
@@ -232,9 +231,9 @@ describe('a chain', () => {
       { endpoint: anyCounty, args: {} },
       { endpoint: countyName, args: {}, link: { param: 'id', fieldIndex: 0, transform: 'value' as const } },
     ];
-    const run = await runOnDatabase(hops, ctx);
+    const run = await runOnDatabase(hops, new ChainStates(ctx));
     expect(run.ok).toBe(true);
-    const verified = await verifyChain(hops, run.ok ? run.value : (undefined as never), ctx);
+    const verified = await verifyChain(hops, run.ok ? run.value : (undefined as never), new ChainStates(ctx));
     expect(!verified.ok && verified.category).toBe('nondeterministic');
     await ctx.executor.close();
   });

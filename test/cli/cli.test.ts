@@ -112,7 +112,7 @@ describe('nl2api CLI', () => {
     expect(code).toBe(0);
     const help = stdout.replace(/\s+/g, ' ');
     for (const shown of [
-      '--formulations <list> comma-separated: slot,sel,rest (default: slot,sel,rest)',
+      '--formulations <list> comma-separated: slot,sel,rest,chain (default: slot,sel,rest)',
       '--out <dir> output directory (default: output)',
       '--concurrency <n> items in flight (default: 8)',
       '--sql-workers <n> SQL worker processes (default: 2)',

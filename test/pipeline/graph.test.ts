@@ -19,6 +19,8 @@ describe('the pipeline graph', () => {
       slot: ['ingest', 'gold', 'parse', 'slot.decompose', 'execute', 'verify'],
       sel: ['ingest', 'gold', 'parse', 'slot.decompose', 'sel.expand', 'execute', 'verify'],
       rest: ['ingest', 'gold', 'rest.synthesize', 'rest.dedup', 'execute', 'verify'],
+      // A chain's first hop is a verified REST sample.
+      chain: ['ingest', 'gold', 'rest.synthesize', 'rest.dedup', 'execute', 'verify', 'chain.compose'],
     });
   });
 

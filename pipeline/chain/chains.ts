@@ -3,11 +3,11 @@ import type { SqlValue } from '../../core/model.js';
 import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { responseBody } from '../../runtime/rest/response.js';
 import type { ArgumentValue, ServedEndpointSpec } from '../../runtime/rest/spec.js';
-import { continuations, HopGraph, type Continuation } from './candidates.js';
-import { checkContext, checkLeaks, templateQuestion } from './question.js';
-import type { ChainHopPlan } from './run.js';
-import type { TransformKind } from './transforms.js';
-import { runOnDatabase, verifyChain, type ChainContext, type VerifiedChain } from './verify.js';
+import { continuations, HopGraph, type Continuation } from '../../generators/chain/candidates.js';
+import { checkContext, checkLeaks, templateQuestion } from '../../generators/chain/question.js';
+import type { ChainHopPlan } from '../../generators/chain/run.js';
+import type { TransformKind } from '../../generators/chain/transforms.js';
+import { ChainStates, runOnDatabase, verifyChain, type ChainContext, type VerifiedChain } from './verify.js';
 
 /**
  * A database's chain samples (issue 36): from each verified REST sample as the first hop, the
@@ -102,12 +102,14 @@ export async function composeChains(
             return none(`question:${context.category}`, context.message);
           }
           const kept: ChainSample[] = [];
+          // Per task: the calls its chains share are made once (its first hop's, its second hops').
+          const states = new ChainStates(ctx);
           let tried = 0;
           let seen = 0;
           let last: { category: string; message: string } | undefined;
           for (const continuation of continuations(graph, first.endpoint, length, `${ctx.db.dbId}/${first.id}`)) {
             seen++;
-            const outcome = await chainOf(first, continuation, kept.length + 1, ctx);
+            const outcome = await chainOf(first, continuation, kept.length + 1, states);
             // A link that makes no single value on the database is not a try: nothing else ran.
             if (!outcome.ok && UNTRIED.has(outcome.category)) continue;
             if (outcome.ok) {
@@ -160,16 +162,16 @@ async function chainOf(
   first: FirstHop,
   continuation: Continuation,
   n: number,
-  ctx: ChainContext,
+  states: ChainStates,
 ): Promise<Outcome<ChainSample>> {
   const hops = hopsOf(first, continuation);
   const plans = planOf(hops);
-  const run = await runOnDatabase(plans, ctx);
+  const run = await runOnDatabase(plans, states);
   if (!run.ok) return run;
   const { question, components } = templateQuestion(first.question, hops);
   const leaks = checkLeaks(question, run.value.bridges, run.value.answer);
   if (!leaks.ok) return reject(`question:${leaks.category}`, leaks.message);
-  const verified = await verifyChain(plans, run.value, ctx);
+  const verified = await verifyChain(plans, run.value, states);
   if (!verified.ok) return verified;
   return accept({
     id: `${first.id}.${hops.length}.${n}`,

@@ -3,10 +3,18 @@ import type { DatabaseInfo, SqlValue, Verdict } from '../../core/model.js';
 import { accept, reject, type Outcome } from '../../core/outcome.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
 import { resultShape } from '../../runtime/sql/result-shape.js';
-import { onVariant, variantsOf } from '../../pipeline/variants.js';
+import { onVariant, variantsOf, type Variant } from '../variants.js';
 import { compareWithGold } from '../../verifiers/compare.js';
-import type { ComposedStatement } from './compose.js';
-import { composedOf, runComposed, runHopByHop, type ChainHopPlan, type HopByHop } from './run.js';
+import type { ComposedStatement } from '../../generators/chain/compose.js';
+import {
+  composedOf,
+  endpointCaller,
+  runComposed,
+  runHopByHop,
+  type ChainHopPlan,
+  type EndpointCall,
+  type HopByHop,
+} from '../../generators/chain/run.js';
 
 /**
  * A chain is kept only if it means one thing (issue 36): run hop by hop and as its composed
@@ -36,9 +44,26 @@ export interface ChainContext {
   executor: SqlExecutor;
 }
 
+/** The endpoint calls of the database and of each variant, each distinct call made once (run.ts endpointCaller). */
+export class ChainStates {
+  private readonly callers = new Map<string, EndpointCall>();
+  constructor(readonly ctx: ChainContext) {}
+
+  /** The database itself (no variant), or a variant by its name. */
+  caller(variant?: Variant): EndpointCall {
+    const name = variant?.name ?? '';
+    let caller = this.callers.get(name);
+    if (!caller) {
+      const { db, executor } = variant ? onVariant(this.ctx, variant) : this.ctx;
+      this.callers.set(name, (caller = endpointCaller(db, executor, this.ctx.config.executeTimeoutMs)));
+    }
+    return caller;
+  }
+}
+
 /** The chain on the database itself: run hop by hop (the links each make one value), not empty. */
-export async function runOnDatabase(hops: readonly ChainHopPlan[], ctx: ChainContext): Promise<Outcome<HopByHop>> {
-  const run = await runHopByHop(hops, ctx.db, ctx.executor, ctx.config.executeTimeoutMs, true);
+export async function runOnDatabase(hops: readonly ChainHopPlan[], states: ChainStates): Promise<Outcome<HopByHop>> {
+  const run = await runHopByHop(hops, states.caller(), true);
   if (!run.ok) return run;
   if (run.value.answer.length === 0 || run.value.answer.every((row) => row.every((v) => v === null)))
     return reject('empty_answer', 'the chain answers no value on the database');
@@ -55,9 +80,9 @@ export async function runOnDatabase(hops: readonly ChainHopPlan[], ctx: ChainCon
 export async function verifyChain(
   hops: readonly ChainHopPlan[],
   run: HopByHop,
-  ctx: ChainContext,
+  states: ChainStates,
 ): Promise<Outcome<VerifiedChain>> {
-  const timeoutMs = ctx.config.executeTimeoutMs;
+  const { ctx } = states;
   const lastSql = hops[hops.length - 1].endpoint.sql;
   const composed = composedOf(
     hops,
@@ -68,7 +93,7 @@ export async function verifyChain(
   const variants: VerifiedChain['variants'] = [];
   for (const variant of variantsOf(ctx.config.verification)) {
     const there = { ...ctx, ...onVariant(ctx, variant) };
-    const hopByHop = await runHopByHop(hops, there.db, there.executor, timeoutMs);
+    const hopByHop = await runHopByHop(hops, states.caller(variant));
     if (!hopByHop.ok && hopByHop.category === 'bridge_empty') {
       variants.push({ variant: variant.name, open: true });
       continue;
