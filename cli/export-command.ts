@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { growHeapAsV8Does } from './heap.js';
 import { loadConfig } from '../config/load.js';
 import { EXPORT_DEFAULTS, LIVE_API_BENCH_LAYOUTS, LIVE_API_BENCH_PANDAS } from '../config/schema.js';
-import { FORMULATIONS, type Formulation } from '../core/model.js';
+import { EVALUATED_FORMULATIONS, type Formulation } from '../core/model.js';
 import { UserFacingError } from '../core/errors.js';
 import { positiveInt } from './args.js';
 import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
@@ -236,8 +236,11 @@ export function exportReport({ summary, unchanged, written }: ExportResult): str
 
 function formulations(value: string): Formulation[] {
   const list = value.split(',').map((f) => f.trim());
-  const unknown = list.filter((f) => !(FORMULATIONS as readonly string[]).includes(f));
-  if (unknown.length) throw new InvalidArgumentError(`unknown formulation ${unknown.join(', ')} (slot, sel, rest)`);
+  const unknown = list.filter((f) => !(EVALUATED_FORMULATIONS as readonly string[]).includes(f));
+  if (unknown.length)
+    throw new InvalidArgumentError(
+      `unknown formulation ${unknown.join(', ')} (${EVALUATED_FORMULATIONS.join(', ')}; chain samples are not exported yet)`,
+    );
   return list as Formulation[];
 }
 

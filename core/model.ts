@@ -213,6 +213,11 @@ export interface SelSequence extends SlotSequence {
 /** The formulations, in canonical order (pipeline/formulations.ts has what each one is made of). */
 export const FORMULATIONS = ['slot', 'sel', 'rest', 'chain'] as const;
 export type Formulation = (typeof FORMULATIONS)[number];
+/**
+ * The formulations whose samples `eval`, `export` and `mcp` read. Chain samples (issue 36) are
+ * generated and their endpoints served; evaluating and exporting them is still to come.
+ */
+export const EVALUATED_FORMULATIONS = ['slot', 'sel', 'rest'] as const satisfies readonly Formulation[];
 /** The tool-sequence formulations, run by the SLOT/SEL item flow (pipeline/runner/flow.ts). */
 export const SEQUENCE_FORMULATIONS = ['slot', 'sel'] as const;
 export type SequenceFormulation = (typeof SEQUENCE_FORMULATIONS)[number];
