@@ -31,6 +31,8 @@ import { ITEM_STAGES, emitStage, ingestStage } from './stages/index.js';
 import {
   assertNothingLost,
   collectRejections,
+  chainStats,
+  type ChainStats,
   computeStats,
   type DeterministicStats,
   type RunStats,
@@ -209,6 +211,10 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     const restProgress = ProgressTracker.forRest(source.instances.length, source.databases.length, listener);
     const files: EmittedFile[] = [];
     const summaries: ItemSummary[] = [];
+    // Counted as each database is written: the summaries keep no chains.
+    const chains: ChainStats | undefined = formulations.includes('chain')
+      ? { samples: 0, byHops: {}, byTransform: {}, byDb: {} }
+      : undefined;
     const run = await runByDatabase(
       source.databases,
       source.instances,
@@ -254,6 +260,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
       async (db, items) => {
         if (queued) explainJobFailures(items, queued.failed);
         if (db) files.push(...(await emitStage.run({ items }, { config, db, datasetName, outDir })));
+        if (chains) chainStats(items, chains);
         for (const item of items) summaries.push(summarize(item));
         // Nothing of this database is asked again: its shared SQL results and tool specs go with it.
         if (db) {
@@ -267,7 +274,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     // The run-level files list items in source order, not database by database.
     summaries.sort((a, b) => a.instance.index - b.instance.index);
 
-    const statsWithoutTiming = checkedStats(source, datasetName, formulations, summaries, run.dedup);
+    const statsWithoutTiming = checkedStats(source, datasetName, formulations, summaries, run.dedup, chains);
     const rejections = collectRejections(summaries, source.rejections, formulations);
     files.push(await writeArtifact(outDir, 'rejections.jsonl', jsonlText(rejections)));
     const metrics = Object.fromEntries(
@@ -372,6 +379,7 @@ function checkedStats(
   formulations: readonly Formulation[],
   items: readonly ItemSummary[],
   rest?: RestDedupStats,
+  chain?: ChainStats,
 ): DeterministicStats {
   const dbIds = [...new Set([...source.databases.map((db) => db.dbId), ...source.rejections.map((r) => r.db)])];
   const expected = new Map<string, number>(dbIds.map((db) => [db, 0]));
@@ -379,5 +387,5 @@ function checkedStats(
   for (const r of source.rejections) expected.set(r.db, (expected.get(r.db) ?? 0) + 1);
   const stats = computeStats({ dataset: datasetName, dbIds, formulations, items, ingestRejections: source.rejections });
   assertNothingLost(stats, expected);
-  return rest ? { ...stats, rest } : stats;
+  return { ...stats, ...(rest ? { rest } : {}), ...(chain ? { chain } : {}) };
 }

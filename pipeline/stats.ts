@@ -3,7 +3,7 @@ import type { StageMetrics } from './runner/stage-runner.js';
 import type { SqlCounts } from './sql-memo.js';
 import type { RestDedupStats } from './runner/rest.js';
 import type { UsageSnapshot } from '../generators/llm/usage.js';
-import type { ItemSummary } from './samples.js';
+import type { ItemResult, ItemSummary } from './samples.js';
 import { funnelOf, type StageName } from './graph.js';
 
 /**
@@ -54,7 +54,32 @@ export interface RunStats {
   formulations: Partial<Record<Formulation, FormulationStats>>;
   /** REST endpoints per database before/after dedup and every merge with its reason. */
   rest?: RestDedupStats;
+  /** The chain samples (an instance's REST sample starts 0 to several): how many, by length and by transform. */
+  chain?: ChainStats;
   timing: RunTiming;
+}
+
+export interface ChainStats {
+  samples: number;
+  byHops: Record<string, number>;
+  byTransform: Record<string, number>;
+  byDb: Record<string, number>;
+}
+
+/** The chain samples of these items, counted. */
+export function chainStats(items: readonly ItemResult[], into: ChainStats): ChainStats {
+  for (const item of items) {
+    const chain = item.results.chain;
+    if (!chain?.ok) continue;
+    for (const sample of chain.samples) {
+      into.samples++;
+      into.byHops[sample.hops.length] = (into.byHops[sample.hops.length] ?? 0) + 1;
+      into.byDb[item.instance.dbId] = (into.byDb[item.instance.dbId] ?? 0) + 1;
+      for (const hop of sample.hops)
+        if (hop.link) into.byTransform[hop.link.transform] = (into.byTransform[hop.link.transform] ?? 0) + 1;
+    }
+  }
+  return into;
 }
 
 /** Stats without `timing`: a function of the inputs, config and cached outcomes only. */
