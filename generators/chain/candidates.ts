@@ -1,5 +1,4 @@
 import type { DatabaseInfo } from '../../core/model.js';
-import { sha256 } from '../../core/hash.js';
 import type { ServedEndpointSpec } from '../../runtime/rest/spec.js';
 import type { ChainLink } from './compose.js';
 import { endpointSites, type EndpointSites } from './endpoint-sites.js';
@@ -115,11 +114,22 @@ export function* continuations(
 
 /** The hops in the order of their seeded hashes. */
 function ranked(hops: readonly NextHop[], seed: string): NextHop[] {
+  const base = fnv1a(seed, FNV_OFFSET);
   return hops
-    .map((hop) => ({ hop, rank: sha256(`${seed}\u0000${signature(hop)}`) }))
-    .sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0))
+    .map((hop) => ({ hop, rank: fnv1a(signature(hop), base) }))
+    .sort((a, b) => a.rank - b.rank)
     .map(({ hop }) => hop);
 }
+
+/**
+ * FNV-1a, 32 bits, from `hash`: an order that only has to be the same on every run and spread
+ * hops about (a cryptographic hash of every pair of hops cost a cold BIRD dev run ~0.9 s).
+ */
+function fnv1a(text: string, hash: number): number {
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619) >>> 0;
+  return hash;
+}
+const FNV_OFFSET = 2166136261;
 
 const signature = (hop: NextHop) =>
   `${hop.endpoint.operationId}:${hop.link.param}:${hop.link.fieldIndex}:${hop.link.transform}`;
