@@ -21,6 +21,7 @@ import { loadSource } from '../pipeline/sources/index.js';
 import { topRejections, type RunStats, type Tally } from '../pipeline/stats.js';
 import { createDirectExecutor } from '../runtime/sql/direct.js';
 import { constructsBench, constructsLines } from './constructs-bench.js';
+import { chainBench, chainLines } from './chain-bench.js';
 import { differentialFigures } from './differential.js';
 import { evalBench, evalLines } from './eval-bench.js';
 import { protocolBench, protocolLines } from './eval-protocol-bench.js';
@@ -45,7 +46,8 @@ import { runawayLines, runawaySynthesis } from './runaway-synthesis.js';
  * results); (d) a rerun with one question's SQL changed; (e) the paper tool pool, for
  * coverage; (f) the REST formulation with the template synthesizer, cold and warm: coverage,
  * endpoints before/after dedup, parameters per endpoint (rest-dataset.ts); (f2) issue 34's own
- * question set in every formulation, re-executed by python3 sqlite3 (constructs-bench.ts); (g) REST server
+ * question set in every formulation, re-executed by python3 sqlite3 (constructs-bench.ts); (f3) issue 36's
+ * chains: cold rest,chain against cold rest, their counts, re-executed by python3 sqlite3 (chain-bench.ts); (g) REST server
  * throughput for three representative endpoints, laned and single-pool, 8 and 32 connections, quiet and with a
  * busy loop per core, with requests per server CPU second and worker recycles per minute (rest-throughput.ts); (g0) head-of-line blocking (head-of-line.ts: a cheap endpoint's
  * latency while 16 clients hammer an expensive one, and right after a kill; laned and single-pool); (g1) every endpoint of (f)'s
@@ -182,6 +184,10 @@ async function main(): Promise<void> {
     const restFigures = restDatasetFigures(path.join(work, 'rest'));
     process.stderr.write("(f2) issue 34's constructs set, every formulation, re-executed by python3 sqlite3...\n");
     const constructs = await constructsBench(work, generateInChild, root);
+    process.stderr.write(
+      '(f3) chain formulation (issue 36): cold rest, then cold rest,chain; re-executed by python3 sqlite3...\n',
+    );
+    const chain = await chainBench(work, birdDir, generateInChild, root);
     const restStats = restCold.stats.formulations.rest!;
     const differential = differentialFigures({
       coldMs: cold.wallMs,
@@ -241,6 +247,7 @@ async function main(): Promise<void> {
       export: exported,
       mcp,
       constructs,
+      chain,
       baseline: { ms: Math.round(base.ms), runsMs: bases.map((b) => Math.round(b.ms)), errors: base.errors },
       cold: {
         ms: Math.round(cold.wallMs),
@@ -358,6 +365,7 @@ async function main(): Promise<void> {
       `  REST cold generate ${fmt(restCold.wallMs)} = ${(restCold.wallMs / base.ms).toFixed(1)}x baseline; warm rerun ${fmt(restWarm.wallMs)} = ${((100 * restWarm.wallMs) / restCold.wallMs).toFixed(1)}% of its cold run`,
     );
     lines.push(...constructsLines(constructs));
+    lines.push(...chainLines(chain));
     lines.push(...restThroughputLines(rest, 3), ...headOfLineLines(hol));
     lines.push(...sweepLines(sweep));
     lines.push(...typeSweepLines(types.rest, types.sequences));

@@ -27,12 +27,18 @@ export async function constructsBench(
   const out = path.join(work, 'constructs');
   const { stats } = await generate(['--source', source, '--cache-dir', path.join(work, 'constructs-cache')], out);
   const formulations = Object.fromEntries(Object.entries(stats.formulations).map(([f, s]) => [f, figures(s.total)]));
+  const { line, ok } = recheck(root, source, out);
+  return { formulations, recheck: line, recheckOk: ok };
+}
+
+/** bench/recheck.py on a generated output: its summary line (or why it did not run), and whether every sample agreed. */
+export function recheck(root: string, source: string, out: string): { line: string; ok: boolean } {
   const python = ['/usr/bin/python3', 'python3'].find((p) => (p.includes('/') ? existsSync(p) : true))!;
   const run = spawnSync(python, [path.join(root, 'bench', 'recheck.py'), source, out], { encoding: 'utf8' });
-  const recheck = run.error
+  const line = run.error
     ? `not run (${run.error.message})`
     : (run.stdout.trim().split('\n').pop() ?? '') + (run.status === 0 ? '' : ` (exit ${run.status})`);
-  return { formulations, recheck, recheckOk: run.status === 0 };
+  return { line, ok: run.status === 0 };
 }
 
 function figures(t: Tally): { accepted: number; input: number; rejectedBy: Record<string, number> } {
