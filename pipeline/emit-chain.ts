@@ -41,7 +41,9 @@ export function chainSampleRecord(
     verification: {
       composed: { ok: true, category: verified.agreement.category, message: verified.agreement.message },
       variants: verified.variants.map((v) =>
-        'open' in v ? { variant: v.variant, open: true } : { variant: v.variant, ok: true },
+        'open' in v
+          ? { variant: v.variant, open: true }
+          : { variant: v.variant, ok: true, ...(v.proven ? { proven: true } : {}) },
       ),
     },
   };
