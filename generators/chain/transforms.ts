@@ -59,6 +59,28 @@ const textMax = (values: string[]) => values.reduce((a, b) => (b > a ? b : a));
 /** An ISO date's text (`YYYY-MM-DD…`), SQLite's own form: its parts are where STRFTIME reads them. */
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}/;
 
+/**
+ * The largest or smallest of a list's values, as SQL's MAX or MIN gives it, for the values
+ * `fits` accepts. BINARY collation in the SQL: a column's own (NOCASE) would order text
+ * otherwise than JavaScript does.
+ */
+function extremum<V extends SqlValue>(
+  kind: TransformKind,
+  fits: (values: readonly SqlValue[]) => values is V[],
+  aggregate: 'MAX' | 'MIN',
+  pick: (values: V[]) => V,
+  words: string,
+): Transform {
+  return {
+    kind,
+    chosenFrom: 2,
+    feeds: bareComparison,
+    apply: (values) => (fits(values) ? pick(values) : undefined),
+    sql: (rows, column) => `SELECT ${aggregate}(${column} COLLATE BINARY) FROM ${rows}`,
+    phrase: (field) => `${words} ${field} it lists`,
+  };
+}
+
 const TRANSFORMS: Record<TransformKind, Transform> = {
   value: {
     kind: 'value',
@@ -68,39 +90,10 @@ const TRANSFORMS: Record<TransformKind, Transform> = {
     sql: (rows, column) => `SELECT ${column} FROM ${rows}`,
     phrase: (field) => `the ${field} it gives`,
   },
-  max: {
-    kind: 'max',
-    chosenFrom: 2,
-    feeds: bareComparison,
-    apply: (values) => (allNumbers(values) ? Math.max(...values) : undefined),
-    sql: (rows, column) => `SELECT MAX(${column}) FROM ${rows}`,
-    phrase: (field) => `the largest ${field} it lists`,
-  },
-  min: {
-    kind: 'min',
-    chosenFrom: 2,
-    feeds: bareComparison,
-    apply: (values) => (allNumbers(values) ? Math.min(...values) : undefined),
-    sql: (rows, column) => `SELECT MIN(${column}) FROM ${rows}`,
-    phrase: (field) => `the smallest ${field} it lists`,
-  },
-  // A column's own collation (NOCASE) would order otherwise: the comparison is BINARY's, as in JavaScript.
-  alphabetical_first: {
-    kind: 'alphabetical_first',
-    chosenFrom: 2,
-    feeds: bareComparison,
-    apply: (values) => (allAscii(values) ? textMin(values) : undefined),
-    sql: (rows, column) => `SELECT MIN(${column} COLLATE BINARY) FROM ${rows}`,
-    phrase: (field) => `the alphabetically first ${field} it lists`,
-  },
-  alphabetical_last: {
-    kind: 'alphabetical_last',
-    chosenFrom: 2,
-    feeds: bareComparison,
-    apply: (values) => (allAscii(values) ? textMax(values) : undefined),
-    sql: (rows, column) => `SELECT MAX(${column} COLLATE BINARY) FROM ${rows}`,
-    phrase: (field) => `the alphabetically last ${field} it lists`,
-  },
+  max: extremum('max', allNumbers, 'MAX', (v) => Math.max(...v), 'the largest'),
+  min: extremum('min', allNumbers, 'MIN', (v) => Math.min(...v), 'the smallest'),
+  alphabetical_first: extremum('alphabetical_first', allAscii, 'MIN', textMin, 'the alphabetically first'),
+  alphabetical_last: extremum('alphabetical_last', allAscii, 'MAX', textMax, 'the alphabetically last'),
   year: {
     kind: 'year',
     chosenFrom: 1,

@@ -175,8 +175,15 @@ describe('a chain', () => {
     expect(composed.parameters.map((p) => p.name)).toEqual(['h1_school_name']);
     const verified = await verifyChain(hops, run.ok ? run.value : (undefined as never), new ChainStates(ctx));
     expect(verified.ok).toBe(true);
-    if (verified.ok)
+    if (verified.ok) {
       expect(verified.value.variants.map((v) => v.variant)).toEqual(['reordered', 'perturbed-1', 'perturbed-2']);
+      // No hop's answer depends on row order: the reordered variant's answer is the database's, not run.
+      expect(verified.value.variants[0]).toEqual({
+        variant: 'reordered',
+        answer: [['Oak High'], ['Pine Elementary']],
+        proven: true,
+      });
+    }
     await ctx.executor.close();
   });
 
