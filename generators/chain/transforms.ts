@@ -81,6 +81,25 @@ function extremum<V extends SqlValue>(
   };
 }
 
+/**
+ * One part of an ISO date (`YYYY-MM-DD…`, SQLite's own form: where STRFTIME reads its parts),
+ * into a parameter compared with STRFTIME's `format` of a column: characters `start` (1-based)
+ * to `start + length - 1`, as SQL's substr counts them.
+ */
+function datePartOf(kind: TransformKind, format: string, start: number, length: number): Transform {
+  return {
+    kind,
+    chosenFrom: 1,
+    feeds: datePart(format),
+    apply: (values) => {
+      const value = single(values);
+      return typeof value === 'string' && ISO_DATE.test(value) ? value.slice(start - 1, start - 1 + length) : undefined;
+    },
+    sql: (rows, column) => `SELECT substr(${column}, ${start}, ${length}) FROM ${rows}`,
+    phrase: (field) => `the ${kind} of the ${field} it gives`,
+  };
+}
+
 const TRANSFORMS: Record<TransformKind, Transform> = {
   value: {
     kind: 'value',
@@ -94,28 +113,8 @@ const TRANSFORMS: Record<TransformKind, Transform> = {
   min: extremum('min', allNumbers, 'MIN', (v) => Math.min(...v), 'the smallest'),
   alphabetical_first: extremum('alphabetical_first', allAscii, 'MIN', textMin, 'the alphabetically first'),
   alphabetical_last: extremum('alphabetical_last', allAscii, 'MAX', textMax, 'the alphabetically last'),
-  year: {
-    kind: 'year',
-    chosenFrom: 1,
-    feeds: datePart('%Y'),
-    apply: (values) => {
-      const value = single(values);
-      return typeof value === 'string' && ISO_DATE.test(value) ? value.slice(0, 4) : undefined;
-    },
-    sql: (rows, column) => `SELECT substr(${column}, 1, 4) FROM ${rows}`,
-    phrase: (field) => `the year of the ${field} it gives`,
-  },
-  month: {
-    kind: 'month',
-    chosenFrom: 1,
-    feeds: datePart('%m'),
-    apply: (values) => {
-      const value = single(values);
-      return typeof value === 'string' && ISO_DATE.test(value) ? value.slice(5, 7) : undefined;
-    },
-    sql: (rows, column) => `SELECT substr(${column}, 6, 2) FROM ${rows}`,
-    phrase: (field) => `the month of the ${field} it gives`,
-  },
+  year: datePartOf('year', '%Y', 1, 4),
+  month: datePartOf('month', '%m', 6, 2),
 };
 
 export const transformOf = (kind: TransformKind): Transform => TRANSFORMS[kind];
