@@ -10,10 +10,11 @@ import type { TransformKind } from '../../generators/chain/transforms.js';
 import { ChainStates, runOnDatabase, verifyChain, type ChainContext, type VerifiedChain } from './verify.js';
 
 /**
- * A database's chain samples (issue 36): from each verified REST sample as the first hop, the
- * first 2-hop and the first 3-hop continuation (candidates.ts, in their seeded order) that
- * verifies (verify.ts) and whose question passes its checks (question.ts), trying at most
- * `attempts` of each. Every try that fails is counted by why.
+ * A database's chain samples (issue 36): from each verified REST sample as the first hop, per
+ * length (2 and 3 hops), the first `perFirst` continuations (generators/chain/candidates.ts, in
+ * their seeded order) that verify (verify.ts) and whose question passes its checks
+ * (generators/chain/question.ts), trying at most `attempts`. Every try that fails is counted
+ * by why.
  */
 
 /** A verified REST sample: the first hop of its chains. */
@@ -132,7 +133,7 @@ export async function composeChains(
   // In first-hop order, then length: the same order whatever finished first.
   return {
     samples: found.filter((f) => Array.isArray(f)).flat(),
-    refused,
+    refused: Object.fromEntries(Object.entries(refused).sort(([a], [b]) => (a < b ? -1 : 1))),
     without: found.filter((f): f is ChainRejection => !Array.isArray(f)),
   };
 }
