@@ -1,4 +1,5 @@
 import type { Config } from '../../config/schema.js';
+import { groupBy } from '../../core/group.js';
 import type { DatabaseInfo, Instance } from '../../core/model.js';
 import type { ChainRejection, ChainSample, FirstHop } from '../chain/chains.js';
 import type { SqlExecutor } from '../../runtime/sql/executor.js';
@@ -72,14 +73,8 @@ export async function runChains(
   return { results, metrics: stageRunner.metrics };
 }
 
-function groupByFirst<T extends ChainSample | ChainRejection>(list: readonly T[]): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const entry of list) {
-    const key = 'firstId' in entry ? entry.firstId : '';
-    groups.set(key, [...(groups.get(key) ?? []), entry]);
-  }
-  return groups;
-}
+const groupByFirst = <T extends ChainSample | ChainRejection>(list: readonly T[]): Map<string, T[]> =>
+  groupBy(list, (entry) => entry.firstId);
 
 function rejectionOf(reasons: readonly ChainRejection[]): ChainResult {
   const [first] = reasons;
