@@ -47,26 +47,32 @@ export interface ChainContext {
   executor: SqlExecutor;
 }
 
-/** The endpoint calls of the database and of each variant, each distinct call made once (run.ts endpointCaller). */
+/** A database state: what runs SQL there, and its endpoint calls, each distinct call made once (run.ts endpointCaller). */
+interface ChainState {
+  ctx: ChainContext;
+  call: EndpointCall;
+}
+
+/** The database and each variant, as states made once. */
 export class ChainStates {
-  private readonly callers = new Map<string, EndpointCall>();
+  private readonly states = new Map<string, ChainState>();
   constructor(readonly ctx: ChainContext) {}
 
-  /** The database itself (no variant), or a variant by its name. */
-  caller(variant?: Variant): EndpointCall {
+  /** The database itself (no variant), or a variant. */
+  of(variant?: Variant): ChainState {
     const name = variant?.name ?? '';
-    let caller = this.callers.get(name);
-    if (!caller) {
-      const { db, executor } = variant ? onVariant(this.ctx, variant) : this.ctx;
-      this.callers.set(name, (caller = endpointCaller(db, executor, this.ctx.config.executeTimeoutMs)));
+    let state = this.states.get(name);
+    if (!state) {
+      const ctx = variant ? { ...this.ctx, ...onVariant(this.ctx, variant) } : this.ctx;
+      this.states.set(name, (state = { ctx, call: endpointCaller(ctx.db, ctx.executor, ctx.config.executeTimeoutMs) }));
     }
-    return caller;
+    return state;
   }
 }
 
 /** The chain on the database itself: run hop by hop (the links each make one value), not empty. */
 export async function runOnDatabase(hops: readonly ChainHopPlan[], states: ChainStates): Promise<Outcome<HopByHop>> {
-  const run = await runHopByHop(hops, states.caller(), true);
+  const run = await runHopByHop(hops, states.of().call, true);
   if (!run.ok) return run;
   if (run.value.answer.length === 0 || run.value.answer.every((row) => row.every((v) => v === null)))
     return reject('empty_answer', 'the chain answers no value on the database');
@@ -104,18 +110,18 @@ export async function verifyChain(
       variants.push({ variant: variant.name, answer: run.answer, proven: true });
       continue;
     }
-    const there = { ...ctx, ...onVariant(ctx, variant) };
-    const hopByHop = await runHopByHop(hops, states.caller(variant));
+    const there = states.of(variant);
+    const hopByHop = await runHopByHop(hops, there.call);
     if (!hopByHop.ok && hopByHop.category === 'bridge_empty') {
       variants.push({ variant: variant.name, open: true });
       continue;
     }
     if (!hopByHop.ok) return reject(`${variant.name}:${hopByHop.category}`, hopByHop.message);
     const answer = hopByHop.value.answer;
-    const agreed = await agreeOn(composed, answer, lastSql, there);
+    const agreed = await agreeOn(composed, answer, lastSql, there.ctx);
     if (!agreed.ok) return reject(`${variant.name}:${agreed.category}`, agreed.message);
     // The same rows in another order: the answer must not move.
-    if (variant.seed === null && !sameRows(run.answer, answer, lastSql))
+    if (variant.seed === null && !compared(run.answer, answer, lastSql).ok)
       return reject('nondeterministic', 'the answer depends on the order the rows are read in');
     variants.push({ variant: variant.name, answer });
   }
@@ -148,5 +154,3 @@ function compared(a: SqlValue[][], b: SqlValue[][], lastSql: string): Verdict {
     distinct: false,
   });
 }
-
-const sameRows = (a: SqlValue[][], b: SqlValue[][], lastSql: string) => compared(a, b, lastSql).ok;
