@@ -213,11 +213,17 @@ export interface SelSequence extends SlotSequence {
 /** The formulations, in canonical order (pipeline/formulations.ts has what each one is made of). */
 export const FORMULATIONS = ['slot', 'sel', 'rest', 'chain'] as const;
 export type Formulation = (typeof FORMULATIONS)[number];
+/** The formulations whose samples `eval` reads. */
+export const EVALUATED_FORMULATIONS = FORMULATIONS;
 /**
- * The formulations whose samples `eval`, `export` and `mcp` read. Chain samples (issue 36) are
- * generated and their endpoints served; evaluating and exporting them is still to come.
+ * The formulations whose samples `export` and `mcp` read. Chain samples (issue 36) are
+ * generated, served and evaluated; exporting them is still to come.
  */
-export const EVALUATED_FORMULATIONS = ['slot', 'sel', 'rest'] as const satisfies readonly Formulation[];
+export const EXPORTED_FORMULATIONS = ['slot', 'sel', 'rest'] as const satisfies readonly Formulation[];
+/** REST, and what is made of REST's samples: the formulations whose tools are the REST endpoints. */
+export const REST_BASED = ['rest', 'chain'] as const satisfies readonly Formulation[];
+export const callsRest = (formulation: Formulation): boolean =>
+  (REST_BASED as readonly Formulation[]).includes(formulation);
 /** The tool-sequence formulations, run by the SLOT/SEL item flow (pipeline/runner/flow.ts). */
 export const SEQUENCE_FORMULATIONS = ['slot', 'sel'] as const;
 export type SequenceFormulation = (typeof SEQUENCE_FORMULATIONS)[number];

@@ -1,4 +1,4 @@
-import type { ToolCall, Verdict } from '../core/model.js';
+import { callsRest, type ToolCall, type Verdict } from '../core/model.js';
 import type { LlmMessage, LlmToolCall } from '../generators/llm/messages.js';
 import { judgeAnswer, judgeOutputs, type ExecutedCall } from './answer.js';
 import { CallNames, type NamedCall, type ReadCall } from './call-names.js';
@@ -66,7 +66,7 @@ function firstMessages({ item, model, view, examples, settings }: AttemptInput):
   return renderPrompt(
     item,
     view.tools,
-    settings.tools === 'native' || item.formulation === 'rest' ? [] : examples,
+    settings.tools === 'native' || callsRest(item.formulation) ? [] : examples,
     settings,
   );
 }
@@ -86,13 +86,24 @@ async function runDirect(input: AttemptInput): Promise<AttemptRecord> {
   const steps: Step[] = run.results.map((result, i) => stepOf(runnable[i], result));
   if (stop && steps.every((s) => s.ok)) steps.push(stop);
   const failed = steps.find((s) => !s.ok);
-  const executed: ExecutedCall[] = run.results.map((result, i) => ({ call: runnable[i], result }));
+  const executed: ExecutedCall[] = run.results.map((result, i) => ({ call: result.sent ?? runnable[i], result }));
+  // A chain is scored on its calls as sent: a reference stands for the value it carried.
+  const sent = calls.map((call, i) => {
+    const ran = run.results[i]?.sent;
+    return ran ? { ...input.view.toModel(ran), ...idOf(call) } : call;
+  });
   const answer: Verdict = failed
     ? { ok: false, category: `execution:${failed.kind}`, message: JSON.stringify(failed.observation).slice(0, 500) }
     : run.answer
       ? judgeOutputs(run.answer, item.gold)
       : await judgeAnswer(executed, item.gold, episode);
-  return { ...base, parsed: calls, via: parsed.via, steps, scores: score(input, calls, answer) };
+  return { ...base, parsed: calls, via: parsed.via, steps, scores: score(input, sent, answer) };
+}
+
+/** The model's id of a call, kept beside its label in the record. */
+function idOf(call: unknown): { id?: string } {
+  const id = (call as { id?: unknown }).id;
+  return typeof id === 'string' ? { id } : {};
 }
 
 /**
@@ -126,6 +137,8 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
   const steps: Step[] = [];
   const executed: ExecutedCall[] = [];
   const actions: unknown[] = [];
+  // The actions as sent (a chain's references resolved): what is scored.
+  const sent: unknown[] = [];
   let finalLabels: string[] | undefined;
   let answered = false;
   let turns = 0;
@@ -136,7 +149,7 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
     const decision = readTurn(reply, settings.tools === 'native');
     if (decision.kind === 'final') {
       answered = true;
-      finalLabels = finalAnswerLabels(decision.text, executed, names, item.formulation === 'rest');
+      finalLabels = finalAnswerLabels(decision.text, executed, names, callsRest(item.formulation));
       messages.push({ role: 'assistant', content: reply.content });
       break;
     }
@@ -159,6 +172,7 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
     for (const [i, written] of decision.calls.entries()) {
       const call = isToolCall(written) ? named.shift()! : undefined;
       actions.push(call ?? written);
+      sent.push(call ?? written);
       const refused = call && view.refusal(call);
       let step: Step;
       if (!call) step = formatStep(written);
@@ -166,7 +180,8 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
       else {
         const runnable = runnableCall(call, view);
         const result = await episode.call(runnable);
-        executed.push({ call: runnable, result });
+        executed.push({ call: result.sent ?? runnable, result });
+        if (result.sent) sent[sent.length - 1] = { ...view.toModel(result.sent), ...idOf(call) };
         step = stepOf(runnable, result);
       }
       if (call && !step.ok) names.forget(call.label);
@@ -199,7 +214,7 @@ async function runReact(input: AttemptInput): Promise<AttemptRecord> {
     steps,
     react: { turns, budget: settings.budget, answered },
     // An agent that never wrote a readable call failed to follow the instructions, as a direct reply would.
-    scores: score(input, actions.length > 0 ? actions : null, answer),
+    scores: score(input, sent.length > 0 ? sent : null, answer),
   };
 }
 
@@ -245,7 +260,8 @@ function turnOf(input: AttemptInput, messages: readonly LlmMessage[], step: numb
   };
 }
 
-function stepOf(call: ToolCall, result: Awaited<ReturnType<Episode['call']>>): Step {
+function stepOf(runnable: ToolCall, result: Awaited<ReturnType<Episode['call']>>): Step {
+  const call = result.sent ?? runnable;
   return result.ok
     ? { call, ok: true, observation: observationJson(result) }
     : { call, ok: false, observation: { error: result.error }, kind: result.kind };
@@ -253,7 +269,13 @@ function stepOf(call: ToolCall, result: Awaited<ReturnType<Episode['call']>>): S
 
 /** Scored in the names the model was shown: under --obfuscate, a real name is one it was not offered. */
 function score({ item, view }: AttemptInput, predicted: unknown[] | null, answer: Verdict): ItemScores {
-  return scoreAttempt({ predicted, gold: item.goldCalls.map((c) => view.toModel(c)), tools: view.tools, answer });
+  return scoreAttempt({
+    predicted,
+    gold: item.goldCalls.map((c) => view.toModel(c)),
+    tools: view.tools,
+    answer,
+    ...(item.hops ? { hops: item.hops } : {}),
+  });
 }
 
 type Decision =

@@ -2,16 +2,18 @@ import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { UserFacingError } from '../core/errors.js';
 import { sha256 } from '../core/hash.js';
-import type {
-  Formulation,
-  GoldResult,
-  SelBinding,
-  SqlValue,
-  Ties,
-  ToolCall,
-  ToolPool,
-  ToolSpec,
+import {
+  callsRest,
+  type Formulation,
+  type GoldResult,
+  type SelBinding,
+  type SqlValue,
+  type Ties,
+  type ToolCall,
+  type ToolPool,
+  type ToolSpec,
 } from '../core/model.js';
+import type { TransformKind } from '../generators/chain/transforms.js';
 import { resultShape } from '../runtime/sql/result-shape.js';
 import { bindingsFile } from '../pipeline/emit.js';
 import { endpointsFile, type ServedEndpoints } from '../pipeline/emit-rest.js';
@@ -21,8 +23,8 @@ import { sqlConstructs, type SqlConstruct } from './sql-constructs.js';
 /**
  * A generated output folder (what `nl2api generate` wrote) read as evaluation items: per
  * sample of one formulation, the question, the gold calls and answer, and the tool universe
- * a model is offered (SLOT: the database's tools; SEL: the sample's own tool list; REST:
- * every endpoint of the database, the REST-BIRD task). Only published files are read, so
+ * a model is offered (SLOT: the database's tools; SEL: the sample's own tool list; REST and
+ * chain: every endpoint of the database, the REST-BIRD task). Only published files are read, so
  * any generated dataset, from this build or an older one, can be evaluated.
  */
 
@@ -43,6 +45,8 @@ export interface EvalItem {
   tools: ToolSpec[];
   /** SEL: what each of the sample's tool names stands for. */
   bindings?: Record<string, SelBinding>;
+  /** Chain: per gold call (hop), the parameters an earlier hop's response fed it, and how. */
+  hops?: ChainHop[];
   constructs: SqlConstruct[];
   /**
    * Content hash of the published sample (its line's text, as generate wrote it): part of
@@ -51,6 +55,12 @@ export interface EvalItem {
   hash: string;
   /** The published sample line as read (what an export carries on). */
   published: Readonly<Record<string, unknown>>;
+}
+
+/** A chain hop's bridge: `binds` maps a parameter to the field it came from (`"$HOP<k>.<field>$"`). */
+export interface ChainHop {
+  binds: Record<string, string>;
+  transform: TransformKind | null;
 }
 
 export interface EvalDataset {
@@ -134,7 +144,17 @@ interface SampleRecord {
   acceptable_answers?: SqlValue[][][];
   gold_ties?: Ties;
   initialization_step?: ToolCall[];
-  output: (ToolCall | { name: string; arguments: Record<string, unknown>; path: string })[];
+  output: (
+    | ToolCall
+    | {
+        name: string;
+        arguments: Record<string, unknown>;
+        path: string;
+        /** Chain: a later hop's bridged parameters (emit-chain.ts). */
+        binds?: Record<string, string>;
+        transform?: TransformKind;
+      }
+  )[];
   tools?: string[];
 }
 
@@ -146,9 +166,11 @@ interface Universe {
 }
 
 async function readUniverse(root: string, formulation: Formulation, db: string): Promise<Universe> {
+  // A chain calls the REST formulation's endpoints: it has no tools of its own.
+  const toolsOf = callsRest(formulation) ? 'rest' : formulation;
   const tools = await readJson<ToolSpec[]>(
-    path.join(root, 'tools', formulation, `${db}.json`),
-    `its ${formulation} tools of ${db}`,
+    path.join(root, 'tools', toolsOf, `${db}.json`),
+    `its ${toolsOf} tools of ${db}`,
   );
   const universe: Universe = { tools, byName: new Map(tools.map((t) => [t.function.name, t])) };
   if (formulation === 'sel') {
@@ -157,7 +179,7 @@ async function readUniverse(root: string, formulation: Formulation, db: string):
       `the SEL bindings of ${db} (datasets generated before nl2api eval existed lack them: generate again)`,
     );
   }
-  if (formulation === 'rest') {
+  if (callsRest(formulation)) {
     const served = await readJson<ServedEndpoints>(
       path.join(root, ...endpointsFile(db).split('/')),
       `the endpoints of ${db}`,
@@ -209,6 +231,12 @@ function itemOf({ record, hash }: Sample, formulation: Formulation, db: string, 
     hash,
     published: record as unknown as Record<string, unknown>,
   };
+  if (formulation === 'chain')
+    item.hops = record.output.map((call) =>
+      'binds' in call && call.binds
+        ? { binds: call.binds, transform: call.transform ?? null }
+        : { binds: {}, transform: null },
+    );
   if (formulation === 'sel' && universe.selBindings) {
     const names = record.tools ?? [];
     item.bindings = selSampleBindings(universe.selBindings, record.sample_id, names);

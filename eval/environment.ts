@@ -1,4 +1,4 @@
-import type { DatabaseInfo, ToolCall, ToolOutput, ToolPool } from '../core/model.js';
+import { callsRest, type DatabaseInfo, type ToolCall, type ToolOutput, type ToolPool } from '../core/model.js';
 import { callOverHttp } from '../pipeline/stages/rest-execute.js';
 import { argumentTypeProblem } from '../runtime/rest/parameters.js';
 import type { ArgumentValue, ParameterSpec } from '../runtime/rest/spec.js';
@@ -8,23 +8,28 @@ import { ToolError } from '../runtime/slot/errors.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../runtime/sql/executor.js';
 import type { RestResponse } from '../verifiers/rest.js';
 import { unconsumedLabels } from './answer-labels.js';
+import { resolveReferences } from './chain-references.js';
 import type { EvalItem } from './dataset.js';
 
 /**
  * The live tools of one item, as a model meets them: an episode takes calls one at a time and
  * answers each with the tool's output or an error worded for the model (SLOT and SEL run on
- * nl2api's own runtime, REST over HTTP against the served endpoints). An error caused by the
+ * nl2api's own runtime, REST and chain over HTTP against the served endpoints). An error caused by the
  * call is an observation; a fault of our machinery (a lost SQL worker, a server gone) is
  * thrown, so the item is not scored on it.
  */
 
-export type StepResult =
+export type StepResult = (
   | { ok: true; output: ToolOutput | RestResponse }
   | {
       ok: false;
       error: string;
       /** `tool:<code>`, `sql_error`, `sql_timeout`, `http_<status>`, `format`. */ kind: string;
-    };
+    }
+) & {
+  /** Chain: the call as it was sent, its references to earlier responses resolved (chain-references.ts). */
+  sent?: ToolCall;
+};
 
 export interface Episode {
   call(call: ToolCall): Promise<StepResult>;
@@ -74,6 +79,7 @@ const PREVIEW = { maxRows: OBSERVED_ROWS + 1 };
 
 export async function openEpisode(item: EvalItem, options: EnvironmentOptions): Promise<Episode> {
   if (item.formulation === 'rest') return restEpisode(item.db, options);
+  if (item.formulation === 'chain') return chainEpisode(item.db, options);
   const db = options.databases.get(item.db);
   if (!db) throw new Error(`database ${item.db} is not open`);
   const runOptions = { timeoutMs: options.timeoutMs, pool: options.pool };
@@ -177,7 +183,7 @@ export function openToolSession(
   bindings: EvalItem['bindings'],
   maxRows: number,
 ): LiveToolSession {
-  if (formulation === 'rest') return restEpisode(dbId, options);
+  if (callsRest(formulation)) return restEpisode(dbId, options);
   const db = options.databases.get(dbId);
   if (!db) throw new Error(`database ${dbId} is not open`);
   const runOptions = { timeoutMs: options.timeoutMs, pool: options.pool };
@@ -212,14 +218,7 @@ function restEpisode(dbId: string, options: EnvironmentOptions): Episode {
   if (!restUrl || !restEndpoints) throw new Error('REST evaluation without a served API');
   const endpoints = restEndpoints.get(dbId) ?? new Map<string, ServedPath>();
   const episode: Episode = {
-    runAll: async (calls) => {
-      const results: StepResult[] = [];
-      for (const call of calls) {
-        results.push(await episode.call(call));
-        if (!results[results.length - 1].ok) break;
-      }
-      return { results };
-    },
+    runAll: (calls) => callsInOrder(episode, calls),
     call: async (call) => {
       const endpoint = endpoints.get(call.name);
       if (!endpoint) return { ok: false, kind: 'tool:unknown_tool', error: `unknown endpoint "${call.name}"` };
@@ -241,6 +240,36 @@ function restEpisode(dbId: string, options: EnvironmentOptions): Episode {
     },
   };
   return episode;
+}
+
+/**
+ * A chain's endpoints, as REST's, with each call's references to earlier responses resolved
+ * first (chain-references.ts): every successful response is kept under its call's label.
+ */
+function chainEpisode(dbId: string, options: EnvironmentOptions): Episode {
+  const rest = restEpisode(dbId, options);
+  const responses = new Map<string, unknown>();
+  const episode: Episode = {
+    runAll: (calls) => callsInOrder(episode, calls),
+    call: async (call) => {
+      const resolved = resolveReferences(call, responses);
+      if (!resolved.ok) return { ok: false, kind: 'tool:bad_reference', error: resolved.error, sent: call };
+      const result = await rest.call(resolved.call);
+      if (result.ok) responses.set(call.label, (result.output as RestResponse).body);
+      return { ...result, sent: resolved.call };
+    },
+  };
+  return episode;
+}
+
+/** Direct invocation without an answer step: the calls in order, up to the first that fails. */
+async function callsInOrder(episode: Episode, calls: readonly ToolCall[]): Promise<{ results: StepResult[] }> {
+  const results: StepResult[] = [];
+  for (const call of calls) {
+    results.push(await episode.call(call));
+    if (!results[results.length - 1].ok) break;
+  }
+  return { results };
 }
 
 /** What a query string carries for a value: JSON for anything that is not a scalar (the server then refuses it by type). */

@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.js';
 import { Cleanups } from '../core/cleanups.js';
-import type { DatabaseInfo } from '../core/model.js';
+import { callsRest, type DatabaseInfo } from '../core/model.js';
 import { packageVersion } from '../core/package-root.js';
 import { loadSource } from '../pipeline/sources/index.js';
 import { createRestServer } from '../runtime/rest/server.js';
@@ -12,7 +12,7 @@ import type { EnvironmentOptions } from './environment.js';
 
 /**
  * A generated dataset's tools, live: the source's databases (each checked to be the one the
- * dataset was generated from), a pool of SQL workers, and for REST the dataset's endpoints
+ * dataset was generated from), a pool of SQL workers, and for REST and chain the dataset's endpoints
  * served on loopback. Evaluation runs models against them; an export runs the gold calls
  * through them for their real outputs.
  *
@@ -53,7 +53,7 @@ export async function openLiveTools(
       pool: dataset.pool,
       timeoutMs: config.executeTimeoutMs,
     };
-    if (dataset.formulation === 'rest') {
+    if (callsRest(dataset.formulation)) {
       const server = await createRestServer({
         databases: [...dataset.databases].map(([db, { endpoints }]) => ({
           db: databases.get(db) as DatabaseInfo,

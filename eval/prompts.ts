@@ -1,5 +1,6 @@
 import { hashJson, sha256 } from '../core/hash.js';
-import type { ToolCall, ToolSpec } from '../core/model.js';
+import { callsRest, type ToolCall, type ToolSpec } from '../core/model.js';
+import { TRANSFORM_KINDS } from '../generators/chain/transforms.js';
 import type { LlmMessage } from '../generators/llm/messages.js';
 import { LruMap } from '../core/lru.js';
 import { fillSlots, loadPrompt, type PromptTemplate } from '../generators/rest/prompts.js';
@@ -106,8 +107,8 @@ export interface PromptSettings {
  * calls (native tool calls have ids and no labels; ReAct results carry a handle).
  */
 function taskNote(item: EvalItem, settings: PromptSettings): string {
-  if (item.formulation === 'rest')
-    return 'The tools are the endpoints of a REST API over one database; a call is answered with the rows the endpoint returns.';
+  if (item.formulation === 'rest') return REST_TOOLS;
+  if (item.formulation === 'chain') return [REST_TOOLS, CHAIN_NOTE, CHAIN_REFERENCES[settings.mode]].join(' ');
   const starts = item.initialization.map((c) => `"$${c.label}$"`).join(', ');
   return [
     `The data is in ${starts || '"$starting_table_var$"'}: pass it as the data source of your first call.`,
@@ -116,6 +117,16 @@ function taskNote(item: EvalItem, settings: PromptSettings): string {
   ].join(' ');
 }
 
+const REST_TOOLS =
+  'The tools are the endpoints of a REST API over one database; a call is answered with the rows the endpoint returns.';
+const CHAIN_NOTE =
+  "The question takes several calls in turn: a later call's argument is a value taken from an earlier call's response.";
+/** chain-references.ts: a field of an earlier response, made one value by a transform when it has several rows. */
+const CHAIN_REFERENCE = `pass "$<handle>.<field>$" for the field's value in that response (it must hold one row), or "$<handle>.<field>|<transform>$" to make one value of the field over its rows, <transform> one of ${TRANSFORM_KINDS.filter((k) => k !== 'value').join(', ')}`;
+const CHAIN_REFERENCES: Record<PromptSettings['mode'], string> = {
+  direct: `Write all the calls now, in order; for a value from an earlier response, ${CHAIN_REFERENCE}. A call's handle is its id, or call_<n>, n its position among your calls from 0.`,
+  react: `Pass the value you read in a response, or ${CHAIN_REFERENCE}, <handle> the result's "handle". The answer is the response of the last call.`,
+};
 const POSITIONS = '"$call_0$" is the output of your first call, "$call_1$" of the second';
 const REFERENCES: Record<PromptSettings['mode'], Record<PromptSettings['tools'], string>> = {
   direct: {
@@ -222,10 +233,9 @@ export function renderPrompt(
   };
   if (settings.mode === 'react') {
     values.budget = String(settings.budget);
-    values.final_answer =
-      item.formulation === 'rest'
-        ? 'the operationId of the call whose result answers the question'
-        : 'the handles of the calls whose outputs answer the question, as a JSON list, e.g. ["call_2"]';
+    values.final_answer = callsRest(item.formulation)
+      ? 'the operationId of the call whose result answers the question'
+      : 'the handles of the calls whose outputs answer the question, as a JSON list, e.g. ["call_2"]';
   }
   const name = templateName(settings);
   const hashed = {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config/schema.js';
-import type { DatabaseInfo, Formulation } from '../core/model.js';
+import { callsRest, type DatabaseInfo, type Formulation } from '../core/model.js';
 import { accept } from '../core/outcome.js';
 import { packageVersion } from '../core/package-root.js';
 import type { LlmCache } from '../generators/llm/cache.js';
@@ -160,7 +160,7 @@ export async function openEvalSession(
     // attempt is keyed or run, not all before the first one starts (an item's ranking is
     // worked out once, for every model and repeat: NeighbourIndex).
     const examplesOf = (job: AttemptJob): EvalItem[] =>
-      job.kind === 'sql' || settings.tools === 'native' || job.item.formulation === 'rest'
+      job.kind === 'sql' || settings.tools === 'native' || callsRest(job.item.formulation)
         ? []
         : index.neighbours(job.item, settings.shots);
     // What SQL that reads the clock was pinned to when the dataset was generated (the SQL baseline's queries see the same moment).
@@ -235,7 +235,7 @@ export async function openEvalSession(
         settings: {
           ...settingsKey,
           // In-context examples go only into a SLOT/SEL prompt that lists the tools.
-          shots: settings.tools === 'native' || dataset.formulation === 'rest' ? null : settings.shots,
+          shots: settings.tools === 'native' || callsRest(dataset.formulation) ? null : settings.shots,
           repeats: settings.repeats,
           limit: settings.limit ?? null,
           nl2api: packageVersion(),

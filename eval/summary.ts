@@ -2,6 +2,7 @@ import { groupBy } from '../core/group.js';
 import { canonicalJson } from '../core/hash.js';
 import type { AttemptRecord } from './attempt.js';
 import { BFCL_CATEGORIES, isCall } from './metrics/bfcl.js';
+import { CHAIN_ERRORS } from './metrics/chain.js';
 import { bootstrapInterval } from './metrics/bootstrap.js';
 import { reactStats, type ReactStats } from './metrics/react.js';
 import { electionStability } from './metrics/stability.js';
@@ -88,6 +89,17 @@ export interface ModelSummary {
   byDatabase: Record<string, Breakdown>;
   byDifficulty: Record<string, Breakdown>;
   byConstruct: Record<string, Breakdown>;
+  /** Chain runs: hop by hop (metrics/chain.ts). */
+  chain?: ChainSummary;
+}
+
+export interface ChainSummary {
+  /** Per hop position (1st, 2nd, 3rd): the share of the scored attempts with that hop that made it right. */
+  hopAccuracy: number[];
+  /** The first wrong hop's kind (`none`: every hop right), once per scored attempt. */
+  errors: Record<string, number>;
+  /** The breakdown by the chain's number of hops. */
+  byHops: Record<string, Breakdown>;
 }
 
 /** `--predictions`: what the agent's file held, against the items evaluated. */
@@ -144,7 +156,9 @@ function summarizeModel(model: string, name: string, all: readonly ResultLine[])
   const scored = lines.filter((l): l is ResultLine & { attempt: AttemptRecord } => l.attempt !== null);
   const s = scored.map((l) => l.attempt.scores);
   const mean = (values: number[]) => (values.length ? values.reduce((a, b) => a + b, 0) / values.length : 0);
-  const errors: Record<string, number> = Object.fromEntries([...BFCL_CATEGORIES, 'none'].map((c) => [c, 0]));
+  const chain = lines.some((l) => l.formulation === 'chain');
+  const categories = [...BFCL_CATEGORIES, ...(chain ? ['bridge_error'] : []), 'none'];
+  const errors: Record<string, number> = Object.fromEntries(categories.map((c) => [c, 0]));
   for (const x of s) errors[x.error ?? 'none']++;
   const answers: Record<string, number> = {};
   for (const x of s) answers[x.answer.category] = (answers[x.answer.category] ?? 0) + 1;
@@ -172,6 +186,7 @@ function summarizeModel(model: string, name: string, all: readonly ResultLine[])
     byDifficulty: breakdown(lines, (l) => [l.difficulty ?? 'unknown']),
     byConstruct: breakdown(lines, (l) => (l.constructs.length ? l.constructs : ['plain'])),
   };
+  if (chain) summary.chain = chainSummary(lines, s);
   const react = scored.filter((l) => l.attempt.react);
   if (react.length > 0) {
     summary.react = reactStats(
@@ -197,6 +212,21 @@ function summarizeModel(model: string, name: string, all: readonly ResultLine[])
       byItem.map((attempts) => attempts.map((l) => canonicalJson(l.attempt.parsed))),
     );
   return summary;
+}
+
+function chainSummary(lines: readonly ResultLine[], scores: readonly AttemptRecord['scores'][]): ChainSummary {
+  const hops = scores.flatMap((x) => (x.chain ? [x.chain] : []));
+  const longest = Math.max(0, ...hops.map((h) => h.hops.length));
+  const errors: Record<string, number> = Object.fromEntries([...CHAIN_ERRORS, 'none'].map((c) => [c, 0]));
+  for (const h of hops) errors[h.error?.kind ?? 'none']++;
+  return {
+    hopAccuracy: Array.from({ length: longest }, (_, k) => {
+      const at = hops.filter((h) => h.hops.length > k);
+      return at.filter((h) => h.hops[k]).length / at.length;
+    }),
+    errors,
+    byHops: breakdown(lines, (l) => [`${l.goldCalls.length} hops`]),
+  };
 }
 
 function breakdown(lines: readonly ResultLine[], groupsOf: (line: ResultLine) => string[]): Record<string, Breakdown> {

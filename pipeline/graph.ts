@@ -1,4 +1,4 @@
-import { FORMULATIONS, sequenceFormulations, type Formulation } from '../core/model.js';
+import { FORMULATIONS, REST_BASED, sequenceFormulations, type Formulation } from '../core/model.js';
 
 /**
  * The pipeline graph: every stage of DESIGN.md, in the order it runs, with what it is run
@@ -35,8 +35,6 @@ export interface GraphStage {
 }
 
 const SEQUENCES = sequenceFormulations(FORMULATIONS);
-/** REST, and what is made of REST's samples. */
-export const REST_BASED = ['rest', 'chain'] as const satisfies readonly Formulation[];
 
 export const PIPELINE_GRAPH = [
   { name: 'ingest', kind: 'batch', consumes: [], serves: FORMULATIONS },

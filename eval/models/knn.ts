@@ -1,7 +1,7 @@
 import { groupBy } from '../../core/group.js';
 import type { ToolCall } from '../../core/model.js';
 import { Bm25Index } from '../retrieval/bm25.js';
-import type { EvalItem } from '../dataset.js';
+import type { ChainHop, EvalItem } from '../dataset.js';
 
 /**
  * `baseline:knn`, a real non-LLM baseline: for each item, the most similar question among the
@@ -45,11 +45,29 @@ function textOf(item: EvalItem): string {
   return `${item.question} ${item.evidence}`;
 }
 
-/** The nearest neighbour's gold calls with this question's values (none without a neighbour). */
+/**
+ * The nearest neighbour's gold calls with this question's values (none without a neighbour);
+ * a chain neighbour's bridged arguments as references to the earlier responses, with its
+ * transforms (chain-references.ts): its way of carrying values, not the values it carried.
+ */
 export function knnPlan(item: EvalItem, index: NeighbourIndex): ToolCall[] {
   const [neighbour] = index.neighbours(item, 1);
   if (!neighbour) return [];
-  return adaptLiterals(neighbour.goldCalls, textOf(neighbour), textOf(item));
+  const calls = adaptLiterals(neighbour.goldCalls, textOf(neighbour), textOf(item));
+  return neighbour.hops ? calls.map((call, i) => withBridgeReferences(call, neighbour.hops![i])) : calls;
+}
+
+/** `"$HOP<k>.<field>$"` (the sample's bind) as the reference a model writes: `"$call_<k-1>.<field>|<transform>$"`. */
+function withBridgeReferences(call: ToolCall, hop: ChainHop | undefined): ToolCall {
+  if (!hop) return call;
+  const args = { ...call.arguments };
+  for (const [param, bind] of Object.entries(hop.binds)) {
+    const match = /^\$HOP(\d+)\.(.+)\$$/.exec(bind);
+    if (!match) continue;
+    const transform = hop.transform && hop.transform !== 'value' ? `|${hop.transform}` : '';
+    args[param] = `$call_${Number(match[1]) - 1}.${match[2]}${transform}$`;
+  }
+  return { ...call, arguments: args };
 }
 
 /**

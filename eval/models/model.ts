@@ -1,4 +1,4 @@
-import type { ToolCall, ToolSpec } from '../../core/model.js';
+import { callsRest, type ToolCall, type ToolSpec } from '../../core/model.js';
 import type { LlmClient } from '../../generators/llm/client.js';
 import type { LlmMessage } from '../../generators/llm/messages.js';
 import type { EvalItem } from '../dataset.js';
@@ -65,7 +65,7 @@ export function plannedModel(
       const calls = plan(turn.item).map(turn.rename);
       if (turn.mode === 'direct') return { content: writeCalls(family, calls), cached: false };
       const answer = () =>
-        turn.item.formulation === 'rest'
+        callsRest(turn.item.formulation)
           ? (calls[calls.length - 1]?.name ?? '')
           : JSON.stringify(unconsumedLabels(calls));
       return { content: plannedTurn(calls, turn, answer), cached: false };

@@ -110,6 +110,8 @@ ${figure('errors', 'Error categories (BFCL), share of scored attempts', {})}
 ${figure('by-construct', 'by SQL construct', { measures: true, wide: true })}
 </section>
 <section id="react-section" hidden><h2>ReAct loops</h2><table id="react"></table></section>
+<section id="chain-section" hidden><h2>Chains, hop by hop</h2><div class="scroll"><table id="chain"></table></div>
+<p class="note">Hop k: the share of attempts with a k-th hop that made it (its endpoint, with the gold's arguments, the bridged ones as sent). The first wrong hop's kind: missing (no call of its endpoint in its place), wrong arguments (a value from the question), bridge error (every earlier hop right, and a value carried from the previous response wrong). Completion by the chain's number of hops.</p></section>
 <section><h2>Items</h2>
 <div class="filters"><label>Run <select id="f-row"></select></label><label>Database <select id="f-db"></select></label><label>Outcome <select id="f-outcome"><option value="">all</option><option value="completed">completed</option><option value="not">not completed</option><option value="failed">failed (no result)</option></select></label><span class="pager"></span><span id="count"></span></div>
 <div id="items"></div>
@@ -334,6 +336,20 @@ if (reacts.length) {
   document.getElementById('react-section').hidden = false;
   table(document.getElementById('react'), ['run', 'average loops', 'out of budget', 'stuck'],
     reacts.map((m) => [m.label, m.react.averageLoops.toFixed(2), pct(m.react.outOfBudgetRate), pct(m.react.stuckRate)]));
+}
+
+const chains = data.rows.filter((m) => m.chain);
+if (chains.length) {
+  document.getElementById('chain-section').hidden = false;
+  const hops = Math.max(...chains.map((m) => m.chain.hopAccuracy.length));
+  const kinds = Object.keys(chains[0].chain.errors);
+  const lengths = [...new Set(chains.flatMap((m) => Object.keys(m.chain.byHops)))].sort();
+  table(document.getElementById('chain'),
+    ['run', ...Array.from({ length: hops }, (_, k) => 'hop ' + (k + 1)), ...kinds.map((k) => k.replace('_', ' ')), ...lengths.map((l) => 'completion, ' + l)],
+    chains.map((m) => [m.label,
+      ...Array.from({ length: hops }, (_, k) => k < m.chain.hopAccuracy.length ? pct(m.chain.hopAccuracy[k]) : missing),
+      ...kinds.map((k) => String(m.chain.errors[k] ?? 0)),
+      ...lengths.map((l) => m.chain.byHops[l] ? measure(m.chain.byHops[l].completion, pct, 'n = ' + m.chain.byHops[l].n) : missing)]));
 }
 
 const palette = ['#3366cc', '#dc3912', '#ff9900', '#109618', '#990099', '#0099c6', '#dd4477', '#66aa00', '#b82e2e', '#316395'];

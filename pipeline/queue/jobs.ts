@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../../config/schema.js';
-import type { DatabaseInfo, Instance } from '../../core/model.js';
-import { REST_BASED, PIPELINE_GRAPH } from '../graph.js';
+import { REST_BASED, type DatabaseInfo, type Instance } from '../../core/model.js';
+import { PIPELINE_GRAPH } from '../graph.js';
 
 /**
  * The queue topology of a run, from the pipeline graph (graph.ts), and the typed payload of

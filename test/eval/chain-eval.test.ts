@@ -1,0 +1,206 @@
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseConfig } from '../../config/load.js';
+import type { ToolCall } from '../../core/model.js';
+import type { EvalModel, Turn } from '../../eval/models/model.js';
+import { generate } from '../../pipeline/generate.js';
+import { sharedFixture } from '../support/shared-fixture.js';
+import { DEMO_SOURCE, run } from './fixtures.js';
+
+/**
+ * `nl2api eval --formulation chain` on the demo's chains: the oracle is perfect both ways, the
+ * k-NN baseline is scored on every item, and scripted models with known defects get the hop
+ * metrics and categories worked out by hand: above all, a model that makes hop 1 right and
+ * carries the wrong value of its response into hop 2 is a `bridge_error`.
+ */
+
+let root: string;
+beforeAll(async () => {
+  const shared = await sharedFixture('demo-chain', async (dir) => {
+    await generate({
+      config: parseConfig({
+        source: DEMO_SOURCE,
+        datasetName: 'nl2api-demo',
+        formulations: ['rest', 'chain'],
+        out: path.join(dir, 'dataset'),
+        cacheDir: path.join(dir, 'gen-cache'),
+        progress: 'none',
+      }),
+    });
+  });
+  root = mkdtempSync(path.join(os.tmpdir(), 'nl2api-chain-eval-'));
+  cpSync(path.join(shared, 'dataset'), path.join(root, 'dataset'), { recursive: true });
+}, 120_000);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('the oracle and the k-NN baseline', () => {
+  for (const mode of ['direct', 'react'] as const)
+    test(
+      mode,
+      async () => {
+        const result = await run(root, {
+          formulation: 'chain',
+          mode,
+          models: ['oracle', 'baseline:knn'],
+          report: `chain-${mode}`,
+        });
+        const [oracle, knn] = result.summary.models;
+        expect(oracle.attempts).toBeGreaterThan(10);
+        expect(oracle).toMatchObject({ failed: 0, fullSequenceMatch: 1 });
+        expect(oracle.completion.mean).toBe(1);
+        expect(oracle.slotF1.mean).toBe(1);
+        expect(oracle.errors.none).toBe(oracle.attempts);
+        expect(oracle.chain!.hopAccuracy).toEqual([1, 1]);
+        expect(oracle.chain!.errors.none).toBe(oracle.attempts);
+        expect(Object.keys(oracle.chain!.byHops)).toEqual(['2 hops']);
+        // The baseline follows its neighbour's chain (references with its transforms): scored on every item, far from perfect.
+        expect(knn.scored).toBe(knn.attempts);
+        expect(knn.completion.mean).toBeLessThan(1);
+        expect(Object.values(knn.errors).reduce((a, b) => a + b, 0)).toBe(knn.scored);
+        expect(Object.values(knn.chain!.errors).reduce((a, b) => a + b, 0)).toBe(knn.scored);
+        const knnLines = result.lines.filter((l) => l.model === 'baseline:knn');
+        const referenced = knnLines.flatMap((l) => l.attempt!.parsed ?? []) as ToolCall[];
+        expect(referenced.some((c) => Object.values(c.arguments).some((v) => /^\$call_0\.\w+\|/.test(String(v))))).toBe(
+          true,
+        );
+      },
+      120_000,
+    );
+});
+
+/**
+ * The first bookstore chain: hop 1 lists the publishers of France, Germany and Spain (five:
+ * Actes Sud … Suhrkamp), hop 2 takes the alphabetically last (Suhrkamp) as its publisher_name.
+ */
+const FIRST_CHAIN = { formulation: 'chain' as const, dbIds: ['bookstore'], limit: 1 };
+
+function scripted(id: string, reply: (gold: ToolCall[], turn: Turn) => string): EvalModel {
+  return {
+    id,
+    family: 'gpt',
+    readsPrompt: true,
+    respond: async (turn) => ({ content: reply(turn.item.goldCalls, turn), cached: false }),
+  };
+}
+
+async function scoreOf(model: EvalModel, extra: Record<string, unknown> = {}) {
+  const result = await run(root, {
+    ...FIRST_CHAIN,
+    models: [model.id],
+    extraModels: { [model.id]: model },
+    report: `scripted-${model.id}`,
+    ...extra,
+  });
+  expect(result.lines).toHaveLength(1);
+  return { line: result.lines[0], summary: result.summary.models[0] };
+}
+
+const withArgument = (call: ToolCall, value: unknown): ToolCall => ({
+  ...call,
+  arguments: { ...call.arguments, publisher_name: value },
+});
+
+describe('scripted chain attempts', () => {
+  test('the dataset item is the one these tests were worked out on', async () => {
+    const { line } = await scoreOf(scripted('gold', (gold) => JSON.stringify(gold)));
+    expect(line.goldCalls).toMatchObject([
+      { name: 'getPublisherNameByCountry', arguments: { country: 'France', country_2: 'Germany', country_3: 'Spain' } },
+      { name: 'getPercentagePageCountByPublisherName', arguments: { publisher_name: 'Suhrkamp' } },
+    ]);
+    expect(line.attempt!.scores).toMatchObject({ completed: true, error: null, chain: { hops: [true, true] } });
+  });
+
+  test('direct, the value carried by a reference with its transform: completed, scored as the value it carried', async () => {
+    const model = scripted('reference', (gold) =>
+      JSON.stringify([gold[0], withArgument(gold[1], '$call_0.publisher_name|alphabetical_last$')]),
+    );
+    const { line } = await scoreOf(model);
+    expect(line.attempt!.steps[1].call).toMatchObject({ arguments: { publisher_name: 'Suhrkamp' } });
+    expect(line.attempt!.parsed![1]).toMatchObject({
+      arguments: { publisher_name: '$call_0.publisher_name|alphabetical_last$' },
+    });
+    expect(line.attempt!.scores).toMatchObject({
+      completed: true,
+      error: null,
+      slot: { f1: 1 },
+      chain: { hops: [true, true], error: null },
+    });
+  });
+
+  test('direct, hop 1 right and the wrong row carried into hop 2: bridge_error', async () => {
+    const model = scripted('wrong-transform', (gold) =>
+      JSON.stringify([gold[0], withArgument(gold[1], '$call_0.publisher_name|alphabetical_first$')]),
+    );
+    const { line, summary } = await scoreOf(model);
+    expect(line.attempt!.steps[1].call).toMatchObject({ arguments: { publisher_name: 'Actes Sud' } });
+    const scores = line.attempt!.scores;
+    expect(scores.completed).toBe(false);
+    expect(scores.error).toBe('bridge_error');
+    expect(scores.chain).toEqual({ hops: [true, false], error: { hop: 2, kind: 'bridge_error' } });
+    expect(summary.errors.bridge_error).toBe(1);
+    expect(summary.chain!.errors.bridge_error).toBe(1);
+    expect(summary.chain!.hopAccuracy).toEqual([1, 0]);
+  });
+
+  test('ReAct, hop 1 right, then the first row it read carried as a literal: bridge_error', async () => {
+    const model = scripted('react-first-row', (gold, turn) => {
+      if (turn.step === 0) return `Thought: publishers first.\nAction: ${JSON.stringify(gold[0])}`;
+      if (turn.step === 1) {
+        // The observation as the agent read it: the rows of hop 1, under its handle.
+        const observed = JSON.parse(
+          String(turn.messages[turn.messages.length - 1].content).replace(/^Observation: /, ''),
+        );
+        const firstRow = (observed.output as { publisher_name: string }[])[0].publisher_name;
+        return `Thought: take one.\nAction: ${JSON.stringify(withArgument(gold[1], firstRow))}`;
+      }
+      return `Thought: done.\nFinal Answer: ${gold[1].name}`;
+    });
+    const { line } = await scoreOf(model, { mode: 'react' });
+    expect(line.attempt!.react).toEqual({ turns: 3, budget: 10, answered: true });
+    expect(line.attempt!.steps.map((s) => s.ok)).toEqual([true, true]);
+    expect(line.attempt!.scores).toMatchObject({
+      completed: false,
+      error: 'bridge_error',
+      chain: { hops: [true, false], error: { hop: 2, kind: 'bridge_error' } },
+    });
+  });
+
+  test('a reference that makes no single value is the model’s error, told as a tool error', async () => {
+    const ambiguous = scripted('no-transform', (gold) =>
+      JSON.stringify([gold[0], withArgument(gold[1], '$call_0.publisher_name$')]),
+    );
+    const { line } = await scoreOf(ambiguous);
+    expect(line.attempt!.steps[1]).toMatchObject({ ok: false, kind: 'tool:bad_reference' });
+    expect(JSON.stringify(line.attempt!.steps[1].observation)).toMatch(/value makes no single value of the 5 value/);
+    expect(line.attempt!.scores.answer.category).toBe('execution:tool:bad_reference');
+    const unknown = scripted('unknown-transform', (gold) =>
+      JSON.stringify([gold[0], withArgument(gold[1], '$call_0.publisher_name|median$')]),
+    );
+    const refused = await scoreOf(unknown);
+    expect(JSON.stringify(refused.line.attempt!.steps[1].observation)).toMatch(/unknown transform \\"median\\"/);
+  });
+
+  test('hop 1 with a wrong value: wrong_arguments at hop 1, whatever follows', async () => {
+    const model = scripted('wrong-country', (gold) =>
+      JSON.stringify([
+        { ...gold[0], arguments: { ...gold[0].arguments, country_3: 'Italy' } },
+        withArgument(gold[1], '$call_0.publisher_name|alphabetical_last$'),
+      ]),
+    );
+    const { line } = await scoreOf(model);
+    expect(line.attempt!.scores).toMatchObject({
+      error: 'value_error',
+      chain: { hops: [false, expect.any(Boolean)], error: { hop: 1, kind: 'wrong_arguments' } },
+    });
+  });
+
+  test('hop 2 never made: missing_hop, the first hop’s response is no answer', async () => {
+    const { line } = await scoreOf(scripted('one-hop', (gold) => JSON.stringify([gold[0]])));
+    expect(line.attempt!.scores).toMatchObject({
+      completed: false,
+      error: 'wrong_func_count',
+      chain: { hops: [true, false], error: { hop: 2, kind: 'missing_hop' } },
+    });
+  });
+});
