@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { growHeapAsV8Does } from './heap.js';
 import { loadConfig } from '../config/load.js';
 import { UserFacingError } from '../core/errors.js';
-import { EVALUATED_FORMULATIONS, type Formulation } from '../core/model.js';
+import { FORMULATIONS, type Formulation } from '../core/model.js';
 import { positiveInt } from './args.js';
 import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
 import { EXIT_INTERRUPTED } from './exit-codes.js';
@@ -55,7 +55,7 @@ export function addEvalCommands(program: Command): void {
     .description('evaluate models or ReAct agents on a generated dataset: results.jsonl, summary.json, index.html')
     .requiredOption('--dataset <dir>', 'the output folder of a generate run')
     .option('--source <dir>', 'the dataset source it was generated from (its databases run the tools)')
-    .addOption(new Option('--formulation <f>', 'which samples').choices([...EVALUATED_FORMULATIONS]).default('slot'))
+    .addOption(new Option('--formulation <f>', 'which samples').choices([...FORMULATIONS]).default('slot'))
     .option('--db <id...>', 'only these databases (repeatable)')
     .option('--limit <n>', 'at most this many items per database', positiveInt)
     .option(

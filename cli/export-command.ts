@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { growHeapAsV8Does } from './heap.js';
 import { loadConfig } from '../config/load.js';
 import { EXPORT_DEFAULTS, LIVE_API_BENCH_LAYOUTS, LIVE_API_BENCH_PANDAS } from '../config/schema.js';
-import { EXPORTED_FORMULATIONS, type Formulation } from '../core/model.js';
+import { FORMULATIONS, type Formulation } from '../core/model.js';
 import { UserFacingError } from '../core/errors.js';
 import { positiveInt } from './args.js';
 import { CONFIG_DEFAULTS, withDefault } from './defaults.js';
@@ -56,7 +56,11 @@ export function addExportCommand(program: Command): void {
         ...EXPORT_DEFAULTS.formats,
       ]),
     )
-    .option('--formulations <list>', 'comma-separated: slot,sel,rest (default: every one the output has)', formulations)
+    .option(
+      '--formulations <list>',
+      'comma-separated: slot,sel,rest,chain (default: every one the output has)',
+      formulations,
+    )
     .addOption(
       new Option('--split <mode>', `how to split (default ${EXPORT_DEFAULTS.split})`).choices([
         'by-database',
@@ -236,11 +240,9 @@ export function exportReport({ summary, unchanged, written }: ExportResult): str
 
 function formulations(value: string): Formulation[] {
   const list = value.split(',').map((f) => f.trim());
-  const unknown = list.filter((f) => !(EXPORTED_FORMULATIONS as readonly string[]).includes(f));
+  const unknown = list.filter((f) => !(FORMULATIONS as readonly string[]).includes(f));
   if (unknown.length)
-    throw new InvalidArgumentError(
-      `unknown formulation ${unknown.join(', ')} (${EXPORTED_FORMULATIONS.join(', ')}; chain samples are not exported yet)`,
-    );
+    throw new InvalidArgumentError(`unknown formulation ${unknown.join(', ')} (${FORMULATIONS.join(', ')})`);
   return list as Formulation[];
 }
 

@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Command, Option } from 'commander';
 import { loadConfig } from '../config/load.js';
-import { EXPORTED_FORMULATIONS, type Formulation } from '../core/model.js';
+import { FORMULATIONS, type Formulation } from '../core/model.js';
 import { UserFacingError } from '../core/errors.js';
 import type { EvalDataset } from '../eval/dataset.js';
 import type { EnvironmentOptions } from '../eval/environment.js';
@@ -50,9 +50,7 @@ export function addMcpCommand(program: Command): void {
         .choices(['nl2api', 'vakra'])
         .default('nl2api'),
     )
-    .addOption(
-      new Option('--formulation <f>', 'nl2api protocol: whose tools (required)').choices([...EXPORTED_FORMULATIONS]),
-    )
+    .addOption(new Option('--formulation <f>', 'nl2api protocol: whose tools (required)').choices([...FORMULATIONS]))
     .option('--db <id>', 'the database (default: $MCP_DOMAIN; required when the output has several)')
     .option('--universes <file>', 'vakra protocol: also the universes of a mcp_tool_universe_id_mapping.yaml')
     .addOption(

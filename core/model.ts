@@ -213,13 +213,6 @@ export interface SelSequence extends SlotSequence {
 /** The formulations, in canonical order (pipeline/formulations.ts has what each one is made of). */
 export const FORMULATIONS = ['slot', 'sel', 'rest', 'chain'] as const;
 export type Formulation = (typeof FORMULATIONS)[number];
-/** The formulations whose samples `eval` reads. */
-export const EVALUATED_FORMULATIONS = FORMULATIONS;
-/**
- * The formulations whose samples `export` and `mcp` read. Chain samples (issue 36) are
- * generated, served and evaluated; exporting them is still to come.
- */
-export const EXPORTED_FORMULATIONS = ['slot', 'sel', 'rest'] as const satisfies readonly Formulation[];
 /** REST, and what is made of REST's samples: the formulations whose tools are the REST endpoints. */
 export const REST_BASED = ['rest', 'chain'] as const satisfies readonly Formulation[];
 export const callsRest = (formulation: Formulation): boolean =>

@@ -19,6 +19,28 @@ export function answerLabelsOf(item: {
   return (item.published.answer_labels as string[] | undefined) ?? unconsumedLabels(item.goldCalls);
 }
 
+/**
+ * A published sample's recorded outputs, by the index of the gold call that gave each: a
+ * sequence's answer calls (its answer labels: one output, or one part each), a REST call's
+ * response, every chain hop's response.
+ */
+export function recordedOutputs(item: {
+  formulation: string;
+  published: Readonly<Record<string, unknown>>;
+  goldCalls: readonly Pick<ToolCall, 'label' | 'arguments'>[];
+}): Map<number, unknown> {
+  const answer = item.published.output_after_executing_api;
+  const parts: unknown[] = Array.isArray(answer) ? answer : [];
+  if (item.formulation === 'rest') return new Map(item.goldCalls.length ? [[item.goldCalls.length - 1, answer]] : []);
+  if (item.formulation === 'chain') return new Map(parts.map((response, i) => [i, response]));
+  const labels = answerLabelsOf(item);
+  const indexOf = (label: string) => item.goldCalls.findIndex((call) => call.label === label);
+  if (labels.length === 1) return new Map([[indexOf(labels[0]), answer]]);
+  return new Map(
+    labels.flatMap((label, i): [number, unknown][] => (i < parts.length ? [[indexOf(label), parts[i]]] : [])),
+  );
+}
+
 /** `"$LABEL$"` or `"$LABEL.field$"` anywhere in a value. */
 function references(value: unknown, label: string): boolean {
   if (typeof value === 'string') return value === `$${label}$` || value.startsWith(`$${label}.`);

@@ -1,5 +1,6 @@
 import type { SqlValue, ToolCall } from '../core/model.js';
 import { TRANSFORM_KINDS, transformOf, type TransformKind } from '../generators/chain/transforms.js';
+import type { ChainHop } from './dataset.js';
 
 /**
  * How a chain attempt carries one response into a later call without reading it first (direct
@@ -55,6 +56,30 @@ function referencedValue(
       error: `${kind} makes no single value of the ${values.length} value(s) of "${field}" in the response of "${label}"`,
     };
   return value;
+}
+
+/**
+ * A chain's calls as one plan, written before any response is read: each bridged argument as
+ * the reference that carries it (its sample's `"$HOP<k>.<field>$"` bind and transform), hop k's
+ * response named `handleOf(k)`.
+ */
+export function plannedChain(
+  calls: readonly ToolCall[],
+  hops: readonly ChainHop[],
+  handleOf: (hop: number) => string,
+): ToolCall[] {
+  return calls.map((call, i) => {
+    const hop = hops[i];
+    if (!hop) return call;
+    const args = { ...call.arguments };
+    for (const [param, bind] of Object.entries(hop.binds)) {
+      const match = /^\$HOP(\d+)\.(.+)\$$/.exec(bind);
+      if (!match) continue;
+      const transform = hop.transform && hop.transform !== 'value' ? `|${hop.transform}` : '';
+      args[param] = `$${handleOf(Number(match[1]))}.${match[2]}${transform}$`;
+    }
+    return { ...call, arguments: args };
+  });
 }
 
 /** A REST body as rows: a list of objects, one object, or none. */

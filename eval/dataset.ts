@@ -196,10 +196,11 @@ interface Sample {
 }
 
 function itemOf({ record, hash }: Sample, formulation: Formulation, db: string, universe: Universe): EvalItem {
-  const goldCalls = record.output.map((call) => ({
+  // A chain's hops are named as its binds name them (`$HOP<k>.<field>$`).
+  const goldCalls = record.output.map((call, i) => ({
     name: call.name,
     arguments: call.arguments,
-    label: 'label' in call ? call.label : '',
+    label: 'label' in call ? call.label : formulation === 'chain' ? `HOP${i + 1}` : '',
   }));
   const width = record.gold_answer[0]?.length ?? 0;
   const gold: GoldResult = {

@@ -183,7 +183,8 @@ export function openToolSession(
   bindings: EvalItem['bindings'],
   maxRows: number,
 ): LiveToolSession {
-  if (callsRest(formulation)) return restEpisode(dbId, options);
+  if (formulation === 'rest') return restEpisode(dbId, options);
+  if (formulation === 'chain') return chainEpisode(dbId, options);
   const db = options.databases.get(dbId);
   if (!db) throw new Error(`database ${dbId} is not open`);
   const runOptions = { timeoutMs: options.timeoutMs, pool: options.pool };

@@ -1,4 +1,5 @@
-import type { ToolSpec } from '../core/model.js';
+import { callsRest, type ToolSpec } from '../core/model.js';
+import { plannedChain } from '../eval/chain-references.js';
 import { shortlist } from '../eval/tool-view.js';
 import { keyListsApart } from './live-api-bench.js';
 import { REFUSAL } from './negatives.js';
@@ -21,17 +22,36 @@ import { perObject } from '../core/per-object.js';
 export const conversationOf = perObject((sample: ExportSample): ConversationInput => {
   const { item } = sample;
   const { tools, keys } = conversationTools(sample);
+  const calls = sample.negative ? [] : item.goldCalls;
   return {
     question: item.question,
     evidence: item.evidence,
     startLabels: item.initialization.map((call) => call.label),
-    calls: sample.negative ? [] : item.goldCalls,
+    calls,
+    plan: item.hops ? plannedChain(calls, item.hops, (k) => calls[k - 1].label) : calls,
     outputs: sample.negative ? [] : sample.outputs,
     tools,
     keys,
     answer: sample.negative ? REFUSAL : answerInWords(item.gold.rows),
   };
 });
+
+/**
+ * The most characters of JSON a chain conversation shows of a response a later hop takes its
+ * value from: shown whole (a model cannot take the largest of rows it was not shown), so a
+ * chain with a longer one is left out of the conversation formats.
+ */
+export const MAX_BRIDGED_RESPONSE_CHARS = 8_000;
+
+/** Why a conversation format has no form for the sample: a chain response too long to show whole. */
+export function conversationUnsupported(sample: ExportSample): string | undefined {
+  if (sample.item.formulation !== 'chain' || sample.negative) return undefined;
+  const bridged = sample.outputs.slice(0, -1);
+  const long = bridged.findIndex((output) => JSON.stringify(output).length > MAX_BRIDGED_RESPONSE_CHARS);
+  return long < 0
+    ? undefined
+    : `hop ${long + 1}'s response is over ${MAX_BRIDGED_RESPONSE_CHARS} characters of JSON, and hop ${long + 2} takes its value from all of it`;
+}
 
 interface ConversationTools {
   tools: ToolSpec[];
@@ -47,7 +67,7 @@ export const MAX_KEY_DESCRIPTION = 80;
 
 function conversationTools(sample: ExportSample): ConversationTools {
   const { item } = sample;
-  if (item.formulation === 'rest') return { tools: sample.tools, keys: [] };
+  if (callsRest(item.formulation)) return { tools: sample.tools, keys: [] };
   // A negative offers as many tools as its question's sample, none that answers it (plan.ts).
   const needed = new Set(item.goldCalls.map((call) => call.name)).size;
   const offered = shortlist(sample.tools, sample.negative ? [] : item.goldCalls, sample.key, needed + DISTRACTORS);

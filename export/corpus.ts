@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Formulation } from '../core/model.js';
-import { EXPORTED_FORMULATIONS } from '../core/model.js';
+import { FORMULATIONS } from '../core/model.js';
 import { DatasetError, loadEvalDataset, type EvalDataset, type EvalItem } from '../eval/dataset.js';
 
 /**
@@ -86,7 +86,7 @@ async function datasetName(dir: string): Promise<string> {
 /** The formulations an output folder has samples of that an export writes (`--formulations` not given). */
 async function presentFormulations(dir: string): Promise<Formulation[]> {
   const present: Formulation[] = [];
-  for (const formulation of EXPORTED_FORMULATIONS) {
+  for (const formulation of FORMULATIONS) {
     const files = await readdir(path.join(dir, formulation)).catch(() => [] as string[]);
     if (files.some((file) => file.endsWith('.jsonl'))) present.push(formulation);
   }

@@ -10,7 +10,7 @@ import {
   keyGlossary,
   toolTexts,
 } from './openai-chat.js';
-import { conversationOf } from './conversation.js';
+import { conversationOf, conversationUnsupported } from './conversation.js';
 import type { ExportSample } from './sample.js';
 import type { ExampleParts } from './tokens.js';
 import { vakraExample, VakraExampleSchema, vakraUnsupported } from './vakra/records.js';
@@ -53,6 +53,7 @@ export const LINE_FORMATS = [
     name: 'openai',
     description: 'OpenAI chat fine-tuning JSONL with tools: assistant tool_calls, tool messages, a final answer',
     example: (sample) => chatExample(conversationOf(sample)),
+    unsupported: conversationUnsupported,
     schema: ChatExampleSchema,
     text: chatExampleLine,
     parts: (example) => ({
@@ -66,6 +67,7 @@ export const LINE_FORMATS = [
     name: 'hermes',
     description: 'Hermes function calling (ShareGPT turns, <tools>, <tool_call>, <tool_response>)',
     example: (sample) => hermesExample(conversationOf(sample)),
+    unsupported: conversationUnsupported,
     schema: HermesExampleSchema,
     text: (example, sample) => hermesExampleLine(example, conversationOf(sample)),
     // Per line: the system turn lists one tool per line (its tool specs), a tool turn's output is a line of its own.
@@ -82,14 +84,15 @@ export const LINE_FORMATS = [
     name: 'xlam',
     description: 'xLAM / APIGen: query, tools and answers (JSON strings); a negative answers []',
     example: (sample, index) => {
-      const { question, evidence, calls, tools, keys } = conversationOf(sample);
+      // A plan: xLAM has no tool responses, so a chain's later hops carry references (eval/chain-references.ts).
+      const { question, evidence, plan, tools, keys } = conversationOf(sample);
       // xLAM has no system prompt: the keys' glossary follows the question.
       const query = [
         question,
         ...(evidence ? [`Evidence: ${evidence}`] : []),
         ...(keys.length ? [keyGlossary(keys)] : []),
       ];
-      return xlamExample(index, query.join('\n'), calls, tools);
+      return xlamExample(index, query.join('\n'), plan, tools);
     },
     schema: XlamExampleSchema,
     text: (example, sample) => xlamExampleLine(example, conversationOf(sample).tools),
@@ -100,7 +103,7 @@ export const LINE_FORMATS = [
   }),
   format({
     name: 'live-api-bench',
-    description: 'Live API-Bench (SLOT-BIRD, SEL-BIRD, REST-BIRD) samples as published',
+    description: 'Live API-Bench (SLOT-BIRD, SEL-BIRD, REST-BIRD) samples as published (it has no chains)',
     example: liveApiBenchExample,
     unsupported: liveApiBenchUnsupported,
     schema: LiveApiBenchExampleSchema,
@@ -108,7 +111,7 @@ export const LINE_FORMATS = [
   format({
     name: 'vakra',
     description:
-      "IBM VAKRA's benchmark files: SLOT/SEL as capability 1 (calls in its vocabulary, handles), REST as capability 2",
+      "IBM VAKRA's benchmark files: SLOT/SEL as capability 1 (calls in its vocabulary, handles), REST as capability 2, chains as capability 3",
     example: vakraExample,
     unsupported: vakraUnsupported,
     schema: VakraExampleSchema,

@@ -1,4 +1,4 @@
-import { answerLabelsOf } from '../eval/answer-labels.js';
+import { recordedOutputs } from '../eval/answer-labels.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { openEpisode, shown, type EnvironmentOptions } from '../eval/environment.js';
 import { canonicalJson } from '../core/hash.js';
@@ -68,21 +68,22 @@ export async function runGold(
   shared: SharedOutputs = new Map(),
 ): Promise<GoldRun> {
   const withNegative = needs.negative;
-  const recorded = recordedAnswers(item);
+  const recorded = recordedOutputs(item);
   const sequence = item.initialization.length > 0;
-  const unrecorded = item.goldCalls.some((call) => !recorded.has(call.label));
+  const unrecorded = item.goldCalls.some((_, i) => !recorded.has(i));
   const env = sequence || unrecorded || withNegative ? await environment() : undefined;
   const db = env?.databases.get(item.db);
   const keys = sequence && db ? sharedKeys(item, db) : [];
   const known = (i: number) => keys[i] !== undefined && shared.has(keys[i]);
   // Every call not recorded runs in the episode (a call reads the outputs of those before it there), or none does.
-  const running = item.goldCalls.some((call, i) => !recorded.has(call.label) && !known(i));
+  const running = item.goldCalls.some((_, i) => !recorded.has(i) && !known(i));
   const episode = running || withNegative ? await openEpisode(item, env!) : undefined;
   const outputs: unknown[] = [];
   for (const [i, call] of item.goldCalls.entries()) {
-    const answer = recorded.get(call.label);
-    if (answer !== undefined) {
-      outputs.push(preview(answer.value, rows));
+    if (recorded.has(i)) {
+      // A chain's later hop takes its value from all of the response before it: shown whole (conversation.ts bounds it).
+      const bridged = item.formulation === 'chain' && i < item.goldCalls.length - 1;
+      outputs.push(bridged ? recorded.get(i) : preview(recorded.get(i), rows));
       continue;
     }
     if (!running) {
@@ -147,25 +148,4 @@ export function preview(value: unknown, rows: number): unknown {
   for (let n = rows - 1; n >= 1 && JSON.stringify(shownRows).length > MAX_OUTPUT_CHARS; n--)
     shownRows = shown(value, n);
   return shownRows;
-}
-
-/**
- * The sample's recorded answer, by the label of the call that gave it: a sequence's answer
- * calls (its `answer_labels`, the unconsumed ones) and a REST call's response.
- */
-function recordedAnswers(item: EvalItem): Map<string, { value: unknown }> {
-  const published = item.published as { answer_labels?: string[]; output_after_executing_api?: unknown };
-  const answer = published.output_after_executing_api;
-  if (item.formulation === 'rest') {
-    const last = item.goldCalls[item.goldCalls.length - 1];
-    return new Map(last ? [[last.label, { value: answer }]] : []);
-  }
-  const labels = answerLabelsOf(item);
-  if (labels.length === 1) return new Map([[labels[0], { value: answer }]]);
-  const parts: unknown[] = Array.isArray(answer) ? answer : [];
-  return new Map(
-    labels.flatMap((label, i): [string, { value: unknown }][] =>
-      i < parts.length ? [[label, { value: parts[i] }]] : [],
-    ),
-  );
 }

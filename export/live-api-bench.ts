@@ -688,6 +688,7 @@ export function liveApiBenchExample(sample: ExportSample, index?: number): LiveA
  * (export/published/calls.ts says which). REST samples always fit.
  */
 export function liveApiBenchUnsupported(sample: ExportSample): string | undefined {
+  if (sample.item.formulation === 'chain') return 'Live API-Bench has no multi-hop samples (VAKRA capability 3 has)';
   if (sample.item.formulation === 'rest') return undefined;
   for (const init of sample.item.initialization) {
     const problem = joinProblem(publishedInitialization(init, sample.item.db).arguments);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FORMULATIONS } from '../core/model.js';
 import { REFUSAL } from './negatives.js';
 import type { ExportSample } from './sample.js';
 import { SPLIT_NAMES } from './splits.js';
@@ -16,7 +17,7 @@ export const NativeExampleSchema = z
   .object({
     sample_id: z.string().min(1),
     dataset_name: z.string().min(1),
-    formulation: z.enum(['slot', 'sel', 'rest']),
+    formulation: z.enum(FORMULATIONS),
     input: z.string().min(1),
     evidence: z.string(),
     query: z.string().min(1),

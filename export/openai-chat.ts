@@ -73,6 +73,11 @@ export interface ConversationInput {
   /** Where the data starts (SLOT/SEL: the initialization labels); empty for REST. */
   startLabels: readonly string[];
   calls: readonly ToolCall[];
+  /**
+   * The calls as one plan, for a format with no tool responses (xLAM): a chain's bridged
+   * arguments as references to the earlier hops (eval/chain-references.ts); else `calls`.
+   */
+  plan: readonly ToolCall[];
   /** Each call's output as JSON, in call order (what the tool returned when the sample was exported). */
   outputs: readonly unknown[];
   tools: readonly ToolSpec[];

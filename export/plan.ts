@@ -1,4 +1,4 @@
-import { type ToolSpec } from '../core/model.js';
+import { callsRest, type ToolSpec } from '../core/model.js';
 import type { Outcome } from '../core/outcome.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { shortlist } from '../eval/tool-view.js';
@@ -30,8 +30,11 @@ export interface ExportPlan {
 export async function planExport(from: readonly CorpusInput[], settings: ExportSettings): Promise<ExportPlan> {
   const corpus = await loadCorpus(from, settings.formulations);
   const { kept, duplicates } = dedupeAcrossSources(corpus.items);
+  // A chain has no negative: its hops' questions have theirs (a chain's tools are its database's endpoints, as theirs).
   const negativeUnits = new Set(
-    kept.filter((e) => hasNegative(e.unit, settings.negatives, settings.seed)).map((e) => e.unit),
+    kept
+      .filter((e) => e.item.formulation !== 'chain' && hasNegative(e.unit, settings.negatives, settings.seed))
+      .map((e) => e.unit),
   );
   return { corpus, kept, duplicates, assignment: assignSplits(kept, settings), negativeUnits };
 }
@@ -39,9 +42,15 @@ export async function planExport(from: readonly CorpusInput[], settings: ExportS
 /**
  * What is split: a question of a database, whichever source and formulation gave it (so a
  * question's SLOT, SEL and REST samples, its copies and the same question from another
- * source all share a split). A database is its id in every source.
+ * source all share a split); a chain goes with its first hop's question, whose values its
+ * question asks for. A database is its id in every source.
  */
-export const splitKeyOf = (entry: CorpusItem) => `${entry.item.db}\u0000${normalizedText(entry.item.question)}`;
+export const splitKeyOf = (entry: CorpusItem) => `${entry.item.db}\u0000${normalizedText(splitQuestion(entry.item))}`;
+
+function splitQuestion(item: EvalItem): string {
+  const firstHop = (item.published as { first_hop?: { question?: unknown } }).first_hop;
+  return item.formulation === 'chain' && typeof firstHop?.question === 'string' ? firstHop.question : item.question;
+}
 
 /** Each split key's split. */
 function assignSplits(kept: readonly CorpusItem[], settings: ExportSettings): Map<string, SplitName> {
@@ -64,7 +73,7 @@ export function exportSamples(
 ): ExportSample[] {
   const samples: ExportSample[] = [];
   const offer = (item: EvalItem, tools: readonly ToolSpec[], gold: EvalItem['goldCalls'], key: string) =>
-    item.formulation === 'rest' && settings.restTools > 0
+    callsRest(item.formulation) && settings.restTools > 0
       ? shortlist(tools, gold, key, settings.restTools)
       : [...tools];
   for (const entry of weighted(kept, settings.seed)) {

@@ -1,13 +1,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { answerLabelsOf } from '../eval/answer-labels.js';
+import { recordedOutputs } from '../eval/answer-labels.js';
+import { plannedChain } from '../eval/chain-references.js';
 import type { EvalItem } from '../eval/dataset.js';
 import { LABEL_META, READ_OUTPUT } from './server.js';
 
 /**
  * A published sample replayed through an MCP client (issue 14's check of `nl2api mcp`): in
- * the client's session, its starting tables, then its gold calls, each under its own label;
- * the outputs of its answer calls compared with the sample's recorded output. An answer the
+ * the client's session, its starting tables, then its gold calls, each under its own label (a
+ * chain's later hops take their values by reference to the earlier responses, as a client
+ * that does not read them would: eval/chain-references.ts); the outputs of its answer calls
+ * (every hop of a chain) compared with the sample's recorded output. An answer the
  * server previewed (longer than its rows) is read whole by its handle (`read_output`); the
  * other calls' outputs stay on the server, as a model's would.
  */
@@ -27,10 +30,11 @@ export interface Replay {
 const PAGE = 1_000_000;
 
 export async function replaySample(client: Client, item: EvalItem): Promise<Replay> {
-  const outputs = new Map<string, unknown>();
+  const outputs: unknown[] = [];
   let calls = 0;
   let reads = 0;
-  for (const call of [...item.initialization, ...item.goldCalls]) {
+  const gold = item.hops ? plannedChain(item.goldCalls, item.hops, (k) => item.goldCalls[k - 1].label) : item.goldCalls;
+  for (const call of [...item.initialization, ...gold]) {
     const result = await client.callTool({
       name: call.name,
       arguments: call.arguments,
@@ -39,10 +43,12 @@ export async function replaySample(client: Client, item: EvalItem): Promise<Repl
     calls++;
     const text = textOf(result);
     if (result.isError) return { calls, reads, equal: false, problem: `${call.name}: ${text}` };
-    outputs.set(String(result._meta?.[LABEL_META]), JSON.parse(text));
+    outputs.push(JSON.parse(text));
   }
-  for (const [label, answer] of recordedAnswers(item)) {
-    let output = outputs.get(label);
+  const first = item.initialization.length;
+  for (const [i, answer] of recordedOutputs(item)) {
+    const label = item.goldCalls[i]?.label || `CALL_${i + 1}`;
+    let output = outputs[first + i];
     if (isPreview(output)) {
       const rows: unknown[] = [];
       for (let more = true; more;) {
@@ -77,15 +83,4 @@ export function isPreview(output: unknown): output is { handle: string; count: n
 
 function textOf(result: Awaited<ReturnType<Client['callTool']>>): string {
   return (result.content as { type: string; text?: string }[])[0]?.text ?? '';
-}
-
-/** The sample's recorded answer, by the label of the call that gives it: one sink's output, or each sink's part. */
-export function recordedAnswers(item: EvalItem): Map<string, unknown> {
-  const published = item.published as { answer_labels?: string[]; output_after_executing_api?: unknown };
-  const answer = published.output_after_executing_api;
-  if (item.formulation === 'rest') return new Map([[item.goldCalls[0]?.label || 'CALL_1', answer]]);
-  const labels = answerLabelsOf(item);
-  if (labels.length === 1) return new Map([[labels[0], answer]]);
-  const parts = Array.isArray(answer) ? answer : [];
-  return new Map(labels.map((label, i) => [label, parts[i]]));
 }

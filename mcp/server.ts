@@ -12,7 +12,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { ToolOutput, ToolSpec } from '../core/model.js';
+import { callsRest, type ToolOutput, type ToolSpec } from '../core/model.js';
 import { packageVersion } from '../core/package-root.js';
 import type { EvalDataset, EvalItem } from '../eval/dataset.js';
 import {
@@ -75,7 +75,7 @@ export function createMcpServer(options: McpToolsOptions): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const args = request.params.arguments ?? {};
-    if (options.dataset.formulation !== 'rest') {
+    if (!callsRest(options.dataset.formulation)) {
       if (request.params.name === START_SAMPLE) {
         const item = samples.get(String(args.sample_id));
         if (!item) return toolError(`tool:bad_value: no sample ${JSON.stringify(args.sample_id)} of ${options.db}`);
@@ -113,7 +113,7 @@ function servedDatabase({ dataset, db, maxRows }: McpToolsOptions): ServedDataba
   if (known) return known;
   const { tools, bindings } = toolsOf(dataset, db);
   const samples = new Map(dataset.items.filter((i) => i.db === db).map((item) => [item.id, item]));
-  const ours = dataset.formulation === 'rest' ? [] : [startSampleTool([...samples.keys()]), readOutputTool(maxRows)];
+  const ours = callsRest(dataset.formulation) ? [] : [startSampleTool([...samples.keys()]), readOutputTool(maxRows)];
   const clash = tools.find((tool) => ours.some((own) => own.name === tool.function.name));
   if (clash) throw new Error(`a published tool of ${db} is named ${clash.function.name}, as one of the server's own`);
   const listed = [

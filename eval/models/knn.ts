@@ -1,7 +1,8 @@
 import { groupBy } from '../../core/group.js';
 import type { ToolCall } from '../../core/model.js';
 import { Bm25Index } from '../retrieval/bm25.js';
-import type { ChainHop, EvalItem } from '../dataset.js';
+import { plannedChain } from '../chain-references.js';
+import type { EvalItem } from '../dataset.js';
 
 /**
  * `baseline:knn`, a real non-LLM baseline: for each item, the most similar question among the
@@ -54,20 +55,8 @@ export function knnPlan(item: EvalItem, index: NeighbourIndex): ToolCall[] {
   const [neighbour] = index.neighbours(item, 1);
   if (!neighbour) return [];
   const calls = adaptLiterals(neighbour.goldCalls, textOf(neighbour), textOf(item));
-  return neighbour.hops ? calls.map((call, i) => withBridgeReferences(call, neighbour.hops![i])) : calls;
-}
-
-/** `"$HOP<k>.<field>$"` (the sample's bind) as the reference a model writes: `"$call_<k-1>.<field>|<transform>$"`. */
-function withBridgeReferences(call: ToolCall, hop: ChainHop | undefined): ToolCall {
-  if (!hop) return call;
-  const args = { ...call.arguments };
-  for (const [param, bind] of Object.entries(hop.binds)) {
-    const match = /^\$HOP(\d+)\.(.+)\$$/.exec(bind);
-    if (!match) continue;
-    const transform = hop.transform && hop.transform !== 'value' ? `|${hop.transform}` : '';
-    args[param] = `$call_${Number(match[1]) - 1}.${match[2]}${transform}$`;
-  }
-  return { ...call, arguments: args };
+  // Hop k's response is the model's call_<k-1> (call-names.ts positions).
+  return neighbour.hops ? plannedChain(calls, neighbour.hops, (k) => `call_${k - 1}`) : calls;
 }
 
 /**

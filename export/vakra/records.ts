@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { callsRest } from '../../core/model.js';
 import { vakraUuid } from '../../eval/predictions/vakra-uuid.js';
 import type { ExportSample } from '../sample.js';
 import { publishedSequence, type PublishedSequence, type PublishedTranslation } from '../published/calls.js';
@@ -16,7 +17,10 @@ import { firstColumnsOf } from '../published/first-columns.js';
  *   as the input's (its scorer pairs turns by id), `answer` the SQLite answer's rows.
  * - SLOT and SEL are capability 1 (`capability_1_bi_apis`, one universe per sample, in the
  *   mapping as `{domain, server_type, init_args, query}`); REST is capability 2
- *   (`capability_2_dashboard_apis`: the endpoint's operationId and its query parameters).
+ *   (`capability_2_dashboard_apis`: the endpoint's operationId and its query parameters); a
+ *   chain is capability 3 (`capability_3_multihop_reasoning`, served by the same REST MCP
+ *   server as capability 2: its hops in order, each with the literal value it was given, as
+ *   VAKRA resolves no reference, and each hop's response).
  *
  * A uuid is `<formulation>-<db>-<sample id>`: stable across runs, and SLOT's and SEL's of one
  * question differ (both live in one domain file and one mapping). VAKRA has no refusal items
@@ -25,10 +29,11 @@ import { firstColumnsOf } from '../published/first-columns.js';
 
 export const CAPABILITY_1 = 'capability_1_bi_apis';
 export const CAPABILITY_2 = 'capability_2_dashboard_apis';
+export const CAPABILITY_3 = 'capability_3_multihop_reasoning';
 export const TURN_ID = 1 as const;
 
 export interface VakraExample {
-  capability: typeof CAPABILITY_1 | typeof CAPABILITY_2;
+  capability: typeof CAPABILITY_1 | typeof CAPABILITY_2 | typeof CAPABILITY_3;
   input: VakraInput;
   output: VakraOutput;
   /** Capability 1: the sample's tool universe, as the mapping YAML holds it. */
@@ -60,7 +65,7 @@ export function vakraExample(sample: ExportSample): VakraExample {
     const tool_call = item.goldCalls.map((call) => ({ name: call.name, arguments: call.arguments }));
     const sequence = { tool_call, tool_response: sample.outputs };
     return {
-      capability: CAPABILITY_2,
+      capability: item.formulation === 'chain' ? CAPABILITY_3 : CAPABILITY_2,
       input,
       output: { uuid, domain: item.db, output: [{ ...turn, answer, sequence }] },
       departures: [],
@@ -84,10 +89,10 @@ export function vakraExample(sample: ExportSample): VakraExample {
   };
 }
 
-/** SLOT/SEL: the calls in VAKRA's vocabulary (once per sample); REST: undefined (its calls are VAKRA's as they are). */
+/** SLOT/SEL: the calls in VAKRA's vocabulary (once per sample); REST and chain: undefined (their calls are VAKRA's as they are). */
 const translations = new WeakMap<ExportSample, PublishedTranslation>();
 function translationOf(sample: ExportSample): PublishedTranslation | undefined {
-  if (sample.item.formulation === 'rest') return undefined;
+  if (callsRest(sample.item.formulation)) return undefined;
   let translated = translations.get(sample);
   if (!translated) {
     const columns = firstColumnsOf(sample.source.databases, sample.item.db);
@@ -148,7 +153,7 @@ type VakraUniverse = z.infer<typeof VakraUniverseSchema>;
 
 export const VakraExampleSchema = z
   .object({
-    capability: z.enum([CAPABILITY_1, CAPABILITY_2]),
+    capability: z.enum([CAPABILITY_1, CAPABILITY_2, CAPABILITY_3]),
     input: VakraInputSchema,
     output: VakraOutputSchema,
     universe: VakraUniverseSchema.optional(),

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { UserFacingError } from '../../core/errors.js';
-import type { ToolCall } from '../../core/model.js';
+import { callsRest, type ToolCall } from '../../core/model.js';
 import { DatasetError, loadEvalDataset, type EvalDataset, type EvalItem } from '../../eval/dataset.js';
 import { vakraUuid } from '../../eval/predictions/vakra-uuid.js';
 import {
@@ -35,10 +35,10 @@ export interface Universe {
 /** Init arguments in the order VAKRA's mapping holds them (aliases sorted, as the export writes them), where that order can join them. */
 const vakraOrder = (args: PublishedInitArguments) => sortedAliases(args) ?? args;
 
-/** The universes of a dataset's SLOT and SEL samples (REST samples are VAKRA's capability 2: none). */
+/** The universes of a dataset's SLOT and SEL samples (REST and chain samples are VAKRA's capabilities 2 and 3: none). */
 export function datasetUniverses(items: readonly EvalItem[]): Universe[] {
   return items.flatMap((item) =>
-    item.formulation === 'rest'
+    callsRest(item.formulation)
       ? []
       : [
           {

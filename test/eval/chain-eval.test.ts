@@ -59,9 +59,10 @@ describe('the oracle and the k-NN baseline', () => {
         expect(knn.completion.mean).toBeLessThan(1);
         expect(Object.values(knn.errors).reduce((a, b) => a + b, 0)).toBe(knn.scored);
         expect(Object.values(knn.chain!.errors).reduce((a, b) => a + b, 0)).toBe(knn.scored);
+        // Written as `$call_0.<field>|<transform>$`, read as the label the first call took (the gold's, HOP1).
         const knnLines = result.lines.filter((l) => l.model === 'baseline:knn');
         const referenced = knnLines.flatMap((l) => l.attempt!.parsed ?? []) as ToolCall[];
-        expect(referenced.some((c) => Object.values(c.arguments).some((v) => /^\$call_0\.\w+\|/.test(String(v))))).toBe(
+        expect(referenced.some((c) => Object.values(c.arguments).some((v) => /^\$HOP1\.\w+\|/.test(String(v))))).toBe(
           true,
         );
       },
@@ -117,8 +118,9 @@ describe('scripted chain attempts', () => {
     );
     const { line } = await scoreOf(model);
     expect(line.attempt!.steps[1].call).toMatchObject({ arguments: { publisher_name: 'Suhrkamp' } });
+    // As read: the reference names the first call by the label it took (the gold's, HOP1).
     expect(line.attempt!.parsed![1]).toMatchObject({
-      arguments: { publisher_name: '$call_0.publisher_name|alphabetical_last$' },
+      arguments: { publisher_name: '$HOP1.publisher_name|alphabetical_last$' },
     });
     expect(line.attempt!.scores).toMatchObject({
       completed: true,

@@ -35,6 +35,7 @@ const input = {
   evidence: '',
   startLabels: ['starting_table_var'],
   calls,
+  plan: calls,
   outputs: [{ columns: ['book_title'], rows: [['Winter Machine']] }],
   tools,
   keys: ['book_title: the title of the book'],

@@ -19,6 +19,9 @@ const input = {
     },
     { name: 'retrieve_data', arguments: { data_source: '$FILTER_1$', key_name: 'book_title' }, label: 'SELECT_1' },
   ],
+  get plan() {
+    return this.calls;
+  },
   outputs: [{ columns: ['book_title'], rows: [['Winter Machine']] }, ['Winter Machine']],
   tools: [
     {

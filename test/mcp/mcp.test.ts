@@ -8,7 +8,8 @@ import type { Formulation, ToolCall } from '../../core/model.js';
 import { packageRoot } from '../../core/package-root.js';
 import { loadEvalDataset, type EvalDataset, type EvalItem } from '../../eval/dataset.js';
 import { openLiveTools, type LiveTools } from '../../eval/live-tools.js';
-import { recordedAnswers, replaySample } from '../../mcp/replay.js';
+import { replaySample } from '../../mcp/replay.js';
+import { recordedOutputs } from '../../eval/answer-labels.js';
 import {
   createMcpServer,
   LABEL_META,
@@ -407,7 +408,7 @@ test('start_sample: a client that reads only the tool list starts a sample, then
         expect(result.isError).toBeFalsy();
         outputs.push(JSON.parse(text(result)));
       }
-      expect(outputs[outputs.length - 1]).toEqual(recordedAnswers(item).values().next().value);
+      expect(outputs[outputs.length - 1]).toEqual(recordedOutputs(item).values().next().value);
       const unknown = await client.callTool({ name: START_SAMPLE, arguments: { sample_id: 'nope' } });
       expect({ isError: unknown.isError, text: text(unknown) }).toEqual({
         isError: true,
