@@ -1,12 +1,7 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { parseConfig } from '../../config/load.js';
+import { rmSync } from 'node:fs';
 import type { ToolCall } from '../../core/model.js';
 import type { EvalModel, Turn } from '../../eval/models/model.js';
-import { generate } from '../../pipeline/generate.js';
-import { sharedFixture } from '../support/shared-fixture.js';
-import { DEMO_SOURCE, run } from './fixtures.js';
+import { generateDemoChains, run } from './fixtures.js';
 
 /**
  * `nl2api eval --formulation chain` on the demo's chains: the oracle is perfect both ways, the
@@ -17,20 +12,7 @@ import { DEMO_SOURCE, run } from './fixtures.js';
 
 let root: string;
 beforeAll(async () => {
-  const shared = await sharedFixture('demo-chain', async (dir) => {
-    await generate({
-      config: parseConfig({
-        source: DEMO_SOURCE,
-        datasetName: 'nl2api-demo',
-        formulations: ['rest', 'chain'],
-        out: path.join(dir, 'dataset'),
-        cacheDir: path.join(dir, 'gen-cache'),
-        progress: 'none',
-      }),
-    });
-  });
-  root = mkdtempSync(path.join(os.tmpdir(), 'nl2api-chain-eval-'));
-  cpSync(path.join(shared, 'dataset'), path.join(root, 'dataset'), { recursive: true });
+  root = await generateDemoChains();
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

@@ -34,6 +34,25 @@ export async function generateDemo(): Promise<string> {
   return out;
 }
 
+/** The same, generated with the REST and chain formulations: chains of the demo's endpoints (issue 36). */
+export async function generateDemoChains(): Promise<string> {
+  const shared = await sharedFixture('demo-chain', async (dir) => {
+    await generate({
+      config: parseConfig({
+        source: DEMO_SOURCE,
+        datasetName: 'nl2api-demo',
+        formulations: ['rest', 'chain'],
+        out: path.join(dir, 'dataset'),
+        cacheDir: path.join(dir, 'gen-cache'),
+        progress: 'none',
+      }),
+    });
+  });
+  const out = mkdtempSync(path.join(os.tmpdir(), 'nl2api-chain-'));
+  cpSync(path.join(shared, 'dataset'), path.join(out, 'dataset'), { recursive: true });
+  return out;
+}
+
 export function evalOptions(
   root: string,
   overrides: Partial<EvalOptions> & { formulation?: Formulation; dbIds?: string[]; report: string },
