@@ -193,7 +193,7 @@ describe('an export of rest and chain', () => {
       `hop 1's response is over ${MAX_BRIDGED_RESPONSE_CHARS} characters of JSON, and hop 2 takes its value from all of it`,
     );
     // The last hop's response is the answer: previewed, never a reason.
-    const last = { ...sample(responsesOf(chain)[0]), outputs: [responsesOf(chain)[0], rows] } as ExportSample;
+    const last = { ...sample(responsesOf(chain)[0]), outputs: [responsesOf(chain)[0], rows] };
     expect(conversationUnsupported(last)).toBeUndefined();
   });
 });
