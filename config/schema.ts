@@ -11,13 +11,20 @@ export const FormulationSchema = z.enum(FORMULATIONS);
 /** What `generate` makes without `--formulations`: chain is asked for by name. */
 export const DEFAULT_FORMULATIONS = ['slot', 'sel', 'rest'] as const;
 
-/** The chain formulation (generators/chain): how hard to look for chains. */
+/** The chain formulation (generators/chain): how hard to look for chains, and who writes their questions. */
 export const ChainConfigSchema = z
   .object({
     /** Continuations tried per first hop and chain length (links that make no single value aside). */
     attempts: z.number().int().min(1).max(100).default(6),
     /** Chains kept per first hop and chain length. */
     perFirst: z.number().int().min(1).max(20).default(2),
+    /**
+     * Who writes a chain's question: `auto` = the LLM when `llm` is configured, else the
+     * deterministic template (the LLM's fallback too).
+     */
+    writer: z.enum(['auto', 'template', 'llm']).default('auto'),
+    /** With an LLM writer: also have the model judge each question faithful to its chain. */
+    judge: z.boolean().default(false),
   })
   .strict();
 

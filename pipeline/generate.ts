@@ -165,6 +165,9 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
               databases: source.databases.map((db) => [db.dbId, dbCacheKey(db)]),
               results: keysInSourceOrder(source.instances, keys.results),
               ...(services ? { rest: keys.synthesis, dedup: services.services.dedupFingerprint } : {}),
+              ...(services && formulations.includes('chain')
+                ? { chainWriter: services.services.chainWriter.fingerprint }
+                : {}),
             },
             code,
           )
@@ -251,6 +254,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
               runChains(part, rest, {
                 config,
                 executor,
+                writer: services!.services.chainWriter,
                 // It computes with a queue backend too: the workers made the REST results, the driver composes.
                 stageRunner: new StageRunner(store, retryPolicyOf(config), undefined, code),
               })

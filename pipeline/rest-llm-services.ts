@@ -6,6 +6,7 @@ import { createChatModel } from '../generators/llm/chat-model.js';
 import { LlmClient } from '../generators/llm/client.js';
 import { SqliteLlmCache } from '../generators/llm/sqlite-cache.js';
 import { UsageMeter } from '../generators/llm/usage.js';
+import { llmWriter, templateWriter } from '../generators/chain/question-writer.js';
 import { createLlmSynthesizer } from '../generators/rest/agent.js';
 import { applyVerifiedMerges, dedupAgentFingerprint, proposeMerges } from '../generators/rest/dedup-agent.js';
 import { templateSynthesizer } from '../generators/rest/synthesis.js';
@@ -15,8 +16,8 @@ import { createLlmJudge } from '../verifiers/llm-judge.js';
 import type { DedupAgent, RestServiceHandle, RestServiceOptions } from './rest-service-types.js';
 
 /**
- * REST's services with an LLM: the LLM agent (the template as its fallback), the judge and
- * the dedup agent, all through one LlmClient — one reply cache in the run's cache
+ * REST's services with an LLM: the LLM agent (the template as its fallback), the judge, the
+ * dedup agent and the chains' question writer, all through one LlmClient — one reply cache in the run's cache
  * directory, one rate limit, one usage meter. Loaded only by runs with an LLM (rest-services.ts).
  */
 export async function llmRestServices(
@@ -45,6 +46,10 @@ export async function llmRestServices(
       judge: config.rest.judge ? createLlmJudge(client, { providerLabel }) : null,
       dedupAgent: config.rest.dedupAgent ? llmDedupAgent(client, executor, config) : null,
       dedupFingerprint: config.rest.dedupAgent ? { prompts: dedupAgentFingerprint(), llm: llmIdentity(llm) } : null,
+      chainWriter:
+        config.chain.writer === 'template'
+          ? templateWriter
+          : llmWriter(client, { providerLabel, judge: config.chain.judge }),
     },
     usage,
     close: () => file?.close(),

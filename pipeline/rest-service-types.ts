@@ -2,6 +2,7 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import type { LlmCache } from '../generators/llm/cache.js';
 import type { RateLimiter } from '../generators/llm/rate-limiter.js';
 import type { UsageMeter } from '../generators/llm/usage.js';
+import type { QuestionWriter } from '../generators/chain/question-writer.js';
 import type { Synthesizer } from '../generators/rest/synthesis.js';
 import type { AnswerJudge } from '../verifiers/judge.js';
 import type { DedupResult } from '../generators/rest/dedup.js';
@@ -20,6 +21,8 @@ export interface RestServices {
   dedupAgent: DedupAgent | null;
   /** What besides the synthesized endpoints decides dedup (the agent's model and prompts): part of output keys. */
   dedupFingerprint: unknown;
+  /** Who writes the chains' questions (the chain formulation is made of REST's samples). */
+  chainWriter: QuestionWriter;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
+import { templateWriter } from '../generators/chain/question-writer.js';
 import { templateSynthesizer } from '../generators/rest/synthesis.js';
 import type { SqlExecutor } from '../runtime/sql/executor.js';
 import type { RestServiceHandle, RestServiceOptions } from './rest-service-types.js';
@@ -10,10 +11,14 @@ export async function restServices(
   executor: SqlExecutor,
   options: RestServiceOptions = {},
 ): Promise<RestServiceHandle> {
-  if (config.rest.synthesizer === 'llm' && !config.llm)
-    throw new ConfigError(
-      'rest.synthesizer is "llm" but no llm is configured (--llm-provider, or an llm block in the config file)',
-    );
+  for (const [setting, value] of [
+    ['rest.synthesizer', config.rest.synthesizer],
+    ['chain.writer', config.chain.writer],
+  ])
+    if (value === 'llm' && !config.llm)
+      throw new ConfigError(
+        `${setting} is "llm" but no llm is configured (--llm-provider, or an llm block in the config file)`,
+      );
   if (!config.llm) {
     return {
       services: {
@@ -22,6 +27,7 @@ export async function restServices(
         judge: null,
         dedupAgent: null,
         dedupFingerprint: null,
+        chainWriter: templateWriter,
       },
       usage: null,
       close: () => {},

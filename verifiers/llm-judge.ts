@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { LlmClient } from '../generators/llm/client.js';
-import type { LlmMessage } from '../generators/llm/messages.js';
-import { completeStructured, failureFeedback, type StructuredResult } from '../generators/llm/structured.js';
+import { completeWithOneRetry, YesNoVerdict, type StructuredResult } from '../generators/llm/structured.js';
 import { clip } from '../generators/rest/naming.js';
 import { loadPrompt } from '../generators/rest/prompts.js';
 import type { AnswerJudge, JudgeInput, JudgeVerdict } from './judge.js';
@@ -28,15 +27,7 @@ const MAX_BODY_CHARS = 4000;
 const MAX_RATIONALE_CHARS = 1000;
 const MESSAGE_RATIONALE_CHARS = 300;
 
-const JudgeReply = z.object({
-  verdict: z
-    .string()
-    .trim()
-    .toLowerCase()
-    .pipe(z.enum(['yes', 'no'])),
-  rationale: z.string().trim(),
-});
-type JudgeReply = z.infer<typeof JudgeReply>;
+type JudgeReply = z.infer<typeof YesNoVerdict>;
 
 export function createLlmJudge(client: LlmClient, options: LlmJudgeOptions): AnswerJudge {
   const prompt = loadPrompt('rest-judge');
@@ -44,7 +35,7 @@ export function createLlmJudge(client: LlmClient, options: LlmJudgeOptions): Ans
     name: `llm:${options.providerLabel}`,
     fingerprint: { system: prompt.system, user: prompt.user, providerLabel: options.providerLabel },
     async judge(input) {
-      return toVerdict(await completeWithOneRetry(client, prompt.render(promptSlots(input)), JudgeReply));
+      return toVerdict(await completeWithOneRetry(client, prompt.render(promptSlots(input)), YesNoVerdict));
     },
   };
 }
@@ -53,16 +44,6 @@ export function createLlmJudge(client: LlmClient, options: LlmJudgeOptions): Ans
  * One retry, with the usual feedback, for a reply that could not be read; call failures
  * (timeout, 5xx, …) are not retried again here: the client already did.
  */
-async function completeWithOneRetry<T>(
-  client: LlmClient,
-  messages: LlmMessage[],
-  schema: z.ZodType<T>,
-): Promise<StructuredResult<T>> {
-  const first = await completeStructured(client, messages, schema);
-  if (first.ok || (first.category !== 'llm:invalid_json' && first.category !== 'llm:schema')) return first;
-  return completeStructured(client, [...messages, ...failureFeedback(first)], schema);
-}
-
 function toVerdict(reply: StructuredResult<JudgeReply>): JudgeVerdict {
   if (!reply.ok)
     return {

@@ -6,7 +6,7 @@ import { transformOf, type TransformKind } from './transforms.js';
 /**
  * A chain's question (issue 36): the first hop's question as its source asked it, then each
  * later hop as its endpoint's summary, told what it takes from the hop before. This is the
- * deterministic realizer, used when no LLM is configured; whatever wrote the question, the
+ * deterministic realizer (question-writer.ts has the LLM's); whatever wrote the question, the
  * checks VAKRA's raters apply by hand are applied here by rule:
  * - answer leakage: no value of the answer, and no value a link carries, is in the question;
  * - context sufficiency: every value the first hop is called with is in the question or its
@@ -26,14 +26,17 @@ export interface ChainQuestion {
 }
 
 export function templateQuestion(firstQuestion: string, hops: readonly QuestionHop[]): ChainQuestion {
-  const later = hops.slice(1).map((hop) => {
-    const { field, param, transform } = hop.link!;
-    return `Then take ${transformOf(transform).phrase(words(field))} and use it as the ${words(param)} to ${lowerFirst(hop.endpoint.summary.trim().replace(/[.?!]+$/, ''))}.`;
-  });
+  const later = hops.slice(1).map((hop) => `Then ${linkPhrase(hop)}.`);
   return {
     question: [firstQuestion.trim(), ...later].join(' '),
     components: [firstQuestion.trim(), ...hops.slice(1).map((hop) => hop.endpoint.summary.trim())],
   };
+}
+
+/** What a later hop does, in words: `take <which value of which field> and use it as the <parameter> to <summary>`. */
+export function linkPhrase(hop: QuestionHop): string {
+  const { field, param, transform } = hop.link!;
+  return `take ${transformOf(transform).phrase(words(field))} and use it as the ${words(param)} to ${lowerFirst(hop.endpoint.summary.trim().replace(/[.?!]+$/, ''))}`;
 }
 
 /** The question leaks nothing: no value a link carries, no value of the answer. */

@@ -64,6 +64,27 @@ function parseJson(text: string): { value: unknown } | undefined {
   }
 }
 
+/** A reply that is not JSON or not of the schema is asked for once more, told why; a call failure is not. */
+export async function completeWithOneRetry<T>(
+  client: LlmClient,
+  messages: readonly LlmMessage[],
+  schema: z.ZodType<T>,
+): Promise<StructuredResult<T>> {
+  const first = await completeStructured(client, messages, schema);
+  if (first.ok || (first.category !== 'llm:invalid_json' && first.category !== 'llm:schema')) return first;
+  return completeStructured(client, [...messages, ...failureFeedback(first)], schema);
+}
+
+/** A judge's reply: `{"verdict": "yes" | "no", "rationale": "…"}`. */
+export const YesNoVerdict = z.object({
+  verdict: z
+    .string()
+    .trim()
+    .toLowerCase()
+    .pipe(z.enum(['yes', 'no'])),
+  rationale: z.string().trim(),
+});
+
 /**
  * Messages to append for the next attempt: the rejected reply (if any) and a user message
  * saying why it was rejected.

@@ -5,6 +5,7 @@ import { responseBody } from '../../runtime/rest/response.js';
 import type { ArgumentValue, ServedEndpointSpec } from '../../runtime/rest/spec.js';
 import { continuations, HopGraph, type Continuation } from '../../generators/chain/candidates.js';
 import { checkContext, checkLeaks, templateQuestion } from '../../generators/chain/question.js';
+import type { QuestionWriter } from '../../generators/chain/question-writer.js';
 import type { ChainHopPlan } from '../../generators/chain/run.js';
 import type { TransformKind } from '../../generators/chain/transforms.js';
 import { ChainStates, runOnDatabase, verifyChain, type ChainContext, type VerifiedChain } from './verify.js';
@@ -14,7 +15,9 @@ import { ChainStates, runOnDatabase, verifyChain, type ChainContext, type Verifi
  * length (2 and 3 hops), the first `perFirst` continuations (generators/chain/candidates.ts, in
  * their seeded order) that verify (verify.ts) and whose question passes its checks
  * (generators/chain/question.ts), trying at most `attempts`. Every try that fails is counted
- * by why.
+ * by why. The template's question is checked before verification (a chain whose question
+ * would leak is not verified); the run's writer (the template, or an LLM:
+ * generators/chain/question-writer.ts) writes the question of a verified chain.
  */
 
 /** A verified REST sample: the first hop of its chains. */
@@ -41,6 +44,8 @@ export interface ChainSample {
   question: string;
   evidence: string;
   components: string[];
+  /** Who wrote the question (`template`, `llm:<provider>/<model>`), and why the template did when an LLM was asked. */
+  writer: { name: string; fallback?: string };
   hops: ChainHop[];
   /** Each hop's response body, as the server answers it. */
   responses: unknown[];
@@ -56,6 +61,7 @@ export interface ChainOptions {
   perFirst: number;
   /** Chains composed at once. */
   concurrency: number;
+  writer: QuestionWriter;
 }
 
 export interface ChainRun {
@@ -110,7 +116,7 @@ export async function composeChains(
           let last: { category: string; message: string } | undefined;
           for (const continuation of continuations(graph, first.endpoint, length, `${ctx.db.dbId}/${first.id}`)) {
             seen++;
-            const outcome = await chainOf(first, continuation, kept.length + 1, states);
+            const outcome = await chainOf(first, continuation, kept.length + 1, states, options.writer);
             // A link that makes no single value on the database is not a try: nothing else ran.
             if (!outcome.ok && UNTRIED.has(outcome.category)) continue;
             if (outcome.ok) {
@@ -164,22 +170,26 @@ async function chainOf(
   continuation: Continuation,
   n: number,
   states: ChainStates,
+  writer: QuestionWriter,
 ): Promise<Outcome<ChainSample>> {
   const hops = hopsOf(first, continuation);
   const plans = planOf(hops);
   const run = await runOnDatabase(plans, states);
   if (!run.ok) return run;
-  const { question, components } = templateQuestion(first.question, hops);
-  const leaks = checkLeaks(question, run.value.bridges, run.value.answer);
+  const leaks = checkLeaks(templateQuestion(first.question, hops).question, run.value.bridges, run.value.answer);
   if (!leaks.ok) return reject(`question:${leaks.category}`, leaks.message);
   const verified = await verifyChain(plans, run.value, states);
   if (!verified.ok) return verified;
+  const written = await writer.write({ first, hops, bridges: run.value.bridges, answer: run.value.answer });
+  if (!written.ok) return written;
+  const { question, components, writer: name, fallback } = written.value;
   return accept({
     id: `${first.id}.${hops.length}.${n}`,
     firstId: first.id,
     question,
     evidence: first.evidence,
     components,
+    writer: { name, ...(fallback ? { fallback } : {}) },
     hops,
     responses: run.value.responses.map((response, i) => responseBody(hops[i].endpoint.response, response.rows)),
     bridges: run.value.bridges,

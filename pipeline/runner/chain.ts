@@ -1,4 +1,5 @@
 import type { Config } from '../../config/schema.js';
+import type { QuestionWriter } from '../../generators/chain/question-writer.js';
 import { groupBy } from '../../core/group.js';
 import type { DatabaseInfo, Instance } from '../../core/model.js';
 import type { ChainRejection, ChainSample, FirstHop } from '../chain/chains.js';
@@ -20,6 +21,7 @@ import type { StageMetrics, StageRunner } from './stage-runner.js';
 export interface ChainRunOptions {
   config: Config;
   executor: SqlExecutor;
+  writer: QuestionWriter;
   /** Runs chain.compose; with a queue backend too, it computes: the driver composes chains as it assembles. */
   stageRunner: StageRunner;
 }
@@ -32,7 +34,7 @@ export interface ChainRunResult {
 export async function runChains(
   part: { databases: readonly DatabaseInfo[]; instances: readonly Instance[] },
   rest: RestRunResult,
-  { config, executor, stageRunner }: ChainRunOptions,
+  { config, executor, writer, stageRunner }: ChainRunOptions,
 ): Promise<ChainRunResult> {
   const results = new Map<Instance, ChainResult>();
   const accepted: [Instance, AcceptedRestSample][] = [];
@@ -53,7 +55,7 @@ export async function runChains(
     endpoint: byId.get(sample.endpoint.spec.operationId)!,
     args: sample.endpoint.call.arguments,
   }));
-  const outcome = await stageRunner.run(chainComposeStage, { firsts, endpoints }, { config, db, executor });
+  const outcome = await stageRunner.run(chainComposeStage, { firsts, endpoints }, { config, db, executor, writer });
   if (!outcome.ok) {
     for (const [instance] of accepted)
       results.set(instance, {

@@ -3,7 +3,8 @@ import { accept } from '../../core/outcome.js';
 import type { ChainRun, FirstHop } from '../chain/chains.js';
 import type { ServedEndpointSpec } from '../../runtime/rest/spec.js';
 import { verificationRelevantConfig } from '../../config/schema.js';
-import type { DatabaseStage } from '../stage.js';
+import type { QuestionWriter } from '../../generators/chain/question-writer.js';
+import type { DatabaseStage, StageContext } from '../stage.js';
 import { dbCacheKey } from './db-key.js';
 
 const chains = lazy(() => import('../chain/chains.js'));
@@ -12,7 +13,8 @@ const chains = lazy(() => import('../chain/chains.js'));
  * chain.compose, the per-database barrier after REST (issue 36): the database's verified REST
  * samples are the first hops, the endpoints they call are the hops that may follow, and the
  * chains that verify on the database and its variants are its chain samples
- * (generators/chain). Cached like rest.dedup, by everything it reads.
+ * (generators/chain), their questions written by the run's writer. Cached like rest.dedup,
+ * by everything it reads.
  */
 
 export interface ChainComposeInput {
@@ -22,15 +24,20 @@ export interface ChainComposeInput {
   endpoints: ServedEndpointSpec[];
 }
 
-export const chainComposeStage: DatabaseStage<ChainComposeInput, ChainRun> = {
+export interface ChainStageContext extends StageContext {
+  writer: QuestionWriter;
+}
+
+export const chainComposeStage: DatabaseStage<ChainComposeInput, ChainRun, ChainStageContext> = {
   kind: 'barrier',
   name: 'chain.compose',
-  version: 1,
+  version: 2,
   cacheKey: ({ firsts, endpoints }, ctx) => ({
     db: dbCacheKey(ctx.db),
     firsts,
     endpoints,
     chain: ctx.config.chain,
+    writer: ctx.writer.fingerprint,
     verification: verificationRelevantConfig(ctx.config.verification),
     executeTimeoutMs: ctx.config.executeTimeoutMs,
   }),
@@ -42,6 +49,7 @@ export const chainComposeStage: DatabaseStage<ChainComposeInput, ChainRun> = {
         attempts: ctx.config.chain.attempts,
         perFirst: ctx.config.chain.perFirst,
         concurrency: ctx.config.concurrency,
+        writer: ctx.writer,
       }),
     ),
 };

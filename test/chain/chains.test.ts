@@ -1,3 +1,4 @@
+import { templateWriter } from '../../generators/chain/question-writer.js';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { parseConfig } from '../../config/load.js';
@@ -307,7 +308,12 @@ describe("composing a database's chains", () => {
         args: { school_name: 'Elm Academy' },
       },
     ];
-    const run = await composeChains(firsts, ENDPOINTS, ctx, { attempts: 6, perFirst: 2, concurrency: 4 });
+    const run = await composeChains(firsts, ENDPOINTS, ctx, {
+      attempts: 6,
+      perFirst: 2,
+      concurrency: 4,
+      writer: templateWriter,
+    });
     const lengths = new Set(run.samples.map((s) => s.hops.length));
     expect(lengths).toEqual(new Set([2, 3]));
     const transforms = new Set(run.samples.flatMap((s) => s.hops.slice(1).map((h) => h.link!.transform)));
@@ -329,7 +335,12 @@ describe("composing a database's chains", () => {
       'question:insufficient_context',
     ]);
     // Same inputs, same chains.
-    const again = await composeChains(firsts, ENDPOINTS, ctx, { attempts: 6, perFirst: 2, concurrency: 1 });
+    const again = await composeChains(firsts, ENDPOINTS, ctx, {
+      attempts: 6,
+      perFirst: 2,
+      concurrency: 1,
+      writer: templateWriter,
+    });
     expect(again.samples.map((s) => s.id)).toEqual(run.samples.map((s) => s.id));
     await ctx.executor.close();
   });

@@ -1,3 +1,4 @@
+import { templateWriter } from '../../generators/chain/question-writer.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseConfig } from '../../config/load.js';
@@ -82,6 +83,7 @@ describe('a model proposing runaway queries', () => {
         judge: null,
         dedupAgent: null,
         dedupFingerprint: null,
+        chainWriter: templateWriter,
       },
     };
     const started = Date.now();
@@ -125,7 +127,13 @@ describe('a model proposing runaway queries', () => {
       items.push({ instance, gold: gold.value });
     }
     const services = { synthesizer: learns, fallback: templateSynthesizer, judge: null, dedupAgent: null };
-    const ctx = { config, db, executor: pool, datasetName: 'demo', services: { ...services, dedupFingerprint: null } };
+    const ctx = {
+      config,
+      db,
+      executor: pool,
+      datasetName: 'demo',
+      services: { ...services, dedupFingerprint: null, chainWriter: templateWriter },
+    };
     for (const outcome of await synthesizeStage.runBatch(items, ctx, () => {})) {
       if (!outcome.ok) throw new Error(`${outcome.category}: ${outcome.message}`);
       expect(outcome.value.synthesizer).toBe('llm:scripted/learns');
