@@ -22,6 +22,7 @@ export function chainSampleRecord(
     input: sample.question,
     evidence: sample.evidence,
     component_questions: sample.components,
+    origin: sample.origin,
     question_writer: sample.writer,
     hops: sample.hops.length,
     // Each call with the arguments it was made with; a later hop's bridged argument also says where it came from.

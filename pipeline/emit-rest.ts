@@ -12,7 +12,8 @@ import type { AcceptedRestSample } from './samples.js';
  * The REST artifacts of one database: `rest/<db>.jsonl` (one line per verified sample,
  * instance order), the endpoints those samples call as an OpenAPI 3.1 document and as an
  * OpenAI-format tool list, and as specs with their SQL (`rest/endpoints/<db>.json`, what
- * `nl2api serve` serves). Endpoints no verified sample calls are not published.
+ * `nl2api serve` serves). Endpoints no verified sample calls are not published; those made for
+ * the chains of nested gold SQL (pipeline/chain/nested-chains.ts) are, after REST's.
  */
 
 /** What `nl2api serve` reads: the database's endpoints and the content hash of the database they were verified on. */
@@ -62,13 +63,28 @@ export function calledEndpoints(samples: readonly AcceptedRestSample[]): ServedE
   return [...byId.values()];
 }
 
+/** REST's endpoints, then those only chains call (in chain order), each once. */
+function withChainEndpoints(
+  endpoints: ServedEndpointSpec[],
+  chains: readonly { hops: readonly { endpoint: ServedEndpointSpec }[] }[],
+): ServedEndpointSpec[] {
+  const ids = new Set(endpoints.map((e) => e.operationId));
+  const added = chains
+    .flatMap((chain) => chain.hops.map((hop) => hop.endpoint))
+    .filter((e) => !ids.has(e.operationId) && ids.add(e.operationId));
+  return added.length ? [...endpoints, ...added] : endpoints;
+}
+
 export async function emitRestDatabase(input: DatabaseEmitInput): Promise<EmittedFile[]> {
   const { db, datasetName, outDir } = input;
   const accepted = input.items.flatMap((item) =>
     item.results.rest?.ok ? [{ instance: item.instance, sample: item.results.rest }] : [],
   );
   const lines = accepted.map(({ instance, sample }) => restSampleRecord(datasetName, instance, sample));
-  const endpoints = calledEndpoints(accepted.map((a) => a.sample));
+  const endpoints = withChainEndpoints(
+    calledEndpoints(accepted.map((a) => a.sample)),
+    input.items.flatMap((item) => (item.results.chain?.ok ? item.results.chain.samples : [])),
+  );
   const maxStringLength = input.config.rest.maxStringLength;
   const openapi = restOpenApi(endpoints, {
     title: `${datasetName} REST API: ${db.dbId}`,

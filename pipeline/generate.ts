@@ -255,6 +255,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
                 config,
                 executor,
                 writer: services!.services.chainWriter,
+                datasetName,
                 // It computes with a queue backend too: the workers made the REST results, the driver composes.
                 stageRunner: new StageRunner(store, retryPolicyOf(config), undefined, code),
               })

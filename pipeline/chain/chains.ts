@@ -8,6 +8,7 @@ import { checkContext, checkLeaks, templateQuestion } from '../../generators/cha
 import type { QuestionWriter } from '../../generators/chain/question-writer.js';
 import type { ChainHopPlan } from '../../generators/chain/run.js';
 import type { TransformKind } from '../../generators/chain/transforms.js';
+import { EndpointNames, nestedChain, type NestedSource } from './nested-chains.js';
 import { ChainStates, runOnDatabase, verifyChain, type ChainContext, type VerifiedChain } from './verify.js';
 
 /**
@@ -44,8 +45,13 @@ export interface ChainSample {
   question: string;
   evidence: string;
   components: string[];
-  /** Who wrote the question (`template`, `llm:<provider>/<model>`), and why the template did when an LLM was asked. */
+  /**
+   * Who wrote the question (`template`, `llm:<provider>/<model>`; `source`: the source's own
+   * question), and why the template did when an LLM was asked.
+   */
   writer: { name: string; fallback?: string };
+  /** `endpoints`: verified REST endpoints linked; `nested_sql`: a gold statement's own subquery (nested-chains.ts). */
+  origin: 'endpoints' | 'nested_sql';
   hops: ChainHop[];
   /** Each hop's response body, as the server answers it. */
   responses: unknown[];
@@ -62,6 +68,8 @@ export interface ChainOptions {
   /** Chains composed at once. */
   concurrency: number;
   writer: QuestionWriter;
+  /** In the paths of the endpoints made of nested gold SQL. */
+  datasetName: string;
 }
 
 export interface ChainRun {
@@ -85,6 +93,7 @@ export interface ChainRejection {
 export async function composeChains(
   firsts: readonly FirstHop[],
   endpoints: readonly ServedEndpointSpec[],
+  nested: readonly NestedSource[],
   ctx: ChainContext,
   options: ChainOptions,
 ): Promise<ChainRun> {
@@ -136,11 +145,29 @@ export async function composeChains(
       );
     }),
   );
-  // In first-hop order, then length: the same order whatever finished first.
+  // One at a time, in source order: the endpoints they add are named in that order.
+  const names = new EndpointNames(endpoints);
+  const fromSql: (ChainSample | ChainRejection)[] = [];
+  for (const source of nested) {
+    const outcome = await nestedChain(source, new ChainStates(ctx), options.datasetName, names);
+    if (!outcome.ok) refuse(`nested:${outcome.category.replace(/^nested:/, '')}`);
+    fromSql.push(
+      outcome.ok
+        ? outcome.value
+        : { firstId: source.id, hops: 2, category: outcome.category, message: outcome.message },
+    );
+  }
+  // In first-hop order, then length, then the nested statements': the same order whatever finished first.
   return {
-    samples: found.filter((f) => Array.isArray(f)).flat(),
+    samples: [
+      ...found.filter((f) => Array.isArray(f)).flat(),
+      ...fromSql.filter((f): f is ChainSample => 'verified' in f),
+    ],
     refused: Object.fromEntries(Object.entries(refused).sort(([a], [b]) => (a < b ? -1 : 1))),
-    without: found.filter((f): f is ChainRejection => !Array.isArray(f)),
+    without: [
+      ...found.filter((f): f is ChainRejection => !Array.isArray(f)),
+      ...fromSql.filter((f): f is ChainRejection => !('verified' in f)),
+    ],
   };
 }
 
@@ -190,6 +217,7 @@ async function chainOf(
     evidence: first.evidence,
     components,
     writer: { name, ...(fallback ? { fallback } : {}) },
+    origin: 'endpoints',
     hops,
     responses: run.value.responses.map((response, i) => responseBody(hops[i].endpoint.response, response.rows)),
     bridges: run.value.bridges,

@@ -1,5 +1,7 @@
 import type { Config } from '../../config/schema.js';
+import { splitNested } from '../../generators/chain/nested.js';
 import type { QuestionWriter } from '../../generators/chain/question-writer.js';
+import type { NestedSource } from '../chain/nested-chains.js';
 import { groupBy } from '../../core/group.js';
 import type { DatabaseInfo, Instance } from '../../core/model.js';
 import type { ChainRejection, ChainSample, FirstHop } from '../chain/chains.js';
@@ -22,6 +24,7 @@ export interface ChainRunOptions {
   config: Config;
   executor: SqlExecutor;
   writer: QuestionWriter;
+  datasetName: string;
   /** Runs chain.compose; with a queue backend too, it computes: the driver composes chains as it assembles. */
   stageRunner: StageRunner;
 }
@@ -34,7 +37,7 @@ export interface ChainRunResult {
 export async function runChains(
   part: { databases: readonly DatabaseInfo[]; instances: readonly Instance[] },
   rest: RestRunResult,
-  { config, executor, writer, stageRunner }: ChainRunOptions,
+  { config, executor, writer, datasetName, stageRunner }: ChainRunOptions,
 ): Promise<ChainRunResult> {
   const results = new Map<Instance, ChainResult>();
   const accepted: [Instance, AcceptedRestSample][] = [];
@@ -55,7 +58,31 @@ export async function runChains(
     endpoint: byId.get(sample.endpoint.spec.operationId)!,
     args: sample.endpoint.call.arguments,
   }));
-  const outcome = await stageRunner.run(chainComposeStage, { firsts, endpoints }, { config, db, executor, writer });
+  // A question whose gold SQL nests a subquery as a value is a chain of its own too.
+  const nested: NestedSource[] = accepted.flatMap(([instance, sample]) =>
+    splitNested(instance.sql)
+      ? [
+          {
+            id: instance.id,
+            question: instance.question,
+            evidence: instance.evidence,
+            sql: instance.sql,
+            gold: {
+              columns: sample.gold.columns,
+              rows: sample.gold.rows,
+              ordered: sample.gold.ordered,
+              distinct: sample.gold.distinct,
+              executedSql: sample.gold.executedSql,
+            },
+          },
+        ]
+      : [],
+  );
+  const outcome = await stageRunner.run(
+    chainComposeStage,
+    { firsts, endpoints, nested },
+    { config, db, executor, writer, datasetName },
+  );
   if (!outcome.ok) {
     for (const [instance] of accepted)
       results.set(instance, {

@@ -1,5 +1,6 @@
 import { templateWriter } from '../../generators/chain/question-writer.js';
 import path from 'node:path';
+import { splitNested } from '../../generators/chain/nested.js';
 import Database from 'better-sqlite3';
 import { parseConfig } from '../../config/load.js';
 import type { DatabaseInfo } from '../../core/model.js';
@@ -308,11 +309,12 @@ describe("composing a database's chains", () => {
         args: { school_name: 'Elm Academy' },
       },
     ];
-    const run = await composeChains(firsts, ENDPOINTS, ctx, {
+    const run = await composeChains(firsts, ENDPOINTS, [], ctx, {
       attempts: 6,
       perFirst: 2,
       concurrency: 4,
       writer: templateWriter,
+      datasetName: 'demo',
     });
     const lengths = new Set(run.samples.map((s) => s.hops.length));
     expect(lengths).toEqual(new Set([2, 3]));
@@ -335,13 +337,38 @@ describe("composing a database's chains", () => {
       'question:insufficient_context',
     ]);
     // Same inputs, same chains.
-    const again = await composeChains(firsts, ENDPOINTS, ctx, {
+    const again = await composeChains(firsts, ENDPOINTS, [], ctx, {
       attempts: 6,
       perFirst: 2,
       concurrency: 1,
       writer: templateWriter,
+      datasetName: 'demo',
     });
     expect(again.samples.map((s) => s.id)).toEqual(run.samples.map((s) => s.id));
     await ctx.executor.close();
+  });
+});
+
+describe('gold SQL that nests: the subquery hop 1, the statement around it hop 2 (generators/chain/nested.ts)', () => {
+  test('= (SELECT …) and IN (SELECT …) split; the value written in where the subquery was', () => {
+    const eq = splitNested("SELECT title FROM book WHERE price = ( SELECT MAX(price) FROM book WHERE note = 'a (b)' )");
+    expect(eq?.inner).toBe("SELECT MAX(price) FROM book WHERE note = 'a (b)'");
+    expect(eq?.outer(12.5)).toBe('SELECT title FROM book WHERE price = 12.5');
+    const inList = splitNested(
+      "SELECT name FROM member WHERE id IN (SELECT owner FROM bike WHERE kind = 'Mountain') AND x = 1",
+    );
+    expect(inList?.inner).toBe("SELECT owner FROM bike WHERE kind = 'Mountain'");
+    expect(inList?.outer("O'Brien")).toBe("SELECT name FROM member WHERE id IN ('O''Brien') AND x = 1");
+  });
+
+  test('no split: NOT IN, another comparison, EXISTS, a subquery in FROM, none at all', () => {
+    for (const sql of [
+      'SELECT a FROM t WHERE b NOT IN (SELECT c FROM u)',
+      'SELECT a FROM t WHERE b > (SELECT AVG(c) FROM u)',
+      'SELECT a FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.c = t.b)',
+      'SELECT a FROM (SELECT a FROM t) AS s',
+      "SELECT a FROM t WHERE b = '(SELECT 1)'",
+    ])
+      expect(splitNested(sql)).toBeUndefined();
   });
 });

@@ -120,6 +120,27 @@ describe('the chain formulation on the demo', () => {
     }
   });
 
+  test('a question whose gold SQL nests a subquery as a value is a chain of its own: its question, its endpoints served', () => {
+    type Nested = ChainLine & { origin: string; first_hop: { sample_id: string; question: string } };
+    const lines = ['bookstore', 'cycling_club'].flatMap((db) =>
+      readJsonl(path.join(out, 'chain', `${db}.jsonl`)),
+    ) as Nested[];
+    const nested = lines.filter((l) => l.origin === 'nested_sql');
+    // The demo's `= (SELECT MAX(…))` questions (20, 41); its `IN (SELECT …)` ones have several values there.
+    expect(nested.map((l) => l.sample_id).sort()).toEqual(['20.sql', '41.sql']);
+    for (const line of nested) {
+      expect(line.input).toBe(line.first_hop.question);
+      expect(line.output[1]).toMatchObject({ transform: 'value' });
+      const db = line.sample_id === '20.sql' ? 'bookstore' : 'cycling_club';
+      const served = JSON.parse(readFileSync(path.join(out, 'rest', 'endpoints', `${db}.json`), 'utf8')) as {
+        endpoints: { operationId: string; path: string }[];
+      };
+      for (const call of line.output)
+        expect(served.endpoints).toContainEqual(expect.objectContaining({ operationId: call.name, path: call.path }));
+    }
+    expect(lines.filter((l) => l.origin === 'endpoints').length).toBeGreaterThan(0);
+  });
+
   test('a rerun takes the chains from the cache; chain without REST is refused', async () => {
     const again = path.join(dir, 'again');
     const result = await generate({ config: { ...config(again), cacheDir: path.join(out, '.cache') } });
