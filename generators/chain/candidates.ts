@@ -3,6 +3,7 @@ import type { ServedEndpointSpec } from '../../runtime/rest/spec.js';
 import type { ChainLink } from './compose.js';
 import { endpointSites, type EndpointSites } from './endpoint-sites.js';
 import { linkedColumns } from './links.js';
+import type { ProvenKey } from './proven-keys.js';
 import { transformsFor } from './transforms.js';
 
 /**
@@ -26,6 +27,8 @@ export class HopGraph {
   constructor(
     private readonly endpoints: readonly ServedEndpointSpec[],
     private readonly db: DatabaseInfo,
+    /** Keys the data proves beside the declared ones (proven-keys.ts). */
+    private readonly proven: readonly ProvenKey[] = [],
   ) {}
 
   /** The hops that can follow `from`, in a fixed order. */
@@ -69,7 +72,7 @@ export class HopGraph {
 
   private linkedMemo: ReturnType<typeof linkedColumns> | undefined;
   private linked(): ReturnType<typeof linkedColumns> {
-    return (this.linkedMemo ??= linkedColumns(this.db));
+    return (this.linkedMemo ??= linkedColumns(this.db, this.proven));
   }
 }
 

@@ -4,6 +4,7 @@ import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { responseBody } from '../../runtime/rest/response.js';
 import type { ArgumentValue, ServedEndpointSpec } from '../../runtime/rest/spec.js';
 import { continuations, HopGraph, type Continuation } from '../../generators/chain/candidates.js';
+import { provenKeys } from '../../generators/chain/proven-keys.js';
 import { checkContext, checkLeaks, templateQuestion } from '../../generators/chain/question.js';
 import type { QuestionWriter } from '../../generators/chain/question-writer.js';
 import type { ChainHopPlan } from '../../generators/chain/run.js';
@@ -97,7 +98,7 @@ export async function composeChains(
   ctx: ChainContext,
   options: ChainOptions,
 ): Promise<ChainRun> {
-  const graph = new HopGraph(endpoints, ctx.db);
+  const graph = new HopGraph(endpoints, ctx.db, await provenKeys(ctx.db, ctx.executor, ctx.config.executeTimeoutMs));
   const refused: Record<string, number> = {};
   const limit = pLimit(options.concurrency);
   const refuse = (key: string) => (refused[key] = (refused[key] ?? 0) + 1);

@@ -8,6 +8,7 @@ import { composeChains, type FirstHop } from '../../pipeline/chain/chains.js';
 import { composeChain } from '../../generators/chain/compose.js';
 import { endpointSites } from '../../generators/chain/endpoint-sites.js';
 import { linkedColumns } from '../../generators/chain/links.js';
+import { keyCandidates, provenKeys } from '../../generators/chain/proven-keys.js';
 import { checkContext, checkLeaks, mentions, templateQuestion } from '../../generators/chain/question.js';
 import { endpointCaller, runHopByHop, type ChainHopPlan } from '../../generators/chain/run.js';
 import { transformOf } from '../../generators/chain/transforms.js';
@@ -370,5 +371,46 @@ describe('gold SQL that nests: the subquery hop 1, the statement around it hop 2
       "SELECT a FROM t WHERE b = '(SELECT 1)'",
     ])
       expect(splitNested(sql)).toBeUndefined();
+  });
+});
+
+describe('foreign keys the data proves (generators/chain/proven-keys.ts)', () => {
+  /** The schools fixture without its declared key school.county_id → county.id. */
+  const undeclared = () => {
+    const db = schoolsDb();
+    return { ...db, tables: db.tables.map((t) => ({ ...t, foreignKeys: [] })) };
+  };
+
+  test('a column named as another table’s key, all of whose values are that key’s, links as a declared key does', async () => {
+    const db = undeclared();
+    const school = { table: 'school', column: 'county_id' };
+    const county = { table: 'county', column: 'id' };
+    expect(linkedColumns(db)(school, county)).toBe(false);
+    expect(keyCandidates(db)).toEqual([{ table: 'school', column: 'county_id', refTable: 'county', refColumn: 'id' }]);
+    // Declared: nothing left to prove.
+    expect(keyCandidates(schoolsDb())).toEqual([]);
+    const executor = createDirectExecutor();
+    try {
+      const proven = await provenKeys(db, executor, 5_000);
+      expect(proven).toEqual(keyCandidates(db));
+      expect(linkedColumns(db, proven)(school, county)).toBe(true);
+    } finally {
+      await executor.close();
+    }
+  });
+
+  test('one value that is not a key’s value disproves it', async () => {
+    const db = undeclared();
+    const sqlite = new Database(db.path);
+    // The file declares the key: SQLite would refuse the orphan value.
+    sqlite.pragma('foreign_keys = OFF');
+    sqlite.prepare('UPDATE school SET county_id = 999 WHERE id = (SELECT MIN(id) FROM school)').run();
+    sqlite.close();
+    const executor = createDirectExecutor();
+    try {
+      expect(await provenKeys(db, executor, 5_000)).toEqual([]);
+    } finally {
+      await executor.close();
+    }
   });
 });
