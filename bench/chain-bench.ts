@@ -49,6 +49,9 @@ export function chainLines(c: ChainFigures): string[] {
   const kinds = Object.entries(chains.byTransform).sort(([, a], [, b]) => b - a);
   return [
     `chain samples (issue 36; bars >= 1000, >= 30 % of 3 hops, >= 5 transforms): ${chains.samples} over ${Object.keys(chains.byDb).length} databases, ${threeHops} of 3 hops = ${((100 * threeHops) / Math.max(1, chains.samples)).toFixed(1)} %, ${kinds.length} transforms (${kinds.map(([k, n]) => `${k} ${n}`).join(', ')})`,
+    `  by origin: ${Object.entries(chains.byOrigin ?? {})
+      .map(([origin, n]) => `${origin} ${n}`)
+      .join(', ')} (nested_sql: a gold statement's own subquery as hop 1)`,
     `  questions starting a chain: ${c.questions.accepted}/${c.questions.input}; per database: ${Object.entries(
       chains.byDb,
     )

@@ -216,7 +216,7 @@ export async function generate(options: GenerateOptions): Promise<GenerateResult
     const summaries: ItemSummary[] = [];
     // Counted as each database is written: the summaries keep no chains.
     const chains: ChainStats | undefined = formulations.includes('chain')
-      ? { samples: 0, byHops: {}, byTransform: {}, byDb: {} }
+      ? { samples: 0, byHops: {}, byTransform: {}, byDb: {}, byOrigin: {} }
       : undefined;
     const run = await runByDatabase(
       source.databases,

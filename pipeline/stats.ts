@@ -64,6 +64,8 @@ export interface ChainStats {
   byHops: Record<string, number>;
   byTransform: Record<string, number>;
   byDb: Record<string, number>;
+  /** `endpoints` (REST's endpoints linked), `nested_sql` (a gold statement's own subquery). */
+  byOrigin: Record<string, number>;
 }
 
 /** The chain samples of these items, counted. */
@@ -75,6 +77,7 @@ export function chainStats(items: readonly ItemResult[], into: ChainStats): Chai
       into.samples++;
       into.byHops[sample.hops.length] = (into.byHops[sample.hops.length] ?? 0) + 1;
       into.byDb[item.instance.dbId] = (into.byDb[item.instance.dbId] ?? 0) + 1;
+      into.byOrigin[sample.origin] = (into.byOrigin[sample.origin] ?? 0) + 1;
       for (const hop of sample.hops)
         if (hop.link) into.byTransform[hop.link.transform] = (into.byTransform[hop.link.transform] ?? 0) + 1;
     }

@@ -12,6 +12,8 @@ import { codeFingerprint } from '../code-fingerprint.js';
 import type { RestServiceHandle } from '../rest-service-types.js';
 import { restServices } from '../rest-services.js';
 import { restLabel } from '../progress.js';
+import { runChains } from '../runner/chain.js';
+import { runRest } from '../runner/rest.js';
 import { RestFlow, type ServedDedup } from '../runner/rest-flow.js';
 import { retryPolicyOf } from '../runner/retry.js';
 import { StageRunner } from '../runner/stage-runner.js';
@@ -126,6 +128,39 @@ export class JobResources {
       executor: this.sql(),
       services: services.services,
     });
+  }
+
+  /**
+   * A database's chains (chain.compose) from its REST results as the store holds them, the way
+   * the driver assembles them (runner/rest.ts reading, runner/chain.ts computing): done by the
+   * database's barrier job, so the driver finds the outcome stored. Its metrics are reported.
+   */
+  async composeChains(ctx: RunContext, dbId: string): Promise<void> {
+    const services = await this.servicesOf(ctx);
+    if (!services) throw new UnrecoverableError('REST services unavailable');
+    const { config, datasetName, code } = ctx.spec;
+    const { info: db, instances } = await this.database(ctx, dbId);
+    const executor = this.sql();
+    const reading = new StageRunner(ctx.store, retryPolicyOf(config), undefined, code, false, restLabel);
+    const rest = await runRest({
+      config,
+      datasetName,
+      executor,
+      services: services.services,
+      databases: [db],
+      instances,
+      stageRunner: reading,
+    });
+    const computing = new StageRunner(ctx.store, retryPolicyOf(config), undefined, code);
+    await runChains({ databases: [db], instances }, rest, {
+      config,
+      executor,
+      writer: services.services.chainWriter,
+      datasetName,
+      stageRunner: computing,
+    });
+    await computing.flush();
+    await this.report(ctx, computing);
   }
 
   /** Adds a job's stage metrics and the LLM usage since the last report to the run's counters. */

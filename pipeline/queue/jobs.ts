@@ -7,7 +7,7 @@ import { PIPELINE_GRAPH } from '../graph.js';
  * The queue topology of a run, from the pipeline graph (graph.ts), and the typed payload of
  * each job. A job group is a unit a worker runs on its own, one BullMQ queue each:
  *
- *   emit (per database: the gate before emit; its children are the database's jobs)
+ *   emit (per database: the gate before emit, where chain.compose runs; its children are the database's jobs)
  *    ├─ item: the sequence formulations' stages, gold → … → verify   (per instance)
  *    └─ rest.dedup (the graph's REST-only barrier; adds its rest.verify children, waits for them)
  *        └─ rest.synthesize (the graph's REST-only batch stage: per synthesis batch)
@@ -29,8 +29,9 @@ export const DEFAULT_PREFIX = 'nl2api';
 type GraphStage = (typeof PIPELINE_GRAPH)[number];
 /**
  * The stages only REST goes through (its samples, and the chains made of them): each waits for
- * others (a batch, a barrier), so each is a job of its own. chain.compose is not a job: the
- * driver composes a database's chains from its workers' REST results as it assembles the run.
+ * others (a batch, a barrier), so each is a job of its own. chain.compose, which waits for all
+ * of a database's REST results, runs in that database's emit gate (stage-processors.ts); the
+ * driver, assembling the run, finds its outcome in the store.
  */
 type RestOnlyStage = Extract<GraphStage, { serves: typeof REST_BASED }>['name'];
 const REST_ONLY_STAGES = PIPELINE_GRAPH.flatMap((stage) =>

@@ -161,8 +161,14 @@ function throwIfFault(stage: string, outcomes: readonly Outcome<unknown>[]): voi
   if (fault && !fault.ok) throw new Error(`${stage}: ${fault.message}`);
 }
 
-/** A database's barrier: all its jobs are done; it gathers which of them failed for good. */
+/**
+ * A database's barrier: all its jobs are done; it gathers which of them failed for good, and
+ * with the chain formulation composes the database's chains (chain.compose waits for all of
+ * REST's results, as this job does).
+ */
 async function barrierJob(resources: JobResources, job: Job<BarrierJob>): Promise<BarrierResult> {
+  const ctx = await resources.runs.of(job.data.runId);
+  if (ctx.spec.config.formulations.includes('chain')) await resources.composeChains(ctx, job.data.db);
   const failures = failureIds(await job.getIgnoredChildrenFailures());
   for (const value of Object.values(await job.getChildrenValues<Partial<BarrierResult>>()))
     Object.assign(failures, value?.failures ?? {});

@@ -280,3 +280,31 @@ async function waitFor(condition: () => boolean, timeoutMs = 60_000): Promise<vo
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+test('chains on the queue: each database’s emit gate composes them on a worker; the output equals the in-process one', async () => {
+  const { prefix, out } = fresh(fx, 'chain');
+  const workers = [startWorker({ url: fx.redis.url, prefix })];
+  const args = ['--db', 'bookstore', '--formulations', 'rest,chain'];
+  try {
+    const inProcess = await runCli([
+      'generate',
+      '--source',
+      DEMO,
+      '--out',
+      `${out}-in-process`,
+      ...args,
+      '--progress',
+      'none',
+    ]);
+    expect(inProcess.code).toBe(0);
+    const run = driver(fx.redis.url, prefix, out, 'chain-1', args);
+    expect(await run.exited).toBe(0);
+    for (const file of ['chain/bookstore.jsonl', 'rest/endpoints/bookstore.json', 'rejections.jsonl'])
+      expect(read(out, file)).toBe(read(`${out}-in-process`, file));
+    expect(stats(out).chain.samples).toBeGreaterThan(0);
+    // Composed by the worker: the run's metrics (its workers') count the stage's run.
+    expect(stats(out).timing.stages['chain.compose']).toMatchObject({ runs: 1 });
+  } finally {
+    await stopAll(workers);
+  }
+});
