@@ -1,12 +1,16 @@
 import path from 'node:path';
+import { parseConfig } from '../config/load.js';
+import { EVAL_DEFAULTS } from '../config/schema.js';
+import { runEval } from '../eval/run.js';
 import type { ChainStats, RunStats, Tally } from '../pipeline/stats.js';
 import { recheck } from './constructs-bench.js';
 
 /**
  * Issue 36's chain formulation on BIRD dev: a cold `generate --formulations rest,chain` against
  * a cold `--formulations rest` run just before it (the cost bar: at most 1.5x), the chains by
- * length and transform, the questions that start one, and every chain re-executed by Python's
- * own sqlite3 (bench/recheck.py: the composed query, and the hops replayed one by one).
+ * length and transform, the questions that start one, every chain re-executed by Python's
+ * own sqlite3 (bench/recheck.py: the composed query, and the hops replayed one by one), and
+ * the chains evaluated (`eval --formulation chain`: the oracle, the k-NN baseline).
  */
 
 export interface ChainFigures {
@@ -16,6 +20,8 @@ export interface ChainFigures {
   questions: Pick<Tally, 'input' | 'accepted' | 'rejectedBy'>;
   recheck: string;
   recheckOk: boolean;
+  /** Per model: completion, and how many attempts were a bridge_error. */
+  evaluation: { model: string; completion: number; attempts: number; bridgeErrors: number }[];
 }
 
 export async function chainBench(
@@ -33,7 +39,21 @@ export async function chainBench(
   const chain = await run('rest,chain', 'chain');
   const { input, accepted, rejectedBy } = chain.stats.formulations.chain!.total;
   const { line, ok } = recheck(root, birdDir, path.join(work, 'chain'));
+  const evaluated = await runEval({
+    ...EVAL_DEFAULTS,
+    config: parseConfig({ source: birdDir, progress: 'none' }),
+    dataset: path.join(work, 'chain'),
+    formulation: 'chain',
+    models: ['oracle', 'baseline:knn'],
+    report: path.join(work, 'chain-eval'),
+  });
   return {
+    evaluation: evaluated.summary.models.map((m) => ({
+      model: m.model,
+      completion: m.completion.mean,
+      attempts: m.attempts,
+      bridgeErrors: m.errors.bridge_error ?? 0,
+    })),
     restColdMs: Math.round(rest.wallMs),
     chainColdMs: Math.round(chain.wallMs),
     chains: chain.stats.chain!,
@@ -59,5 +79,8 @@ export function chainLines(c: ChainFigures): string[] {
       .join(', ')}`,
     `  cost: cold rest,chain ${(c.chainColdMs / 1000).toFixed(2)} s vs cold rest ${(c.restColdMs / 1000).toFixed(2)} s just before = ${(c.chainColdMs / c.restColdMs).toFixed(2)}x (bar <= 1.5x)`,
     `  independent re-execution (python3 sqlite3, bench/recheck.py): ${c.recheck}`,
+    `  eval --formulation chain (bars: oracle 1.0, baseline:knn strictly between 0 and 1): ${c.evaluation
+      .map((e) => `${e.model} ${(100 * e.completion).toFixed(1)} % of ${e.attempts} (bridge_error ${e.bridgeErrors})`)
+      .join(', ')}`,
   ];
 }

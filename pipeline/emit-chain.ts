@@ -1,5 +1,5 @@
 import type { Instance } from '../core/model.js';
-import type { ChainSample } from './chain/chains.js';
+import type { ChainSample } from './chain/sample.js';
 import { writeArtifact, type DatabaseEmitInput, type EmittedFile } from './emit-artifact.js';
 import { jsonlText } from './files.js';
 

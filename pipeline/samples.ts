@@ -1,6 +1,6 @@
 import type { SynthesizedEndpoint } from '../runtime/rest/spec.js';
 import type { FailedAttempt } from '../generators/rest/synthesis.js';
-import type { ChainSample } from './chain/chains.js';
+import type { ChainSample } from './chain/sample.js';
 import type {
   Formulation,
   GoldResult,

@@ -1,16 +1,15 @@
 import pLimit from 'p-limit';
-import type { SqlValue } from '../../core/model.js';
 import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { responseBody } from '../../runtime/rest/response.js';
-import type { ArgumentValue, ServedEndpointSpec } from '../../runtime/rest/spec.js';
+import type { ServedEndpointSpec } from '../../runtime/rest/spec.js';
 import { continuations, HopGraph, type Continuation } from '../../generators/chain/candidates.js';
 import { provenKeys } from '../../generators/chain/proven-keys.js';
 import { checkContext, checkLeaks, templateQuestion } from '../../generators/chain/question.js';
 import type { QuestionWriter } from '../../generators/chain/question-writer.js';
 import type { ChainHopPlan } from '../../generators/chain/run.js';
-import type { TransformKind } from '../../generators/chain/transforms.js';
 import { EndpointNames, nestedChain, type NestedSource } from './nested-chains.js';
-import { ChainStates, runOnDatabase, verifyChain, type ChainContext, type VerifiedChain } from './verify.js';
+import type { ChainHop, ChainSample, FirstHop } from './sample.js';
+import { ChainStates, runOnDatabase, verifyChain, type ChainContext } from './verify.js';
 
 /**
  * A database's chain samples (issue 36): from each verified REST sample as the first hop, per
@@ -21,45 +20,6 @@ import { ChainStates, runOnDatabase, verifyChain, type ChainContext, type Verifi
  * would leak is not verified); the run's writer (the template, or an LLM:
  * generators/chain/question-writer.ts) writes the question of a verified chain.
  */
-
-/** A verified REST sample: the first hop of its chains. */
-export interface FirstHop {
-  /** The REST sample's id (its question's). */
-  id: string;
-  question: string;
-  evidence: string;
-  endpoint: ServedEndpointSpec;
-  args: Readonly<Record<string, ArgumentValue>>;
-}
-
-export interface ChainHop {
-  endpoint: ServedEndpointSpec;
-  args: Record<string, ArgumentValue>;
-  /** Hops after the first: the parameter filled from the hop before, its field, and how. */
-  link?: { param: string; field: string; fieldIndex: number; transform: TransformKind };
-}
-
-export interface ChainSample {
-  /** `<first hop's id>.<hops>.<n>`: the n-th chain of that length from that first hop. */
-  id: string;
-  firstId: string;
-  question: string;
-  evidence: string;
-  components: string[];
-  /**
-   * Who wrote the question (`template`, `llm:<provider>/<model>`; `source`: the source's own
-   * question), and why the template did when an LLM was asked.
-   */
-  writer: { name: string; fallback?: string };
-  /** `endpoints`: verified REST endpoints linked; `nested_sql`: a gold statement's own subquery (nested-chains.ts). */
-  origin: 'endpoints' | 'nested_sql';
-  hops: ChainHop[];
-  /** Each hop's response body, as the server answers it. */
-  responses: unknown[];
-  /** The value each link carried (hop 2 onwards). */
-  bridges: SqlValue[];
-  verified: VerifiedChain;
-}
 
 export interface ChainOptions {
   /** Continuations tried per first hop and chain length (those whose links make no single value on the database aside). */

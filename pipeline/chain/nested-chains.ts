@@ -10,7 +10,7 @@ import type { ServedEndpointSpec, SynthesizedEndpoint } from '../../runtime/rest
 import { SqlExecutionError, SqlTimeoutError } from '../../runtime/sql/executor.js';
 import { compareWithGold } from '../../verifiers/compare.js';
 import { checkRestFormat } from '../../verifiers/rest.js';
-import type { ChainHop, ChainSample } from './chains.js';
+import type { ChainHop, ChainSample } from './sample.js';
 import { runOnDatabase, verifyChain, type ChainContext, type ChainStates } from './verify.js';
 
 /**

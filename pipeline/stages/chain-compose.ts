@@ -1,6 +1,7 @@
 import { lazy } from '../../core/lazy.js';
 import { accept } from '../../core/outcome.js';
-import type { ChainRun, FirstHop } from '../chain/chains.js';
+import type { ChainRun } from '../chain/chains.js';
+import type { FirstHop } from '../chain/sample.js';
 import type { NestedSource } from '../chain/nested-chains.js';
 import type { ServedEndpointSpec } from '../../runtime/rest/spec.js';
 import { verificationRelevantConfig } from '../../config/schema.js';

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import type { ToolCall } from '../../core/model.js';
-import type { EvalModel, Turn } from '../../eval/models/model.js';
-import { generateDemoChains, run } from './fixtures.js';
+import type { EvalModel } from '../../eval/models/model.js';
+import { generateDemoChains, run, scoreOf as scoreOfItem, scripted } from './fixtures.js';
 
 /**
  * `nl2api eval --formulation chain` on the demo's chains: the oracle is perfect both ways, the
@@ -58,26 +58,7 @@ describe('the oracle and the k-NN baseline', () => {
  */
 const FIRST_CHAIN = { formulation: 'chain' as const, dbIds: ['bookstore'], limit: 1 };
 
-function scripted(id: string, reply: (gold: ToolCall[], turn: Turn) => string): EvalModel {
-  return {
-    id,
-    family: 'gpt',
-    readsPrompt: true,
-    respond: async (turn) => ({ content: reply(turn.item.goldCalls, turn), cached: false }),
-  };
-}
-
-async function scoreOf(model: EvalModel, extra: Record<string, unknown> = {}) {
-  const result = await run(root, {
-    ...FIRST_CHAIN,
-    models: [model.id],
-    extraModels: { [model.id]: model },
-    report: `scripted-${model.id}`,
-    ...extra,
-  });
-  expect(result.lines).toHaveLength(1);
-  return { line: result.lines[0], summary: result.summary.models[0] };
-}
+const scoreOf = (model: EvalModel, extra: Record<string, unknown> = {}) => scoreOfItem(root, FIRST_CHAIN, model, extra);
 
 const withArgument = (call: ToolCall, value: unknown): ToolCall => ({
   ...call,

@@ -1,10 +1,9 @@
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { ToolCall } from '../../core/model.js';
-import type { EvalModel, Turn } from '../../eval/models/model.js';
+import type { EvalModel } from '../../eval/models/model.js';
 import { writeCalls } from '../../eval/prompts.js';
 import type { ModelSummary } from '../../eval/summary.js';
-import { generateDemo, run } from './fixtures.js';
+import { generateDemo, run, scoreOf as scoreOfItem, scripted } from './fixtures.js';
 
 /**
  * `nl2api eval` end to end on the embedded demo: the oracle is perfect on every formulation
@@ -50,27 +49,7 @@ describe('the oracle scores 1.0 everywhere', () => {
 /** The first bookstore sample: filter genre = 'Mystery' (FILTER_1), filter price < 10 (FILTER_2), retrieve title (SELECT_1). */
 const ONE_ITEM = { dbIds: ['bookstore'], limit: 1 };
 
-function scripted(id: string, reply: (gold: ToolCall[], turn: Turn) => string): EvalModel {
-  return {
-    id,
-    family: 'gpt',
-    readsPrompt: true,
-    respond: async (turn) => ({ content: reply(turn.item.goldCalls, turn), cached: false }),
-  };
-}
-
-async function scoreOf(model: EvalModel, extra: Record<string, unknown> = {}) {
-  const result = await run(root, {
-    ...ONE_ITEM,
-    models: [model.id],
-    extraModels: { [model.id]: model },
-    report: `scripted-${model.id}`,
-    ...extra,
-  });
-  const lines = result.lines.filter((l) => l.kind === 'tools');
-  expect(lines).toHaveLength(1);
-  return { line: lines[0], summary: result.summary.models[0] };
-}
+const scoreOf = (model: EvalModel, extra: Record<string, unknown> = {}) => scoreOfItem(root, ONE_ITEM, model, extra);
 
 describe('scripted imperfect models get the hand-worked metrics', () => {
   test('one wrong value: intents all right, 10 of 11 slots, value_error, not completed', async () => {

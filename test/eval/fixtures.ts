@@ -3,7 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../config/load.js';
 import { packageRoot } from '../../core/package-root.js';
-import type { Formulation } from '../../core/model.js';
+import { expect } from '@jest/globals';
+import type { Formulation, ToolCall } from '../../core/model.js';
+import type { EvalModel, Turn } from '../../eval/models/model.js';
 import { EVAL_DEFAULTS } from '../../config/schema.js';
 import { runEval, type EvalOptions } from '../../eval/run.js';
 import { generate } from '../../pipeline/generate.js';
@@ -17,40 +19,56 @@ export const DEMO_SOURCE = path.join(packageRoot(), 'seeds', 'demo');
  * A temporary folder of the test file's own with the demo's dataset in `dataset/`: a copy of
  * the one the run generates once for every file that asks (shared-fixture.ts).
  */
-export async function generateDemo(): Promise<string> {
-  const shared = await sharedFixture('demo', async (dir) => {
+export const generateDemo = () => demoDataset('demo', {});
+
+/** The same, generated with the REST and chain formulations: chains of the demo's endpoints (issue 36). */
+export const generateDemoChains = () => demoDataset('demo-chain', { formulations: ['rest', 'chain'] });
+
+async function demoDataset(name: string, settings: { formulations?: Formulation[] }): Promise<string> {
+  const shared = await sharedFixture(name, async (dir) => {
     await generate({
       config: parseConfig({
         source: DEMO_SOURCE,
         datasetName: 'nl2api-demo',
+        ...settings,
         out: path.join(dir, 'dataset'),
         cacheDir: path.join(dir, 'gen-cache'),
         progress: 'none',
       }),
     });
   });
-  const out = mkdtempSync(path.join(os.tmpdir(), 'nl2api-eval-'));
+  const out = mkdtempSync(path.join(os.tmpdir(), `nl2api-${name}-`));
   cpSync(path.join(shared, 'dataset'), path.join(out, 'dataset'), { recursive: true });
   return out;
 }
 
-/** The same, generated with the REST and chain formulations: chains of the demo's endpoints (issue 36). */
-export async function generateDemoChains(): Promise<string> {
-  const shared = await sharedFixture('demo-chain', async (dir) => {
-    await generate({
-      config: parseConfig({
-        source: DEMO_SOURCE,
-        datasetName: 'nl2api-demo',
-        formulations: ['rest', 'chain'],
-        out: path.join(dir, 'dataset'),
-        cacheDir: path.join(dir, 'gen-cache'),
-        progress: 'none',
-      }),
-    });
+/** A model whose reply is worked out from the item's gold calls and the turn (the tests' imperfect models). */
+export function scripted(id: string, reply: (gold: ToolCall[], turn: Turn) => string): EvalModel {
+  return {
+    id,
+    family: 'gpt',
+    readsPrompt: true,
+    respond: async (turn) => ({ content: reply(turn.item.goldCalls, turn), cached: false }),
+  };
+}
+
+/** One item's attempt by a scripted model: its result line and the model's summary. */
+export async function scoreOf(
+  root: string,
+  item: Omit<Parameters<typeof evalOptions>[1], 'report'>,
+  model: EvalModel,
+  extra: Record<string, unknown> = {},
+) {
+  const result = await run(root, {
+    ...item,
+    models: [model.id],
+    extraModels: { [model.id]: model },
+    report: `scripted-${model.id}`,
+    ...extra,
   });
-  const out = mkdtempSync(path.join(os.tmpdir(), 'nl2api-chain-'));
-  cpSync(path.join(shared, 'dataset'), path.join(out, 'dataset'), { recursive: true });
-  return out;
+  const lines = result.lines.filter((l) => l.kind === 'tools');
+  expect(lines).toHaveLength(1);
+  return { line: lines[0], summary: result.summary.models[0] };
 }
 
 export function evalOptions(

@@ -26,7 +26,7 @@ describe('config', () => {
       sqlWorkers: 2,
       retries: 3,
       backoff: { baseMs: 100, maxMs: 5000 },
-      chain: { attempts: 6, perFirst: 2 },
+      chain: { attempts: 6, perFirst: 2, writer: 'auto', judge: false },
       goldTimeoutMs: 30000,
       referenceTime: '2026-01-01 00:00:00',
       executeTimeoutMs: 30000,
