@@ -1,4 +1,4 @@
-import { type DatabaseInfo, type ToolCall, type ToolOutput, type ToolPool } from '../core/model.js';
+import type { DatabaseInfo, ToolCall, ToolOutput, ToolPool } from '../core/model.js';
 import { callOverHttp } from '../pipeline/stages/rest-execute.js';
 import { argumentTypeProblem } from '../runtime/rest/parameters.js';
 import type { ArgumentValue, ParameterSpec } from '../runtime/rest/spec.js';
