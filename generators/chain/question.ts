@@ -36,8 +36,18 @@ export function templateQuestion(firstQuestion: string, hops: readonly QuestionH
 /** What a later hop does, in words: `take <which value of which field> and use it as the <parameter> to <summary>`. */
 export function linkPhrase(hop: QuestionHop): string {
   const { field, param, transform } = hop.link!;
-  return `take ${transformOf(transform).phrase(words(field))} and use it as the ${words(param)} to ${lowerFirst(hop.endpoint.summary.trim().replace(/[.?!]+$/, ''))}`;
+  return `take ${transformOf(transform).phrase(words(field))} and use it as the ${words(param)} to ${midSentence(hop.endpoint.summary.trim().replace(/[.?!]+$/, ''))}`;
 }
+
+/**
+ * A summary in the middle of a sentence: its first letter lower-case, and an article that
+ * starts a column's description within it too (`Get A list of …, A list of …`); names keep theirs.
+ */
+const midSentence = (summary: string) =>
+  lowerFirst(summary).replace(
+    /(^|\bget |, )(A|An|The)(?= [a-z])/g,
+    (_, before: string, article: string) => `${before}${article.toLowerCase()}`,
+  );
 
 /** The question leaks nothing: no value a link carries, no value of the answer. */
 export function checkLeaks(

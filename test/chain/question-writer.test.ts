@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseConfig } from '../../config/load.js';
 import { TransientError } from '../../core/outcome.js';
+import { linkPhrase } from '../../generators/chain/question.js';
 import { llmWriter, templateWriter, type QuestionRequest } from '../../generators/chain/question-writer.js';
 import { MemoryLlmCache } from '../../generators/llm/cache.js';
 import { LlmClient } from '../../generators/llm/client.js';
@@ -175,4 +176,17 @@ describe('generate with an LLM writer (a scripted model through the pipeline)', 
     await generate({ config, chatModel: model });
     expect(model.calls).toBe(asked);
   }, 120_000);
+});
+
+test('the template words a summary mid-sentence: articles that start its descriptions lower-cased, names kept', () => {
+  const hop = (summary: string) => ({
+    endpoint: { summary },
+    link: { field: 'language', param: 'language', transform: 'value' as const },
+  });
+  expect(linkPhrase(hop('Get A list of card subtypes, A list of card supertypes by language.'))).toBe(
+    'take the language it gives and use it as the language to get a list of card subtypes, a list of card supertypes by language',
+  );
+  expect(linkPhrase(hop('Get The Hidden Station title, North County by language'))).toMatch(
+    /to get The Hidden Station title, North County by language$/,
+  );
 });
