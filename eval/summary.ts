@@ -96,6 +96,9 @@ export interface ModelSummary {
 export interface ChainSummary {
   /** Per hop position (1st, 2nd, 3rd): the share of the scored attempts with that hop that made it right. */
   hopAccuracy: number[];
+  /** Per hop position: the share whose endpoint was called in its place (intent), the mean share of its arguments right (slot). */
+  hopIntent: number[];
+  hopSlot: number[];
   /** The first wrong hop's kind (`none`: every hop right), once per scored attempt. */
   errors: Record<string, number>;
   /** The breakdown by the chain's number of hops. */
@@ -219,11 +222,15 @@ function chainSummary(lines: readonly ResultLine[], scores: readonly AttemptReco
   const longest = Math.max(0, ...hops.map((h) => h.hops.length));
   const errors: Record<string, number> = Object.fromEntries([...CHAIN_ERRORS, 'none'].map((c) => [c, 0]));
   for (const h of hops) errors[h.error?.kind ?? 'none']++;
-  return {
-    hopAccuracy: Array.from({ length: longest }, (_, k) => {
+  const perPosition = (value: (h: (typeof hops)[number], k: number) => number) =>
+    Array.from({ length: longest }, (_, k) => {
       const at = hops.filter((h) => h.hops.length > k);
-      return at.filter((h) => h.hops[k]).length / at.length;
-    }),
+      return at.reduce((sum, h) => sum + value(h, k), 0) / at.length;
+    });
+  return {
+    hopAccuracy: perPosition((h, k) => (h.hops[k] ? 1 : 0)),
+    hopIntent: perPosition((h, k) => (h.perHop[k].intent ? 1 : 0)),
+    hopSlot: perPosition((h, k) => h.perHop[k].slot),
     errors,
     byHops: breakdown(lines, (l) => [`${l.goldCalls.length} hops`]),
   };

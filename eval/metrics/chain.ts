@@ -22,6 +22,11 @@ export type ChainError = (typeof CHAIN_ERRORS)[number];
 export interface ChainScores {
   /** Per gold hop, in order: made right. */
   hops: boolean[];
+  /**
+   * Per gold hop, the intent and slot metrics of that hop alone: its endpoint called in its
+   * place, and the share of its gold arguments the call gave as the gold has them (0 uncalled).
+   */
+  perHop: { intent: boolean; slot: number }[];
   /** The first hop not made right (1-based) and why; null when all are. */
   error: { hop: number; kind: ChainError } | null;
 }
@@ -38,8 +43,18 @@ export function chainScores(
   const kind = verdicts[first];
   return {
     hops: verdicts.map((v) => v === 'right'),
+    perHop: gold.map((hop, g) => hopSlots(predictedOf.get(g), hop)),
     error: first < 0 || kind === 'right' ? null : { hop: first + 1, kind },
   };
+}
+
+function hopSlots(predicted: ToolCall | undefined, gold: ToolCall): ChainScores['perHop'][number] {
+  if (!predicted) return { intent: false, slot: 0 };
+  const names = Object.keys(gold.arguments);
+  const right = names.filter(
+    (name) => name in predicted.arguments && sameValue(predicted.arguments[name], gold.arguments[name]),
+  );
+  return { intent: true, slot: names.length === 0 ? 1 : right.length / names.length };
 }
 
 function hopVerdict(predicted: ToolCall | undefined, gold: ToolCall, hop: ChainHop | undefined): ChainError | 'right' {

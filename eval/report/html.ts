@@ -111,7 +111,7 @@ ${figure('by-construct', 'by SQL construct', { measures: true, wide: true })}
 </section>
 <section id="react-section" hidden><h2>ReAct loops</h2><table id="react"></table></section>
 <section id="chain-section" hidden><h2>Chains, hop by hop</h2><div class="scroll"><table id="chain"></table></div>
-<p class="note">Hop k: the share of attempts with a k-th hop that made it (its endpoint, with the gold's arguments, the bridged ones as sent). The first wrong hop's kind: missing (no call of its endpoint in its place), wrong arguments (a value from the question), bridge error (every earlier hop right, and a value carried from the previous response wrong). Completion by the chain's number of hops.</p></section>
+<p class="note">Hop k: the share of attempts with a k-th hop that made it (its endpoint, with the gold's arguments, the bridged ones as sent); under it, that hop's intent (its endpoint called in its place) and slot score (the share of its arguments right). The first wrong hop's kind: missing (no call of its endpoint in its place), wrong arguments (a value from the question), bridge error (every earlier hop right, and a value carried from the previous response wrong). Completion by the chain's number of hops.</p></section>
 <section><h2>Items</h2>
 <div class="filters"><label>Run <select id="f-row"></select></label><label>Database <select id="f-db"></select></label><label>Outcome <select id="f-outcome"><option value="">all</option><option value="completed">completed</option><option value="not">not completed</option><option value="failed">failed (no result)</option></select></label><span class="pager"></span><span id="count"></span></div>
 <div id="items"></div>
@@ -347,7 +347,9 @@ if (chains.length) {
   table(document.getElementById('chain'),
     ['run', ...Array.from({ length: hops }, (_, k) => 'hop ' + (k + 1)), ...kinds.map((k) => k.replace('_', ' ')), ...lengths.map((l) => 'completion, ' + l)],
     chains.map((m) => [m.label,
-      ...Array.from({ length: hops }, (_, k) => k < m.chain.hopAccuracy.length ? pct(m.chain.hopAccuracy[k]) : missing),
+      ...Array.from({ length: hops }, (_, k) => k < m.chain.hopAccuracy.length
+        ? { text: pct(m.chain.hopAccuracy[k]), sub: 'intent ' + pct(m.chain.hopIntent[k]) + ', slot ' + f3(m.chain.hopSlot[k]) }
+        : missing),
       ...kinds.map((k) => String(m.chain.errors[k] ?? 0)),
       ...lengths.map((l) => m.chain.byHops[l] ? measure(m.chain.byHops[l].completion, pct, 'n = ' + m.chain.byHops[l].n) : missing)]));
 }

@@ -33,7 +33,7 @@ describe('the oracle and the k-NN baseline', () => {
         expect(oracle.completion.mean).toBe(1);
         expect(oracle.slotF1.mean).toBe(1);
         expect(oracle.errors.none).toBe(oracle.attempts);
-        expect(oracle.chain!.hopAccuracy).toEqual([1, 1]);
+        expect(oracle.chain!).toMatchObject({ hopAccuracy: [1, 1], hopIntent: [1, 1], hopSlot: [1, 1] });
         expect(oracle.chain!.errors.none).toBe(oracle.attempts);
         expect(Object.keys(oracle.chain!.byHops)).toEqual(['2 hops']);
         // The baseline follows its neighbour's chain (references with its transforms): scored on every item, far from perfect.
@@ -102,7 +102,14 @@ describe('scripted chain attempts', () => {
     const scores = line.attempt!.scores;
     expect(scores.completed).toBe(false);
     expect(scores.error).toBe('bridge_error');
-    expect(scores.chain).toEqual({ hops: [true, false], error: { hop: 2, kind: 'bridge_error' } });
+    expect(scores.chain).toEqual({
+      hops: [true, false],
+      perHop: [
+        { intent: true, slot: 1 },
+        { intent: true, slot: 0 },
+      ],
+      error: { hop: 2, kind: 'bridge_error' },
+    });
     expect(summary.errors.bridge_error).toBe(1);
     expect(summary.chain!.errors.bridge_error).toBe(1);
     expect(summary.chain!.hopAccuracy).toEqual([1, 0]);
@@ -165,7 +172,11 @@ describe('scripted chain attempts', () => {
     expect(line.attempt!.scores).toMatchObject({
       completed: false,
       error: 'wrong_func_count',
-      chain: { hops: [true, false], error: { hop: 2, kind: 'missing_hop' } },
+      chain: {
+        hops: [true, false],
+        perHop: [{ intent: true }, { intent: false, slot: 0 }],
+        error: { hop: 2, kind: 'missing_hop' },
+      },
     });
   });
 });
