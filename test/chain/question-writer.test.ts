@@ -5,11 +5,9 @@ import { parseConfig } from '../../config/load.js';
 import { TransientError } from '../../core/outcome.js';
 import { linkPhrase } from '../../generators/chain/question.js';
 import { llmWriter, templateWriter, type QuestionRequest } from '../../generators/chain/question-writer.js';
-import { MemoryLlmCache } from '../../generators/llm/cache.js';
-import { LlmClient } from '../../generators/llm/client.js';
 import { generate } from '../../pipeline/generate.js';
 import { DEMO_SOURCE } from '../eval/fixtures.js';
-import { FakeClock, httpError, llmConfig, ScriptedChatModel, type Step } from '../llm/helpers.js';
+import { httpError, ScriptedChatModel, scriptedClient, type Step } from '../llm/helpers.js';
 
 /**
  * The chain questions' writers: the template, and an LLM through the LLM layer that is held
@@ -39,13 +37,7 @@ const GOOD = 'How many books did the alphabetically last of the publishers with 
 const reply = (question: string) => JSON.stringify({ question });
 
 function writer(steps: Step[], judge = false) {
-  const model = new ScriptedChatModel(steps);
-  const client = new LlmClient({
-    model,
-    config: llmConfig({ maxRetries: 0 }),
-    cache: new MemoryLlmCache(),
-    clock: new FakeClock(),
-  });
+  const { model, client } = scriptedClient(steps, { maxRetries: 0 });
   return { model, writer: llmWriter(client, { providerLabel: 'test/test-model', judge }) };
 }
 

@@ -2,6 +2,8 @@ import type { BaseMessage } from '@langchain/core/messages';
 import type { ChatResult } from '@langchain/core/outputs';
 import { FakeListChatModel } from '@langchain/core/utils/testing';
 import type { Clock } from '../../generators/llm/clock.js';
+import { MemoryLlmCache } from '../../generators/llm/cache.js';
+import { LlmClient } from '../../generators/llm/client.js';
 import { LlmConfigSchema, type LlmConfig, type LlmConfigInput } from '../../generators/llm/config.js';
 
 export function llmConfig(overrides: LlmConfigInput = {}): LlmConfig {
@@ -78,4 +80,19 @@ export class ScriptedChatModel extends FakeListChatModel {
       this.inFlight--;
     }
   }
+}
+
+/** A client over a scripted model, with no cache carried between tests and time that passes only when slept. */
+export function scriptedClient(
+  steps: Step[],
+  overrides: LlmConfigInput = {},
+): { model: ScriptedChatModel; client: LlmClient } {
+  const model = new ScriptedChatModel(steps);
+  const client = new LlmClient({
+    model,
+    config: llmConfig(overrides),
+    cache: new MemoryLlmCache(),
+    clock: new FakeClock(),
+  });
+  return { model, client };
 }

@@ -16,7 +16,7 @@ import type { FailedAttempt, SynthesisRequest } from '../../generators/rest/synt
 import type { DatabaseInfo, Instance } from '../../core/model.js';
 import type { Outcome } from '../../core/outcome.js';
 import { loadSource } from '../../pipeline/sources/index.js';
-import { FakeClock, llmConfig, ScriptedChatModel, type Step } from '../llm/helpers.js';
+import { FakeClock, llmConfig, scriptedClient, type Step } from '../llm/helpers.js';
 import { completion, errorReply, scriptedServerPerTest, type ScriptedResponse } from '../llm/scripted-server.js';
 import { removeTempDirs, tempDir } from '../sql/fixtures.js';
 import { callRows, rows, schoolsDb } from './fixtures.js';
@@ -133,13 +133,7 @@ describe('createLlmSynthesizer with a scripted model', () => {
   };
 
   function setup(steps: Step[], batchSize?: number) {
-    const model = new ScriptedChatModel(steps);
-    const client = new LlmClient({
-      model,
-      config: llmConfig({ maxRetries: 0 }),
-      cache: new MemoryLlmCache(),
-      clock: new FakeClock(),
-    });
+    const { model, client } = scriptedClient(steps, { maxRetries: 0 });
     return {
       model,
       client,

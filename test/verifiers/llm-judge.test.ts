@@ -1,10 +1,8 @@
 import { describe, expect, test } from '@jest/globals';
-import { MemoryLlmCache } from '../../generators/llm/cache.js';
-import { LlmClient } from '../../generators/llm/client.js';
 import type { GoldResult } from '../../core/model.js';
 import { createLlmJudge } from '../../verifiers/llm-judge.js';
 import type { JudgeInput } from '../../verifiers/judge.js';
-import { FakeClock, httpError, llmConfig, ScriptedChatModel, type Step } from '../llm/helpers.js';
+import { httpError, ScriptedChatModel, scriptedClient, type Step } from '../llm/helpers.js';
 
 const gold: GoldResult = {
   columns: ['title'],
@@ -28,13 +26,7 @@ const input: JudgeInput = {
 };
 
 function judgeWith(steps: Step[]) {
-  const model = new ScriptedChatModel(steps);
-  const client = new LlmClient({
-    model,
-    config: llmConfig({ maxRetries: 1 }),
-    cache: new MemoryLlmCache(),
-    clock: new FakeClock(),
-  });
+  const { model, client } = scriptedClient(steps, { maxRetries: 1 });
   return { judge: createLlmJudge(client, { providerLabel: 'mistral/test-model' }), model };
 }
 
