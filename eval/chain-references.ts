@@ -1,5 +1,6 @@
 import type { SqlValue, ToolCall } from '../core/model.js';
 import { TRANSFORM_KINDS, transformOf, type TransformKind } from '../generators/chain/transforms.js';
+import { answerTable } from '../verifiers/rest.js';
 import type { ChainHop } from './dataset.js';
 
 /**
@@ -46,10 +47,12 @@ function referencedValue(
   const kind = (transformName ?? 'value').trim();
   if (!(TRANSFORM_KINDS as readonly string[]).includes(kind))
     return { error: `unknown transform "${kind}" (one of ${TRANSFORM_KINDS.filter((k) => k !== 'value').join(', ')})` };
-  const rows = rowsOf(responses.get(label));
-  if (rows.length > 0 && !rows.every((row) => field in row))
+  // Read as an agent's answer is read (verifiers/rest.ts): a response is one object, null, or a list of them.
+  const table = answerTable(responses.get(label) ?? null);
+  const column = table ? table.columns.indexOf(field) : -1;
+  if (table && table.rows.length > 0 && column < 0)
     return { error: `the response of "${label}" has no field "${field}"` };
-  const values = rows.map((row) => row[field] as SqlValue);
+  const values = table ? table.rows.map((row) => row[column]) : [];
   const value = transformOf(kind as TransformKind).apply(values);
   if (value === undefined)
     return {
@@ -80,10 +83,4 @@ export function plannedChain(
     }
     return { ...call, arguments: args };
   });
-}
-
-/** A REST body as rows: a list of objects, one object, or none. */
-function rowsOf(body: unknown): Record<string, unknown>[] {
-  const rows = Array.isArray(body) ? body : body === null || body === undefined ? [] : [body];
-  return rows.filter((row): row is Record<string, unknown> => row !== null && typeof row === 'object');
 }

@@ -20,7 +20,7 @@ export function splitNested(sql: string): NestedSplit | undefined {
   const tokens = tokenize(sql);
   const meaningful = tokens.map((t, i) => [t, i] as const).filter(([t]) => t.kind !== 'space' && t.kind !== 'comment');
   for (let k = 0; k + 2 < meaningful.length; k++) {
-    const [operator, at] = meaningful[k];
+    const [operator] = meaningful[k];
     const [open, openAt] = meaningful[k + 1];
     const [select] = meaningful[k + 2];
     const comparison =
@@ -40,7 +40,6 @@ export function splitNested(sql: string): NestedSplit | undefined {
         const replacements = new Map<number, string>();
         for (let i = openAt; i <= closeAt; i++) replacements.set(i, '');
         replacements.set(openAt, isWord(operator, 'IN') ? `(${literal(value)})` : literal(value));
-        replacements.set(at, tokens[at].text);
         return splice(tokens, replacements);
       },
     };

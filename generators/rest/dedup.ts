@@ -62,17 +62,8 @@ export function dedupEndpoints(
     kept.map((group) => group.spec),
     db,
   ).forEach((spec, i) => (kept[i].spec = spec));
-  const ids = new Set<string>();
-  const paths = new Set<string>();
-  const canonical = kept.map((group) => {
-    const operationId = uniqueCapped(group.spec.operationId, ids);
-    const base = group.spec.path.slice(0, group.spec.path.lastIndexOf('/') + 1);
-    const segment =
-      operationId === group.spec.operationId ? group.spec.path.slice(base.length) : operationSlug(operationId);
-    const path = base + uniqueName(segment, paths, '-');
-    group.spec = { ...group.spec, operationId, path };
-    return group.spec;
-  });
+  const naming = new EndpointNaming();
+  const canonical = kept.map((group) => (group.spec = naming.named(group.spec)));
 
   const calls = new Map<string, RestCall>();
   for (const { instanceId, endpoint, form, group } of membership) {
@@ -117,6 +108,23 @@ function withinEnums(spec: EndpointSpec, calls: readonly RestCall[]): EndpointSp
       return rest;
     }),
   };
+}
+
+/**
+ * A database's endpoint names, kept apart: each spec in turn keeps its operationId and path
+ * unless an earlier one took them, else gets `_2`/`-2`... suffixes (what dedup does to the
+ * endpoints it keeps, and what the chains' own endpoints are named by beside them).
+ */
+export class EndpointNaming {
+  private readonly ids = new Set<string>();
+  private readonly segments = new Set<string>();
+
+  named<S extends Pick<EndpointSpec, 'operationId' | 'path'>>(spec: S): S {
+    const operationId = uniqueCapped(spec.operationId, this.ids);
+    const base = spec.path.slice(0, spec.path.lastIndexOf('/') + 1);
+    const segment = operationId === spec.operationId ? spec.path.slice(base.length) : operationSlug(operationId);
+    return { ...spec, operationId, path: base + uniqueName(segment, this.segments, '-') };
+  }
 }
 
 /** `id`, else `id_2`, ... kept within 64 characters; compared case-insensitively. */

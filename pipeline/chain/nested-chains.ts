@@ -3,6 +3,7 @@ import { accept, reject, type Outcome } from '../../core/outcome.js';
 import { checkContext, checkLeaks } from '../../generators/chain/question.js';
 import { splitNested } from '../../generators/chain/nested.js';
 import { describeResponse } from '../../generators/rest/response-fields.js';
+import { EndpointNaming } from '../../generators/rest/dedup.js';
 import { synthesizeFromTemplate } from '../../generators/rest/template.js';
 import { runEndpoint } from '../../runtime/rest/endpoint.js';
 import { responseBody } from '../../runtime/rest/response.js';
@@ -84,9 +85,10 @@ export async function nestedChain(
   if (!run.ok) return run;
   const leaks = checkLeaks(source.question, run.value.bridges, run.value.answer);
   if (!leaks.ok) return reject(`question:${leaks.category}`, leaks.message);
-  const asGold = compareWithGold([{ kind: 'table', columns: source.gold.columns, rows: run.value.answer }], {
-    ...source.gold,
-  });
+  const asGold = compareWithGold(
+    [{ kind: 'table', columns: source.gold.columns, rows: run.value.answer }],
+    source.gold,
+  );
   if (!asGold.ok)
     return reject('nested:not_the_gold', `the chain answers otherwise than the question's gold: ${asGold.message}`);
   const verified = await verifyChain(plans, run.value, states);
@@ -143,37 +145,27 @@ function oneValue(result: ResultSet): Outcome<SqlValue> {
 }
 
 /**
- * Names that stay unique among the database's served endpoints: an endpoint the same as one
- * served (its SQL and parameters) is that one; another that takes a served name is renamed.
+ * Names that stay unique among the database's served endpoints, as dedup keeps them apart
+ * (EndpointNaming): an endpoint the same as one served (its SQL and parameters) is that one;
+ * another that takes a served name gets dedup's suffix.
  */
 export class EndpointNames {
   private readonly bySql = new Map<string, ServedEndpointSpec>();
-  private readonly ids = new Set<string>();
-  private readonly paths = new Set<string>();
+  private readonly naming = new EndpointNaming();
 
   constructor(served: readonly ServedEndpointSpec[]) {
     for (const spec of served) this.add(spec);
   }
 
   served(spec: ServedEndpointSpec): ServedEndpointSpec {
-    const known = this.bySql.get(identity(spec));
-    if (known) return known;
-    let n = 1;
-    const free = (k: number) => !this.ids.has(suffixed(spec.operationId, k)) && !this.paths.has(pathWith(spec.path, k));
-    while (!free(n)) n++;
-    const named =
-      n === 1 ? spec : { ...spec, operationId: suffixed(spec.operationId, n), path: pathWith(spec.path, n) };
-    this.add(named);
-    return named;
+    return this.bySql.get(identity(spec)) ?? this.add(spec);
   }
 
-  private add(spec: ServedEndpointSpec): void {
-    this.bySql.set(identity(spec), spec);
-    this.ids.add(spec.operationId);
-    this.paths.add(spec.path);
+  private add(spec: ServedEndpointSpec): ServedEndpointSpec {
+    const named = this.naming.named(spec);
+    this.bySql.set(identity(named), named);
+    return named;
   }
 }
 
 const identity = (spec: ServedEndpointSpec) => JSON.stringify([spec.sql, spec.parameters.map((p) => [p.name, p.type])]);
-const suffixed = (id: string, n: number) => (n === 1 ? id : `${id}${n}`);
-const pathWith = (path: string, n: number) => (n === 1 ? path : `${path}-${n}`);
