@@ -1,6 +1,7 @@
 import type { ColumnInfo, DatabaseInfo, ForeignKey, TableInfo } from '../../core/model.js';
 import { quoteIdent } from '../../runtime/slot/sqlfrag.js';
 import { SqlExecutionError, SqlTimeoutError, type SqlExecutor } from '../../runtime/sql/executor.js';
+import { columnAffinity } from '../rest/columns.js';
 import { linkedColumns } from './links.js';
 
 /**
@@ -86,8 +87,5 @@ function namedAs(column: string, table: string, key: string): boolean {
   return [table, singular(table)].some((t) => c === bare(`${t}${key}`) || c === bare(`${t}id`));
 }
 
-function sameType(a: ColumnInfo, b: ColumnInfo): boolean {
-  const affinity = (type: string) =>
-    /INT/i.test(type) ? 'integer' : /CHAR|CLOB|TEXT/i.test(type) ? 'text' : type.toLowerCase();
-  return affinity(a.type) === affinity(b.type);
-}
+/** Of one type affinity, as SQLite reads their declared types. */
+const sameType = (a: ColumnInfo, b: ColumnInfo) => columnAffinity(a) === columnAffinity(b);
