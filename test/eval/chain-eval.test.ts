@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import type { ToolCall } from '../../core/model.js';
-import type { EvalModel } from '../../eval/models/model.js';
+import type { EvalModel, ModelAnswer, Turn } from '../../eval/models/model.js';
 import { generateDemoChains, run, scoreOf as scoreOfItem, scripted } from './fixtures.js';
 
 /**
@@ -178,5 +178,44 @@ describe('scripted chain attempts', () => {
         error: { hop: 2, kind: 'missing_hop' },
       },
     });
+  });
+});
+
+describe('as a real model sends them: native tool calls with ids, no labels', () => {
+  /** A model that calls tools natively, each call carrying the provider's id and no label. */
+  function native(id: string, turns: (gold: ToolCall[], turn: Turn) => ModelAnswer): EvalModel {
+    return { id, family: 'gpt', readsPrompt: true, respond: async (turn) => turns(turn.item.goldCalls, turn) };
+  }
+  const call = (c: ToolCall, id: string, args = c.arguments) => ({ name: c.name, args, id });
+
+  test('ReAct: hop 2 refers to hop 1 by its tool call id, with a transform; completed and scored as the value it carried', async () => {
+    const model = native('native-react', (gold, turn) => {
+      if (turn.step === 0) return { content: '', toolCalls: [call(gold[0], 'call_Xa81')], cached: false };
+      if (turn.step === 1)
+        return {
+          content: '',
+          toolCalls: [call(gold[1], 'call_Qz07', { publisher_name: '$call_Xa81.publisher_name|alphabetical_last$' })],
+          cached: false,
+        };
+      return { content: 'The share is about a third.', cached: false };
+    });
+    const { line } = await scoreOf(model, { mode: 'react', tools: 'native' });
+    expect(line.attempt!.steps.map((s) => s.ok)).toEqual([true, true]);
+    expect(line.attempt!.steps[1].call).toMatchObject({ arguments: { publisher_name: 'Suhrkamp' } });
+    expect(line.attempt!.scores).toMatchObject({ completed: true, error: null, chain: { hops: [true, true] } });
+  });
+
+  test('direct: both hops in one reply, the second naming the first by its id; the wrong transform is a bridge_error', async () => {
+    const model = native('native-direct', (gold) => ({
+      content: '',
+      toolCalls: [
+        call(gold[0], 'toolu_01'),
+        call(gold[1], 'toolu_02', { publisher_name: '$toolu_01.publisher_name|alphabetical_first$' }),
+      ],
+      cached: false,
+    }));
+    const { line } = await scoreOf(model, { tools: 'native' });
+    expect(line.attempt!.steps[1].call).toMatchObject({ arguments: { publisher_name: 'Actes Sud' } });
+    expect(line.attempt!.scores).toMatchObject({ completed: false, error: 'bridge_error' });
   });
 });
